@@ -1,0 +1,64 @@
+"""Turning file content into stored versions, under the secrets and size policies.
+
+Content is copied into the store as a git blob unless the path is a secret (``.env*``, keys …,
+see ``config.DEFAULT_SECRET_PATTERNS``) or the file is over ``max_file_bytes``: then only a
+keyed digest is kept (``FileVersion.withheld`` says why), enough to tell whether the file
+on disk is still the same, never enough to bring its bytes back.
+"""
+
+from __future__ import annotations
+
+import pathspec
+
+from .config import Config
+from .errors import StoreError
+from .models import FileVersion
+from .store import Store
+from .workspace import DiskFile, Workspace
+
+
+class Capturer:
+    def __init__(self, store: Store, workspace: Workspace, config: Config) -> None:
+        self.store = store
+        self.workspace = workspace
+        self.max_bytes = config.max_file_bytes
+        self.store_secrets = config.secrets.store_content
+        self._secret_spec = pathspec.GitIgnoreSpec.from_lines(config.secrets.all_patterns())
+
+    def is_secret(self, rel: str) -> bool:
+        return not self.store_secrets and self._secret_spec.match_file(rel)
+
+    def version(self, rel: str, content: bytes, mode: int) -> FileVersion:
+        """Store ``content`` (or only its digest, by policy) and describe it."""
+        if self.is_secret(rel):
+            return FileVersion(oid=self.store.secret_digest(content), mode=mode, size=len(content), withheld="secret")
+        if len(content) > self.max_bytes:
+            return FileVersion(oid=self.store.secret_digest(content), mode=mode, size=len(content), withheld="oversize")
+        return FileVersion(oid=self.store.write_blob(content), mode=mode, size=len(content))
+
+    def from_disk(self, rel: str) -> FileVersion | None:
+        disk = self.workspace.read(rel)
+        return None if disk is None else self.version(rel, disk.content, disk.mode)
+
+    def identity(self, rel: str, disk: DiskFile | None, like: FileVersion | None) -> str | None:
+        """The id ``disk`` would get, computed the way ``like`` was (blob id or digest); no write."""
+        if disk is None:
+            return None
+        if like is not None and like.withheld:
+            return self.store.secret_digest(disk.content)
+        if self.is_secret(rel) or len(disk.content) > self.max_bytes:
+            return self.store.secret_digest(disk.content)
+        return self.store.hash_blob(disk.content)
+
+    def matches(self, rel: str, version: FileVersion | None, disk: DiskFile | None) -> bool:
+        """Whether the file on disk (or in an editor buffer) is exactly ``version``."""
+        if version is None or disk is None:
+            return version is None and disk is None
+        if version.mode != disk.mode or version.size != len(disk.content):
+            return False
+        return self.identity(rel, disk, version) == version.oid
+
+    def content(self, version: FileVersion) -> bytes:
+        if version.withheld:
+            raise StoreError(f"content withheld by policy ({version.withheld}); it was never stored")
+        return self.store.read_blob(version.oid)

@@ -1,0 +1,831 @@
+"""The turn engine: records agent turns and carries out undo, redo, revert and restore.
+
+This is the one API the CLI and the language server call; it knows nothing of either.
+Every mutating call holds the store's lock, brings the in-memory timeline up to the log's
+head (another process may have written), does its work and appends its records in one
+compare-and-swap. Operations that write the workspace go through the journal, so they
+complete or leave every file as it was.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterable
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pygit2
+from pydantic import TypeAdapter
+from ulid import ULID
+
+from .capture import Capturer
+from .config import Config, default_store_dir, load_config
+from .errors import InvalidInput, NotFound, NothingToDo, StateError, StoreError, TurnbackError
+from .journal import Journal, JournalFile
+from .merge import Version
+from .models import (
+    BatchChange,
+    Check,
+    CheckpointApplied,
+    CheckpointRecorded,
+    CheckRecorded,
+    Conflict,
+    Entry,
+    FileOutcome,
+    FileVersion,
+    GcReport,
+    OnConflict,
+    OperationDone,
+    OperationResult,
+    PathChange,
+    Record,
+    RecordEnvelope,
+    StoreStatus,
+    TurnBegun,
+    TurnEnded,
+)
+from .revert import Plan, Planner, Reader
+from .scan import Changed, make_scanner
+from .store import Store
+from .textdiff import is_binary, line_stats, unified_diff
+from .timeline import EntryState, Timeline, relevant_steps
+from .workspace import DiskFile, Workspace
+
+log = logging.getLogger("turnback.engine")
+
+EditorApply = Callable[[list[tuple[str, Version | None]]], bool]
+"""Applies new content to documents open in an editor; answers whether the editor took it."""
+
+_RECORD = TypeAdapter(RecordEnvelope)
+_ON_CONFLICT = ("abort", "skip", "markers", "force")
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _new_id() -> str:
+    return str(ULID())
+
+
+class Engine:
+    """One workspace's timeline and the operations on it."""
+
+    def __init__(self, workspace: str | os.PathLike[str], config: Config | None = None) -> None:
+        root = Path(workspace)
+        if not root.is_dir():
+            raise InvalidInput(f"workspace {root} is not a folder")
+        self.workspace = Workspace(root)
+        self.config = config or load_config(self.workspace.root)
+        store_dir = self.config.store_dir or default_store_dir(self.workspace.root)
+        self.store = Store(Path(store_dir), self.workspace.root, self.config.fsync, self.config.lock_timeout)
+        self.capture = Capturer(self.store, self.workspace, self.config)
+        self.journal = Journal(self.store, self.workspace, self.config.fsync)
+        self.timeline = Timeline()
+        self._head: str | None = None
+        self._user_repo: pygit2.Repository | None | bool = False
+        store_real = os.path.realpath(self.store.path)
+        root_real = str(self.workspace.root)
+        self._store_rel = os.path.relpath(store_real, root_real) if store_real.startswith(root_real + os.sep) else None
+        with self.store.locked():
+            self._refresh()
+            self.last_recovery = self.journal.recover(self._committed)
+            if self.last_recovery:
+                log.warning(
+                    "recovered an interrupted %s: %s %d files",
+                    self.last_recovery.operation,
+                    self.last_recovery.action,
+                    len(self.last_recovery.paths),
+                )
+
+    # ------------------------------------------------------------------ log plumbing
+
+    def _refresh(self) -> None:
+        head = self.store.head()
+        if head == self._head:
+            return
+        try:
+            chain = self.store.commit_chain(head, self._head) if head else []
+        except StoreError:
+            self.timeline = Timeline()
+            chain = self.store.commit_chain(head, None) if head else []
+        if head is None:
+            self.timeline = Timeline()
+        for oid in chain:
+            try:
+                envelope = _RECORD.validate_json(self.store.read_meta(oid))
+            except ValueError as exc:
+                raise StoreError(f"unreadable record {oid} in {self.store.path}: {exc}") from exc
+            self.timeline.apply(envelope.record)
+        self._head = head
+
+    def _append(self, records: list[Record]) -> None:
+        """Append records in one ref update and fold them into the timeline."""
+        parent = self._head
+        items = []
+        for record in records:
+            blobs: dict[str, str] = {}
+            if isinstance(record, CheckpointRecorded):
+                for i, change in enumerate(record.changes):
+                    for side, version in (("before", change.before), ("after", change.after)):
+                        if version is not None and not version.withheld:
+                            blobs[f"{i}.{side}"] = version.oid
+            meta = RecordEnvelope(record=record).model_dump_json(exclude_defaults=False).encode()
+            items.append((meta, blobs, _message(record, self.timeline)))
+        new_head = self.store.append_many(items, parent)
+        for record in records:
+            self.timeline.apply(record)
+        self._head = new_head
+
+    def _committed(self, entry_id: str) -> bool:
+        state = self.timeline.entries.get(entry_id)
+        return state is not None and state.operation is not None
+
+    def _user_head(self) -> str | None:
+        if self._user_repo is False:
+            try:
+                found = pygit2.discover_repository(str(self.workspace.root))
+                self._user_repo = pygit2.Repository(found) if found else None
+            except pygit2.GitError:
+                self._user_repo = None
+        repo = self._user_repo
+        if not repo:
+            return None
+        try:
+            return None if repo.head_is_unborn else str(repo.head.target)
+        except pygit2.GitError:
+            return None
+
+    def _skip(self, rel: str) -> bool:
+        return self._store_rel is not None and (rel == self._store_rel or rel.startswith(self._store_rel + "/"))
+
+    def _scanner(self):
+        return make_scanner(
+            self.workspace,
+            self.store.path / "brackets",
+            self.store.path / "statcache.json",
+            self.config.git_scanner,
+            self._skip,
+        )
+
+    # ------------------------------------------------------------------ turns
+
+    def begin_turn(
+        self,
+        label: str | None = None,
+        session: str | None = None,
+        agent: str | None = None,
+        source: str = "bracket",
+        bracket: bool = True,
+    ) -> Entry:
+        """Open a turn. With ``bracket`` (the default), whatever changes on disk until
+        ``end_turn`` is recorded too. A turn left open (an agent that died) is ended first."""
+        with self.store.locked():
+            self._refresh()
+            open_state = self.timeline.open_turn()
+            if open_state is not None:
+                log.info("turn #%d was still open; ending it first", open_state.begun.number)
+                self._end(open_state, [], [])
+            entry_id = _new_id()
+            if bracket:
+                snapshot = self._scanner().begin(entry_id, self.capture.from_disk)
+                _write_json(self.store.path / "brackets" / f"{entry_id}.json", snapshot)
+            record = TurnBegun(
+                id=entry_id,
+                at=_now(),
+                entry=entry_id,
+                number=self.timeline.max_number + 1,
+                session=session,
+                label=label,
+                agent=agent,
+                source=source,  # type: ignore[arg-type]
+                head=self._user_head(),
+            )
+            self._append([record])
+            return self.timeline.view(self.timeline.entries[entry_id])
+
+    def end_turn(
+        self,
+        turn: str | None = None,
+        commands: Iterable[str] = (),
+        checks: Iterable[Check] = (),
+    ) -> Entry:
+        """Close the open turn, recording what its bracket saw change on disk."""
+        with self.store.locked():
+            self._refresh()
+            state = self.timeline.open_turn()
+            if state is None:
+                raise StateError("no turn is open: start one with 'turnback begin'")
+            if turn is not None and self.timeline.resolve(turn) is not state:
+                raise StateError(f"turn {turn} is not the open turn (#{state.begun.number} is)")
+            self._end(state, list(commands), list(checks))
+            self._auto_gc()
+            return self.timeline.view(state)
+
+    def _end(self, state: EntryState, commands: list[str], checks: list[Check]) -> None:
+        records: list[Record] = []
+        snapshot_file = self.store.path / "brackets" / f"{state.begun.entry}.json"
+        if snapshot_file.exists():
+            snapshot = _read_json(snapshot_file)
+            changed = self._scanner().end(snapshot, self.capture.from_disk, self.capture.version)
+            if changed:
+                records.append(
+                    CheckpointRecorded(
+                        id=_new_id(),
+                        at=_now(),
+                        entry=state.begun.entry,
+                        label="changes on disk",
+                        changes=[self._path_change(c.path, c.before, c.after) for c in changed],
+                        bracket=True,
+                        notices=_notices(changed),
+                    )
+                )
+        now = _now()
+        checks = [c if c.at else c.model_copy(update={"at": now}) for c in checks]
+        records.append(TurnEnded(id=_new_id(), at=now, entry=state.begun.entry, commands=commands, checks=checks))
+        self._append(records)
+        snapshot_file.unlink(missing_ok=True)
+
+    def _path_change(
+        self, path: str, before: FileVersion | None, after: FileVersion | None, renamed_from: str | None = None
+    ) -> PathChange:
+        additions = deletions = 0
+        binary = False
+        if not any(v is not None and v.withheld for v in (before, after)):
+            old = self.store.read_blob(before.oid) if before else None
+            new = self.store.read_blob(after.oid) if after else None
+            binary = is_binary(old) or is_binary(new)
+            additions, deletions = line_stats(old, new)
+        return PathChange(
+            path=path, before=before, after=after, renamed_from=renamed_from,
+            additions=additions, deletions=deletions, binary=binary,
+        )
+
+    def record_batch(
+        self,
+        changes: list[BatchChange],
+        label: str | None = None,
+        session: str | None = None,
+        agent: str | None = None,
+        turn: str | None = None,
+        applied: bool = True,
+        source: str = "edit",
+    ) -> tuple[Entry, str]:
+        """Record one edit batch (before-images now, content after) as a checkpoint.
+
+        The batch joins the open turn; with no open turn it is a turn of its own.
+        Answers the entry and the new checkpoint's id. Nothing in the workspace is written.
+        """
+        if not changes:
+            raise InvalidInput("an edit batch needs at least one file change")
+        rels = [self.workspace.rel(c.path) for c in changes]
+        if len(set(rels)) != len(rels):
+            raise InvalidInput("an edit batch names the same path twice")
+        renamed = [self.workspace.rel(c.renamed_from) if c.renamed_from else None for c in changes]
+        with self.store.locked():
+            self._refresh()
+            path_changes = []
+            notices: list[str] = []
+            for rel, change, source_path in zip(rels, changes, renamed):
+                if change.before == "disk":
+                    disk = self.workspace.read(rel)
+                    before = None if disk is None else self.capture.version(rel, disk.content, disk.mode)
+                    before_mode = disk.mode if disk else None
+                else:
+                    before_mode = change.mode or (self.workspace.read(rel).mode if self.workspace.read(rel) else None)
+                    before = None if change.before is None else self.capture.version(rel, change.before, before_mode or 0o100644)
+                mode = change.mode or before_mode or 0o100644
+                after = None if change.after is None else self.capture.version(rel, change.after, mode)
+                for version in (before, after):
+                    if version is not None and version.withheld:
+                        notices.append(_withheld_notice(rel, version))
+                        break
+                path_changes.append(self._path_change(rel, before, after, source_path))
+            records: list[Record] = []
+            state = self.timeline.open_turn()
+            standalone = state is None
+            if turn is not None:
+                wanted = self.timeline.resolve(turn)
+                if wanted is not state:
+                    raise StateError(f"turn {turn} is not open; batches can only join the open turn")
+            entry_id = state.begun.entry if state else _new_id()
+            if standalone:
+                records.append(
+                    TurnBegun(
+                        id=entry_id, at=_now(), entry=entry_id, number=self.timeline.max_number + 1,
+                        session=session, label=label, agent=agent, source=source,  # type: ignore[arg-type]
+                        head=self._user_head(),
+                    )
+                )
+            checkpoint_id = _new_id()
+            records.append(
+                CheckpointRecorded(
+                    id=checkpoint_id, at=_now(), entry=entry_id, label=label, changes=path_changes,
+                    applied=applied, notices=notices,
+                )
+            )
+            if standalone:
+                records.append(TurnEnded(id=_new_id(), at=_now(), entry=entry_id))
+            self._append(records)
+            if standalone:
+                self._auto_gc()
+            return self.timeline.view(self.timeline.entries[entry_id]), checkpoint_id
+
+    def apply_batch(self, changes: list[BatchChange], **kwargs) -> tuple[Entry, str]:
+        """Record a batch and write it to disk (for callers with no editor to apply it)."""
+        with self.store.locked():
+            entry, checkpoint_id = self.record_batch(changes, **kwargs)
+            cp = self.timeline._checkpoint(entry.id, checkpoint_id)
+            items = [JournalFile(path=c.path, before=c.before, after=c.after) for c in cp.changes]
+            self.journal.start(checkpoint_id, "apply", items, {})
+            for item in items:
+                if item.after is not None and item.after.withheld:
+                    content = next(c.after for c in changes if self.workspace.rel(c.path) == item.path)
+                    self.workspace.write(item.path, content or b"", item.after.mode, fsync=self.config.fsync)
+                else:
+                    self.journal.write_side(item, "after")
+            self.journal.finish()
+            return entry, checkpoint_id
+
+    def set_applied(self, checkpoint_id: str, applied: bool, reason: str | None = None) -> Entry:
+        """Say whether a recorded checkpoint reached the workspace (the editor may refuse)."""
+        with self.store.locked():
+            self._refresh()
+            owner = self.timeline.checkpoint_owner.get(checkpoint_id)
+            if owner is None:
+                raise NotFound(f"no checkpoint {checkpoint_id}")
+            record = CheckpointApplied(
+                id=_new_id(), at=_now(), entry=owner, checkpoint=checkpoint_id, applied=applied, reason=reason
+            )
+            self._append([record])
+            return self.timeline.view(self.timeline.entries[owner])
+
+    def record_check(
+        self,
+        turn: str | None,
+        name: str,
+        status: str,
+        command: str | None = None,
+        exit_code: int | None = None,
+    ) -> Entry:
+        """Attach a check (tests, lint …) with its status to a turn (default: the open or last one)."""
+        if status not in ("passed", "failed", "error", "skipped"):
+            raise InvalidInput(f"check status {status!r} is not one of passed, failed, error, skipped")
+        if not name:
+            raise InvalidInput("a check needs a name")
+        with self.store.locked():
+            self._refresh()
+            state = self.timeline.resolve(turn) if turn else (self.timeline.open_turn() or self.timeline.resolve("last"))
+            check = Check(name=name, status=status, command=command, exit_code=exit_code, at=_now())  # type: ignore[arg-type]
+            self._append([CheckRecorded(id=_new_id(), at=_now(), entry=state.begun.entry, check=check)])
+            return self.timeline.view(state)
+
+    # ------------------------------------------------------------------ operations
+
+    def undo(self, dry_run: bool = False, on_conflict: OnConflict = "abort", **io) -> OperationResult:
+        """Revert the last applied agent turn."""
+        with self.store.locked():
+            self._refresh()
+            target = self.timeline.undo_target()
+            return self._revert_entry("undo", target, dry_run, on_conflict, **io)
+
+    def redo(self, dry_run: bool = False, on_conflict: OnConflict = "abort", **io) -> OperationResult:
+        """Re-apply what the last undo, revert or restore took away."""
+        with self.store.locked():
+            self._refresh()
+            target = self.timeline.redo_target()
+            return self._revert_entry("redo", target, dry_run, on_conflict, **io)
+
+    def revert(self, turn: str, dry_run: bool = False, on_conflict: OnConflict = "abort", **io) -> OperationResult:
+        """Take back one entry's changes, keeping everything done after it."""
+        with self.store.locked():
+            self._refresh()
+            target = self.timeline.resolve(turn)
+            return self._revert_entry("revert", target, dry_run, on_conflict, **io)
+
+    def restore(self, checkpoint: str, dry_run: bool = False, on_conflict: OnConflict = "abort", **io) -> OperationResult:
+        """Bring every file touched since ``checkpoint`` (or ``last-green``) back to its state then."""
+        with self.store.locked():
+            self._refresh()
+            if checkpoint == "last-green":
+                green = self.timeline.last_green()
+                cp = green.checkpoints[-1]
+            else:
+                cp = self.timeline.resolve_checkpoint(checkpoint)
+            owner = self.timeline.entries[cp.entry]
+            later = self.timeline.checkpoints_after(cp.id)
+            if not later:
+                raise NothingToDo(f"nothing to restore: no change was recorded after checkpoint {cp.id} (turn #{owner.begun.number})")
+            steps: dict[str, list[PathChange]] = {}
+            by_entry: dict[str, list[CheckpointRecorded]] = {}
+            for item in later:
+                by_entry.setdefault(item.entry, []).append(item)
+            for entry_id, cps in by_entry.items():
+                for path, changes in relevant_steps(cps).items():
+                    steps.setdefault(path, []).extend(changes)
+            effects: dict[str, str] = {}
+            previous: dict[str, str] = {}
+            for state in self.timeline.entries_after(cp.id):
+                if state.state in ("applied", "open", "partial"):
+                    previous[state.begun.entry] = state.state
+                    effects[state.begun.entry] = "reverted"
+            if owner.checkpoints and owner.checkpoints[-1].id != cp.id and owner.state in ("applied", "open"):
+                previous[owner.begun.entry] = owner.state
+                effects[owner.begun.entry] = "partial"
+            label = f"restore to checkpoint {cp.id[-8:]} of turn #{owner.begun.number}"
+            return self._operate(
+                "restore", owner, steps, effects, previous, dry_run, on_conflict, label, checkpoint_target=cp.id, **io
+            )
+
+    def _revert_entry(
+        self, kind: str, target: EntryState, dry_run: bool, on_conflict: OnConflict, **io
+    ) -> OperationResult:
+        number = target.begun.number
+        if target.state in ("reverted",):
+            by = self.timeline.entries.get(target.reverted_by or "")
+            hint = f" by #{by.begun.number}; run 'turnback revert {by.begun.number}' to bring it back" if by else ""
+            raise NothingToDo(f"turn #{number} is already reverted{hint}")
+        if target.state == "not-applied":
+            raise NothingToDo(f"turn #{number} was never applied to the workspace")
+        if target.state == "open" and target.begun.kind == "turn":
+            if dry_run:
+                pass
+            else:
+                self._end(target, [], [])
+        checkpoints = [cp for cp in target.checkpoints if target.applied.get(cp.id, True)]
+        steps = relevant_steps(checkpoints)
+        previous = {target.begun.entry: target.state if target.state != "open" else "applied"}
+        effects = {target.begun.entry: "reverted"}
+        if target.operation is not None:
+            for entry_id, old in target.operation.previous.items():
+                if entry_id != target.begun.entry and entry_id in self.timeline.entries:
+                    previous[entry_id] = self.timeline.entries[entry_id].state
+                    effects[entry_id] = old
+        what = {"turn": "agent turn"}.get(target.begun.kind, target.begun.kind)
+        label = f"{kind} {what} #{number}" + (f": {target.begun.label}" if target.begun.label else "")
+        return self._operate(kind, target, steps, effects, previous, dry_run, on_conflict, label)
+
+    def _operate(
+        self,
+        kind: str,
+        target: EntryState,
+        steps: dict[str, list[PathChange]],
+        effects: dict[str, str],
+        previous: dict[str, str],
+        dry_run: bool,
+        on_conflict: OnConflict,
+        label: str,
+        checkpoint_target: str | None = None,
+        overlay: dict[str, DiskFile | None] | None = None,
+        editor: EditorApply | None = None,
+    ) -> OperationResult:
+        if on_conflict not in _ON_CONFLICT:
+            raise InvalidInput(f"on-conflict must be one of {', '.join(_ON_CONFLICT)}, not {on_conflict!r}")
+        overlay = {self.workspace.rel(p): v for p, v in (overlay or {}).items()}
+
+        def read(rel: str) -> DiskFile | None:
+            return overlay[rel] if rel in overlay else self.workspace.read(rel)
+
+        planner = Planner(self.capture, read, on_conflict, label_theirs=f"before #{target.begun.number}")
+        plan = planner.plan(steps)
+        number = target.begun.number
+        blocking = plan.blocking_conflicts
+        outcomes = [_outcome(p.path, p.ours, p.result, p.merged) for p in plan.writes]
+        base = dict(
+            operation=kind, dry_run=dry_run, on_conflict=on_conflict, target=target.begun.entry,
+            target_number=number, restored=outcomes, skipped=plan.skipped, conflicts=plan.conflicts,
+        )
+        if blocking and on_conflict == "abort":
+            return OperationResult(
+                **{**base, "restored": []}, verdict="broken", applied=False,
+                message=f"{kind} of #{number} stopped: {len(blocking)} file(s) changed since in ways that overlap; nothing was written",
+                next_action=_conflict_advice(kind, number, plan, target, checkpoint_target),
+            )
+        verdict = _verdict(plan)
+        if dry_run:
+            return OperationResult(
+                **base, verdict=verdict, applied=False,
+                message=f"dry run: {kind} of #{number} would change {len(outcomes)} file(s)" + _tail(plan),
+                next_action=f"run it without --dry-run to carry it out",
+                patch=self._patch(plan),
+            )
+        if verdict == "broken":
+            return OperationResult(
+                **base, verdict="broken", applied=False,
+                message=f"{kind} of #{number} changed nothing: every file was skipped or in conflict",
+                next_action=_conflict_advice(kind, number, plan, target, checkpoint_target),
+            )
+        if verdict == "partial" and target.begun.entry in effects and effects[target.begun.entry] == "reverted":
+            effects[target.begun.entry] = "partial"
+        entry = self._execute(kind, plan, effects, previous, verdict, on_conflict, label, target, checkpoint_target, overlay, editor)
+        return OperationResult(
+            **base, verdict=verdict, applied=True, entry=entry,
+            message=f"{kind} of #{number} done as #{entry.number}: {len(outcomes)} file(s) changed" + _tail(plan),
+            next_action=_next_action(kind, entry, plan),
+        )
+
+    def _execute(
+        self,
+        kind: str,
+        plan: Plan,
+        effects: dict[str, str],
+        previous: dict[str, str],
+        verdict: str,
+        on_conflict: OnConflict,
+        label: str,
+        target: EntryState,
+        checkpoint_target: str | None,
+        overlay: dict[str, DiskFile | None],
+        editor: EditorApply | None,
+    ) -> Entry:
+        entry_id = _new_id()
+        changes: list[PathChange] = []
+        journal_files: list[JournalFile] = []
+        backups: dict[str, bytes] = {}
+        editor_writes: list[tuple[str, Version | None]] = []
+        for i, item in enumerate(plan.writes):
+            ours = item.ours
+            before = None if ours is None else self.capture.version(item.path, ours.content, ours.mode)
+            after = None if item.result is None else self.capture.version(item.path, item.result.content, item.result.mode)
+            changes.append(self._path_change(item.path, before, after))
+            if item.path in overlay:
+                editor_writes.append((item.path, item.result))
+                continue
+            backup = None
+            if before is not None and before.withheld and ours is not None:
+                backup = f"{i}.bin"
+                backups[backup] = ours.content
+            journal_files.append(JournalFile(path=item.path, before=before, after=after, backup=backup))
+        self.journal.start(entry_id, kind, journal_files, backups)
+        written: list[JournalFile] = []
+        try:
+            if editor_writes:
+                if editor is None or not editor(editor_writes):
+                    raise StateError("the editor did not apply the changes to its open documents; nothing was written")
+            for item in journal_files:
+                self._write_after(item, plan)
+                written.append(item)
+            now = _now()
+            records: list[Record] = [
+                TurnBegun(
+                    id=entry_id, at=now, entry=entry_id, number=self.timeline.max_number + 1, kind=kind,  # type: ignore[arg-type]
+                    label=label, source="operation", head=self._user_head(), session=target.begun.session,
+                ),
+                CheckpointRecorded(id=_new_id(), at=now, entry=entry_id, label=label, changes=changes),
+                OperationDone(
+                    id=_new_id(), at=now, entry=entry_id, target=target.begun.entry,
+                    checkpoint_target=checkpoint_target, on_conflict=on_conflict, verdict=verdict,  # type: ignore[arg-type]
+                    effects=effects, previous=previous,  # type: ignore[arg-type]
+                    skipped=[s.path for s in plan.skipped], conflicts=[c.path for c in plan.conflicts],
+                ),
+            ]
+            self._append(records)
+        except BaseException:
+            for item in reversed(written):
+                try:
+                    self.journal.write_side(item, "before")
+                except OSError:
+                    log.exception("could not roll back %s; the journal keeps it for recovery", item.path)
+                    raise
+            self.journal.finish()
+            raise
+        self.journal.finish()
+        return self.timeline.view(self.timeline.entries[entry_id])
+
+    def _write_after(self, item: JournalFile, plan: Plan) -> None:
+        if item.after is not None and item.after.withheld:
+            result = next(p.result for p in plan.paths if p.path == item.path)
+            assert result is not None
+            self.workspace.write(item.path, result.content, result.mode, fsync=self.config.fsync)
+        else:
+            self.journal.write_side(item, "after")
+
+    def _patch(self, plan: Plan) -> str:
+        parts = []
+        for item in plan.writes:
+            ours = item.ours
+            result = item.result
+            if (ours and is_binary(ours.content)) or (result and is_binary(result.content)):
+                parts.append(f"Binary file {item.path} would change\n")
+                continue
+            parts.append(
+                unified_diff(
+                    item.path,
+                    ours.content if ours else None,
+                    result.content if result else None,
+                    before_mode=ours.mode if ours else None,
+                    after_mode=result.mode if result else None,
+                )
+            )
+        return "".join(parts)
+
+    # ------------------------------------------------------------------ reading
+
+    def refresh(self) -> None:
+        with self.store.locked():
+            self._refresh()
+
+    def entries(self, session: str | None = None, limit: int | None = None, before: int | None = None) -> list[Entry]:
+        """Timeline entries, newest first; ``before`` pages by entry number."""
+        self.refresh()
+        out = []
+        for state in reversed(self.timeline.ordered()):
+            if session is not None and state.begun.session != session:
+                continue
+            if before is not None and state.begun.number >= before:
+                continue
+            out.append(self.timeline.view(state))
+            if limit is not None and len(out) >= limit:
+                break
+        return out
+
+    def entry(self, turn: str) -> Entry:
+        self.refresh()
+        return self.timeline.view(self.timeline.resolve(turn))
+
+    def diff(self, turn: str, path: str | None = None) -> str:
+        """The unified diff of what an entry changed (one file, or all)."""
+        entry = self.entry(turn)
+        rel = self.workspace.rel(path) if path else None
+        parts = []
+        for change in entry.files:
+            if rel is not None and rel not in (change.path, change.old_path):
+                continue
+            if change.withheld:
+                parts.append(f"diff --turnback a/{change.path} b/{change.path}\n# content withheld ({change.withheld}): not stored\n")
+                continue
+            before = self.store.read_blob(change.before.oid) if change.before else None
+            after = self.store.read_blob(change.after.oid) if change.after else None
+            parts.append(
+                unified_diff(
+                    change.path, before, after, old_path=change.old_path,
+                    before_mode=change.before.mode if change.before else None,
+                    after_mode=change.after.mode if change.after else None,
+                )
+            )
+        if rel is not None and not parts:
+            raise NotFound(f"turn #{entry.number} did not change {rel}")
+        return "".join(parts)
+
+    def file_at(self, turn: str, path: str, side: str = "after") -> bytes | None:
+        """A path's content before or after an entry (None: it did not exist then)."""
+        if side not in ("before", "after"):
+            raise InvalidInput(f"side must be 'before' or 'after', not {side!r}")
+        entry = self.entry(turn)
+        rel = self.workspace.rel(path)
+        for change in entry.files:
+            if rel == change.path or (side == "before" and rel == change.old_path):
+                version = change.before if side == "before" else change.after
+                if rel == change.old_path and change.kind == "renamed":
+                    version = change.before
+                if version is None:
+                    return None
+                if version.withheld:
+                    raise StateError(f"{rel}: content withheld by policy ({version.withheld}); it was never stored")
+                return self.store.read_blob(version.oid)
+        raise NotFound(f"turn #{entry.number} did not change {rel}")
+
+    def status(self) -> StoreStatus:
+        self.refresh()
+        ordered = self.timeline.ordered()
+        open_state = self.timeline.open_turn()
+        try:
+            undo_target = self.timeline.undo_target().begun.number
+        except NothingToDo:
+            undo_target = None
+        try:
+            redo_target = self.timeline.redo_target().begun.number
+        except NothingToDo:
+            redo_target = None
+        user_head = self._user_head()
+        return StoreStatus(
+            workspace=str(self.workspace.root),
+            store=str(self.store.path),
+            store_bytes=self.store.size_bytes(),
+            entries=len(ordered),
+            turns=sum(1 for s in ordered if s.begun.kind == "turn"),
+            open_turn=self.timeline.view(open_state) if open_state else None,
+            last_entry=self.timeline.view(ordered[-1]) if ordered else None,
+            undo_target=undo_target,
+            redo_target=redo_target,
+            git_repository=bool(self._user_repo),
+            head=user_head,
+            retention=self.config.retention,
+            fsync=self.config.fsync,
+            last_recovery=self.last_recovery or self.journal.last_report(),
+        )
+
+    # ------------------------------------------------------------------ retention
+
+    def _auto_gc(self) -> None:
+        policy = self.config.retention
+        if len(self.timeline.order) > policy.max_entries * 1.1 + 10:
+            self.gc()
+
+    def gc(self) -> GcReport:
+        """Apply the retention policy: drop old entries, then unreachable objects."""
+        from .retention import collect
+
+        with self.store.locked():
+            self._refresh()
+            report = collect(self)
+            self._head = None
+            self._refresh()
+            return report
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _write_json(path: Path, data: dict) -> None:
+    import json
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data))
+    os.replace(tmp, path)
+
+
+def _read_json(path: Path) -> dict:
+    import json
+
+    return json.loads(path.read_text())
+
+
+def _withheld_notice(rel: str, version: FileVersion) -> str:
+    if version.withheld == "secret":
+        return f"{rel}: secret file, content not stored (secrets policy)"
+    return f"{rel}: {version.size} bytes, over the size cap; content not stored"
+
+
+def _notices(changed: list[Changed]) -> list[str]:
+    notices = []
+    for c in changed:
+        for version in (c.before, c.after):
+            if version is not None and version.withheld:
+                notices.append(_withheld_notice(c.path, version))
+                break
+    return notices
+
+
+def _outcome(path: str, ours: DiskFile | None, result: Version | None, merged: bool) -> FileOutcome:
+    old = ours.content if ours else None
+    new = result.content if result else None
+    additions, deletions = line_stats(old, new)
+    action = "delete" if result is None else ("create" if ours is None else "write")
+    return FileOutcome(path=path, action=action, additions=additions, deletions=deletions, merged=merged)
+
+
+def _verdict(plan: Plan) -> str:
+    trouble = plan.skipped or [c for c in plan.conflicts if not c.reason.startswith("forced:")]
+    if not trouble:
+        return "safe"
+    return "partial" if plan.writes else "broken"
+
+
+def _tail(plan: Plan) -> str:
+    bits = []
+    if plan.skipped:
+        bits.append(f"{len(plan.skipped)} skipped")
+    markers = [c for c in plan.conflicts if c.markers_written]
+    forced = [c for c in plan.conflicts if c.reason.startswith("forced:")]
+    other = [c for c in plan.conflicts if not c.markers_written and not c.reason.startswith("forced:")]
+    if markers:
+        bits.append(f"conflict markers written in {len(markers)}")
+    if forced:
+        bits.append(f"{len(forced)} forced over later edits")
+    if other:
+        bits.append(f"{len(other)} left in conflict")
+    return f" ({', '.join(bits)})" if bits else ""
+
+
+def _conflict_advice(kind: str, number: int, plan: Plan, target: EntryState, checkpoint_target: str | None) -> str:
+    what = f"restore {checkpoint_target}" if kind == "restore" else ("revert " + str(number) if kind == "revert" else kind)
+    clean = len(plan.writes)
+    if not plan.conflicts:
+        return "nothing can be done automatically; the skipped files list why"
+    return (
+        f"choose: 'turnback {what} --on-conflict skip' reverts only the {clean} clean file(s); "
+        f"'--on-conflict markers' writes conflict markers to resolve by hand; "
+        f"'--on-conflict force' puts back the turn's starting content over your later edits (undoable)"
+    )
+
+
+def _next_action(kind: str, entry: Entry, plan: Plan) -> str:
+    markers = [c.path for c in plan.conflicts if c.markers_written]
+    if markers:
+        return f"resolve the conflict markers in {', '.join(markers)}; 'turnback revert {entry.number}' takes this back"
+    if kind == "undo":
+        return f"'turnback redo' brings turn #{entry.target_number} back"
+    if kind == "redo":
+        return "'turnback undo' takes it away again"
+    return f"'turnback revert {entry.number}' takes this {kind} back"
+
+
+def _message(record: Record, timeline: Timeline) -> str:
+    if isinstance(record, TurnBegun):
+        return f"{record.kind} #{record.number} begun" + (f": {record.label}" if record.label else "")
+    if isinstance(record, CheckpointRecorded):
+        return f"checkpoint: {len(record.changes)} path(s)"
+    return record.type

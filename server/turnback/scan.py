@@ -1,0 +1,340 @@
+"""Finding what changed on disk between a bracket's begin and end.
+
+Two scanners share one interface:
+
+* ``GitScanner`` for a workspace inside a git work tree. git's index already knows which
+  files are clean, so the scan asks the user's git, read-only and with optional locks off
+  (``git diff-files`` and ``git ls-files -o --exclude-standard``, run side by side), which
+  files are dirty or untracked. Only those are read. Clean tracked files are known by their
+  index blob; the index file is copied at begin so their before-image survives a
+  ``git add`` or commit made during the bracket. Cost: about one ``git status``.
+* ``WalkScanner`` for any other folder: walks the tree, honouring ``.gitignore`` at every
+  level, and keeps a stat cache in the store so unchanged files are not read again.
+
+Both hand back ``(path, before, after)`` triples of ``FileVersion`` (None = absent).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+from .models import FileVersion
+from .store import clean_git_env
+from .workspace import Workspace, mode_of
+
+import pygit2
+
+Capture = Callable[[str], FileVersion | None]
+CaptureContent = Callable[[str, bytes, int], FileVersion]
+
+# A file whose ctime is this close to when we looked at it may change again within the
+# same timestamp tick; it is never trusted from the stat cache ("racily clean" in git).
+_RACY_NS = 50_000_000
+
+
+@dataclass
+class Changed:
+    path: str
+    before: FileVersion | None
+    after: FileVersion | None
+
+
+def _git_executable() -> str | None:
+    return shutil.which("git")
+
+
+class GitScanner:
+    """Uses the user's git (read-only) to list dirty and untracked files."""
+
+    kind = "git"
+
+    def __init__(
+        self, workspace: Workspace, repo: pygit2.Repository, bracket_dir: Path, git: str, skip: Callable[[str], bool] | None
+    ) -> None:
+        self.workspace = workspace
+        self.skip = skip
+        self.repo = repo
+        self.bracket_dir = bracket_dir
+        self.git = git
+        workdir = Path(os.path.realpath(repo.workdir))
+        self.prefix = os.path.relpath(workspace.root, workdir).replace(os.sep, "/")
+        if self.prefix == ".":
+            self.prefix = ""
+
+    def _repo_path(self, rel: str) -> str:
+        return f"{self.prefix}/{rel}" if self.prefix else rel
+
+    def _run(self) -> set[str]:
+        env = clean_git_env()
+        env["GIT_OPTIONAL_LOCKS"] = "0"
+        env["LC_ALL"] = "C"
+        base = [self.git, "--no-optional-locks", "-c", "core.quotePath=false"]
+        commands = [
+            [*base, "diff-files", "-z", "--name-only", "--relative", "--ignore-submodules=all"],
+            [*base, "ls-files", "-z", "--others", "--exclude-standard"],
+        ]
+        procs = [
+            subprocess.Popen(
+                cmd, cwd=self.workspace.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL
+            )
+            for cmd in commands
+        ]
+        paths: set[str] = set()
+        for cmd, proc in zip(commands, procs):
+            out, err = proc.communicate()
+            if proc.returncode != 0:
+                raise RuntimeError(f"{' '.join(cmd[3:5])} failed: {err.decode(errors='replace').strip()}")
+            for raw in out.split(b"\x00"):
+                if not raw or raw.endswith(b"/"):
+                    continue  # empty, or a nested repository shown as a folder
+                rel = os.fsdecode(raw)
+                if self.skip is None or not self.skip(rel):
+                    paths.add(rel)
+        return paths
+
+    def _index_entries(self, index_file: Path | None) -> pygit2.Index | None:
+        if index_file is None or not index_file.exists():
+            return None
+        return pygit2.Index(str(index_file))
+
+    def _index_file(self) -> Path:
+        return Path(self.repo.path) / "index"
+
+    def begin(self, bracket_id: str, capture: Capture) -> dict:
+        dirty = self._run()
+        versions = {p: capture(p) for p in sorted(dirty) if self._is_file_or_absent(p)}
+        saved_index: str | None = None
+        index_file = self._index_file()
+        if index_file.exists():
+            target = self.bracket_dir / f"{bracket_id}.index"
+            shutil.copyfile(index_file, target)
+            saved_index = str(target)
+        return {
+            "kind": self.kind,
+            "dirty": {p: (v.model_dump() if v else None) for p, v in versions.items()},
+            "index": saved_index,
+        }
+
+    def _is_file_or_absent(self, rel: str) -> bool:
+        try:
+            st = os.lstat(self.workspace.abs(rel))
+        except (FileNotFoundError, NotADirectoryError):
+            return True
+        return not stat.S_ISDIR(st.st_mode)
+
+    def end(self, snapshot: dict, capture: Capture, capture_content: CaptureContent) -> list[Changed]:
+        dirty_before: dict[str, FileVersion | None] = {
+            p: (FileVersion.model_validate(v) if v else None) for p, v in snapshot["dirty"].items()
+        }
+        dirty_now = self._run()
+        begin_index = self._index_entries(Path(snapshot["index"]) if snapshot.get("index") else None)
+        now_index = self._index_entries(self._index_file())
+        changes: list[Changed] = []
+        for rel in sorted(set(dirty_before) | dirty_now):
+            if not self._is_file_or_absent(rel):
+                continue
+            if rel in dirty_before:
+                before = dirty_before[rel]
+            else:
+                before = self._from_index(begin_index, rel, capture_content)
+            if rel in dirty_now:
+                after = capture(rel)
+            else:
+                after = self._from_index(now_index, rel, capture_content)
+                if after is None and self.workspace.read(rel) is not None:
+                    continue  # present but ignored now: not ours to record
+            if _same(before, after):
+                continue
+            changes.append(Changed(rel, before, after))
+        if snapshot.get("index"):
+            Path(snapshot["index"]).unlink(missing_ok=True)
+        return changes
+
+    def _from_index(self, index: pygit2.Index | None, rel: str, capture_content: CaptureContent) -> FileVersion | None:
+        if index is None:
+            return None
+        try:
+            entry = index[self._repo_path(rel)]
+        except KeyError:
+            return None
+        if entry.mode == 0o160000:  # submodule
+            return None
+        try:
+            content = self.repo[entry.id].data
+        except KeyError:
+            return None
+        return capture_content(rel, content, entry.mode)
+
+    def discard(self, snapshot: dict) -> None:
+        if snapshot.get("index"):
+            Path(snapshot["index"]).unlink(missing_ok=True)
+
+
+class IgnoreRules:
+    """.gitignore files at every level, plus ``.git/info/exclude`` when there is one."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
+
+    def spec_for(self, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
+        if rel_dir not in self._specs:
+            lines: list[str] = []
+            folder = self.root / rel_dir if rel_dir else self.root
+            try:
+                lines = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
+            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+                pass
+            if not rel_dir:
+                try:
+                    lines += (self.root / ".git" / "info" / "exclude").read_text(errors="replace").splitlines()
+                except (FileNotFoundError, NotADirectoryError):
+                    pass
+            self._specs[rel_dir] = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+        return self._specs[rel_dir]
+
+    def ignored(self, rel: str, is_dir: bool, parents: list[str]) -> bool:
+        """Deepest .gitignore with a matching rule decides (as git does)."""
+        for base in reversed(parents):
+            spec = self.spec_for(base)
+            if spec is None:
+                continue
+            sub = rel[len(base) + 1 :] if base else rel
+            result = spec.check_file(sub + "/" if is_dir else sub)
+            if result.include is not None:
+                return bool(result.include)
+        return False
+
+
+def walk_files(root: Path, skip: Callable[[str], bool] | None = None) -> Iterator[tuple[str, os.stat_result]]:
+    """Every regular file and symlink under ``root`` that .gitignore does not exclude."""
+    rules = IgnoreRules(root)
+    stack: list[tuple[str, list[str]]] = [("", [""])]
+    while stack:
+        rel_dir, parents = stack.pop()
+        try:
+            with os.scandir(root / rel_dir if rel_dir else root) as entries:
+                items = list(entries)
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            continue
+        for item in items:
+            if item.name == ".git":
+                continue
+            rel = f"{rel_dir}/{item.name}" if rel_dir else item.name
+            if skip is not None and skip(rel):
+                continue
+            try:
+                st = item.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if rules.ignored(rel, True, parents):
+                    continue
+                if os.path.lexists(os.path.join(item.path, ".git")):
+                    continue  # a nested repository is its own world
+                stack.append((rel, [*parents, rel]))
+            elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+                if not rules.ignored(rel, False, parents):
+                    yield rel, st
+
+
+def _sig(st: os.stat_result) -> list[int]:
+    return [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, mode_of(st)]
+
+
+class WalkScanner:
+    """Walks the folder; a stat cache in the store avoids re-reading unchanged files."""
+
+    kind = "walk"
+
+    def __init__(self, workspace: Workspace, bracket_dir: Path, cache_file: Path, skip: Callable[[str], bool] | None) -> None:
+        self.workspace = workspace
+        self.bracket_dir = bracket_dir
+        self.cache_file = cache_file
+        self.skip = skip
+
+    def _load_cache(self) -> dict[str, list]:
+        try:
+            data = json.loads(self.cache_file.read_text())
+            return data if isinstance(data, dict) else {}
+        except (FileNotFoundError, ValueError):
+            return {}
+
+    def _save_cache(self, cache: dict[str, list]) -> None:
+        tmp = self.cache_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(cache, separators=(",", ":")))
+        os.replace(tmp, self.cache_file)
+
+    def _state(self, capture: Capture) -> dict[str, FileVersion | None]:
+        cache = self._load_cache()
+        fresh: dict[str, list] = {}
+        state: dict[str, FileVersion | None] = {}
+        now = time.time_ns()
+        for rel, st in walk_files(self.workspace.root, self.skip):
+            sig = _sig(st)
+            cached = cache.get(rel)
+            if cached and cached[0] == sig and sig[1] < cached[2] - _RACY_NS:
+                version = FileVersion.model_validate(cached[1])
+                fresh[rel] = cached
+            else:
+                version = capture(rel)
+                if version is None:
+                    continue
+                fresh[rel] = [sig, version.model_dump(), now]
+            state[rel] = version
+        self._save_cache(fresh)
+        return state
+
+    def begin(self, bracket_id: str, capture: Capture) -> dict:
+        state = self._state(capture)
+        return {"kind": self.kind, "files": {p: v.model_dump() for p, v in state.items() if v}}
+
+    def end(self, snapshot: dict, capture: Capture, capture_content: CaptureContent) -> list[Changed]:
+        before = {p: FileVersion.model_validate(v) for p, v in snapshot["files"].items()}
+        after = self._state(capture)
+        changes = []
+        for rel in sorted(set(before) | set(after)):
+            b, a = before.get(rel), after.get(rel)
+            if not _same(b, a):
+                changes.append(Changed(rel, b, a))
+        return changes
+
+    def discard(self, snapshot: dict) -> None:
+        return None
+
+
+def _same(a: FileVersion | None, b: FileVersion | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return a.oid == b.oid and a.mode == b.mode
+
+
+def make_scanner(
+    workspace: Workspace, bracket_dir: Path, cache_file: Path, use_git: bool, skip: Callable[[str], bool] | None
+) -> GitScanner | WalkScanner:
+    """The git scanner when the workspace is in a git work tree and git is installed."""
+    bracket_dir.mkdir(parents=True, exist_ok=True)
+    git = _git_executable() if use_git else None
+    if git:
+        try:
+            found = pygit2.discover_repository(str(workspace.root))
+        except pygit2.GitError:
+            found = None
+        if found:
+            try:
+                repo = pygit2.Repository(found)
+            except pygit2.GitError:
+                repo = None
+            if repo is not None and not repo.is_bare and repo.workdir:
+                return GitScanner(workspace, repo, bracket_dir, git, skip)
+    return WalkScanner(workspace, bracket_dir, cache_file, skip)

@@ -1,0 +1,52 @@
+"""Line statistics and unified diffs between two versions of a file (libgit2's differ, in-process)."""
+
+from __future__ import annotations
+
+import pygit2
+
+from .store import clean_git_env  # noqa: F401  (ensures the git environment is cleaned first)
+
+_BINARY_SNIFF = 8000
+
+
+def is_binary(content: bytes | None) -> bool:
+    """git's rule: a NUL byte in the first 8000 bytes means binary."""
+    return content is not None and b"\x00" in content[:_BINARY_SNIFF]
+
+
+def line_stats(before: bytes | None, after: bytes | None) -> tuple[int, int]:
+    """(+lines, -lines) from ``before`` to ``after``; (0, 0) for binary content."""
+    if before == after:
+        return 0, 0
+    if is_binary(before) or is_binary(after):
+        return 0, 0
+    patch = pygit2.Patch.create_from(before, after)
+    _context, additions, deletions = patch.line_stats
+    return additions, deletions
+
+
+def unified_diff(
+    path: str,
+    before: bytes | None,
+    after: bytes | None,
+    old_path: str | None = None,
+    before_mode: int | None = None,
+    after_mode: int | None = None,
+    context: int = 3,
+) -> str:
+    """A git-style unified diff of one file ('' when nothing changed)."""
+    if before == after and before_mode == after_mode:
+        return ""
+    patch = pygit2.Patch.create_from(
+        before,
+        after,
+        old_as_path=old_path or path,
+        new_as_path=path,
+        context_lines=context,
+    )
+    text = patch.text or ""
+    if before_mode and after_mode and before_mode != after_mode and before is not None and after is not None:
+        header = f"old mode {before_mode:o}\nnew mode {after_mode:o}\n"
+        first, _, rest = text.partition("\n")
+        text = f"{first}\n{header}{rest}" if text else f"diff --git a/{path} b/{path}\n{header}"
+    return text
