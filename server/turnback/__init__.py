@@ -1,0 +1,3 @@
+"""Turnback: exact undo for coding-agent turns (engine, CLI and language server)."""
+
+__version__ = "0.1.0"
