@@ -462,8 +462,7 @@ class Engine:
                 if entry_id != target.begun.entry and entry_id in self.timeline.entries:
                     previous[entry_id] = self.timeline.entries[entry_id].state
                     effects[entry_id] = old
-        what = {"turn": "agent turn"}.get(target.begun.kind, target.begun.kind)
-        label = f"{kind} {what} #{number}" + (f": {target.begun.label}" if target.begun.label else "")
+        label = _operation_label(kind, target, self.timeline)
         return self._operate(kind, target, steps, effects, previous, dry_run, on_conflict, label)
 
     def _operate(
@@ -821,6 +820,18 @@ def _next_action(kind: str, entry: Entry, plan: Plan) -> str:
     if kind == "redo":
         return "'turnback undo' takes it away again"
     return f"'turnback revert {entry.number}' takes this {kind} back"
+
+
+def _operation_label(kind: str, target: EntryState, timeline: Timeline) -> str:
+    """'undo turn #4: add login', 'redo turn #4: add login' (for a redo of that undo) …"""
+    subject = target
+    if kind == "redo" and target.operation is not None and target.operation.target in timeline.entries:
+        subject = timeline.entries[target.operation.target]
+    what = "turn" if subject.begun.kind == "turn" else subject.begun.kind
+    text = f"{kind} {what} #{subject.begun.number}"
+    if subject.begun.kind == "turn" and subject.begun.label:
+        text += f": {subject.begun.label}"
+    return text
 
 
 def _message(record: Record, timeline: Timeline) -> str:
