@@ -804,11 +804,14 @@ def _conflict_advice(kind: str, number: int, plan: Plan, target: EntryState, che
     clean = len(plan.writes)
     if not plan.conflicts:
         return "nothing can be done automatically; the skipped files list why"
-    return (
-        f"choose: 'turnback {what} --on-conflict skip' reverts only the {clean} clean file(s); "
-        f"'--on-conflict markers' writes conflict markers to resolve by hand; "
-        f"'--on-conflict force' puts back the turn's starting content over your later edits (undoable)"
+    options = []
+    if clean:
+        options.append(f"'turnback {what} --on-conflict skip' changes only the {clean} clean file(s)")
+    options.append(f"'turnback {what} --on-conflict markers' writes conflict markers to resolve by hand")
+    options.append(
+        f"'turnback {what} --on-conflict force' puts back the starting content over your later edits (undoable)"
     )
+    return "nothing was written; choose: " + "; ".join(options)
 
 
 def _next_action(kind: str, entry: Entry, plan: Plan) -> str:
