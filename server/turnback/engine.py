@@ -138,8 +138,15 @@ class Engine:
             self.timeline.apply(record)
         self._head = new_head
 
-    def _committed(self, entry_id: str) -> bool:
-        state = self.timeline.entries.get(entry_id)
+    def _committed(self, journal_id: str) -> bool:
+        """Whether the operation a journal belongs to reached the log (then it rolls forward).
+
+        An operation's journal is named by its entry (committed with its ``OperationDone``);
+        an applied batch's by its checkpoint (recorded before the files are written).
+        """
+        if journal_id in self.timeline.checkpoint_owner:
+            return True
+        state = self.timeline.entries.get(journal_id)
         return state is not None and state.operation is not None
 
     def _user_head(self) -> str | None:
