@@ -25,6 +25,7 @@ from .errors import InvalidInput, NotFound, NothingToDo, StateError, StoreError,
 from .journal import Journal, JournalFile
 from .merge import Version
 from .models import (
+    MODE_FILE,
     BatchChange,
     Check,
     CheckpointApplied,
@@ -117,26 +118,23 @@ class Engine:
                 envelope = _RECORD.validate_json(self.store.read_meta(oid))
             except ValueError as exc:
                 raise StoreError(f"unreadable record {oid} in {self.store.path}: {exc}") from exc
-            self.timeline.apply(envelope.record)
+            for record in envelope.records:
+                self.timeline.apply(record)
         self._head = head
 
     def _append(self, records: list[Record]) -> None:
-        """Append records in one ref update and fold them into the timeline."""
-        parent = self._head
-        items = []
+        """Publish records as one log commit (all or none) and fold them into the timeline."""
+        blobs: set[str] = set()
         for record in records:
-            blobs: dict[str, str] = {}
             if isinstance(record, CheckpointRecorded):
-                for i, change in enumerate(record.changes):
-                    for side, version in (("before", change.before), ("after", change.after)):
+                for change in record.changes:
+                    for version in (change.before, change.after):
                         if version is not None and not version.withheld:
-                            blobs[f"{i}.{side}"] = version.oid
-            meta = RecordEnvelope(record=record).model_dump_json(exclude_defaults=False).encode()
-            items.append((meta, blobs, _message(record, self.timeline)))
-        new_head = self.store.append_many(items, parent)
+                            blobs.add(version.oid)
+        meta = RecordEnvelope(records=records).model_dump_json().encode()
+        self._head = self.store.append(meta, blobs, _message(records), self._head)
         for record in records:
             self.timeline.apply(record)
-        self._head = new_head
 
     def _committed(self, journal_id: str) -> bool:
         """Whether the operation a journal belongs to reached the log (then it rolls forward).
@@ -255,13 +253,22 @@ class Engine:
         snapshot_file.unlink(missing_ok=True)
 
     def _path_change(
-        self, path: str, before: FileVersion | None, after: FileVersion | None, renamed_from: str | None = None
+        self,
+        path: str,
+        before: FileVersion | None,
+        after: FileVersion | None,
+        renamed_from: str | None = None,
+        old: bytes | None = None,
+        new: bytes | None = None,
     ) -> PathChange:
+        """Describe one path's change; ``old``/``new`` are its bytes when the caller has them."""
         additions = deletions = 0
         binary = False
         if not any(v is not None and v.withheld for v in (before, after)):
-            old = self.store.read_blob(before.oid) if before else None
-            new = self.store.read_blob(after.oid) if after else None
+            if old is None and before is not None:
+                old = self.store.read_blob(before.oid)
+            if new is None and after is not None:
+                new = self.store.read_blob(after.oid)
             binary = is_binary(old) or is_binary(new)
             additions, deletions = line_stats(old, new)
         return PathChange(
@@ -297,18 +304,24 @@ class Engine:
             for rel, change, source_path in zip(rels, changes, renamed):
                 if change.before == "disk":
                     disk = self.workspace.read(rel)
-                    before = None if disk is None else self.capture.version(rel, disk.content, disk.mode)
+                    old = disk.content if disk else None
                     before_mode = disk.mode if disk else None
                 else:
-                    before_mode = change.mode or (self.workspace.read(rel).mode if self.workspace.read(rel) else None)
-                    before = None if change.before is None else self.capture.version(rel, change.before, before_mode or 0o100644)
-                mode = change.mode or before_mode or 0o100644
+                    old = change.before
+                    if change.mode is not None:
+                        before_mode = change.mode
+                    else:
+                        size = self.workspace.size(rel)
+                        disk = self.workspace.read(rel) if size is not None else None
+                        before_mode = disk.mode if disk else None
+                before = None if old is None else self.capture.version(rel, old, before_mode or MODE_FILE)
+                mode = change.mode or before_mode or MODE_FILE
                 after = None if change.after is None else self.capture.version(rel, change.after, mode)
                 for version in (before, after):
                     if version is not None and version.withheld:
                         notices.append(_withheld_notice(rel, version))
                         break
-                path_changes.append(self._path_change(rel, before, after, source_path))
+                path_changes.append(self._path_change(rel, before, after, source_path, old, change.after))
             records: list[Record] = []
             state = self.timeline.open_turn()
             standalone = state is None
@@ -554,7 +567,12 @@ class Engine:
             ours = item.ours
             before = None if ours is None else self.capture.version(item.path, ours.content, ours.mode)
             after = None if item.result is None else self.capture.version(item.path, item.result.content, item.result.mode)
-            changes.append(self._path_change(item.path, before, after))
+            changes.append(
+                self._path_change(
+                    item.path, before, after, None,
+                    ours.content if ours else None, item.result.content if item.result else None,
+                )
+            )
             if item.path in overlay:
                 editor_writes.append((item.path, item.result))
                 continue
@@ -844,9 +862,12 @@ def _operation_label(kind: str, target: EntryState, timeline: Timeline) -> str:
     return text
 
 
-def _message(record: Record, timeline: Timeline) -> str:
-    if isinstance(record, TurnBegun):
-        return f"{record.kind} #{record.number} begun" + (f": {record.label}" if record.label else "")
-    if isinstance(record, CheckpointRecorded):
-        return f"checkpoint: {len(record.changes)} path(s)"
-    return record.type
+def _message(records: list[Record]) -> str:
+    """The log commit's subject, for people reading the store with git tools."""
+    first = records[0]
+    if isinstance(first, TurnBegun):
+        text = f"{first.kind} #{first.number}" + (f": {first.label}" if first.label else "")
+    else:
+        text = f"{first.type} in {first.entry}"
+    kinds = [r.type for r in records]
+    return f"{text} ({', '.join(kinds)})"

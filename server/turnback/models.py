@@ -160,10 +160,14 @@ Record = Annotated[
 
 
 class RecordEnvelope(_Model):
-    """The JSON document stored in each operation-log commit (``meta.json``)."""
+    """The JSON document stored in each operation-log commit (``meta.json``).
+
+    One commit holds the records of one engine call (a standalone batch is begin, checkpoint
+    and end together), so a call is published or not as a whole.
+    """
 
     format: int = 1
-    record: Record
+    records: list[Record]
 
 
 class BatchChange(_Model):

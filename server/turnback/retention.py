@@ -70,8 +70,13 @@ def _rewrite(engine: "Engine", drop: set[str]) -> None:
         return
     new_tip: str | None = None
     for oid in store.commit_chain(head, None):
-        record = _RECORD.validate_json(store.read_meta(oid)).record
-        if record.entry in drop:
+        records = _RECORD.validate_json(store.read_meta(oid)).records
+        entries = {record.entry for record in records}
+        if entries <= drop:
+            continue
+        if entries & drop:
+            kept = [r for r in records if r.entry not in drop]
+            new_tip = store.rewrite(oid, RecordEnvelope(records=kept).model_dump_json().encode(), new_tip)
             continue
         new_tip = store.recommit(oid, new_tip)
     if new_tip is None:

@@ -111,7 +111,9 @@ class Store:
                     self._release_file_lock()
 
     def _acquire_file_lock(self) -> None:
-        fd = os.open(self.path / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+        if self._lock_fd is None:
+            self._lock_fd = os.open(self.path / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = self._lock_fd
         deadline = time.monotonic() + self.lock_timeout
         delay = 0.001
         while True:
@@ -120,20 +122,16 @@ class Store:
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    os.close(fd)
                     raise Busy(
                         f"the store {self.path} is locked by another Turnback process "
                         f"for more than {self.lock_timeout:.0f} s"
                     ) from None
                 time.sleep(delay)
                 delay = min(delay * 2, 0.05)
-        self._lock_fd = fd
 
     def _release_file_lock(self) -> None:
         if self._lock_fd is not None:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
-            os.close(self._lock_fd)
-            self._lock_fd = None
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)  # the descriptor stays open for the next use
 
     # ------------------------------------------------------------------ blobs
 
@@ -176,23 +174,20 @@ class Store:
             raise StoreError(f"cannot read {OPLOG_REF} in {self.path}: {exc}") from exc
         return str(ref.target) if ref is not None else None
 
-    def append_many(self, items: list[tuple[bytes, dict[str, str], str]], parent: str | None) -> str:
-        """Add records (meta, blobs, message) on top of ``parent`` with one ref update.
-
-        The ref moves by compare-and-swap: if another writer moved it since ``parent`` was
-        read, nothing is published and ``StoreError`` says so.
+    def append(self, meta: bytes, blobs: set[str], message: str, parent: str | None) -> str:
+        """Publish one log commit on top of ``parent``: ``meta.json`` plus the content blobs
+        it names (tree entries are named by blob id, so the tree is flat and costs what the
+        records touched). The ref moves by compare-and-swap: if another writer moved it since
+        ``parent`` was read, nothing is published and ``StoreError`` says so.
         """
         sig = pygit2.Signature(_SIGNATURE_NAME, _SIGNATURE_MAIL)
-        tip = parent
-        for meta, blobs, message in items:
-            builder = self.repo.TreeBuilder()
-            builder.insert("meta.json", self.repo.create_blob(meta), pygit2.enums.FileMode.BLOB)
-            for name, oid in blobs.items():
-                builder.insert(name, pygit2.Oid(hex=oid), pygit2.enums.FileMode.BLOB)
-            tree = builder.write()
-            parents = [pygit2.Oid(hex=tip)] if tip else []
-            tip = str(self.repo.create_commit(None, sig, sig, message, tree, parents))
-        assert tip is not None
+        builder = self.repo.TreeBuilder()
+        builder.insert("meta.json", self.repo.create_blob(meta), pygit2.enums.FileMode.BLOB)
+        for oid in blobs:
+            builder.insert(oid, pygit2.Oid(hex=oid), pygit2.enums.FileMode.BLOB)
+        tree = builder.write()
+        parents = [pygit2.Oid(hex=parent)] if parent else []
+        tip = str(self.repo.create_commit(None, sig, sig, message, tree, parents))
         try:
             ref = self.repo.references.get(OPLOG_REF)
             if ref is None:
@@ -236,6 +231,14 @@ class Store:
         old = self.repo[commit_oid]
         parents = [pygit2.Oid(hex=parent)] if parent else []
         return str(self.repo.create_commit(None, old.author, old.committer, old.message, old.tree_id, parents))
+
+    def rewrite(self, commit_oid: str, meta: bytes, parent: str | None) -> str:
+        """A copy of ``commit_oid`` with new ``meta.json`` (content blobs kept) on ``parent``."""
+        old = self.repo[commit_oid]
+        builder = self.repo.TreeBuilder(old.tree)
+        builder.insert("meta.json", self.repo.create_blob(meta), pygit2.enums.FileMode.BLOB)
+        parents = [pygit2.Oid(hex=parent)] if parent else []
+        return str(self.repo.create_commit(None, old.author, old.committer, old.message, builder.write(), parents))
 
     # ------------------------------------------------------------------ size and pruning
 
