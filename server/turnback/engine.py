@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import pickle
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -59,6 +60,9 @@ EditorApply = Callable[[list[tuple[str, Version | None]]], bool]
 """Applies new content to documents open in an editor; answers whether the editor took it."""
 
 _RECORD = TypeAdapter(RecordEnvelope)
+_CACHE_FILE = "timeline.pickle"
+_CACHE_FORMAT = 1  # bump when Timeline's shape changes
+_CACHE_AFTER_RECORDS = 50  # rewrite the cache when opening had to read this many log commits
 _ON_CONFLICT = ("abort", "skip", "markers", "force")
 
 
@@ -90,7 +94,10 @@ class Engine:
         root_real = str(self.workspace.root)
         self._store_rel = os.path.relpath(store_real, root_real) if store_real.startswith(root_real + os.sep) else None
         with self.store.locked():
-            self._refresh()
+            self._load_cache()
+            replayed = self._refresh()
+            if replayed >= _CACHE_AFTER_RECORDS:
+                self._save_cache()
             self.last_recovery = self.journal.recover(self._committed)
             if self.last_recovery:
                 log.warning(
@@ -102,10 +109,28 @@ class Engine:
 
     # ------------------------------------------------------------------ log plumbing
 
-    def _refresh(self) -> None:
+    def _load_cache(self) -> None:
+        """Start from the timeline cached at some log head, so opening costs what is new."""
+        try:
+            fmt, head, timeline = pickle.loads((self.store.path / _CACHE_FILE).read_bytes())
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+            return
+        if fmt == _CACHE_FORMAT and isinstance(timeline, Timeline):
+            self.timeline, self._head = timeline, head
+
+    def _save_cache(self) -> None:
+        tmp = self.store.path / (_CACHE_FILE + ".tmp")
+        try:
+            tmp.write_bytes(pickle.dumps((_CACHE_FORMAT, self._head, self.timeline), protocol=pickle.HIGHEST_PROTOCOL))
+            os.replace(tmp, self.store.path / _CACHE_FILE)
+        except OSError as exc:
+            log.warning("could not write the timeline cache: %s", exc)
+
+    def _refresh(self) -> int:
+        """Fold the log's new commits into the timeline; answers how many it read."""
         head = self.store.head()
         if head == self._head:
-            return
+            return 0
         try:
             chain = self.store.commit_chain(head, self._head) if head else []
         except StoreError:
@@ -121,6 +146,7 @@ class Engine:
             for record in envelope.records:
                 self.timeline.apply(record)
         self._head = head
+        return len(chain)
 
     def _append(self, records: list[Record]) -> None:
         """Publish records as one log commit (all or none) and fold them into the timeline."""
