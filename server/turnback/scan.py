@@ -139,8 +139,9 @@ class GitScanner:
         dirty_now = self._run()
         begin_index = self._index_entries(Path(snapshot["index"]) if snapshot.get("index") else None)
         now_index = self._index_entries(self._index_file())
+        staged = self._staged_during(snapshot.get("index"), begin_index, now_index)
         changes: list[Changed] = []
-        for rel in sorted(set(dirty_before) | dirty_now):
+        for rel in sorted(set(dirty_before) | dirty_now | staged):
             if not self._is_file_or_absent(rel):
                 continue
             if rel in dirty_before:
@@ -159,6 +160,27 @@ class GitScanner:
         if snapshot.get("index"):
             Path(snapshot["index"]).unlink(missing_ok=True)
         return changes
+
+    def _staged_during(self, begin_file: str | None, begin: pygit2.Index | None, now: pygit2.Index | None) -> set[str]:
+        """Paths whose index entry moved during the bracket (an agent's ``git add`` or commit):
+        clean again at end, so neither git listing names them. Costs nothing when the index
+        file was not rewritten."""
+        now_file = self._index_file()
+        try:
+            if begin_file is not None and Path(begin_file).read_bytes() == now_file.read_bytes():
+                return set()
+        except FileNotFoundError:
+            pass
+        old = {} if begin is None else {e.path: (e.id, e.mode) for e in begin}
+        new = {} if now is None else {e.path: (e.id, e.mode) for e in now}
+        prefix = f"{self.prefix}/" if self.prefix else ""
+        out: set[str] = set()
+        for path in set(old) | set(new):
+            if old.get(path) != new.get(path) and path.startswith(prefix):
+                rel = path[len(prefix):]
+                if self.skip is None or not self.skip(rel):
+                    out.add(rel)
+        return out
 
     def _from_index(self, index: pygit2.Index | None, rel: str, capture_content: CaptureContent) -> FileVersion | None:
         if index is None:
