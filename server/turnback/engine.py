@@ -394,6 +394,82 @@ class Engine:
             self.journal.finish()
             return entry, checkpoint_id
 
+    def apply_recorded(
+        self,
+        checkpoint_id: str,
+        changes: list[BatchChange],
+        editor: EditorApply | None = None,
+        in_editor: Iterable[str] = (),
+    ) -> bool:
+        """Bring a checkpoint recorded by ``record_batch`` into the workspace.
+
+        ``changes`` is the batch it was recorded from (the content, also where the store withheld
+        it). Paths in ``in_editor`` (documents open in an editor) go through ``editor``; the rest
+        are written on disk under the journal, first. All or nothing: if the editor refuses, the
+        disk writes are rolled back, the checkpoint is marked not applied and False is answered;
+        if anything raises, the disk writes are rolled back too.
+        """
+        with self.store.locked():
+            self._refresh()
+            owner = self.timeline.checkpoint_owner.get(checkpoint_id)
+            if owner is None:
+                raise NotFound(f"no checkpoint {checkpoint_id}")
+            cp = self.timeline._checkpoint(owner, checkpoint_id)
+            given = {self.workspace.rel(c.path): c for c in changes}
+            editor_rels = {self.workspace.rel(p) for p in in_editor}
+            editor_writes: list[tuple[str, Version | None]] = []
+            items: list[JournalFile] = []
+            backups: dict[str, bytes] = {}
+            for i, change in enumerate(cp.changes):
+                source = given.get(change.path)
+                if change.path in editor_rels:
+                    content = source.after if source is not None else None
+                    if change.after is not None and content is None:
+                        content = self.store.read_blob(change.after.oid)
+                    editor_writes.append((change.path, None if change.after is None else Version(content, change.after.mode)))
+                    continue
+                backup = None
+                if change.before is not None and change.before.withheld:
+                    old = source.before if source is not None and isinstance(source.before, bytes) else None
+                    if old is None:
+                        disk = self.workspace.read(change.path)
+                        old = disk.content if disk else None
+                    if old is not None:
+                        backup = f"{i}.bin"
+                        backups[backup] = old
+                items.append(JournalFile(path=change.path, before=change.before, after=change.after, backup=backup))
+            self.journal.start(checkpoint_id, "apply", items, backups)
+            written: list[JournalFile] = []
+            applied = True
+            try:
+                for item in items:
+                    if item.after is not None and item.after.withheld:
+                        content = given[item.path].after if item.path in given else None
+                        self.workspace.write(item.path, content or b"", item.after.mode, fsync=self.config.fsync)
+                    else:
+                        self.journal.write_side(item, "after")
+                    written.append(item)
+                if editor_writes:
+                    applied = bool(editor is not None and editor(editor_writes))
+            except BaseException:
+                self._roll_back(written)
+                self.journal.finish()
+                raise
+            if not applied:
+                self._roll_back(written)
+            self.journal.finish()
+            if not applied:
+                self.set_applied(checkpoint_id, False, "the editor did not apply the edit")
+            return applied
+
+    def _roll_back(self, written: list[JournalFile]) -> None:
+        for item in reversed(written):
+            try:
+                self.journal.write_side(item, "before")
+            except OSError:
+                log.exception("could not roll back %s; the journal keeps it for recovery", item.path)
+                raise
+
     def set_applied(self, checkpoint_id: str, applied: bool, reason: str | None = None) -> Entry:
         """Say whether a recorded checkpoint reached the workspace (the editor may refuse)."""
         with self.store.locked():
@@ -430,9 +506,13 @@ class Engine:
     # ------------------------------------------------------------------ operations
 
     def undo(self, dry_run: bool = False, on_conflict: OnConflict = "abort", **io) -> OperationResult:
-        """Revert the last applied agent turn."""
+        """Revert the last applied agent turn (a turn still open is ended first, so its
+        bracket's changes are recorded and it is the one undone)."""
         with self.store.locked():
             self._refresh()
+            open_state = self.timeline.open_turn()
+            if open_state is not None and not dry_run:
+                self._end(open_state, [], [])
             target = self.timeline.undo_target()
             return self._revert_entry("undo", target, dry_run, on_conflict, **io)
 
@@ -443,12 +523,23 @@ class Engine:
             target = self.timeline.redo_target()
             return self._revert_entry("redo", target, dry_run, on_conflict, **io)
 
-    def revert(self, turn: str, dry_run: bool = False, on_conflict: OnConflict = "abort", **io) -> OperationResult:
-        """Take back one entry's changes, keeping everything done after it."""
+    def revert(
+        self,
+        turn: str,
+        dry_run: bool = False,
+        on_conflict: OnConflict = "abort",
+        paths: Iterable[str] | None = None,
+        **io,
+    ) -> OperationResult:
+        """Take back one entry's changes, keeping everything done after it.
+
+        With ``paths``, only the changes to those paths (and their rename partners) are taken
+        back; the entry's own state stays as it is, and the revert is its own timeline entry.
+        """
         with self.store.locked():
             self._refresh()
             target = self.timeline.resolve(turn)
-            return self._revert_entry("revert", target, dry_run, on_conflict, **io)
+            return self._revert_entry("revert", target, dry_run, on_conflict, paths=paths, **io)
 
     def restore(self, checkpoint: str, dry_run: bool = False, on_conflict: OnConflict = "abort", **io) -> OperationResult:
         """Bring every file touched since ``checkpoint`` (or ``last-green``) back to its state then."""
@@ -468,6 +559,8 @@ class Engine:
             for item in later:
                 by_entry.setdefault(item.entry, []).append(item)
             for entry_id, cps in by_entry.items():
+                if entry_id == owner.begun.entry:
+                    cps = _from_checkpoint(owner, cp, cps)
                 for path, changes in relevant_steps(cps).items():
                     steps.setdefault(path, []).extend(changes)
             effects: dict[str, str] = {}
@@ -485,7 +578,8 @@ class Engine:
             )
 
     def _revert_entry(
-        self, kind: str, target: EntryState, dry_run: bool, on_conflict: OnConflict, **io
+        self, kind: str, target: EntryState, dry_run: bool, on_conflict: OnConflict,
+        paths: Iterable[str] | None = None, **io
     ) -> OperationResult:
         number = target.begun.number
         if target.state in ("reverted",):
@@ -509,6 +603,11 @@ class Engine:
                     previous[entry_id] = self.timeline.entries[entry_id].state
                     effects[entry_id] = old
         label = _operation_label(kind, target, self.timeline)
+        if paths is not None:
+            steps = _only_paths(steps, {self.workspace.rel(p) for p in paths}, number)
+            if set(steps) != set(relevant_steps(checkpoints)):
+                effects, previous = {}, {}  # a few files only: the entry itself stays as it is
+            label = f"{kind} {', '.join(sorted(steps))} from " + label.split(" ", 1)[1]
         return self._operate(kind, target, steps, effects, previous, dry_run, on_conflict, label)
 
     def _operate(
@@ -803,6 +902,39 @@ def _read_json(path: Path) -> dict:
     return json.loads(path.read_text())
 
 
+def _from_checkpoint(
+    owner: EntryState, cp: CheckpointRecorded, later: list[CheckpointRecorded]
+) -> list[CheckpointRecorded]:
+    """The owner's checkpoints after ``cp``, with its bracket checkpoint starting at ``cp``.
+
+    A bracket checkpoint's before-images are the turn's start; restoring to a checkpoint inside
+    that turn must take back only what came after it, so a path an earlier batch (up to ``cp``)
+    touched starts from that batch's after-image instead.
+    """
+    at_cp: dict[str, FileVersion | None] = {}
+    for item in owner.checkpoints[: owner.checkpoints.index(cp) + 1]:
+        if owner.applied.get(item.id, True):
+            for change in item.changes:
+                at_cp[change.path] = change.after
+    out = []
+    for item in later:
+        if item.bracket:
+            changes = []
+            for change in item.changes:
+                if change.path in at_cp:
+                    start = at_cp[change.path]
+                    if (start is None and change.after is None) or (
+                        start is not None and change.after is not None
+                        and (start.oid, start.mode) == (change.after.oid, change.after.mode)
+                    ):
+                        continue
+                    change = change.model_copy(update={"before": start})
+                changes.append(change)
+            item = item.model_copy(update={"changes": changes})
+        out.append(item)
+    return out
+
+
 def _withheld_notice(rel: str, version: FileVersion) -> str:
     if version.withheld == "secret":
         return f"{rel}: secret file, content not stored (secrets policy)"
@@ -874,6 +1006,18 @@ def _next_action(kind: str, entry: Entry, plan: Plan) -> str:
     if kind == "redo":
         return "'turnback undo' takes it away again"
     return f"'turnback revert {entry.number}' takes this {kind} back"
+
+
+def _only_paths(steps: dict[str, list[PathChange]], wanted: set[str], number: int) -> dict[str, list[PathChange]]:
+    """The steps for ``wanted`` paths, with the other side of any rename among them."""
+    keep = {p for p in wanted if p in steps}
+    if not keep:
+        raise NotFound(f"turn #{number} did not change {', '.join(sorted(wanted))}")
+    for path, changes in steps.items():
+        for change in changes:
+            if change.renamed_from and (path in keep or change.renamed_from in keep):
+                keep.update({path, change.renamed_from} & set(steps))
+    return {p: s for p, s in steps.items() if p in keep}
 
 
 def _operation_label(kind: str, target: EntryState, timeline: Timeline) -> str:
