@@ -22,20 +22,32 @@ def open_engine(ws: Path, **overrides: Any) -> Engine:
     return Engine(ws, load_config(ws, overrides))
 
 
+def _entries(root: Path) -> list[Path]:
+    """Every file and symlink under ``root`` outside .git (symlinks to folders included)."""
+    out = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        out += [Path(folder) / d for d in dirs if (Path(folder) / d).is_symlink()]
+        out += [Path(folder) / name for name in files]
+    return out
+
+
 def modes(root: Path) -> dict[str, int]:
     """Each file's kind and executable bit (lstat), for byte-and-mode exact comparisons."""
     out: dict[str, int] = {}
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d != ".git"]
-        for name in files:
-            p = Path(folder) / name
-            st = os.lstat(p)
-            out[p.relative_to(root).as_posix()] = 0o120000 if p.is_symlink() else (0o100755 if st.st_mode & 0o111 else 0o100644)
+    for p in _entries(root):
+        st = os.lstat(p)
+        out[p.relative_to(root).as_posix()] = 0o120000 if p.is_symlink() else (0o100755 if st.st_mode & 0o111 else 0o100644)
     return out
 
 
 def full_state(root: Path) -> tuple[dict[str, bytes], dict[str, int]]:
-    return tree_state(root), modes(root)
+    """(path -> bytes or link text, path -> mode) of the whole tree: what exactness compares."""
+    content = tree_state(root)
+    for p in _entries(root):
+        if p.is_symlink():
+            content[p.relative_to(root).as_posix()] = os.readlink(p).encode()
+    return content, modes(root)
 
 
 def batch(engine: Engine, ws: Path, files: dict[str, bytes | str | None], **kwargs: Any):
