@@ -451,9 +451,13 @@ class Engine:
                     written.append(item)
                 if editor_writes:
                     applied = bool(editor is not None and editor(editor_writes))
-            except BaseException:
+            except BaseException as exc:
                 self._roll_back(written)
                 self.journal.finish()
+                try:
+                    self.set_applied(checkpoint_id, False, f"not applied: {exc}")
+                except TurnbackError:
+                    log.exception("could not mark checkpoint %s as not applied", checkpoint_id)
                 raise
             if not applied:
                 self._roll_back(written)
@@ -608,7 +612,7 @@ class Engine:
             if set(steps) != set(relevant_steps(checkpoints)):
                 effects, previous = {}, {}  # a few files only: the entry itself stays as it is
             label = f"{kind} {', '.join(sorted(steps))} from " + label.split(" ", 1)[1]
-        return self._operate(kind, target, steps, effects, previous, dry_run, on_conflict, label)
+        return self._operate(kind, target, steps, effects, previous, dry_run, on_conflict, label, **io)
 
     def _operate(
         self,

@@ -77,6 +77,9 @@ class Timeline:
             self.checkpoint_seq.append(record.id)
         elif isinstance(record, CheckpointApplied):
             state.applied[record.checkpoint] = record.applied
+            if state.ended is not None and state.operation is None and state.state in ("applied", "not-applied"):
+                # an editor refused (or later took) a batch of an ended turn: its state follows
+                state.state = "applied" if any(state.applied.values()) else "not-applied"
         elif isinstance(record, TurnEnded):
             state.ended = record
             state.checks.extend(record.checks)

@@ -1,0 +1,54 @@
+"""Turn lifecycle requests: ``turnback/beginTurn``, ``turnback/endTurn``, ``turnback/recordCheck``.
+
+An agent brackets its turn with begin / end: edits it sends through ``turnback/applyEdit`` in
+between join the turn, and whatever else changed on disk meanwhile (shell commands, formatters)
+is recorded when the turn ends. Each answers the turn (models.Entry, as the CLI's --json).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from ..models import Check
+from .errors import rpc_errors
+from .protocol import BEGIN_TURN, END_TURN, RECORD_CHECK, BeginTurnParams, EndTurnParams, RecordCheckParams
+
+if TYPE_CHECKING:
+    from .server import TurnbackServer
+
+
+def setup(server: TurnbackServer) -> None:
+    @server.feature(BEGIN_TURN)
+    @rpc_errors
+    async def begin_turn(ls: TurnbackServer, params: BeginTurnParams) -> Any:
+        folder = await ls.folders.resolve(params.folder)
+        engine = folder.require()
+        entry = await asyncio.to_thread(
+            engine.begin_turn, label=params.label, session=params.session_id, agent=params.agent,
+            source="lsp", bracket=params.bracket,
+        )
+        await ls.folders.changed(folder)
+        return entry.model_dump(mode="json")
+
+    @server.feature(END_TURN)
+    @rpc_errors
+    async def end_turn(ls: TurnbackServer, params: EndTurnParams) -> Any:
+        folder = await ls.folders.resolve(params.folder, turn=params.turn_id)
+        engine = folder.require()
+        checks = [Check(name=c.name, status=c.status, command=c.command, exit_code=c.exit_code) for c in params.checks]
+        entry = await asyncio.to_thread(engine.end_turn, turn=params.turn_id, commands=params.commands_run, checks=checks)
+        await ls.folders.changed(folder)
+        return entry.model_dump(mode="json")
+
+    @server.feature(RECORD_CHECK)
+    @rpc_errors
+    async def record_check(ls: TurnbackServer, params: RecordCheckParams) -> Any:
+        folder = await ls.folders.resolve(params.folder, turn=params.turn_id)
+        engine = folder.require()
+        entry = await asyncio.to_thread(
+            engine.record_check, params.turn_id, params.name, params.status,
+            command=params.command, exit_code=params.exit_code,
+        )
+        await ls.folders.changed(folder)
+        return entry.model_dump(mode="json")

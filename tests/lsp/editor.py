@@ -1,0 +1,235 @@
+"""A test client that behaves like an editor: it opens documents, types into them (incremental
+sync, positions in the negotiated encoding), and answers ``workspace/applyEdit`` by really
+applying the edit: to its open documents (checking their versions, then telling the server with
+``didChange`` as an editor does) and on disk for the rest. It can also refuse.
+
+Position handling here is written independently of the server's (lines split at "\\n" only,
+which is all these tests use), so the two check each other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+from lsprotocol import types
+from pygls.protocol import JsonRPCNotification, JsonRPCResponseMessage, default_converter
+from pygls.uris import from_fs_path, to_fs_path
+from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp.client import register_lsp_features
+
+SERVER = [sys.executable, "-m", "turnback", "serve", "--log-level", "INFO"]
+
+
+def _converter():
+    converter = default_converter()
+    # Keep custom results and notifications as plain dicts (pygls makes namedtuples of them).
+    converter.register_structure_hook(JsonRPCResponseMessage, lambda obj, cls: cls(**obj))
+    converter.register_structure_hook(JsonRPCNotification, lambda obj, cls: cls(**obj))
+    # lsprotocol 2025.0.0 decodes a CodeAction that has a command as a plain Command.
+    union = Union[types.Command, types.CodeAction]
+
+    def command_or_action(obj: Any, _type: Any) -> Any:
+        if isinstance(obj.get("command"), str):
+            return converter.structure(obj, types.Command)
+        return converter.structure(obj, types.CodeAction)
+
+    converter.register_structure_hook(union, command_or_action)
+    return converter
+
+
+def code_units(text: str, encoding: str) -> int:
+    if encoding == "utf-8":
+        return len(text.encode("utf-8"))
+    if encoding == "utf-32":
+        return len(text)
+    return len(text.encode("utf-16-le")) // 2
+
+
+def to_offset(text: str, line: int, character: int, encoding: str) -> int:
+    lines = text.split("\n")
+    if line >= len(lines):
+        return len(text)
+    offset = sum(len(l) + 1 for l in lines[:line])
+    used = 0
+    for ch in lines[line]:
+        if used >= character:
+            break
+        used += code_units(ch, encoding)
+        offset += 1
+    return offset
+
+
+def to_position(text: str, offset: int, encoding: str) -> types.Position:
+    before = text[:offset]
+    line = before.count("\n")
+    start = before.rfind("\n") + 1
+    return types.Position(line=line, character=code_units(text[start:offset], encoding))
+
+
+def apply_edits(text: str, edits: list[Any], encoding: str) -> str:
+    spans = sorted(
+        (
+            to_offset(text, e.range.start.line, e.range.start.character, encoding),
+            to_offset(text, e.range.end.line, e.range.end.character, encoding),
+            i,
+            e.new_text,
+        )
+        for i, e in enumerate(edits)
+    )
+    out, cursor = [], 0
+    for start, end, _i, new in spans:
+        assert start >= cursor, "overlapping edits from the server"
+        out += [text[cursor:start], new]
+        cursor = end
+    return "".join(out + [text[cursor:]])
+
+
+@dataclass
+class Doc:
+    text: str
+    version: int
+
+
+@dataclass
+class Editor:
+    client: LanguageClient
+    root: Path
+    encoding: str = "utf-16"
+    docs: dict[str, Doc] = field(default_factory=dict)
+    refuse: bool = False
+    apply_requests: list[types.ApplyWorkspaceEditParams] = field(default_factory=list)
+    notifications: list[dict] = field(default_factory=list)
+    hold: asyncio.Event | None = None
+
+    # ------------------------------------------------------------------ person
+
+    def uri(self, rel: str, root: Path | None = None) -> str:
+        return from_fs_path(str((root or self.root) / rel))
+
+    def open(self, rel: str, root: Path | None = None) -> str:
+        uri = self.uri(rel, root)
+        text = Path(to_fs_path(uri)).read_text(encoding="utf-8")
+        self.docs[uri] = Doc(text, 1)
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
+        )
+        return uri
+
+    def type(self, uri: str, find: str, replace: str) -> None:
+        """Replace the first ``find`` in the buffer, sent as an incremental change."""
+        doc = self.docs[uri]
+        start = doc.text.index(find)
+        end = start + len(find)
+        rng = types.Range(start=to_position(doc.text, start, self.encoding), end=to_position(doc.text, end, self.encoding))
+        doc.text = doc.text[:start] + replace + doc.text[end:]
+        doc.version += 1
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=doc.version),
+                content_changes=[types.TextDocumentContentChangePartial(range=rng, text=replace)],
+            )
+        )
+
+    def save(self, uri: str) -> None:
+        Path(to_fs_path(uri)).write_text(self.docs[uri].text, encoding="utf-8")
+
+    def text(self, uri: str) -> str:
+        return self.docs[uri].text
+
+    # ------------------------------------------------------------------ workspace/applyEdit
+
+    async def on_apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        self.apply_requests.append(params)
+        if self.hold is not None:
+            await self.hold.wait()
+        if self.refuse:
+            return types.ApplyWorkspaceEditResult(applied=False, failure_reason="refused by the test editor")
+        edit = params.edit
+        changes: list[Any] = list(edit.document_changes or [])
+        for uri, edits in (edit.changes or {}).items():
+            changes.append(
+                types.TextDocumentEdit(
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None), edits=edits
+                )
+            )
+        for change in changes:  # check every version first: all or nothing
+            if isinstance(change, types.TextDocumentEdit) and change.text_document.version is not None:
+                doc = self.docs.get(change.text_document.uri)
+                if doc is None or doc.version != change.text_document.version:
+                    return types.ApplyWorkspaceEditResult(applied=False, failure_reason="version mismatch")
+        for change in changes:
+            if isinstance(change, types.TextDocumentEdit):
+                uri = change.text_document.uri
+                if uri in self.docs:
+                    doc = self.docs[uri]
+                    doc.text = apply_edits(doc.text, list(change.edits), self.encoding)
+                    doc.version += 1
+                    self.client.text_document_did_change(
+                        types.DidChangeTextDocumentParams(
+                            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=doc.version),
+                            content_changes=[types.TextDocumentContentChangeWholeDocument(text=doc.text)],
+                        )
+                    )
+                else:
+                    path = Path(to_fs_path(uri))
+                    path.write_text(apply_edits(path.read_text(encoding="utf-8"), list(change.edits), self.encoding), encoding="utf-8")
+            elif isinstance(change, types.CreateFile):
+                path = Path(to_fs_path(change.uri))
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.touch()
+            elif isinstance(change, types.DeleteFile):
+                path = Path(to_fs_path(change.uri))
+                if path.exists():
+                    path.unlink()
+                if change.uri in self.docs:
+                    del self.docs[change.uri]
+                    self.client.text_document_did_close(
+                        types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=change.uri))
+                    )
+            elif isinstance(change, types.RenameFile):
+                os.replace(to_fs_path(change.old_uri), to_fs_path(change.new_uri))
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    # ------------------------------------------------------------------ requests
+
+    async def request(self, method: str, params: dict | None = None) -> Any:
+        return await self.client.protocol.send_request_async(method, params or {})
+
+    async def command(self, command: str, *arguments: Any) -> Any:
+        return await self.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=command, arguments=list(arguments))
+        )
+
+
+async def start(capabilities: str, folders: list[Path], options: dict | None = None) -> tuple[Editor, types.InitializeResult]:
+    """A real ``turnback serve`` process, initialised as the named client would."""
+    client = LanguageClient(converter_factory=_converter)
+    register_lsp_features(client)
+    editor = Editor(client, folders[0])
+
+    @client.feature(types.WORKSPACE_APPLY_EDIT)
+    async def apply_edit(params: types.ApplyWorkspaceEditParams):
+        return await editor.on_apply_edit(params)
+
+    @client.feature("turnback/timelineChanged")
+    def timeline_changed(params: Any):
+        editor.notifications.append(params)
+
+    await client.start_io(*SERVER, env=dict(os.environ), cwd=str(folders[0]))
+    caps = client_capabilities(capabilities)
+    result = await client.initialize_session(
+        types.InitializeParams(
+            capabilities=caps,
+            root_uri=from_fs_path(str(folders[0])),
+            workspace_folders=[types.WorkspaceFolder(uri=from_fs_path(str(f)), name=f.name) for f in folders],
+            initialization_options={"pollInterval": 0.2, **(options or {})},
+        )
+    )
+    encoding = result.capabilities.position_encoding or "utf-16"
+    editor.encoding = str(getattr(encoding, "value", encoding))
+    return editor, result
