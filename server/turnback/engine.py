@@ -630,6 +630,9 @@ class Engine:
     ) -> OperationResult:
         if on_conflict not in _ON_CONFLICT:
             raise InvalidInput(f"on-conflict must be one of {', '.join(_ON_CONFLICT)}, not {on_conflict!r}")
+        for path in steps:
+            # A folder may have been swapped for a symlink leading out since the path was recorded.
+            self.workspace.rel(path)
         overlay = {self.workspace.rel(p): v for p, v in (overlay or {}).items()}
 
         def read(rel: str) -> DiskFile | None:
