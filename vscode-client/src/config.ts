@@ -1,0 +1,32 @@
+/** Typed access to the `turnback.*` settings (package.json documents each). */
+import * as vscode from "vscode";
+import type { ServerSettings } from "./model/resolve";
+
+const SECTION = "turnback";
+
+export function serverSettings(): ServerSettings {
+  const c = vscode.workspace.getConfiguration(SECTION);
+  return {
+    command: c.get<string>("server.command", "") ?? "",
+    python: c.get<string>("server.python", "") ?? "",
+    logLevel: c.get<string>("server.logLevel", "INFO") ?? "INFO",
+  };
+}
+
+export function confirmDestructive(): boolean {
+  return vscode.workspace.getConfiguration(SECTION).get<boolean>("confirmDestructive", true);
+}
+
+export function saveEditedFiles(): boolean {
+  return vscode.workspace.getConfiguration(SECTION).get<boolean>("saveEditedFiles", true);
+}
+
+export function pageSize(): number {
+  const n = vscode.workspace.getConfiguration(SECTION).get<number>("timeline.pageSize", 100);
+  return Math.min(1000, Math.max(5, Math.floor(n || 100)));
+}
+
+/** Did a configuration change touch the settings that decide how the server starts? */
+export function affectsServer(event: vscode.ConfigurationChangeEvent): boolean {
+  return event.affectsConfiguration(`${SECTION}.server`);
+}

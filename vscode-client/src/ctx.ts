@@ -1,0 +1,216 @@
+/**
+ * Owns the language client's life: find the server, start it, restart it when its settings
+ * change, stop it on deactivate. Exactly one client per window (vscode-languageclient registers
+ * the server's `turnback.*` commands, and a second client would clash with them).
+ *
+ * Everything else talks to the server through `request`, which waits for a starting server and
+ * camel-cases the answer (engine objects arrive snake_case, see lspExt.ts).
+ */
+import * as vscode from "vscode";
+import type * as lsp from "vscode-languageclient";
+import {
+  LanguageClient,
+  LanguageClientOptions,
+  RequestType,
+  ResponseError,
+  ServerOptions,
+  State,
+  TransportKind,
+} from "vscode-languageclient/node";
+import { saveEditedFiles } from "./config";
+import * as ext from "./lspExt";
+import { log, showLogs } from "./logger";
+import { camelize } from "./model/camel";
+import { touchedUris } from "./model/edits";
+import { findServer } from "./serverResolve";
+
+export type ServerState = "stopped" | "starting" | "running" | "failed";
+
+export class ServerContext implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private starting: Promise<boolean> | undefined;
+  private _state: ServerState = "stopped";
+  private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
+  private readonly timelineEmitter = new vscode.EventEmitter<ext.TimelineChangedParams | undefined>();
+  private readonly disposables: vscode.Disposable[] = [];
+  private lastProblem: string | undefined;
+
+  /** Fires on every state change of the server. */
+  readonly onDidChangeState = this.stateEmitter.event;
+  /** Fires when the server says the timeline changed (and after this client's own operations). */
+  readonly onDidChangeTimeline = this.timelineEmitter.event;
+
+  constructor(private readonly extensionContext: vscode.ExtensionContext) {}
+
+  get state(): ServerState {
+    return this._state;
+  }
+
+  /** Why the server is not running, when it failed. */
+  get problem(): string | undefined {
+    return this.lastProblem;
+  }
+
+  private setState(state: ServerState): void {
+    if (state !== this._state) {
+      this._state = state;
+      void vscode.commands.executeCommand("setContext", "turnback.serverState", state);
+      this.stateEmitter.fire(state);
+    }
+  }
+
+  /** Start the server once; concurrent callers share the same attempt. */
+  start(): Promise<boolean> {
+    if (this.client && this._state === "running") {
+      return Promise.resolve(true);
+    }
+    this.starting ??= this.doStart().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  private async doStart(): Promise<boolean> {
+    this.setState("starting");
+    const resolution = findServer();
+    if (!resolution.ok) {
+      this.lastProblem = `${resolution.problem} ${resolution.fix}`;
+      this.setState("failed");
+      void this.offerFix(resolution.problem, resolution.fix);
+      return false;
+    }
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const serverOptions: ServerOptions = {
+      command: resolution.server.command,
+      args: resolution.server.args,
+      transport: TransportKind.stdio,
+      options: { cwd: folder, env: { ...process.env, PYTHONUNBUFFERED: "1" } },
+    };
+    const clientOptions: LanguageClientOptions = {
+      // Every file document: the server needs what the editor shows (unsaved edits included)
+      // for any file an agent or a revert may touch.
+      documentSelector: [{ scheme: "file" }],
+      outputChannel: log(),
+      traceOutputChannel: log(),
+      middleware: {
+        workspace: {
+          handleApplyEdit: async (params, next) => {
+            // Documents without unsaved changes before a Turnback edit are saved after it, so the
+            // disk holds what the timeline says; the person's unsaved documents stay unsaved.
+            const dirtyBefore = new Set(vscode.workspace.textDocuments.filter((d) => d.isDirty).map((d) => d.uri.toString()));
+            const result = await next(params, new vscode.CancellationTokenSource().token);
+            if (result && !(result instanceof ResponseError) && (result as lsp.ApplyWorkspaceEditResult).applied && saveEditedFiles()) {
+              await saveTouched(params.edit, dirtyBefore);
+            }
+            return result;
+          },
+        },
+      },
+    };
+    const client = new LanguageClient("turnback", "Turnback", serverOptions, clientOptions);
+    this.client = client;
+    this.disposables.push(
+      client.onDidChangeState((e) => {
+        if (this.client !== client) {
+          return;
+        }
+        if (e.newState === State.Running) {
+          this.setState("running");
+        } else if (e.newState === State.Stopped) {
+          this.setState(this._state === "starting" ? "failed" : "stopped");
+          this.timelineEmitter.fire(undefined);
+        }
+      }),
+      client.onNotification(ext.timelineChanged, (params) => this.timelineEmitter.fire(camelize(params))),
+    );
+    try {
+      await client.start();
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.lastProblem = `The Turnback server (${resolution.server.command}) did not start: ${message}`;
+      log().error(this.lastProblem);
+      this.setState("failed");
+      void this.offerFix(this.lastProblem, "See the Turnback log for the server's output.");
+      return false;
+    }
+    this.lastProblem = undefined;
+    this.setState("running");
+    log().info(`Server running (${client.initializeResult?.serverInfo?.name ?? "turnback"} ${client.initializeResult?.serverInfo?.version ?? ""})`.trim());
+    this.timelineEmitter.fire(undefined);
+    return true;
+  }
+
+  private async offerFix(problem: string, fix: string): Promise<void> {
+    const choice = await vscode.window.showErrorMessage(`Turnback: ${problem} ${fix}`, "Show Logs", "Open Settings", "Retry");
+    if (choice === "Show Logs") {
+      showLogs();
+    } else if (choice === "Open Settings") {
+      await vscode.commands.executeCommand("workbench.action.openSettings", "turnback.server");
+    } else if (choice === "Retry") {
+      await this.restart();
+    }
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      try {
+        await client.stop(5000);
+      } catch (error) {
+        log().warn(`Stopping the server: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    this.setState("stopped");
+    this.timelineEmitter.fire(undefined);
+  }
+
+  async restart(): Promise<boolean> {
+    log().info("Restarting the Turnback server");
+    await this.stop();
+    return this.start();
+  }
+
+  /** Send a Turnback request (starting the server if needed); the answer is camel-cased. */
+  async request<P, R>(type: RequestType<P, R, void>, params: P, token?: vscode.CancellationToken): Promise<R> {
+    if (!(await this.start()) || !this.client) {
+      throw new TurnbackUnavailable(this.lastProblem ?? "the Turnback server is not running");
+    }
+    const raw = await this.client.sendRequest(type.method, params, token);
+    return camelize<R>(raw);
+  }
+
+  /** Ask the views to refetch (after an operation this client ran). */
+  notifyChanged(): void {
+    this.timelineEmitter.fire(undefined);
+  }
+
+  dispose(): void {
+    void this.stop();
+    for (const d of this.disposables) {
+      d.dispose();
+    }
+    this.stateEmitter.dispose();
+    this.timelineEmitter.dispose();
+  }
+
+  get extensionUri(): vscode.Uri {
+    return this.extensionContext.extensionUri;
+  }
+}
+
+export class TurnbackUnavailable extends Error {}
+
+async function saveTouched(edit: { changes?: Record<string, unknown>; documentChanges?: unknown[] }, dirtyBefore: Set<string>): Promise<void> {
+  const uris = new Set<string>(touchedUris(edit as lsp.WorkspaceEdit).map((u) => vscode.Uri.parse(u).toString()));
+  for (const doc of vscode.workspace.textDocuments) {
+    const key = doc.uri.toString();
+    if (uris.has(key) && doc.isDirty && !dirtyBefore.has(key)) {
+      try {
+        await doc.save();
+      } catch (error) {
+        log().warn(`Could not save ${doc.uri.fsPath}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * Turnback for VS Code: wiring only. The server's life is ctx.ts, the panel timelineView.ts,
+ * commands commands.ts (destructive ones via operations.ts), diff documents content.ts, the
+ * agent API api.ts, and the protocol mirror lspExt.ts. Everything shown comes from the server.
+ */
+import * as vscode from "vscode";
+import { createApi, TurnbackApi } from "./api";
+import { registerCommands } from "./commands";
+import { affectsServer } from "./config";
+import { TurnbackContentProvider } from "./content";
+import { ServerContext } from "./ctx";
+import { createLogger, log } from "./logger";
+import { TurnStatusBar } from "./statusBar";
+import { TimelineModel, TimelineTreeProvider } from "./timelineView";
+
+let server: ServerContext | undefined;
+
+export type { TurnbackApi } from "./api";
+
+export async function activate(context: vscode.ExtensionContext): Promise<TurnbackApi> {
+  context.subscriptions.push(createLogger());
+  log().info(`Turnback ${context.extension.packageJSON.version ?? ""} activating`);
+  void vscode.commands.executeCommand("setContext", "turnback.serverState", "starting");
+
+  const ctx = new ServerContext(context);
+  server = ctx;
+  const model = new TimelineModel(ctx);
+  const tree = new TimelineTreeProvider(model);
+  const view = vscode.window.createTreeView("turnback.timeline", { treeDataProvider: tree, showCollapseAll: true });
+  const content = new TurnbackContentProvider(ctx);
+  const changed = new vscode.EventEmitter<void>();
+  const api = createApi(ctx, changed.event);
+
+  context.subscriptions.push(
+    ctx,
+    model,
+    tree,
+    view,
+    content,
+    changed,
+    model.onDidChange(() => changed.fire()),
+    new TurnStatusBar(ctx, model),
+    ...registerCommands({ ctx, model, content, api, view: view as vscode.TreeView<unknown> }),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (affectsServer(e)) {
+        void ctx.restart();
+      } else if (e.affectsConfiguration("turnback.timeline")) {
+        model.scheduleRefresh();
+      }
+    }),
+    view.onDidChangeVisibility((e) => e.visible && model.scheduleRefresh()),
+    vscode.window.onDidChangeWindowState((e) => e.focused && model.scheduleRefresh(300)),
+  );
+
+  // Start in the background: activation (and the API) must not wait for the server.
+  void ctx.start();
+  return api;
+}
+
+export async function deactivate(): Promise<void> {
+  await server?.stop();
+  server = undefined;
+}

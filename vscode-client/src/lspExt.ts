@@ -1,0 +1,300 @@
+/**
+ * Turnback's LSP extensions, as the client sees them.
+ *
+ * This file MIRRORS server/turnback/lsp/protocol.py (method names, params, results) and the
+ * engine objects of server/turnback/models.py; docs/protocol.md documents both. Change them
+ * together.
+ *
+ * Wire casing: params and the small result wrappers are camelCase (pygls's converter); engine
+ * objects inside results (Entry, OperationResult, StoreStatus) are sent snake_case, exactly as
+ * `turnback --json` prints them. The client camel-cases every result once on arrival
+ * (model/camel.ts), so the types below are camelCase throughout. Fields the server may omit are
+ * optional.
+ */
+import { NotificationType, RequestType } from "vscode-languageclient";
+import type * as lsp from "vscode-languageclient";
+
+// ------------------------------------------------------------------ engine objects (models.py)
+
+export type EntryKind = "turn" | "undo" | "redo" | "revert" | "restore";
+export type EntryState = "open" | "applied" | "reverted" | "partial" | "not-applied";
+export type Verdict = "safe" | "partial" | "broken";
+export type OnConflict = "abort" | "skip" | "markers" | "force";
+export type CheckStatus = "passed" | "failed" | "error" | "skipped";
+
+export interface FileVersion {
+  oid: string;
+  mode?: number;
+  size?: number;
+  withheld?: "secret" | "oversize" | null;
+}
+
+export interface FileChange {
+  path: string;
+  kind: "added" | "modified" | "deleted" | "renamed";
+  oldPath?: string | null;
+  before?: FileVersion | null;
+  after?: FileVersion | null;
+  additions?: number;
+  deletions?: number;
+  binary?: boolean;
+  withheld?: "secret" | "oversize" | null;
+}
+
+export interface Check {
+  name: string;
+  status: CheckStatus;
+  command?: string | null;
+  exitCode?: number | null;
+  at?: string | null;
+}
+
+export interface Checkpoint {
+  id: string;
+  at: string;
+  label?: string | null;
+  paths: string[];
+  applied?: boolean;
+}
+
+export interface Entry {
+  id: string;
+  number: number;
+  kind: EntryKind;
+  session?: string | null;
+  label?: string | null;
+  agent?: string | null;
+  source?: string;
+  createdAt: string;
+  finishedAt?: string | null;
+  head?: string | null;
+  state: EntryState;
+  checkpoints?: Checkpoint[];
+  files?: FileChange[];
+  additions?: number;
+  deletions?: number;
+  stateHash?: string | null;
+  commands?: string[];
+  checks?: Check[];
+  target?: string | null;
+  targetNumber?: number | null;
+  verdict?: Verdict | null;
+  revertedBy?: string | null;
+  notices?: string[];
+}
+
+export interface FileOutcome {
+  path: string;
+  action: "write" | "create" | "delete" | "unchanged";
+  additions?: number;
+  deletions?: number;
+  merged?: boolean;
+}
+
+export interface SkippedFile {
+  path: string;
+  reason: string;
+}
+
+export interface Conflict {
+  path: string;
+  reason: string;
+  hunks?: number;
+  binary?: boolean;
+  markersWritten?: boolean;
+}
+
+export interface OperationResult {
+  operation: "undo" | "redo" | "revert" | "restore";
+  verdict: Verdict;
+  applied: boolean;
+  dryRun?: boolean;
+  onConflict?: OnConflict;
+  target?: string | null;
+  targetNumber?: number | null;
+  entry?: Entry | null;
+  restored?: FileOutcome[];
+  skipped?: SkippedFile[];
+  conflicts?: Conflict[];
+  nextAction: string;
+  message: string;
+  patch?: string | null;
+}
+
+export interface StoreStatus {
+  workspace: string;
+  store: string;
+  storeBytes: number;
+  entries: number;
+  turns: number;
+  openTurn?: Entry | null;
+  lastEntry?: Entry | null;
+  undoTarget?: number | null;
+  redoTarget?: number | null;
+  gitRepository: boolean;
+  head?: string | null;
+}
+
+// ------------------------------------------------------------------ params (protocol.py)
+
+/** Every request takes `folder`: a workspace folder URI, needed only in a multi-root workspace. */
+export interface FolderParams {
+  folder?: string;
+}
+
+export interface BeginTurnParams extends FolderParams {
+  sessionId?: string;
+  label?: string;
+  agent?: string;
+  /** Also record whatever changes on disk until endTurn (default true on the server). */
+  bracket?: boolean;
+}
+
+export interface CheckParams {
+  name: string;
+  status: CheckStatus;
+  command?: string;
+  exitCode?: number;
+}
+
+export interface EndTurnParams extends FolderParams {
+  turnId?: string;
+  commandsRun?: string[];
+  checks?: CheckParams[];
+}
+
+export interface ApplyEditParams {
+  edit: lsp.WorkspaceEdit;
+  label?: string;
+  sessionId?: string;
+  turnId?: string;
+  agent?: string;
+}
+
+export interface OperationParams extends FolderParams {
+  dryRun?: boolean;
+  onConflict?: OnConflict;
+  /** Only act if the operation would target this entry. */
+  expectTurnId?: string;
+}
+
+export interface RevertTurnParams extends FolderParams {
+  turnId: string;
+  dryRun?: boolean;
+  onConflict?: OnConflict;
+  /** Revert only the turn's changes to this file. */
+  uri?: string;
+}
+
+export interface RestoreParams extends FolderParams {
+  /** A checkpoint id, `#N` (turn N's last checkpoint), `#N.k`, or `last-green`. */
+  checkpointId: string;
+  dryRun?: boolean;
+  onConflict?: OnConflict;
+}
+
+export interface TimelineParams extends FolderParams {
+  sessionId?: string;
+  limit?: number;
+  before?: number;
+}
+
+export interface TurnParams extends FolderParams {
+  turnId: string;
+}
+
+export interface DiffParams extends FolderParams {
+  turnId: string;
+  uri?: string;
+}
+
+export interface FileAtParams extends FolderParams {
+  turnId: string;
+  uri: string;
+  side: "before" | "after";
+}
+
+export interface RecordCheckParams extends FolderParams {
+  name: string;
+  status: CheckStatus;
+  turnId?: string;
+  command?: string;
+  exitCode?: number;
+}
+
+// ------------------------------------------------------------------ results (protocol.py)
+
+export interface ApplyEditResult {
+  applied: boolean;
+  checkpointId: string;
+  /** The turn the batch joined. */
+  entry: Entry;
+  failureReason?: string | null;
+  folder: string;
+}
+
+export interface TimelineResult {
+  /** Newest first. */
+  entries: Entry[];
+  /** Pass as `before` for the next page; null on the last page. */
+  nextBefore?: number | null;
+  folder: string;
+}
+
+export interface DiffResult {
+  diff: string;
+  folder: string;
+}
+
+export interface FileAtResult {
+  exists: boolean;
+  content?: string | null;
+  encoding: "utf-8" | "base64";
+  folder: string;
+}
+
+export interface TimelineChangedParams {
+  folder: string;
+  head?: string | null;
+  /** `request` (this server) or `external` (another process, e.g. the CLI). */
+  reason: string;
+}
+
+// ------------------------------------------------------------------ methods
+
+export const beginTurn = new RequestType<BeginTurnParams, Entry, void>("turnback/beginTurn");
+export const endTurn = new RequestType<EndTurnParams, Entry, void>("turnback/endTurn");
+export const applyEdit = new RequestType<ApplyEditParams, ApplyEditResult, void>("turnback/applyEdit");
+export const undo = new RequestType<OperationParams, OperationResult, void>("turnback/undo");
+export const redo = new RequestType<OperationParams, OperationResult, void>("turnback/redo");
+export const revertTurn = new RequestType<RevertTurnParams, OperationResult, void>("turnback/revertTurn");
+export const restore = new RequestType<RestoreParams, OperationResult, void>("turnback/restore");
+export const timeline = new RequestType<TimelineParams, TimelineResult, void>("turnback/timeline");
+export const turn = new RequestType<TurnParams, Entry, void>("turnback/turn");
+export const diff = new RequestType<DiffParams, DiffResult, void>("turnback/diff");
+export const fileAt = new RequestType<FileAtParams, FileAtResult, void>("turnback/fileAt");
+export const recordCheck = new RequestType<RecordCheckParams, Entry, void>("turnback/recordCheck");
+export const status = new RequestType<FolderParams, StoreStatus, void>("turnback/status");
+export const timelineChanged = new NotificationType<TimelineChangedParams>("turnback/timelineChanged");
+
+/** `workspace/executeCommand` commands the server offers (registered by the language client). */
+export const SERVER_COMMANDS = {
+  undo: "turnback.undoTurn",
+  redo: "turnback.redoTurn",
+  revert: "turnback.revertTurn",
+  restore: "turnback.restore",
+} as const;
+
+/** JSON-RPC error codes (protocol.py ERROR_CODES). */
+export const ErrorCodes = {
+  error: -32001,
+  notFound: -32002,
+  nothingToDo: -32003,
+  invalidInput: -32602,
+  outsideWorkspace: -32004,
+  state: -32005,
+  stale: -32006,
+  store: -32007,
+  busy: -32008,
+  cancelled: -32800,
+} as const;

@@ -1,0 +1,76 @@
+/**
+ * What the commands accept as their argument, so they work from the palette (no argument), the
+ * panel (a tree node), a code action or another extension (an Entry, a number, "#12", an id, or
+ * `{ turnId }`). Pure module.
+ */
+import type { Entry, OnConflict } from "../lspExt";
+
+export interface TurnRef {
+  turnId: string;
+  folder?: string;
+  number?: number;
+}
+
+const ON_CONFLICT = new Set(["abort", "skip", "markers", "force"]);
+
+/** A turn reference from whatever a command was called with; undefined: ask the person. */
+export function turnRefFrom(arg: unknown): TurnRef | undefined {
+  if (arg === undefined || arg === null) {
+    return undefined;
+  }
+  if (typeof arg === "number" && Number.isInteger(arg) && arg > 0) {
+    return { turnId: String(arg), number: arg };
+  }
+  if (typeof arg === "string") {
+    const text = arg.trim();
+    if (!text) {
+      return undefined;
+    }
+    const m = /^#?(\d+)$/.exec(text);
+    return m ? { turnId: m[1], number: Number(m[1]) } : { turnId: text };
+  }
+  if (typeof arg === "object") {
+    const o = arg as Record<string, unknown>;
+    // A tree node ({ kind: "turn" | "file", entry, folder }) or an Entry or { turnId, folder }.
+    const entry = (o.entry ?? (typeof o.id === "string" && typeof o.number === "number" ? o : undefined)) as Entry | undefined;
+    const folder = typeof o.folder === "string" ? o.folder : undefined;
+    if (entry && typeof entry.id === "string") {
+      return { turnId: entry.id, folder, number: entry.number };
+    }
+    if (typeof o.turnId === "string" || typeof o.turnId === "number") {
+      const ref = turnRefFrom(o.turnId);
+      return ref ? { ...ref, folder } : undefined;
+    }
+  }
+  return undefined;
+}
+
+export function onConflictFrom(value: unknown): OnConflict | undefined {
+  return typeof value === "string" && ON_CONFLICT.has(value) ? (value as OnConflict) : undefined;
+}
+
+/** Normalise check input from an agent: `{name, status}` with a known status, or an error. */
+export function checkFrom(value: unknown): { name: string; status: "passed" | "failed" | "error" | "skipped"; command?: string; exitCode?: number } {
+  if (!value || typeof value !== "object") {
+    throw new TypeError("a check must be an object { name, status, command?, exitCode? }");
+  }
+  const o = value as Record<string, unknown>;
+  if (typeof o.name !== "string" || !o.name) {
+    throw new TypeError("a check needs a non-empty name");
+  }
+  let status = o.status;
+  if (typeof status === "boolean") {
+    status = status ? "passed" : "failed";
+  }
+  if (status !== "passed" && status !== "failed" && status !== "error" && status !== "skipped") {
+    throw new TypeError(`check ${o.name}: status must be passed, failed, error or skipped (or a boolean)`);
+  }
+  const out: { name: string; status: "passed" | "failed" | "error" | "skipped"; command?: string; exitCode?: number } = { name: o.name, status };
+  if (typeof o.command === "string") {
+    out.command = o.command;
+  }
+  if (typeof o.exitCode === "number") {
+    out.exitCode = o.exitCode;
+  }
+  return out;
+}

@@ -1,0 +1,247 @@
+/**
+ * How entries, files, checks and operation results read in the panel, the status bar and
+ * messages. Pure module (no `vscode` import).
+ */
+import type { Check, Entry, FileChange, OperationResult } from "../lspExt";
+
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/** "+12 −3" (a real minus sign); empty when nothing changed. */
+export function lineDelta(additions = 0, deletions = 0): string {
+  if (!additions && !deletions) {
+    return "";
+  }
+  return `+${additions} −${deletions}`;
+}
+
+/** "just now", "5 min ago", "3 h ago", "2 days ago", then the date. */
+export function relativeTime(iso: string | null | undefined, now: Date = new Date()): string {
+  if (!iso) {
+    return "";
+  }
+  const then = new Date(iso);
+  if (Number.isNaN(then.getTime())) {
+    return "";
+  }
+  const seconds = Math.round((now.getTime() - then.getTime()) / 1000);
+  if (seconds < 45) {
+    return "just now";
+  }
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) {
+    return `${minutes} min ago`;
+  }
+  const hours = Math.round(minutes / 60);
+  if (hours < 24) {
+    return `${hours} h ago`;
+  }
+  const days = Math.round(hours / 24);
+  if (days < 7) {
+    return plural(days, "day") + " ago";
+  }
+  return then.toISOString().slice(0, 10);
+}
+
+export type ChecksState = "passed" | "failed" | "none";
+
+/** The latest status of each named check decides (as the engine's `checks_passed`). */
+export function checksState(checks: Check[] | undefined): ChecksState {
+  if (!checks || checks.length === 0) {
+    return "none";
+  }
+  const latest = new Map<string, Check>();
+  for (const check of checks) {
+    latest.set(check.name, check);
+  }
+  for (const check of latest.values()) {
+    if (check.status !== "passed" && check.status !== "skipped") {
+      return "failed";
+    }
+  }
+  return "passed";
+}
+
+export function checksText(checks: Check[] | undefined): string {
+  const state = checksState(checks);
+  if (state === "none") {
+    return "";
+  }
+  const latest = new Map<string, Check>();
+  for (const check of checks ?? []) {
+    latest.set(check.name, check);
+  }
+  const failed = [...latest.values()].filter((c) => c.status !== "passed" && c.status !== "skipped");
+  return state === "passed" ? `✓ ${plural(latest.size, "check")}` : `✗ ${failed.map((c) => c.name).join(", ")}`;
+}
+
+const OPERATION_VERB: Record<string, string> = {
+  undo: "Undo",
+  redo: "Redo",
+  revert: "Revert",
+  restore: "Restore",
+};
+
+/** "#12 Add a login form" for a turn; "#13 Undo #12" for an operation. */
+export function entryTitle(entry: Entry): string {
+  if (entry.kind === "turn") {
+    return `#${entry.number} ${entry.label?.trim() || "(no label)"}`;
+  }
+  const verb = OPERATION_VERB[entry.kind] ?? entry.kind;
+  const label = entry.label?.trim();
+  if (label) {
+    return `#${entry.number} ${label}`;
+  }
+  return `#${entry.number} ${verb}${entry.targetNumber ? ` #${entry.targetNumber}` : ""}`;
+}
+
+export function stateText(entry: Entry): string {
+  switch (entry.state) {
+    case "applied":
+      return "applied";
+    case "reverted":
+      return "undone";
+    case "partial":
+      return "partly undone";
+    case "open":
+      return "in progress";
+    case "not-applied":
+      return "not applied";
+    default:
+      return entry.state;
+  }
+}
+
+/** "5 min ago · 3 files +12 −3 · ✓ 2 checks · undone" */
+export function entryDescription(entry: Entry, now: Date = new Date()): string {
+  const parts: string[] = [];
+  const when = relativeTime(entry.finishedAt ?? entry.createdAt, now);
+  if (when) {
+    parts.push(when);
+  }
+  const files = entry.files?.length ?? 0;
+  const delta = lineDelta(entry.additions, entry.deletions);
+  parts.push([plural(files, "file"), delta].filter(Boolean).join(" "));
+  const checks = checksText(entry.checks);
+  if (checks) {
+    parts.push(checks);
+  }
+  if (entry.state !== "applied") {
+    parts.push(stateText(entry));
+  }
+  return parts.join(" · ");
+}
+
+/** Plain-text tooltip lines (the tree view renders them as Markdown). */
+export function entryTooltip(entry: Entry): string {
+  const lines = [`**${escapeMarkdown(entryTitle(entry))}**`, ""];
+  lines.push(`State: ${stateText(entry)}${entry.verdict ? ` (verdict: ${entry.verdict})` : ""}`);
+  if (entry.agent) {
+    lines.push(`Agent: ${escapeMarkdown(entry.agent)}`);
+  }
+  if (entry.session) {
+    lines.push(`Session: ${escapeMarkdown(entry.session)}`);
+  }
+  lines.push(`Started: ${entry.createdAt}`);
+  if (entry.finishedAt) {
+    lines.push(`Finished: ${entry.finishedAt}`);
+  }
+  const files = entry.files ?? [];
+  lines.push(`Files: ${files.length} (${lineDelta(entry.additions, entry.deletions) || "no line changes"})`);
+  for (const command of entry.commands ?? []) {
+    lines.push(`Ran: \`${command.replace(/`/g, "'")}\``);
+  }
+  for (const check of entry.checks ?? []) {
+    lines.push(`Check ${escapeMarkdown(check.name)}: ${check.status}`);
+  }
+  for (const notice of entry.notices ?? []) {
+    lines.push(`Note: ${escapeMarkdown(notice)}`);
+  }
+  lines.push("", `id ${entry.id}`);
+  return lines.join("  \n");
+}
+
+export function escapeMarkdown(text: string): string {
+  return text.replace(/([\\`*_{}[\]()#+\-.!|<>])/g, "\\$1");
+}
+
+const KIND_LETTER: Record<FileChange["kind"], string> = {
+  added: "A",
+  modified: "M",
+  deleted: "D",
+  renamed: "R",
+};
+
+export function fileKindLetter(file: FileChange): string {
+  return KIND_LETTER[file.kind] ?? "?";
+}
+
+export function basename(path: string): string {
+  const i = path.lastIndexOf("/");
+  return i < 0 ? path : path.slice(i + 1);
+}
+
+export function dirname(path: string): string {
+  const i = path.lastIndexOf("/");
+  return i < 0 ? "" : path.slice(0, i);
+}
+
+/** "src/app · +3 −1 · M" */
+export function fileDescription(file: FileChange): string {
+  const parts: string[] = [];
+  const dir = dirname(file.path);
+  if (dir) {
+    parts.push(dir);
+  }
+  if (file.kind === "renamed" && file.oldPath) {
+    parts.push(`from ${file.oldPath}`);
+  }
+  if (file.binary) {
+    parts.push("binary");
+  } else {
+    const delta = lineDelta(file.additions, file.deletions);
+    if (delta) {
+      parts.push(delta);
+    }
+  }
+  if (file.withheld) {
+    parts.push(`content withheld (${file.withheld})`);
+  }
+  parts.push(fileKindLetter(file));
+  return parts.join(" · ");
+}
+
+/** The status bar text for the last turn: "#12 · 3 files". */
+export function statusBarText(entry: Entry | undefined): string {
+  if (!entry) {
+    return "Turnback";
+  }
+  const files = entry.files?.length ?? 0;
+  return `#${entry.number} · ${plural(files, "file")}${entry.state === "reverted" ? " · undone" : ""}`;
+}
+
+const OPERATION_NOUN: Record<OperationResult["operation"], string> = {
+  undo: "Undo",
+  redo: "Redo",
+  revert: "Revert",
+  restore: "Restore",
+};
+
+/** One line for a finished operation: "Undo of #12: safe — 3 files restored." */
+export function resultHeadline(result: OperationResult): string {
+  const noun = OPERATION_NOUN[result.operation] ?? result.operation;
+  const target = result.targetNumber ? ` of #${result.targetNumber}` : "";
+  const restored = result.restored?.filter((r) => r.action !== "unchanged").length ?? 0;
+  const skipped = result.skipped?.length ?? 0;
+  const conflicts = result.conflicts?.length ?? 0;
+  const counts = [plural(restored, "file") + (result.dryRun ? " would be restored" : " restored")];
+  if (skipped) {
+    counts.push(`${skipped} skipped`);
+  }
+  if (conflicts) {
+    counts.push(plural(conflicts, "conflict"));
+  }
+  const state = result.dryRun ? `(dry run, ${result.verdict})` : result.applied ? `done (${result.verdict})` : `not applied (${result.verdict})`;
+  return `${noun}${target} ${state}: ${counts.join(", ")}.`;
+}

@@ -1,0 +1,128 @@
+/**
+ * What the person is shown before and after a destructive operation: the server's dry run as a
+ * confirmation (which files change and how), the choices when the operation meets their later
+ * edits, and the outcome. Pure module: operations.ts shows these with VS Code's UI.
+ */
+import type { OnConflict, OperationResult } from "../lspExt";
+import { lineDelta, plural, resultHeadline } from "./format";
+
+export type OperationKind = OperationResult["operation"];
+
+const VERB: Record<OperationKind, string> = {
+  undo: "Undo",
+  redo: "Redo",
+  revert: "Revert",
+  restore: "Restore",
+};
+
+const ACTION_LETTER: Record<string, string> = { write: "M", create: "A", delete: "D", unchanged: "=" };
+
+export interface Confirmation {
+  /** The modal's message (one line). */
+  message: string;
+  /** The modal's detail: the files and what happens to each. */
+  detail: string;
+  /** The button that goes ahead. */
+  confirm: string;
+  /** True when the dry run found conflicts: the person must choose how to go on. */
+  needsConflictChoice: boolean;
+}
+
+export function describeTarget(result: OperationResult, fallback?: string): string {
+  const label = result.entry?.label?.trim();
+  if (result.targetNumber) {
+    return `#${result.targetNumber}${label && result.entry?.number === result.targetNumber ? `: ${label}` : ""}`;
+  }
+  return fallback ?? "";
+}
+
+export function fileLines(result: OperationResult, max = 12): string[] {
+  const lines: string[] = [];
+  for (const r of result.restored ?? []) {
+    if (r.action === "unchanged") {
+      continue;
+    }
+    const delta = lineDelta(r.additions, r.deletions);
+    lines.push(`${ACTION_LETTER[r.action] ?? "?"}  ${r.path}${delta ? `  (${delta})` : ""}${r.merged ? "  merged with later edits" : ""}`);
+  }
+  for (const c of result.conflicts ?? []) {
+    lines.push(`!  ${c.path}  conflict: ${c.reason}${c.markersWritten ? " (markers written)" : ""}`);
+  }
+  for (const s of result.skipped ?? []) {
+    lines.push(`-  ${s.path}  skipped: ${s.reason}`);
+  }
+  if (lines.length > max) {
+    const rest = lines.length - max;
+    return [...lines.slice(0, max), `… and ${plural(rest, "more file")}`];
+  }
+  return lines;
+}
+
+/** The confirmation for a dry run (`result.dryRun`), e.g. "Undo agent turn #12: Add a form?". */
+export function confirmationFor(result: OperationResult, what?: string): Confirmation {
+  const verb = VERB[result.operation] ?? result.operation;
+  const target = describeTarget(result, what);
+  const conflicts = result.conflicts?.length ?? 0;
+  const files = (result.restored ?? []).filter((r) => r.action !== "unchanged").length;
+  const noun = result.operation === "restore" ? "checkpoint" : "agent turn";
+  const message = `${verb} ${noun} ${target}?`.replace(/\s+\?$/, "?");
+  const head = conflicts
+    ? `${plural(conflicts, "file")} changed since, in the same places (conflict); ${plural(files, "file")} can be restored cleanly.`
+    : `${plural(files, "file")} will change.`;
+  const detail = [head, "", ...fileLines(result), "", result.message].filter((l, i, all) => !(l === "" && all[i - 1] === "")).join("\n").trim();
+  return { message, detail, confirm: verb, needsConflictChoice: conflicts > 0 };
+}
+
+export interface ConflictChoice {
+  value: OnConflict | "open" | "cancel";
+  label: string;
+  description: string;
+  detail?: string;
+}
+
+export function conflictChoices(result: OperationResult): ConflictChoice[] {
+  const conflicts = result.conflicts?.length ?? 0;
+  const clean = (result.restored ?? []).filter((r) => r.action !== "unchanged").length;
+  const choices: ConflictChoice[] = [];
+  if (clean > 0) {
+    choices.push({
+      value: "skip",
+      label: "$(check) Revert only the clean files",
+      description: `${plural(clean, "file")}; the ${plural(conflicts, "conflicted file")} stay as they are`,
+    });
+  }
+  choices.push(
+    {
+      value: "markers",
+      label: "$(git-merge) Write conflict markers",
+      description: "conflicted files get <<<<<<< / >>>>>>> sections to resolve by hand",
+    },
+    {
+      value: "force",
+      label: "$(warning) Force",
+      description: "put back the turn's starting content, overwriting the later edits in conflicted files",
+    },
+    {
+      value: "open",
+      label: "$(go-to-file) Open the conflicted files",
+      description: (result.conflicts ?? []).map((c) => c.path).join(", "),
+    },
+    { value: "cancel", label: "$(close) Cancel", description: "change nothing" },
+  );
+  return choices;
+}
+
+export interface Outcome {
+  severity: "info" | "warning" | "error";
+  message: string;
+  /** Paths worth opening afterwards (conflicts, files with markers). */
+  openable: string[];
+}
+
+export function outcomeFor(result: OperationResult): Outcome {
+  const headline = resultHeadline(result);
+  const conflicts = (result.conflicts ?? []).map((c) => c.path);
+  const severity = !result.applied || result.verdict === "broken" ? "error" : result.verdict === "partial" || conflicts.length ? "warning" : "info";
+  const next = result.nextAction && severity !== "info" ? ` Next: ${result.nextAction}` : "";
+  return { severity, message: `Turnback: ${headline} ${result.message}${next}`.trim(), openable: conflicts };
+}

@@ -1,0 +1,122 @@
+/**
+ * Which command starts the Turnback language server, decided in a fixed order and logged step by
+ * step: the `turnback.server.command` setting, the `turnback.server.python` setting, `turnback`
+ * on PATH, then `python3 -m turnback`. A setting that is set but does not work is an error (it
+ * is never silently skipped: the person asked for it). Pure module: the probes are injected.
+ */
+
+export interface ServerSettings {
+  command: string;
+  python: string;
+  logLevel: string;
+}
+
+export interface Probes {
+  /** The absolute path of an executable file, or undefined (`name` may be a bare name: search PATH). */
+  which(name: string): string | undefined;
+  /** Can `python` import the `turnback` package? Undefined when it can, else why not. */
+  pythonProblem(python: string): string | undefined;
+  home: string;
+  workspaceFolder?: string;
+}
+
+export type ServerSource = "setting:command" | "setting:python" | "path" | "python3";
+
+export interface ServerCommand {
+  source: ServerSource;
+  command: string;
+  args: string[];
+}
+
+export type Resolution =
+  | { ok: true; server: ServerCommand; steps: string[] }
+  | { ok: false; steps: string[]; problem: string; fix: string };
+
+/** `~` and `${workspaceFolder}` in a setting. */
+export function expandPath(value: string, home: string, workspaceFolder?: string): string {
+  let out = value.trim();
+  if (out === "~" || out.startsWith("~/")) {
+    out = home + out.slice(1);
+  }
+  if (workspaceFolder !== undefined) {
+    out = out.split("${workspaceFolder}").join(workspaceFolder);
+  }
+  return out;
+}
+
+export function serveArgs(settings: ServerSettings): string[] {
+  const args = ["serve"];
+  if (settings.logLevel && settings.logLevel !== "INFO") {
+    args.push("--log-level", settings.logLevel);
+  }
+  return args;
+}
+
+const INSTALL_FIX =
+  "Install Turnback (`pipx install turnback`, or `pip install turnback` in the environment you use), " +
+  "or set `turnback.server.command` to the `turnback` executable, or `turnback.server.python` to a Python that has it.";
+
+export function resolveServer(settings: ServerSettings, probes: Probes): Resolution {
+  const steps: string[] = [];
+  const serve = serveArgs(settings);
+
+  if (settings.command.trim()) {
+    const wanted = expandPath(settings.command, probes.home, probes.workspaceFolder);
+    const found = probes.which(wanted);
+    if (found) {
+      steps.push(`turnback.server.command = ${JSON.stringify(settings.command)}: using ${found}`);
+      return { ok: true, server: { source: "setting:command", command: found, args: serve }, steps };
+    }
+    steps.push(`turnback.server.command = ${JSON.stringify(settings.command)}: ${wanted} is not an executable file`);
+    return {
+      ok: false,
+      steps,
+      problem: `The setting turnback.server.command points to ${wanted}, which is not an executable file.`,
+      fix: "Fix or clear `turnback.server.command` (it should be the path of the `turnback` executable).",
+    };
+  }
+  steps.push("turnback.server.command: not set");
+
+  if (settings.python.trim()) {
+    const wanted = expandPath(settings.python, probes.home, probes.workspaceFolder);
+    const found = probes.which(wanted);
+    const problem = found ? probes.pythonProblem(found) : `${wanted} is not an executable file`;
+    if (found && !problem) {
+      steps.push(`turnback.server.python = ${JSON.stringify(settings.python)}: using ${found} -m turnback`);
+      return { ok: true, server: { source: "setting:python", command: found, args: ["-m", "turnback", ...serve] }, steps };
+    }
+    steps.push(`turnback.server.python = ${JSON.stringify(settings.python)}: ${problem}`);
+    return {
+      ok: false,
+      steps,
+      problem: `The setting turnback.server.python (${wanted}) cannot run Turnback: ${problem}.`,
+      fix: `Install Turnback into that interpreter (\`${wanted} -m pip install turnback\`) or fix \`turnback.server.python\`.`,
+    };
+  }
+  steps.push("turnback.server.python: not set");
+
+  const onPath = probes.which("turnback");
+  if (onPath) {
+    steps.push(`turnback on PATH: ${onPath}`);
+    return { ok: true, server: { source: "path", command: onPath, args: serve }, steps };
+  }
+  steps.push("turnback on PATH: not found");
+
+  const python3 = probes.which("python3");
+  if (python3) {
+    const problem = probes.pythonProblem(python3);
+    if (!problem) {
+      steps.push(`python3 -m turnback: ${python3} has the turnback package`);
+      return { ok: true, server: { source: "python3", command: python3, args: ["-m", "turnback", ...serve] }, steps };
+    }
+    steps.push(`python3 -m turnback: ${problem}`);
+  } else {
+    steps.push("python3 on PATH: not found");
+  }
+  return {
+    ok: false,
+    steps,
+    problem: "The Turnback language server was not found: no setting, no `turnback` on PATH, and python3 has no turnback package.",
+    fix: INSTALL_FIX,
+  };
+}

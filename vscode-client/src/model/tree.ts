@@ -1,0 +1,335 @@
+/**
+ * The side panel's tree, as plain data: workspace folders (only when there are several) →
+ * sessions → entries (turns and operations) → files. Nodes are a union discriminated on
+ * `kind`; `contextValue` carries the actions a node allows (the package.json menus match on
+ * it), and ids are stable so the selection survives a refresh.
+ *
+ * Pure module (no `vscode` import): timelineView.ts turns these nodes into TreeItems.
+ */
+import type { Entry, FileChange } from "../lspExt";
+import { basename, entryDescription, entryTitle, entryTooltip, fileDescription, plural, relativeTime } from "./format";
+
+export interface FolderTimeline {
+  /** The workspace folder's URI (as the server names it). */
+  folder: string;
+  name: string;
+  /** Newest first, as the server pages them. */
+  entries: Entry[];
+  /** The `before` of the next page, if there is one. */
+  nextBefore?: number | null;
+  /** The numbers the server's `turnback/status` gives, when known. */
+  undoTarget?: number | null;
+  redoTarget?: number | null;
+  error?: string;
+}
+
+export type RedoVia = { method: "redo" } | { method: "revertTurn"; turnId: string };
+
+export interface TurnActions {
+  /** This entry is what "Undo Agent Turn" would revert now. */
+  undo: boolean;
+  /** Its changes can be reverted (keeping later edits). */
+  revert: boolean;
+  /** What it took away (or what took it away) can be re-applied, and how. */
+  redo?: RedoVia;
+  /** It has a checkpoint to restore to. */
+  restore: boolean;
+}
+
+export interface FolderNode {
+  kind: "folder";
+  id: string;
+  folder: string;
+  label: string;
+  description: string;
+  error?: string;
+  children: TreeNode[];
+}
+
+export interface SessionNode {
+  kind: "session";
+  id: string;
+  folder: string;
+  session: string | null;
+  label: string;
+  description: string;
+  children: TreeNode[];
+}
+
+export interface TurnNode {
+  kind: "turn";
+  id: string;
+  folder: string;
+  entry: Entry;
+  label: string;
+  description: string;
+  tooltip: string;
+  icon: TurnIcon;
+  actions: TurnActions;
+  contextValue: string;
+  children: FileNode[];
+}
+
+export interface FileNode {
+  kind: "file";
+  id: string;
+  folder: string;
+  entry: Entry;
+  file: FileChange;
+  label: string;
+  description: string;
+  contextValue: string;
+}
+
+export interface MoreNode {
+  kind: "more";
+  id: string;
+  folder: string;
+  before: number;
+  label: string;
+}
+
+export interface MessageNode {
+  kind: "message";
+  id: string;
+  label: string;
+}
+
+export type TreeNode = FolderNode | SessionNode | TurnNode | FileNode | MoreNode | MessageNode;
+
+export type TurnIcon =
+  | "applied"
+  | "reverted"
+  | "partial"
+  | "open"
+  | "not-applied"
+  | "operation"
+  | "checks-failed";
+
+const REDO_KINDS = new Set(["undo", "revert", "restore"]);
+const NO_SESSION = "No session";
+
+/** The number "Undo Agent Turn" targets: the newest applied (or open) turn with checkpoints. */
+export function computeUndoTarget(entries: Entry[]): number | undefined {
+  for (const entry of entries) {
+    if (entry.kind === "turn" && (entry.state === "applied" || entry.state === "open") && (entry.checkpoints?.length ?? 1) > 0) {
+      return entry.number;
+    }
+  }
+  return undefined;
+}
+
+/** The number "Redo Agent Turn" targets: the newest applied undo / revert / restore. */
+export function computeRedoTarget(entries: Entry[]): number | undefined {
+  for (const entry of entries) {
+    if (REDO_KINDS.has(entry.kind) && entry.state === "applied") {
+      return entry.number;
+    }
+  }
+  return undefined;
+}
+
+export function turnActions(entry: Entry, byId: Map<string, Entry>, undoTarget?: number | null, redoTarget?: number | null): TurnActions {
+  const hasChanges = (entry.files?.length ?? 0) > 0;
+  const live = entry.state === "applied" || entry.state === "partial" || entry.state === "open";
+  const actions: TurnActions = {
+    undo: entry.kind === "turn" && undoTarget != null && entry.number === undoTarget,
+    revert: live && hasChanges && !(REDO_KINDS.has(entry.kind) && entry.state === "applied"),
+    restore: entry.kind === "turn" && (entry.checkpoints?.length ?? 0) > 0 && entry.state !== "not-applied",
+  };
+  if (entry.kind === "turn" && entry.state === "reverted" && entry.revertedBy) {
+    // Bring a reverted turn back: redo if what reverted it is the redo target, else revert that operation.
+    const by = byId.get(entry.revertedBy);
+    actions.redo = by && redoTarget != null && by.number === redoTarget ? { method: "redo" } : { method: "revertTurn", turnId: entry.revertedBy };
+  } else if (REDO_KINDS.has(entry.kind) && entry.state === "applied") {
+    // An undo / revert / restore that is in effect: re-apply what it took away.
+    actions.redo = redoTarget != null && entry.number === redoTarget ? { method: "redo" } : { method: "revertTurn", turnId: entry.id };
+  }
+  return actions;
+}
+
+export function contextValueFor(kind: "turn" | "file", flags: Record<string, boolean>): string {
+  return `${kind};${Object.keys(flags)
+    .filter((k) => flags[k])
+    .map((k) => `${k};`)
+    .join("")}`;
+}
+
+function turnIcon(entry: Entry): TurnIcon {
+  if (entry.kind !== "turn") {
+    return entry.state === "reverted" ? "reverted" : "operation";
+  }
+  if (entry.state === "applied" && entry.checks?.length) {
+    const latest = new Map(entry.checks.map((c) => [c.name, c] as const));
+    if ([...latest.values()].some((c) => c.status === "failed" || c.status === "error")) {
+      return "checks-failed";
+    }
+  }
+  switch (entry.state) {
+    case "reverted":
+      return "reverted";
+    case "partial":
+      return "partial";
+    case "open":
+      return "open";
+    case "not-applied":
+      return "not-applied";
+    default:
+      return "applied";
+  }
+}
+
+export function fileNode(folder: string, entry: Entry, file: FileChange, revertable: boolean): FileNode {
+  return {
+    kind: "file",
+    id: `${folder}|${entry.id}|${file.path}`,
+    folder,
+    entry,
+    file,
+    label: basename(file.path),
+    description: fileDescription(file),
+    contextValue: contextValueFor("file", {
+      revert: revertable && entry.kind === "turn",
+      exists: file.kind !== "deleted",
+      diff: !file.binary && !file.withheld,
+    }),
+  };
+}
+
+export function turnNode(folder: string, entry: Entry, actions: TurnActions, now: Date): TurnNode {
+  const revertable = actions.revert;
+  return {
+    kind: "turn",
+    id: `${folder}|${entry.id}`,
+    folder,
+    entry,
+    label: entryTitle(entry),
+    description: entryDescription(entry, now),
+    tooltip: entryTooltip(entry),
+    icon: turnIcon(entry),
+    actions,
+    contextValue: contextValueFor("turn", {
+      [entry.kind === "turn" ? "agent" : "operation"]: true,
+      undo: actions.undo,
+      revert: actions.revert,
+      redo: actions.redo !== undefined,
+      restore: actions.restore,
+      [entry.state]: true,
+    }),
+    children: (entry.files ?? []).map((file) => fileNode(folder, entry, file, revertable)),
+  };
+}
+
+/** The session an entry is listed under: its own, or (for an operation) its target's. */
+function sessionOf(entry: Entry, byId: Map<string, Entry>): string | null {
+  if (entry.session) {
+    return entry.session;
+  }
+  if (entry.kind !== "turn" && entry.target) {
+    const target = byId.get(entry.target);
+    if (target?.session) {
+      return target.session;
+    }
+  }
+  return null;
+}
+
+export function sessionNodes(timeline: FolderTimeline, now: Date = new Date()): SessionNode[] {
+  const byId = new Map(timeline.entries.map((e) => [e.id, e] as const));
+  const undoTarget = timeline.undoTarget !== undefined ? timeline.undoTarget : computeUndoTarget(timeline.entries);
+  const redoTarget = timeline.redoTarget !== undefined ? timeline.redoTarget : computeRedoTarget(timeline.entries);
+  const groups = new Map<string, { session: string | null; entries: Entry[] }>();
+  for (const entry of timeline.entries) {
+    const session = sessionOf(entry, byId);
+    const key = session ?? "\u0000none";
+    let group = groups.get(key);
+    if (!group) {
+      group = { session, entries: [] };
+      groups.set(key, group);
+    }
+    group.entries.push(entry);
+  }
+  // Map keeps insertion order, and entries come newest first: sessions are ordered by latest activity.
+  const nodes: SessionNode[] = [];
+  for (const group of groups.values()) {
+    const turns = group.entries.filter((e) => e.kind === "turn").length;
+    const agents = [...new Set(group.entries.map((e) => e.agent).filter((a): a is string => !!a))];
+    const latest = group.entries[0];
+    const description = [
+      agents.join(", "),
+      plural(turns, "turn"),
+      relativeTime(latest?.finishedAt ?? latest?.createdAt, now),
+    ]
+      .filter(Boolean)
+      .join(" · ");
+    nodes.push({
+      kind: "session",
+      id: `${timeline.folder}|session|${group.session ?? ""}`,
+      folder: timeline.folder,
+      session: group.session,
+      label: group.session ?? NO_SESSION,
+      description,
+      children: group.entries.map((entry) => turnNode(timeline.folder, entry, turnActions(entry, byId, undoTarget, redoTarget), now)),
+    });
+  }
+  return nodes;
+}
+
+function folderChildren(timeline: FolderTimeline, now: Date): TreeNode[] {
+  if (timeline.error) {
+    return [{ kind: "message", id: `${timeline.folder}|error`, label: timeline.error }];
+  }
+  const children: TreeNode[] = sessionNodes(timeline, now);
+  if (timeline.nextBefore != null) {
+    children.push({
+      kind: "more",
+      id: `${timeline.folder}|more|${timeline.nextBefore}`,
+      folder: timeline.folder,
+      before: timeline.nextBefore,
+      label: "Load older entries…",
+    });
+  }
+  return children;
+}
+
+/**
+ * The tree's top level. One folder: its sessions directly. Several: one node per folder.
+ * No entry anywhere: an empty list (the view then shows its welcome content).
+ */
+export function buildTree(timelines: FolderTimeline[], now: Date = new Date()): TreeNode[] {
+  if (timelines.every((t) => t.entries.length === 0 && !t.error)) {
+    return [];
+  }
+  if (timelines.length === 1) {
+    return folderChildren(timelines[0], now);
+  }
+  return timelines.map((t) => ({
+    kind: "folder" as const,
+    id: `${t.folder}|folder`,
+    folder: t.folder,
+    label: t.name,
+    description: t.error ? "error" : plural(t.entries.filter((e) => e.kind === "turn").length, "turn"),
+    error: t.error,
+    children: folderChildren(t, now),
+  }));
+}
+
+/** The newest agent turn across folders (for the status bar). */
+export function latestTurn(timelines: FolderTimeline[]): { folder: string; entry: Entry } | undefined {
+  let best: { folder: string; entry: Entry } | undefined;
+  for (const t of timelines) {
+    const entry = t.entries.find((e) => e.kind === "turn");
+    if (entry && (!best || entry.createdAt > best.entry.createdAt)) {
+      best = { folder: t.folder, entry };
+    }
+  }
+  return best;
+}
+
+/** Merge a further page into a folder's timeline (entries by id, newest first). */
+export function mergePage(timeline: FolderTimeline, page: Entry[], nextBefore: number | null | undefined): FolderTimeline {
+  const seen = new Set(timeline.entries.map((e) => e.id));
+  const entries = [...timeline.entries, ...page.filter((e) => !seen.has(e.id))];
+  entries.sort((a, b) => b.number - a.number);
+  return { ...timeline, entries, nextBefore };
+}

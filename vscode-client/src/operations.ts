@@ -1,0 +1,173 @@
+/**
+ * Undo, redo, revert and restore, the careful way: the server's dry run first, shown as a
+ * confirmation (which files change and how; setting `turnback.confirmDestructive`), a clear
+ * choice when the operation meets later edits (clean files only / conflict markers / force /
+ * cancel, with the conflicted files one click away), then the real operation and its outcome.
+ */
+import * as vscode from "vscode";
+import { ResponseError } from "vscode-languageclient";
+import { confirmDestructive } from "./config";
+import type { TurnbackContentProvider } from "./content";
+import { workspaceFileUri } from "./content";
+import { ServerContext, TurnbackUnavailable } from "./ctx";
+import { folderParam } from "./folders";
+import * as ext from "./lspExt";
+import { log, showLogs } from "./logger";
+import { confirmationFor, conflictChoices, outcomeFor } from "./model/preview";
+
+export type OperationRequest =
+  | { kind: "undo"; folder: string; expectTurnId?: string }
+  | { kind: "redo"; folder: string; expectTurnId?: string }
+  | { kind: "revert"; folder: string; turnId: string; uri?: string; what?: string }
+  | { kind: "restore"; folder: string; checkpointId: string; what?: string };
+
+function send(
+  ctx: ServerContext,
+  op: OperationRequest,
+  dryRun: boolean,
+  onConflict: ext.OnConflict,
+): Promise<ext.OperationResult> {
+  const common = { dryRun, onConflict, ...folderParam(op.folder) };
+  switch (op.kind) {
+    case "undo":
+      return ctx.request(ext.undo, { ...common, ...(op.expectTurnId ? { expectTurnId: op.expectTurnId } : {}) });
+    case "redo":
+      return ctx.request(ext.redo, { ...common, ...(op.expectTurnId ? { expectTurnId: op.expectTurnId } : {}) });
+    case "revert":
+      return ctx.request(ext.revertTurn, { ...common, turnId: op.turnId, ...(op.uri ? { uri: op.uri } : {}) });
+    case "restore":
+      return ctx.request(ext.restore, { ...common, checkpointId: op.checkpointId });
+  }
+}
+
+async function openFiles(folder: string, paths: string[]): Promise<void> {
+  for (const [i, path] of paths.entries()) {
+    try {
+      const doc = await vscode.workspace.openTextDocument(workspaceFileUri(folder, path));
+      await vscode.window.showTextDocument(doc, { preview: false, preserveFocus: i > 0 });
+    } catch (error) {
+      log().warn(`Could not open ${path}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+}
+
+/** Ask how to go on when the dry run (or an aborted run) found conflicts. Undefined: cancel. */
+async function chooseOnConflict(op: OperationRequest, result: ext.OperationResult): Promise<ext.OnConflict | undefined> {
+  for (;;) {
+    const choices = conflictChoices(result);
+    const picked = await vscode.window.showQuickPick(
+      choices.map((c) => ({ label: c.label, description: c.description, value: c.value })),
+      {
+        title: `Turnback: ${result.conflicts?.length ?? 0} conflicted file(s) — ${result.message}`,
+        placeHolder: "Later edits overlap this change. How should Turnback go on?",
+        ignoreFocusOut: true,
+      },
+    );
+    if (!picked || picked.value === "cancel") {
+      return undefined;
+    }
+    if (picked.value === "open") {
+      await openFiles(op.folder, (result.conflicts ?? []).map((c) => c.path));
+      continue;
+    }
+    return picked.value;
+  }
+}
+
+/** The modal confirmation over a dry run. True: go ahead. */
+async function confirm(preview: TurnbackContentProvider, result: ext.OperationResult, what?: string): Promise<boolean> {
+  const c = confirmationFor(result, what);
+  for (;;) {
+    const buttons = result.patch ? [c.confirm, "Show Changes"] : [c.confirm];
+    const choice = await vscode.window.showWarningMessage(c.message, { modal: true, detail: c.detail }, ...buttons);
+    if (choice === "Show Changes" && result.patch) {
+      const doc = await vscode.workspace.openTextDocument(preview.preview(`${result.operation}-preview.diff`, result.patch));
+      await vscode.languages.setTextDocumentLanguage(doc, "diff");
+      await vscode.window.showTextDocument(doc, { preview: true });
+      continue;
+    }
+    return choice === c.confirm;
+  }
+}
+
+/** Run one operation with preview, confirmation, conflict choice and outcome. */
+export async function runOperation(
+  ctx: ServerContext,
+  preview: TurnbackContentProvider,
+  op: OperationRequest,
+): Promise<ext.OperationResult | undefined> {
+  try {
+    let onConflict: ext.OnConflict = "abort";
+    if (confirmDestructive()) {
+      const dry = await send(ctx, op, true, "abort");
+      log().info(`Dry run of ${op.kind}: ${dry.verdict}, ${dry.restored?.length ?? 0} restored, ${dry.conflicts?.length ?? 0} conflicts`);
+      if (dry.conflicts?.length) {
+        const chosen = await chooseOnConflict(op, dry);
+        if (!chosen) {
+          return undefined;
+        }
+        onConflict = chosen;
+      } else if (!(await confirm(preview, dry, "what" in op ? op.what : undefined))) {
+        return undefined;
+      }
+    }
+    let result = await send(ctx, op, false, onConflict);
+    if (!result.applied && result.conflicts?.length && onConflict === "abort") {
+      const chosen = await chooseOnConflict(op, result);
+      if (!chosen) {
+        return result;
+      }
+      result = await send(ctx, op, false, chosen);
+    }
+    ctx.notifyChanged();
+    void showOutcome(op, result);
+    return result;
+  } catch (error) {
+    reportError(`${op.kind} failed`, error);
+    return undefined;
+  }
+}
+
+async function showOutcome(op: OperationRequest, result: ext.OperationResult): Promise<void> {
+  const outcome = outcomeFor(result);
+  log().info(outcome.message);
+  const buttons: string[] = [];
+  if (outcome.openable.length) {
+    buttons.push("Open Conflicted Files");
+  }
+  if (result.applied && (op.kind === "undo" || op.kind === "revert" || op.kind === "restore")) {
+    buttons.push("Redo");
+  }
+  const show =
+    outcome.severity === "error"
+      ? vscode.window.showErrorMessage
+      : outcome.severity === "warning"
+        ? vscode.window.showWarningMessage
+        : vscode.window.showInformationMessage;
+  const choice = await show(outcome.message, ...buttons);
+  if (choice === "Open Conflicted Files") {
+    await openFiles(op.folder, outcome.openable);
+  } else if (choice === "Redo") {
+    await vscode.commands.executeCommand("turnback.redoAgentTurn");
+  }
+}
+
+/** Errors from the server: "nothing to do" is information, the rest an error with the log. */
+export function reportError(what: string, error: unknown): void {
+  if (error instanceof ResponseError) {
+    if (error.code === ext.ErrorCodes.nothingToDo) {
+      void vscode.window.showInformationMessage(`Turnback: ${error.message}`);
+      return;
+    }
+    log().error(`${what}: ${error.message} (code ${error.code})`);
+    void vscode.window.showErrorMessage(`Turnback: ${error.message}`, "Show Logs").then((c) => c && showLogs());
+    return;
+  }
+  if (error instanceof TurnbackUnavailable) {
+    void vscode.window.showErrorMessage(`Turnback: ${error.message}`, "Show Logs").then((c) => c && showLogs());
+    return;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  log().error(`${what}: ${message}`);
+  void vscode.window.showErrorMessage(`Turnback: ${what}: ${message}`, "Show Logs").then((c) => c && showLogs());
+}

@@ -1,0 +1,78 @@
+/**
+ * Finds the command that starts the language server: the decision is model/resolve.ts (pure);
+ * this file gives it real probes (PATH lookup, "can this Python import turnback?") and logs
+ * each step to the output channel.
+ */
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import * as vscode from "vscode";
+import { serverSettings } from "./config";
+import { log } from "./logger";
+import { Probes, Resolution, resolveServer } from "./model/resolve";
+
+function isExecutable(file: string): boolean {
+  try {
+    const st = fs.statSync(file);
+    if (!st.isFile()) {
+      return false;
+    }
+    fs.accessSync(file, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function which(name: string): string | undefined {
+  if (name.includes("/") || name.includes(path.sep)) {
+    const abs = path.resolve(name);
+    return isExecutable(abs) ? abs : undefined;
+  }
+  const exts = process.platform === "win32" ? (process.env.PATHEXT ?? ".EXE;.CMD;.BAT").split(";") : [""];
+  for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
+    if (!dir) {
+      continue;
+    }
+    for (const ext of exts) {
+      const candidate = path.join(dir, name + ext);
+      if (isExecutable(candidate)) {
+        return candidate;
+      }
+    }
+  }
+  return undefined;
+}
+
+function pythonProblem(python: string): string | undefined {
+  const result = spawnSync(python, ["-c", "import turnback.cli"], { timeout: 15000, encoding: "utf8" });
+  if (result.error) {
+    return `${python} could not be run (${result.error.message})`;
+  }
+  if (result.status !== 0) {
+    const last = (result.stderr || "").trim().split("\n").pop() ?? "";
+    return `${python} cannot import turnback${last ? ` (${last})` : ""}`;
+  }
+  return undefined;
+}
+
+export function findServer(): Resolution {
+  const probes: Probes = {
+    which,
+    pythonProblem,
+    home: os.homedir(),
+    workspaceFolder: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
+  };
+  const resolution = resolveServer(serverSettings(), probes);
+  const logger = log();
+  for (const step of resolution.steps) {
+    logger.info(`Server lookup: ${step}`);
+  }
+  if (resolution.ok) {
+    logger.info(`Server command: ${[resolution.server.command, ...resolution.server.args].join(" ")}`);
+  } else {
+    logger.error(`Server lookup failed: ${resolution.problem} ${resolution.fix}`);
+  }
+  return resolution;
+}

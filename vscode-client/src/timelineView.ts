@@ -1,0 +1,247 @@
+/**
+ * The "Turnback" side panel: the server's timeline per workspace folder, fetched on
+ * `turnback/timelineChanged` (debounced) and shown as sessions → turns → files. The tree's
+ * shape and wording come from model/tree.ts; this file only fetches and renders. It keeps no
+ * timeline of its own beyond the last answer, and clears when the server stops.
+ */
+import * as vscode from "vscode";
+import { pageSize } from "./config";
+import type { ServerContext } from "./ctx";
+import { folderParam, folders } from "./folders";
+import * as ext from "./lspExt";
+import { log } from "./logger";
+import { buildTree, FolderTimeline, latestTurn, mergePage, TreeNode, TurnIcon } from "./model/tree";
+import { workspaceFileUri } from "./content";
+
+const ICONS: Record<TurnIcon, [string, string?]> = {
+  applied: ["git-commit", "charts.green"],
+  reverted: ["discard", "disabledForeground"],
+  partial: ["warning", "charts.yellow"],
+  open: ["loading~spin"],
+  "not-applied": ["error", "errorForeground"],
+  operation: ["history", "charts.blue"],
+  "checks-failed": ["git-commit", "errorForeground"],
+};
+
+export class TimelineModel implements vscode.Disposable {
+  private _timelines: FolderTimeline[] = [];
+  private readonly emitter = new vscode.EventEmitter<void>();
+  private timer: NodeJS.Timeout | undefined;
+  private generation = 0;
+  private readonly disposables: vscode.Disposable[] = [];
+  readonly onDidChange = this.emitter.event;
+
+  constructor(private readonly ctx: ServerContext) {
+    this.disposables.push(
+      ctx.onDidChangeTimeline(() => this.scheduleRefresh()),
+      ctx.onDidChangeState((state) => {
+        if (state !== "running") {
+          this.set([]);
+        } else {
+          this.scheduleRefresh();
+        }
+      }),
+      vscode.workspace.onDidChangeWorkspaceFolders(() => this.scheduleRefresh()),
+    );
+  }
+
+  get timelines(): FolderTimeline[] {
+    return this._timelines;
+  }
+
+  private set(timelines: FolderTimeline[]): void {
+    this._timelines = timelines;
+    this.emitter.fire();
+  }
+
+  /** Refetch soon; bursts of notifications collapse into one fetch. */
+  scheduleRefresh(delay = 150): void {
+    if (this.timer) {
+      clearTimeout(this.timer);
+    }
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.refresh();
+    }, delay);
+  }
+
+  async refresh(): Promise<void> {
+    const generation = ++this.generation;
+    if (this.ctx.state !== "running") {
+      this.set([]);
+      return;
+    }
+    const all = folders();
+    const limit = pageSize();
+    const timelines = await Promise.all(
+      all.map(async (f): Promise<FolderTimeline> => {
+        try {
+          const [page, status] = await Promise.all([
+            this.ctx.request(ext.timeline, { limit, ...folderParam(f.uri) }),
+            this.ctx.request(ext.status, { ...folderParam(f.uri) }).catch(() => undefined),
+          ]);
+          return {
+            folder: f.uri,
+            name: f.name,
+            entries: page.entries,
+            nextBefore: page.nextBefore,
+            ...(status ? { undoTarget: status.undoTarget ?? null, redoTarget: status.redoTarget ?? null } : {}),
+          };
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          log().warn(`Timeline of ${f.name}: ${message}`);
+          return { folder: f.uri, name: f.name, entries: [], error: `Could not read the timeline: ${message}` };
+        }
+      }),
+    );
+    if (generation === this.generation) {
+      this.set(timelines);
+    }
+  }
+
+  async loadMore(folder: string, before: number): Promise<void> {
+    const index = this._timelines.findIndex((t) => t.folder === folder);
+    if (index < 0) {
+      return;
+    }
+    const page = await this.ctx.request(ext.timeline, { limit: pageSize(), before, ...folderParam(folder) });
+    const next = [...this._timelines];
+    next[index] = mergePage(next[index], page.entries, page.nextBefore);
+    this.set(next);
+  }
+
+  /** Entries of one folder (loaded so far), newest first. */
+  entries(folder: string): ext.Entry[] {
+    return this._timelines.find((t) => t.folder === folder)?.entries ?? [];
+  }
+
+  latest(): { folder: string; entry: ext.Entry } | undefined {
+    return latestTurn(this._timelines);
+  }
+
+  dispose(): void {
+    if (this.timer) {
+      clearTimeout(this.timer);
+    }
+    this.emitter.dispose();
+    for (const d of this.disposables) {
+      d.dispose();
+    }
+  }
+}
+
+export class TimelineTreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.Disposable {
+  private readonly emitter = new vscode.EventEmitter<TreeNode | undefined | void>();
+  readonly onDidChangeTreeData = this.emitter.event;
+  private roots: TreeNode[] = [];
+  private readonly parents = new Map<string, TreeNode>();
+  private readonly subscription: vscode.Disposable;
+
+  constructor(private readonly model: TimelineModel) {
+    this.subscription = model.onDidChange(() => this.rebuild());
+  }
+
+  private rebuild(): void {
+    this.roots = buildTree(this.model.timelines);
+    this.parents.clear();
+    const walk = (node: TreeNode) => {
+      for (const child of childrenOf(node)) {
+        this.parents.set(child.id, node);
+        walk(child);
+      }
+    };
+    this.roots.forEach(walk);
+    this.emitter.fire();
+  }
+
+  getChildren(node?: TreeNode): TreeNode[] {
+    return node ? childrenOf(node) : this.roots;
+  }
+
+  getParent(node: TreeNode): TreeNode | undefined {
+    return this.parents.get(node.id);
+  }
+
+  getTreeItem(node: TreeNode): vscode.TreeItem {
+    switch (node.kind) {
+      case "folder": {
+        const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.Expanded);
+        item.id = node.id;
+        item.description = node.description;
+        item.iconPath = vscode.ThemeIcon.Folder;
+        item.contextValue = "folder";
+        return item;
+      }
+      case "session": {
+        const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.Expanded);
+        item.id = node.id;
+        item.description = node.description;
+        item.iconPath = new vscode.ThemeIcon("comment-discussion");
+        item.contextValue = "session";
+        item.tooltip = node.session ? `Agent session ${node.session}` : "Turns recorded without a session id";
+        return item;
+      }
+      case "turn": {
+        const newest = this.isNewestTurn(node);
+        const state = node.children.length === 0 ? vscode.TreeItemCollapsibleState.None : newest ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed;
+        const item = new vscode.TreeItem(node.label, state);
+        item.id = node.id;
+        item.description = node.description;
+        const tooltip = new vscode.MarkdownString(node.tooltip);
+        tooltip.supportThemeIcons = false;
+        item.tooltip = tooltip;
+        const [icon, color] = ICONS[node.icon];
+        item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
+        item.contextValue = node.contextValue;
+        item.accessibilityInformation = { label: `${node.label}, ${node.description}` };
+        return item;
+      }
+      case "file": {
+        const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
+        item.id = node.id;
+        item.description = node.description;
+        item.resourceUri = workspaceFileUri(node.folder, node.file.path);
+        item.tooltip = `${node.file.path} — ${node.file.kind} by #${node.entry.number}. Click to see the change.`;
+        item.contextValue = node.contextValue;
+        item.command = { command: "turnback.openFileDiff", title: "Open Changes", arguments: [node] };
+        return item;
+      }
+      case "more": {
+        const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
+        item.id = node.id;
+        item.iconPath = new vscode.ThemeIcon("ellipsis");
+        item.command = { command: "turnback.loadMore", title: node.label, arguments: [node] };
+        return item;
+      }
+      case "message": {
+        const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
+        item.id = node.id;
+        item.iconPath = new vscode.ThemeIcon("error", new vscode.ThemeColor("errorForeground"));
+        return item;
+      }
+    }
+  }
+
+  private isNewestTurn(node: TreeNode): boolean {
+    const parent = this.parents.get(node.id);
+    const siblings = parent ? childrenOf(parent) : this.roots;
+    const firstSession = this.roots.find((n) => n.kind === "session") ?? (this.roots[0]?.kind === "folder" ? childrenOf(this.roots[0])[0] : undefined);
+    return siblings[0]?.id === node.id && (!firstSession || parent?.id === firstSession.id);
+  }
+
+  dispose(): void {
+    this.subscription.dispose();
+    this.emitter.dispose();
+  }
+}
+
+function childrenOf(node: TreeNode): TreeNode[] {
+  switch (node.kind) {
+    case "folder":
+    case "session":
+    case "turn":
+      return node.children;
+    default:
+      return [];
+  }
+}

@@ -1,0 +1,102 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { camelize, camelKey } from "../src/model/camel";
+import {
+  checksState,
+  checksText,
+  entryDescription,
+  entryTitle,
+  fileDescription,
+  lineDelta,
+  relativeTime,
+  resultHeadline,
+  statusBarText,
+} from "../src/model/format";
+import { entry } from "./fixtures";
+
+const NOW = new Date("2025-01-01T10:06:00Z");
+
+test("camelize turns the engine's snake_case into camelCase, deeply, and keeps data keys", () => {
+  const raw = {
+    next_action: "x",
+    entry: { created_at: "t", files: [{ old_path: "a", renamed_from: null }] },
+    effects: { "01JABC": "reverted" },
+    "file:///a_b.txt": 1,
+  };
+  assert.deepEqual(camelize(raw), {
+    nextAction: "x",
+    entry: { createdAt: "t", files: [{ oldPath: "a", renamedFrom: null }] },
+    effects: { "01JABC": "reverted" },
+    "file:///a_b.txt": 1,
+  });
+  assert.equal(camelKey("target_number"), "targetNumber");
+  assert.equal(camelKey("alreadyCamel"), "alreadyCamel");
+  assert.equal(camelKey("_private"), "_private");
+});
+
+test("relative times", () => {
+  assert.equal(relativeTime("2025-01-01T10:05:50Z", NOW), "just now");
+  assert.equal(relativeTime("2025-01-01T10:01:00Z", NOW), "5 min ago");
+  assert.equal(relativeTime("2025-01-01T07:00:00Z", NOW), "3 h ago");
+  assert.equal(relativeTime("2024-12-30T10:00:00Z", NOW), "2 days ago");
+  assert.equal(relativeTime("2024-11-01T10:00:00Z", NOW), "2024-11-01");
+  assert.equal(relativeTime(undefined, NOW), "");
+  assert.equal(relativeTime("garbage", NOW), "");
+});
+
+test("line deltas use a real minus sign and vanish when nothing changed", () => {
+  assert.equal(lineDelta(12, 3), "+12 −3");
+  assert.equal(lineDelta(0, 0), "");
+  assert.equal(lineDelta(undefined, undefined), "");
+});
+
+test("checks: the latest status of each named check decides", () => {
+  assert.equal(checksState([]), "none");
+  assert.equal(checksState([{ name: "tests", status: "failed" }, { name: "tests", status: "passed" }]), "passed");
+  assert.equal(checksState([{ name: "tests", status: "passed" }, { name: "lint", status: "error" }]), "failed");
+  assert.equal(checksText([{ name: "tests", status: "passed" }, { name: "lint", status: "skipped" }]), "✓ 2 checks");
+  assert.equal(checksText([{ name: "tests", status: "failed" }]), "✗ tests");
+});
+
+test("entry titles and descriptions", () => {
+  const e = entry({ number: 12, label: "Add a login form", additions: 12, deletions: 3, files: [
+    { path: "a.ts", kind: "modified" },
+    { path: "b.ts", kind: "added" },
+  ], checks: [{ name: "tests", status: "passed" }] });
+  assert.equal(entryTitle(e), "#12 Add a login form");
+  assert.equal(entryDescription(e, NOW), "5 min ago · 2 files +12 −3 · ✓ 1 check");
+  assert.equal(entryDescription({ ...e, state: "reverted" }, NOW), "5 min ago · 2 files +12 −3 · ✓ 1 check · undone");
+  assert.equal(entryTitle(entry({ number: 3, label: "" })), "#3 (no label)");
+  assert.equal(entryTitle(entry({ number: 13, kind: "undo", label: null, targetNumber: 12 })), "#13 Undo #12");
+  assert.equal(entryTitle(entry({ number: 13, kind: "undo", label: "undo turn #12: Add a form" })), "#13 undo turn #12: Add a form");
+});
+
+test("file descriptions", () => {
+  assert.equal(fileDescription({ path: "src/app/a.ts", kind: "modified", additions: 3, deletions: 1 }), "src/app · +3 −1 · M");
+  assert.equal(fileDescription({ path: "b.png", kind: "added", binary: true }), "binary · A");
+  assert.equal(fileDescription({ path: "n.ts", kind: "renamed", oldPath: "o.ts" }), "from o.ts · R");
+  assert.equal(fileDescription({ path: ".env", kind: "modified", withheld: "secret" }), "content withheld (secret) · M");
+});
+
+test("status bar text", () => {
+  assert.equal(statusBarText(undefined), "Turnback");
+  assert.equal(statusBarText(entry({ number: 7 })), "#7 · 1 file");
+  assert.equal(statusBarText(entry({ number: 7, state: "reverted", files: [] })), "#7 · 0 files · undone");
+});
+
+test("operation headlines", () => {
+  const text = resultHeadline({
+    operation: "undo",
+    verdict: "partial",
+    applied: true,
+    targetNumber: 4,
+    restored: [{ path: "a", action: "write" }, { path: "b", action: "unchanged" }],
+    skipped: [{ path: "c", reason: "changed since" }],
+    conflicts: [],
+    nextAction: "",
+    message: "",
+  });
+  assert.equal(text, "Undo of #4 done (partial): 1 file restored, 1 skipped.");
+  const dry = resultHeadline({ operation: "revert", verdict: "safe", applied: false, dryRun: true, nextAction: "", message: "" });
+  assert.equal(dry, "Revert (dry run, safe): 0 files would be restored.");
+});

@@ -1,0 +1,165 @@
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { checkFrom, onConflictFrom, turnRefFrom } from "../src/model/args";
+import { isLspWorkspaceEdit, toLspWorkspaceEdit, touchedUris } from "../src/model/edits";
+import { confirmationFor, conflictChoices, outcomeFor } from "../src/model/preview";
+import { expandPath, Probes, resolveServer } from "../src/model/resolve";
+import { contentUri, diffTitle, joinFolderUri, parseContentUri } from "../src/model/uris";
+import type { OperationResult } from "../src/lspExt";
+
+test("src/model/ stays free of the vscode module (so these tests can run in plain node)", () => {
+  const dir = join(__dirname, "..", "..", "src", "model");
+  for (const name of readdirSync(dir)) {
+    const text = readFileSync(join(dir, name), "utf8");
+    assert.doesNotMatch(text, /from "vscode"|require\("vscode"\)/, `${name} imports vscode`);
+    assert.doesNotMatch(text, /^import (?!type)[^;]*from "vscode-languageclient/m, `${name} imports vscode-languageclient at run time`);
+  }
+});
+
+test("command arguments: nothing, numbers, '#N', ids, entries, tree nodes, {turnId}", () => {
+  assert.equal(turnRefFrom(undefined), undefined);
+  assert.equal(turnRefFrom(""), undefined);
+  assert.deepEqual(turnRefFrom(12), { turnId: "12", number: 12 });
+  assert.deepEqual(turnRefFrom("#12"), { turnId: "12", number: 12 });
+  assert.deepEqual(turnRefFrom("01JABCDEF"), { turnId: "01JABCDEF" });
+  assert.deepEqual(turnRefFrom({ id: "01J1", number: 3, kind: "turn" }), { turnId: "01J1", folder: undefined, number: 3 });
+  assert.deepEqual(turnRefFrom({ kind: "turn", folder: "file:///w", entry: { id: "01J2", number: 4 } }), { turnId: "01J2", folder: "file:///w", number: 4 });
+  assert.deepEqual(turnRefFrom({ turnId: "#5", folder: "file:///w" }), { turnId: "5", number: 5, folder: "file:///w" });
+  assert.equal(turnRefFrom({ something: 1 }), undefined);
+  assert.equal(turnRefFrom(-1), undefined);
+  assert.equal(onConflictFrom("markers"), "markers");
+  assert.equal(onConflictFrom("nope"), undefined);
+});
+
+test("checks from an agent: booleans allowed, bad input is a clear error", () => {
+  assert.deepEqual(checkFrom({ name: "tests", status: true, command: "pytest", exitCode: 0 }), { name: "tests", status: "passed", command: "pytest", exitCode: 0 });
+  assert.deepEqual(checkFrom({ name: "lint", status: "failed" }), { name: "lint", status: "failed" });
+  assert.throws(() => checkFrom({ name: "x", status: "green" }), /status must be/);
+  assert.throws(() => checkFrom({ status: "passed" }), /non-empty name/);
+  assert.throws(() => checkFrom(null), /must be an object/);
+});
+
+test("workspace edits: text edits grouped per document with versions, file operations in order", () => {
+  const r = (l: number, c: number, l2: number, c2: number) => ({ start: { line: l, character: c }, end: { line: l2, character: c2 } });
+  const edit = toLspWorkspaceEdit(
+    [
+      { type: "text", uri: "file:///w/a.ts", range: r(0, 0, 0, 1), newText: "x" },
+      { type: "text", uri: "file:///w/a.ts", range: r(2, 0, 2, 0), newText: "y\n" },
+      { type: "text", uri: "file:///w/b.ts", range: r(1, 0, 1, 3), newText: "" },
+      { type: "create", uri: "file:///w/new.ts", contents: "hello\n" },
+      { type: "rename", oldUri: "file:///w/old.ts", newUri: "file:///w/renamed.ts", overwrite: true },
+      { type: "delete", uri: "file:///w/gone.ts" },
+    ],
+    (uri) => (uri === "file:///w/a.ts" ? 7 : null),
+  );
+  assert.deepEqual(edit.documentChanges, [
+    { textDocument: { uri: "file:///w/a.ts", version: 7 }, edits: [{ range: r(0, 0, 0, 1), newText: "x" }, { range: r(2, 0, 2, 0), newText: "y\n" }] },
+    { textDocument: { uri: "file:///w/b.ts", version: null }, edits: [{ range: r(1, 0, 1, 3), newText: "" }] },
+    { kind: "create", uri: "file:///w/new.ts" },
+    { textDocument: { uri: "file:///w/new.ts", version: null }, edits: [{ range: r(0, 0, 0, 0), newText: "hello\n" }] },
+    { kind: "rename", oldUri: "file:///w/old.ts", newUri: "file:///w/renamed.ts", options: { overwrite: true } },
+    { kind: "delete", uri: "file:///w/gone.ts" },
+  ]);
+  assert.deepEqual(touchedUris(edit).sort(), ["file:///w/a.ts", "file:///w/b.ts", "file:///w/new.ts", "file:///w/renamed.ts"]);
+  assert.ok(isLspWorkspaceEdit(edit));
+  assert.ok(isLspWorkspaceEdit({ changes: { "file:///w/a.ts": [] } }));
+  assert.ok(!isLspWorkspaceEdit({ changes: 1, other: 2 }));
+  assert.ok(!isLspWorkspaceEdit(null));
+});
+
+function probes(overrides: Partial<Probes> = {}): Probes {
+  return {
+    which: (name) => ({ turnback: "/usr/bin/turnback", python3: "/usr/bin/python3", "/opt/tb/bin/turnback": "/opt/tb/bin/turnback", "/home/me/venv/bin/python": "/home/me/venv/bin/python" } as Record<string, string>)[name],
+    pythonProblem: () => undefined,
+    home: "/home/me",
+    workspaceFolder: "/w",
+    ...overrides,
+  };
+}
+
+test("server resolution: setting, then PATH, then python3 -m turnback", () => {
+  const base = { command: "", python: "", logLevel: "INFO" };
+  const explicit = resolveServer({ ...base, command: "/opt/tb/bin/turnback" }, probes());
+  assert.ok(explicit.ok && explicit.server.source === "setting:command" && explicit.server.args.join(" ") === "serve");
+
+  const python = resolveServer({ ...base, python: "~/venv/bin/python", logLevel: "DEBUG" }, probes());
+  assert.ok(python.ok);
+  assert.deepEqual(python.ok && [python.server.command, ...python.server.args], ["/home/me/venv/bin/python", "-m", "turnback", "serve", "--log-level", "DEBUG"]);
+
+  const onPath = resolveServer(base, probes());
+  assert.ok(onPath.ok && onPath.server.source === "path" && onPath.server.command === "/usr/bin/turnback");
+  assert.deepEqual(onPath.steps, ["turnback.server.command: not set", "turnback.server.python: not set", "turnback on PATH: /usr/bin/turnback"]);
+
+  const viaPython = resolveServer(base, probes({ which: (n) => (n === "python3" ? "/usr/bin/python3" : undefined) }));
+  assert.ok(viaPython.ok && viaPython.server.source === "python3");
+  assert.deepEqual(viaPython.ok && viaPython.server.args, ["-m", "turnback", "serve"]);
+});
+
+test("server resolution failures say what is wrong and how to fix it", () => {
+  const base = { command: "", python: "", logLevel: "INFO" };
+  const none = resolveServer(base, probes({ which: (n) => (n === "python3" ? "/usr/bin/python3" : undefined), pythonProblem: () => "no module named turnback" }));
+  assert.ok(!none.ok);
+  assert.match(!none.ok ? none.fix : "", /pipx install turnback/);
+  assert.match(none.steps.at(-1) ?? "", /no module named turnback/);
+
+  // A setting that is set but broken is an error, never silently skipped.
+  const broken = resolveServer({ ...base, command: "${workspaceFolder}/missing/turnback" }, probes());
+  assert.ok(!broken.ok);
+  assert.match(!broken.ok ? broken.problem : "", /\/w\/missing\/turnback/);
+  const badPython = resolveServer({ ...base, python: "/usr/bin/python3" }, probes({ pythonProblem: () => "cannot import turnback" }));
+  assert.ok(!badPython.ok && /python3 -m pip install turnback/.test(badPython.fix));
+
+  assert.equal(expandPath("~/x", "/home/me"), "/home/me/x");
+  assert.equal(expandPath("${workspaceFolder}/.venv/bin/turnback", "/h", "/w"), "/w/.venv/bin/turnback");
+});
+
+test("content URIs round-trip and name the file (for its language)", () => {
+  const parts = contentUri({ folder: "file:///w", turnId: "01J9", number: 9, side: "before", path: "src/a b.ts", uri: "file:///w/src/a%20b.ts" });
+  assert.equal(parts.scheme, "turnback");
+  assert.equal(parts.path, "/9/before/src/a b.ts");
+  assert.deepEqual(parseContentUri(parts.query), { folder: "file:///w", turnId: "01J9", number: 9, side: "before", path: "src/a b.ts", uri: "file:///w/src/a%20b.ts" });
+  assert.match(contentUri({ folder: "f", turnId: "t", number: 3, side: "patch" }).path, /turn-3\.diff$/);
+  assert.throws(() => parseContentUri("side=left"), /not a Turnback content URI/);
+  assert.equal(joinFolderUri("file:///w/", "src/a b.ts"), "file:///w/src/a%20b.ts");
+  assert.equal(diffTitle(4, "a.ts"), "#4 a.ts (before ↔ after)");
+});
+
+const dry: OperationResult = {
+  operation: "undo",
+  verdict: "safe",
+  applied: false,
+  dryRun: true,
+  targetNumber: 4,
+  entry: { id: "x", number: 4, kind: "turn", label: "Add a form", createdAt: "", state: "applied" },
+  restored: [
+    { path: "a.ts", action: "write", additions: 1, deletions: 2 },
+    { path: "new.ts", action: "delete" },
+    { path: "same.ts", action: "unchanged" },
+  ],
+  nextAction: "turnback redo",
+  message: "would undo turn #4",
+  patch: "--- a\n+++ b\n",
+};
+
+test("the confirmation lists what the dry run would change", () => {
+  const c = confirmationFor(dry);
+  assert.equal(c.message, "Undo agent turn #4: Add a form?");
+  assert.equal(c.confirm, "Undo");
+  assert.equal(c.needsConflictChoice, false);
+  assert.equal(c.detail, "2 files will change.\n\nM  a.ts  (+1 −2)\nD  new.ts\n\nwould undo turn #4");
+});
+
+test("conflicts: the choices, and the outcome's severity", () => {
+  const conflicted: OperationResult = { ...dry, verdict: "partial", conflicts: [{ path: "b.ts", reason: "edited since" }] };
+  assert.equal(confirmationFor(conflicted).needsConflictChoice, true);
+  assert.deepEqual(conflictChoices(conflicted).map((c) => c.value), ["skip", "markers", "force", "open", "cancel"]);
+  assert.deepEqual(conflictChoices({ ...conflicted, restored: [] }).map((c) => c.value), ["markers", "force", "open", "cancel"]);
+  assert.equal(outcomeFor({ ...dry, dryRun: false, applied: true }).severity, "info");
+  const partial = outcomeFor({ ...conflicted, dryRun: false, applied: true });
+  assert.equal(partial.severity, "warning");
+  assert.deepEqual(partial.openable, ["b.ts"]);
+  assert.match(partial.message, /Next: turnback redo/);
+  assert.equal(outcomeFor({ ...dry, dryRun: false, applied: false, verdict: "broken" }).severity, "error");
+});

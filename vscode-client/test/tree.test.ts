@@ -1,0 +1,130 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import {
+  buildTree,
+  computeRedoTarget,
+  computeUndoTarget,
+  FolderTimeline,
+  mergePage,
+  SessionNode,
+  sessionNodes,
+  TurnNode,
+  latestTurn,
+  turnActions,
+} from "../src/model/tree";
+import { entry } from "./fixtures";
+
+const NOW = new Date("2025-01-01T10:06:00Z");
+const F = "file:///ws";
+
+function timeline(entries: ReturnType<typeof entry>[], extra: Partial<FolderTimeline> = {}): FolderTimeline {
+  return { folder: F, name: "ws", entries, ...extra };
+}
+
+test("an empty timeline gives no nodes (the view shows its welcome)", () => {
+  assert.deepEqual(buildTree([timeline([])], NOW), []);
+  assert.deepEqual(buildTree([timeline([]), { folder: "file:///b", name: "b", entries: [] }], NOW), []);
+});
+
+test("sessions group turns, newest activity first; turns carry their files", () => {
+  const t1 = entry({ number: 1, session: "s-a", agent: "claude" });
+  const t2 = entry({ number: 2, session: "s-b" });
+  const t3 = entry({ number: 3, session: "s-a", agent: "claude", files: [
+    { path: "src/x.ts", kind: "modified", additions: 2, deletions: 0 },
+    { path: "y.ts", kind: "added", additions: 5 },
+  ] });
+  const t4 = entry({ number: 4, session: null, source: "cli" });
+  const nodes = buildTree([timeline([t4, t3, t2, t1])], NOW) as SessionNode[];
+  assert.deepEqual(nodes.map((n) => n.label), ["No session", "s-a", "s-b"]);
+  assert.equal(nodes[1].description, "claude · 2 turns · 5 min ago");
+  const turns = nodes[1].children as TurnNode[];
+  assert.deepEqual(turns.map((t) => t.label), ["#3 turn 3", "#1 turn 1"]);
+  assert.deepEqual(turns[0].children.map((f) => [f.label, f.description]), [
+    ["x.ts", "src · +2 −0 · M"],
+    ["y.ts", "+5 −0 · A"],
+  ]);
+  // Stable ids: the same entry gives the same node id on every refresh.
+  const again = buildTree([timeline([t4, t3, t2, t1])], NOW) as SessionNode[];
+  assert.equal((again[1].children[0] as TurnNode).id, turns[0].id);
+});
+
+test("an operation is listed under the session of the turn it acted on", () => {
+  const t1 = entry({ number: 1, session: "s-a" });
+  const undo = entry({ number: 2, kind: "undo", session: null, target: t1.id, targetNumber: 1, label: null });
+  const [session] = sessionNodes(timeline([undo, { ...t1, state: "reverted", revertedBy: undo.id }]), NOW);
+  assert.equal(session.label, "s-a");
+  assert.deepEqual(session.children.map((c) => (c as TurnNode).label), ["#2 Undo #1", "#1 turn 1"]);
+});
+
+test("undo and redo targets follow the engine's rules", () => {
+  const t1 = entry({ number: 1 });
+  const t2 = entry({ number: 2, state: "reverted" });
+  const undo = entry({ number: 3, kind: "undo", target: t2.id });
+  const notApplied = entry({ number: 4, state: "not-applied" });
+  assert.equal(computeUndoTarget([notApplied, undo, t2, t1]), 1);
+  assert.equal(computeRedoTarget([notApplied, undo, t2, t1]), 3);
+  assert.equal(computeRedoTarget([t1]), undefined);
+  assert.equal(computeUndoTarget([]), undefined);
+});
+
+test("turn actions and the context values the menus match", () => {
+  const t1 = entry({ number: 1 });
+  const t2 = entry({ number: 2, state: "reverted" });
+  const undo = entry({ number: 3, kind: "undo", target: t2.id });
+  t2.revertedBy = undo.id;
+  const t4 = entry({ number: 4 });
+  const entries = [t4, undo, t2, t1];
+  const byId = new Map(entries.map((e) => [e.id, e] as const));
+
+  const a4 = turnActions(t4, byId, 4, 3);
+  assert.deepEqual(a4, { undo: true, revert: true, restore: true });
+  const a1 = turnActions(t1, byId, 4, 3);
+  assert.equal(a1.undo, false);
+  assert.equal(a1.revert, true);
+  // The reverted turn comes back with redo (its undo is the redo target) ...
+  assert.deepEqual(turnActions(t2, byId, 4, 3).redo, { method: "redo" });
+  // ... or, when a later operation is the redo target, by reverting the undo that took it away.
+  assert.deepEqual(turnActions(t2, byId, 4, 9).redo, { method: "revertTurn", turnId: undo.id });
+  // The undo entry itself offers redo, not revert.
+  const aUndo = turnActions(undo, byId, 4, 3);
+  assert.equal(aUndo.revert, false);
+  assert.deepEqual(aUndo.redo, { method: "redo" });
+
+  const [session] = sessionNodes(timeline(entries, { undoTarget: 4, redoTarget: 3 }), NOW);
+  const byLabel = new Map(session.children.map((c) => [(c as TurnNode).entry.number, c as TurnNode] as const));
+  assert.equal(byLabel.get(4)!.contextValue, "turn;agent;undo;revert;restore;applied;");
+  assert.equal(byLabel.get(2)!.contextValue, "turn;agent;redo;restore;reverted;");
+  assert.equal(byLabel.get(3)!.contextValue, "turn;operation;redo;applied;");
+  assert.match(byLabel.get(4)!.contextValue, /^turn.*;undo;/);
+  assert.doesNotMatch(byLabel.get(1)!.contextValue, /^turn.*;undo;/);
+  // Files of a revertable turn offer "revert this file"; of a reverted one they do not.
+  assert.match(byLabel.get(4)!.children[0].contextValue, /^file.*;revert;/);
+  assert.doesNotMatch(byLabel.get(2)!.children[0].contextValue, /;revert;/);
+});
+
+test("several folders get a node each; one folder shows its sessions directly", () => {
+  const a = timeline([entry({ number: 1 })]);
+  const b: FolderTimeline = { folder: "file:///b", name: "b", entries: [], error: "boom" };
+  const nodes = buildTree([a, b], NOW);
+  assert.deepEqual(nodes.map((n) => [n.kind, "label" in n ? n.label : ""]), [["folder", "ws"], ["folder", "b"]]);
+  const bChildren = (nodes[1] as { children: { kind: string; label: string }[] }).children;
+  assert.deepEqual(bChildren.map((c) => [c.kind, c.label]), [["message", "boom"]]);
+});
+
+test("paging: a 'load more' node, and merging a further page", () => {
+  const page1 = timeline([entry({ number: 5 }), entry({ number: 4 })], { nextBefore: 4 });
+  const nodes = buildTree([page1], NOW);
+  assert.equal(nodes.at(-1)?.kind, "more");
+  const merged = mergePage(page1, [entry({ number: 3 }), page1.entries[1]], null);
+  assert.deepEqual(merged.entries.map((e) => e.number), [5, 4, 3]);
+  assert.equal(merged.nextBefore, null);
+});
+
+test("latest turn across folders", () => {
+  const older = entry({ number: 9, createdAt: "2025-01-01T09:00:00Z" });
+  const newer = entry({ number: 2, createdAt: "2025-01-01T10:00:00Z" });
+  const op = entry({ number: 10, kind: "undo", createdAt: "2025-01-01T11:00:00Z" });
+  const latest = latestTurn([timeline([op, older]), { folder: "file:///b", name: "b", entries: [newer] }]);
+  assert.equal(latest?.entry.number, 2);
+  assert.equal(latest?.folder, "file:///b");
+});
