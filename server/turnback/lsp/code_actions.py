@@ -5,7 +5,7 @@ In a file the last applied turn (the one "undo" would take back) changed:
 the last undo (or revert, restore) changed: "Redo agent turn #N". Each carries the command
 (``turnback.undoTurn`` …) with the entry it was offered for (``expectTurnId``), so a timeline
 that moved in between is refused instead of acted on. Code actions are asked for often, so
-what they need is computed once per timeline change and cached.
+what they need is computed once per log head and cached.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from lsprotocol import types
 from ..errors import InvalidInput, OutsideWorkspace
 from ..models import Entry
 from .documents import file_path, real_path
+from .folders import read_head
 from .protocol import CMD_REDO, CMD_REVERT, CMD_UNDO
 
 if TYPE_CHECKING:
@@ -79,10 +80,15 @@ def setup(server: TurnbackServer) -> None:
             return None
         except Exception:  # noqa: BLE001 - no store: no actions
             return None
-        targets = ls.code_action_cache.get(folder.path)
-        if targets is None:
+        # Reading the head waits for an operation in progress (it holds the store's lock), so
+        # the actions offered always match the timeline as it is once that is done.
+        head = await asyncio.to_thread(read_head, engine)
+        cached = ls.code_action_cache.get(folder.path)
+        if cached is not None and cached[0] == head:
+            targets = cached[1]
+        else:
             targets = await asyncio.to_thread(find_targets, engine)
-            ls.code_action_cache[folder.path] = targets
+            ls.code_action_cache[folder.path] = (head, targets)
         actions = []
         undo = targets.undo
         if _touches(undo, rel):

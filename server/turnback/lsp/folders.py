@@ -50,7 +50,7 @@ class Folder:
         return path == self.path or path.startswith(self.path.rstrip(os.sep) + os.sep)
 
 
-def _read_head(engine: Engine) -> str | None:
+def read_head(engine: Engine) -> str | None:
     with engine.store.locked():
         return engine.store.head()
 
@@ -75,7 +75,7 @@ class Folders:
         self.items.append(folder)
         try:
             folder.engine = await asyncio.to_thread(Engine, path)
-            folder.head = await asyncio.to_thread(_read_head, folder.engine)
+            folder.head = await asyncio.to_thread(read_head, folder.engine)
             log.info("workspace folder %s: store %s", path, folder.engine.store.path)
             if folder.engine.last_recovery:
                 log.warning(
@@ -146,7 +146,7 @@ class Folders:
             return
         async with folder.lock:
             try:
-                head = await asyncio.to_thread(_read_head, folder.engine)
+                head = await asyncio.to_thread(read_head, folder.engine)
             except TurnbackError as exc:
                 log.debug("could not read %s's head: %s", folder.path, exc.message)
                 return

