@@ -325,6 +325,10 @@ class Engine:
         renamed = [self.workspace.rel(c.renamed_from) if c.renamed_from else None for c in changes]
         with self.store.locked():
             self._refresh()
+            state = self.timeline.open_turn()
+            if turn is not None and self.timeline.resolve(turn) is not state:
+                # checked before any content is stored: a refused batch writes nothing
+                raise StateError(f"turn {turn} is not open; batches can only join the open turn")
             path_changes = []
             notices: list[str] = []
             for rel, change, source_path in zip(rels, changes, renamed):
@@ -349,12 +353,7 @@ class Engine:
                         break
                 path_changes.append(self._path_change(rel, before, after, source_path, old, change.after))
             records: list[Record] = []
-            state = self.timeline.open_turn()
             standalone = state is None
-            if turn is not None:
-                wanted = self.timeline.resolve(turn)
-                if wanted is not state:
-                    raise StateError(f"turn {turn} is not open; batches can only join the open turn")
             entry_id = state.begun.entry if state else _new_id()
             if standalone:
                 records.append(
@@ -512,6 +511,7 @@ class Engine:
     def undo(self, dry_run: bool = False, on_conflict: OnConflict = "abort", **io) -> OperationResult:
         """Revert the last applied agent turn (a turn still open is ended first, so its
         bracket's changes are recorded and it is the one undone)."""
+        _check_on_conflict(on_conflict)
         with self.store.locked():
             self._refresh()
             open_state = self.timeline.open_turn()
@@ -522,6 +522,7 @@ class Engine:
 
     def redo(self, dry_run: bool = False, on_conflict: OnConflict = "abort", **io) -> OperationResult:
         """Re-apply what the last undo, revert or restore took away."""
+        _check_on_conflict(on_conflict)
         with self.store.locked():
             self._refresh()
             target = self.timeline.redo_target()
@@ -540,6 +541,7 @@ class Engine:
         With ``paths``, only the changes to those paths (and their rename partners) are taken
         back; the entry's own state stays as it is, and the revert is its own timeline entry.
         """
+        _check_on_conflict(on_conflict)
         with self.store.locked():
             self._refresh()
             target = self.timeline.resolve(turn)
@@ -547,6 +549,7 @@ class Engine:
 
     def restore(self, checkpoint: str, dry_run: bool = False, on_conflict: OnConflict = "abort", **io) -> OperationResult:
         """Bring every file touched since ``checkpoint`` (or ``last-green``) back to its state then."""
+        _check_on_conflict(on_conflict)
         with self.store.locked():
             self._refresh()
             if checkpoint == "last-green":
@@ -907,6 +910,12 @@ def _read_json(path: Path) -> dict:
     import json
 
     return json.loads(path.read_text())
+
+
+def _check_on_conflict(on_conflict: str) -> None:
+    """Refuse a bad option before anything happens (an open turn would otherwise be ended first)."""
+    if on_conflict not in _ON_CONFLICT:
+        raise InvalidInput(f"on-conflict must be one of {', '.join(_ON_CONFLICT)}, not {on_conflict!r}")
 
 
 def _from_checkpoint(
