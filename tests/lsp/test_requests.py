@@ -1,0 +1,159 @@
+"""Turn brackets, timeline queries, JSON-RPC errors for bad input (the server keeps running and
+writes nothing), changes made by another process (the CLI), and multi-root workspaces."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import make_repo, tree_state
+
+from .editor import Editor, start
+
+UTIL = "def helper(x):\n    return x * 2\n"
+
+
+def _range(l1: int, c1: int, l2: int, c2: int) -> dict:
+    return {"start": {"line": l1, "character": c1}, "end": {"line": l2, "character": c2}}
+
+
+def _edit(uri: str, line: int, c1: int, c2: int, text: str) -> dict:
+    return {"changes": {uri: [{"range": _range(line, c1, line, c2), "newText": text}]}}
+
+
+async def expect_error(editor: Editor, code: int, method: str, params: dict) -> str:
+    with pytest.raises(Exception) as info:
+        await editor.request(method, params)
+    assert getattr(info.value, "code", None) == code, f"{method}: {info.value!r}"
+    return str(info.value)
+
+
+async def test_turn_bracket_checks_and_queries(editor: Editor, repo: Path) -> None:
+    begun = await editor.request("turnback/beginTurn", {"label": "add feature", "sessionId": "chat-7", "agent": "test-agent"})
+    assert begun["state"] == "open" and begun["number"] == 1
+    util = editor.uri("src/util.py")
+    applied = await editor.request("turnback/applyEdit", {"edit": _edit(util, 1, 15, 16, "3"), "turnId": begun["id"], "label": "batch 1"})
+    assert applied["entry"]["id"] == begun["id"]
+    (repo / "generated.txt").write_text("made by a shell command\n")  # around the server
+    ended = await editor.request(
+        "turnback/endTurn",
+        {"turnId": begun["id"], "commandsRun": ["make gen"], "checks": [{"name": "pytest", "status": "passed", "command": "pytest -q"}]},
+    )
+    assert ended["state"] == "applied" and ended["commands"] == ["make gen"]
+    assert sorted(f["path"] for f in ended["files"]) == ["generated.txt", "src/util.py"]
+    assert ended["checks"][0]["name"] == "pytest" and ended["checks"][0]["status"] == "passed"
+
+    second = await editor.request("turnback/applyEdit", {"edit": _edit(util, 1, 15, 16, "4"), "sessionId": "chat-8", "label": "four"})
+    assert second["entry"]["number"] == 2
+    checked = await editor.request("turnback/recordCheck", {"name": "pytest", "status": "failed", "exitCode": 1})
+    assert checked["number"] == 2 and checked["checks"][-1]["status"] == "failed"
+
+    page = await editor.request("turnback/timeline", {"limit": 1})
+    assert [e["number"] for e in page["entries"]] == [2] and page["nextBefore"] == 2
+    page2 = await editor.request("turnback/timeline", {"limit": 1, "before": page["nextBefore"]})
+    assert [e["number"] for e in page2["entries"]] == [1] and page2["nextBefore"] is None
+    only = await editor.request("turnback/timeline", {"sessionId": "chat-7"})
+    assert [e["number"] for e in only["entries"]] == [1]
+
+    turn = await editor.request("turnback/turn", {"turnId": "#1"})
+    assert turn["label"] == "add feature" and turn["agent"] == "test-agent"
+    diff = await editor.request("turnback/diff", {"turnId": "1", "uri": util})
+    assert "-    return x * 2" in diff["diff"] and "+    return x * 3" in diff["diff"] and "generated" not in diff["diff"]
+    created = await editor.request("turnback/fileAt", {"turnId": "1", "uri": editor.uri("generated.txt"), "side": "before"})
+    assert created["exists"] is False and created["content"] is None
+    after = await editor.request("turnback/fileAt", {"turnId": "1", "uri": editor.uri("generated.txt"), "side": "after"})
+    assert after == {"exists": True, "content": "made by a shell command\n", "encoding": "utf-8", "folder": page["folder"]}
+
+    # turn #1 passed its checks, #2 failed: restore the last green state
+    restored = await editor.request("turnback/restore", {"checkpointId": "last-green"})
+    assert restored["operation"] == "restore" and restored["verdict"] == "safe"
+    assert (repo / "src/util.py").read_text() == UTIL.replace("x * 2", "x * 3")
+    status = await editor.request("turnback/status", {})
+    assert status["entries"] == 3 and status["git_repository"] is True
+
+
+async def test_bad_input_gets_clear_errors_and_nothing_is_written(editor: Editor, repo: Path) -> None:
+    app = editor.open("src/app.py")
+    util = editor.uri("src/util.py")
+    before = tree_state(repo)
+
+    message = await expect_error(editor, -32002, "turnback/turn", {"turnId": "#99"})
+    assert "no turn #99" in message
+    await expect_error(editor, -32003, "turnback/undo", {})
+    await expect_error(editor, -32003, "turnback/redo", {})
+    # malformed edits
+    overlapping = {"changes": {util: [
+        {"range": _range(1, 4, 1, 10), "newText": "a"}, {"range": _range(1, 8, 1, 12), "newText": "b"},
+    ]}}
+    assert "overlap" in await expect_error(editor, -32602, "turnback/applyEdit", {"edit": overlapping})
+    await expect_error(editor, -32602, "turnback/applyEdit", {"label": "no edit at all"})
+    await expect_error(editor, -32602, "turnback/applyEdit", {"edit": {}})
+    await expect_error(editor, -32602, "turnback/applyEdit", {"edit": _edit(editor.uri("missing.py"), 0, 0, 0, "x")})
+    await expect_error(editor, -32602, "turnback/applyEdit", {"edit": _edit("untitled:Untitled-1", 0, 0, 0, "x")})
+    await expect_error(editor, -32602, "turnback/revertTurn", {"turnId": "1", "onConflict": "sometimes"})
+    await expect_error(editor, -32602, "turnback/timeline", {"limit": 0})
+    await expect_error(editor, -32602, "turnback/fileAt", {"turnId": "1", "uri": util, "side": "middle"})
+    # URIs outside the workspace
+    outside = Path(repo).parent / "outside.py"
+    outside.write_text("x = 1\n")
+    assert "outside" in await expect_error(editor, -32004, "turnback/applyEdit", {"edit": _edit(outside.as_uri(), 0, 0, 1, "y")})
+    dotdot = editor.uri("src") + "/../../outside.py"
+    await expect_error(editor, -32004, "turnback/applyEdit", {"edit": _edit(dotdot, 0, 0, 1, "y")})
+    await expect_error(editor, -32004, "turnback/applyEdit", {"edit": _edit(editor.uri(".git/config"), 0, 0, 0, "#")})
+    # a versioned edit for a version the editor no longer has
+    stale = {"documentChanges": [{"textDocument": {"uri": app, "version": 99}, "edits": [{"range": _range(0, 0, 0, 0), "newText": "#"}]}]}
+    assert "stale document version" in await expect_error(editor, -32006, "turnback/applyEdit", {"edit": stale})
+    # a batch may only join the open turn
+    await expect_error(editor, -32005, "turnback/endTurn", {})
+
+    assert tree_state(repo) == before
+    assert outside.read_text() == "x = 1\n"
+    assert (await editor.request("turnback/timeline", {}))["entries"] == []
+    # the server is still up and answers
+    ok = await editor.request("turnback/applyEdit", {"edit": _edit(util, 1, 15, 16, "3")})
+    assert ok["applied"] is True
+
+
+async def test_a_cli_change_is_announced(editor: Editor, repo: Path) -> None:
+    env = dict(os.environ)
+    for args in (["begin", "--label", "from a terminal"], ["end"]):
+        subprocess.run([sys.executable, "-m", "turnback", *args], cwd=repo, env=env, check=True, capture_output=True)
+    for _ in range(50):
+        if any(n["reason"] == "external" for n in editor.notifications):
+            break
+        await asyncio.sleep(0.1)
+    assert any(n["reason"] == "external" and n["folder"] == editor.uri("").rstrip("/") for n in editor.notifications), editor.notifications
+    timeline = await editor.request("turnback/timeline", {})
+    assert timeline["entries"][0]["label"] == "from a terminal"
+
+
+@pytest.mark.parametrize("client", ["neovim", "visual_studio_code"])
+async def test_multi_root_has_a_timeline_per_folder(client: str, tmp_path: Path, isolated_environment: Path) -> None:
+    a = make_repo(tmp_path / "a", {"a.py": "A = 1\n"})
+    b = make_repo(tmp_path / "b", {"b.py": "B = 1\n"})
+    editor, init = await start(client, [a, b])
+    try:
+        assert init.capabilities.workspace.workspace_folders.supported is True
+        result = await editor.request("turnback/applyEdit", {"edit": _edit(editor.uri("b.py", b), 0, 4, 5, "2")})
+        assert result["applied"] is True and result["folder"] == editor.uri("", b).rstrip("/")
+        assert (b / "b.py").read_text() == "B = 2\n"
+        assert (await editor.request("turnback/timeline", {}))["entries"] == []  # the first folder's
+        in_b = await editor.request("turnback/timeline", {"folder": editor.uri("", b)})
+        assert [e["number"] for e in in_b["entries"]] == [1]
+        both = {"changes": {
+            editor.uri("a.py", a): [{"range": _range(0, 4, 0, 5), "newText": "3"}],
+            editor.uri("b.py", b): [{"range": _range(0, 4, 0, 5), "newText": "3"}],
+        }}
+        await expect_error(editor, -32602, "turnback/applyEdit", {"edit": both})
+        undo = await editor.request("turnback/undo", {"folder": editor.uri("", b)})
+        assert undo["applied"] is True and (b / "b.py").read_text() == "B = 1\n"
+        # the turn id alone finds its folder
+        turn = await editor.request("turnback/turn", {"turnId": result["entry"]["id"]})
+        assert turn["number"] == 1
+    finally:
+        await editor.client.shutdown_session()
+        await editor.client.stop()
