@@ -8,11 +8,13 @@ listed in ``EXIT_*`` below and in docs/cli.md. Errors are one line on stderr.
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import shlex
 import subprocess
 import sys
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -30,9 +32,13 @@ EXIT_BROKEN = 11
 EXIT_CHECK_FAILED = 12
 
 
+class _UsageError(Exception):
+    """Bad arguments; ``main`` reports it like any other error (one line, JSON with --json)."""
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2
-        self.exit(EXIT_USAGE, f"turnback: error: {message} (see 'turnback --help')\n")
+        raise _UsageError(f"{message} (see 'turnback --help')")
 
 
 def _add_operation_flags(p: argparse.ArgumentParser) -> None:
@@ -121,9 +127,24 @@ def _print_json(value: Any) -> None:
     print(json.dumps(_dump(value), indent=2, ensure_ascii=False))
 
 
+def _content_json(content: bytes | None) -> dict[str, Any]:
+    """File content for JSON: text when it is UTF-8, else base64 (never a lossy decode)."""
+    if content is None:
+        return {"exists": False, "content": None, "encoding": None}
+    try:
+        return {"exists": True, "content": content.decode("utf-8"), "encoding": "utf-8"}
+    except UnicodeDecodeError:
+        return {"exists": True, "content": base64.b64encode(content).decode("ascii"), "encoding": "base64"}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    raw = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = parser.parse_args(raw)
+    except _UsageError as exc:
+        wants_json = "--json" in (raw[: raw.index("--")] if "--" in raw else raw)
+        return _fail(wants_json, "usage", str(exc), EXIT_USAGE)
     if args.command == "serve":
         from .lsp.server import run
 
@@ -135,13 +156,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run(args)
     except TurnbackError as exc:
-        if args.json:
-            print(json.dumps({"error": exc.code, "message": exc.message}), file=sys.stdout)
-        print(f"turnback: error: {exc.message}", file=sys.stderr)
-        return exc.exit_status
+        return _fail(args.json, exc.code, exc.message, exc.exit_status)
     except KeyboardInterrupt:
         print("turnback: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (``| head``): what was asked was still done
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except Exception as exc:  # a bug or an environment failure (disk full …): still one line
+        if os.environ.get("TURNBACK_DEBUG"):
+            traceback.print_exc()
+        return _fail(args.json, "internal", f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL)
+
+
+def _fail(as_json: bool, code: str, message: str, status: int) -> int:
+    """Report an error: one line on stderr (and a JSON object on stdout with --json)."""
+    message = " ".join(message.split())  # messages that quote other errors may span lines
+    if as_json:
+        print(json.dumps({"error": code, "message": message}), file=sys.stdout)
+    print(f"turnback: error: {message}", file=sys.stderr)
+    return status
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -189,7 +223,7 @@ def _run(args: argparse.Namespace) -> int:
     if cmd == "cat":
         content = engine.file_at(args.turn, args.path, "before" if args.before else "after")
         if out:
-            out({"exists": content is not None, "content": content.decode("utf-8", "replace") if content is not None else None})
+            out(_content_json(content))
         elif content is None:
             print(f"turnback: {args.path} did not exist {'before' if args.before else 'after'} that turn", file=sys.stderr)
             return EXIT_OK
@@ -219,15 +253,19 @@ def _run(args: argparse.Namespace) -> int:
         if not command:
             raise InvalidInput("check needs a command after '--', e.g. turnback check -- pytest -q")
         name = args.name or Path(command[0]).name
+        # Name the turn before running anything: a bad --turn must not run the command.
+        target = engine.entry(args.turn) if args.turn else (engine.status().open_turn or engine.entry("last"))
         try:
-            proc = subprocess.run(command, cwd=engine.workspace.root)
+            # With --json, stdout carries only the JSON answer: the command's output goes to stderr.
+            sys.stdout.flush()
+            proc = subprocess.run(command, cwd=engine.workspace.root, stdout=sys.stderr.fileno() if out else None)
             code = proc.returncode
             status = "passed" if code == 0 else "failed"
         except FileNotFoundError:
             code, status = 127, "error"
         except PermissionError:
             code, status = 126, "error"
-        entry = engine.record_check(args.turn, name, status, command=shlex.join(command), exit_code=code)
+        entry = engine.record_check(target.id, name, status, command=shlex.join(command), exit_code=code)
         if out:
             out({"turn": entry.number, "name": name, "status": status, "exit_code": code})
         else:
