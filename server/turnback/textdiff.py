@@ -34,9 +34,11 @@ def unified_diff(
     after_mode: int | None = None,
     context: int = 3,
 ) -> str:
-    """A git-style unified diff of one file ('' when nothing changed)."""
+    """A git-style unified diff of one file ('' when nothing changed; a rename alone is a header)."""
+    renamed = old_path is not None and old_path != path
+    rename_header = f"rename from {old_path}\nrename to {path}\n" if renamed else ""
     if before == after and before_mode == after_mode:
-        return ""
+        return f"diff --git a/{old_path} b/{path}\nsimilarity index 100%\n{rename_header}" if renamed else ""
     patch = pygit2.Patch.create_from(
         before,
         after,
@@ -45,6 +47,9 @@ def unified_diff(
         context_lines=context,
     )
     text = patch.text or ""
+    if renamed and text:
+        first, _, rest = text.partition("\n")
+        text = f"{first}\n{rename_header}{rest}"
     if before_mode and after_mode and before_mode != after_mode and before is not None and after is not None:
         header = f"old mode {before_mode:o}\nnew mode {after_mode:o}\n"
         first, _, rest = text.partition("\n")

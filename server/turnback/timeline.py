@@ -314,6 +314,8 @@ def aggregate_files(checkpoints: list[CheckpointRecorded]) -> list[FileChange]:
                 source = next((p for p, b in deleted.items() if p not in paired and b.oid == after.oid and not b.withheld), None)
             if source is not None:
                 paired.add(source)
+                if deleted[source].oid == after.oid:
+                    additions = deletions = 0  # the content moved unchanged: no line changed
                 files.append(
                     FileChange(path=path, kind="renamed", old_path=source, before=deleted[source], after=after,
                                additions=additions, deletions=deletions, binary=binary, withheld=withheld)
