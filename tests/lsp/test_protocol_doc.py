@@ -1,0 +1,49 @@
+"""docs/protocol.md stays in step with server/turnback/lsp/protocol.py (no server needed)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import attrs
+
+from turnback.errors import TurnbackError
+from turnback.lsp import protocol
+
+DOC = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text()
+
+
+def camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p.title() for p in rest)
+
+
+def test_every_method_command_and_notification_is_documented() -> None:
+    for method in [*protocol.PARAMS, protocol.TIMELINE_CHANGED]:
+        assert f"### `{method}`" in DOC or f"`{method}`" in DOC.split("## Requests")[1], method
+    for command in protocol.COMMANDS:
+        assert f"`{command}`" in DOC, command
+
+
+def test_every_param_and_result_field_is_documented() -> None:
+    types = {*protocol.PARAMS.values(), *protocol.COMMAND_ARGUMENTS.values(), protocol.CheckParams,
+             protocol.ApplyEditResult, protocol.TimelineResult, protocol.DiffResult, protocol.FileAtResult,
+             protocol.TimelineChangedParams}
+    for cls in types:
+        for field in attrs.fields(cls):
+            name = camel(field.name)
+            assert re.search(rf"`{name}\??`|\b{name}\??[,}} ]", DOC), f"{cls.__name__}.{name} is not in docs/protocol.md"
+
+
+def test_every_error_code_is_documented() -> None:
+    codes = {cls.rpc_code for cls in [TurnbackError, *_subclasses(TurnbackError)]} | set(protocol.ERROR_CODES)
+    table = DOC.split("## Error codes")[1]
+    for code in codes:
+        assert f"| {code} |" in table, code
+
+
+def _subclasses(cls: type) -> list[type]:
+    out = []
+    for sub in cls.__subclasses__():
+        out += [sub, *_subclasses(sub)]
+    return out
