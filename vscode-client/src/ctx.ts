@@ -6,6 +6,8 @@
  * Everything else talks to the server through `request`, which waits for a starting server and
  * camel-cases the answer (engine objects arrive snake_case, see lspExt.ts).
  */
+import * as readline from "readline";
+import type { Readable } from "stream";
 import * as vscode from "vscode";
 import type * as lsp from "vscode-languageclient";
 import {
@@ -15,13 +17,13 @@ import {
   ResponseError,
   ServerOptions,
   State,
-  TransportKind,
 } from "vscode-languageclient/node";
 import { saveEditedFiles } from "./config";
 import * as ext from "./lspExt";
 import { log, showLogs } from "./logger";
 import { camelize } from "./model/camel";
 import { touchedUris } from "./model/edits";
+import { classifyStderr } from "./model/resolve";
 import { findServer } from "./serverResolve";
 
 export type ServerState = "stopped" | "starting" | "running" | "failed";
@@ -82,8 +84,8 @@ export class ServerContext implements vscode.Disposable {
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     const serverOptions: ServerOptions = {
       command: resolution.server.command,
+      // No `transport`: with TransportKind.stdio the client would append `--stdio` to the args.
       args: resolution.server.args,
-      transport: TransportKind.stdio,
       options: { cwd: folder, env: { ...process.env, PYTHONUNBUFFERED: "1" } },
     };
     const clientOptions: LanguageClientOptions = {
@@ -92,6 +94,10 @@ export class ServerContext implements vscode.Disposable {
       documentSelector: [{ scheme: "file" }],
       outputChannel: log(),
       traceOutputChannel: log(),
+      stdioOptions: {
+        stdout: (input) => lines(input, (line) => log().info(line)),
+        stderr: (input) => lines(input, (line) => this.stderrLine(line)),
+      },
       middleware: {
         workspace: {
           handleApplyEdit: async (params, next) => {
@@ -140,6 +146,13 @@ export class ServerContext implements vscode.Disposable {
     return true;
   }
 
+  private stderrLine(line: string): void {
+    const { level, text } = classifyStderr(line, this._state === "running");
+    if (level !== "drop") {
+      log()[level](`[server] ${text}`);
+    }
+  }
+
   private async offerFix(problem: string, fix: string): Promise<void> {
     const choice = await vscode.window.showErrorMessage(`Turnback: ${problem} ${fix}`, "Show Logs", "Open Settings", "Retry");
     if (choice === "Show Logs") {
@@ -176,7 +189,9 @@ export class ServerContext implements vscode.Disposable {
     if (!(await this.start()) || !this.client) {
       throw new TurnbackUnavailable(this.lastProblem ?? "the Turnback server is not running");
     }
-    const raw = await this.client.sendRequest(type.method, params, token);
+    // Pass the token only when there is one: vscode-jsonrpc counts an `undefined` argument as a
+    // second parameter and would send the params by position, as an array.
+    const raw = token ? await this.client.sendRequest(type.method, params, token) : await this.client.sendRequest(type.method, params);
     return camelize<R>(raw);
   }
 
@@ -200,6 +215,10 @@ export class ServerContext implements vscode.Disposable {
 }
 
 export class TurnbackUnavailable extends Error {}
+
+function lines(input: Readable, onLine: (line: string) => void): void {
+  readline.createInterface({ input, crlfDelay: Infinity, terminal: false, historySize: 0 }).on("line", onLine);
+}
 
 async function saveTouched(edit: { changes?: Record<string, unknown>; documentChanges?: unknown[] }, dirtyBefore: Set<string>): Promise<void> {
   const uris = new Set<string>(touchedUris(edit as lsp.WorkspaceEdit).map((u) => vscode.Uri.parse(u).toString()));

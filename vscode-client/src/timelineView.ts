@@ -222,11 +222,18 @@ export class TimelineTreeProvider implements vscode.TreeDataProvider<TreeNode>, 
     }
   }
 
+  /** The newest agent turn of the first group opens expanded, so its files show at a glance. */
   private isNewestTurn(node: TreeNode): boolean {
+    if (node.kind !== "turn" || node.entry.kind !== "turn") {
+      return false;
+    }
     const parent = this.parents.get(node.id);
-    const siblings = parent ? childrenOf(parent) : this.roots;
-    const firstSession = this.roots.find((n) => n.kind === "session") ?? (this.roots[0]?.kind === "folder" ? childrenOf(this.roots[0])[0] : undefined);
-    return siblings[0]?.id === node.id && (!firstSession || parent?.id === firstSession.id);
+    const first = this.roots[0]?.kind === "folder" ? childrenOf(this.roots[0])[0] : this.roots[0];
+    if (!parent || parent.id !== first?.id) {
+      return false;
+    }
+    const newest = childrenOf(parent).find((n) => n.kind === "turn" && n.entry.kind === "turn");
+    return newest?.id === node.id;
   }
 
   dispose(): void {

@@ -5,7 +5,7 @@ import { test } from "node:test";
 import { checkFrom, onConflictFrom, turnRefFrom } from "../src/model/args";
 import { isLspWorkspaceEdit, toLspWorkspaceEdit, touchedUris } from "../src/model/edits";
 import { confirmationFor, conflictChoices, outcomeFor } from "../src/model/preview";
-import { expandPath, Probes, resolveServer } from "../src/model/resolve";
+import { classifyStderr, expandPath, Probes, resolveServer } from "../src/model/resolve";
 import { contentUri, diffTitle, joinFolderUri, parseContentUri } from "../src/model/uris";
 import type { OperationResult } from "../src/lspExt";
 
@@ -155,11 +155,23 @@ test("conflicts: the choices, and the outcome's severity", () => {
   const conflicted: OperationResult = { ...dry, verdict: "partial", conflicts: [{ path: "b.ts", reason: "edited since" }] };
   assert.equal(confirmationFor(conflicted).needsConflictChoice, true);
   assert.deepEqual(conflictChoices(conflicted).map((c) => c.value), ["skip", "markers", "force", "open", "cancel"]);
-  assert.deepEqual(conflictChoices({ ...conflicted, restored: [] }).map((c) => c.value), ["markers", "force", "open", "cancel"]);
+  assert.match(conflictChoices(conflicted)[0].description, /^2 files; the 1 conflicted file stay/);
+  assert.match(conflictChoices({ ...conflicted, restored: [] })[0].description, /^the files without conflicts/);
   assert.equal(outcomeFor({ ...dry, dryRun: false, applied: true }).severity, "info");
   const partial = outcomeFor({ ...conflicted, dryRun: false, applied: true });
   assert.equal(partial.severity, "warning");
   assert.deepEqual(partial.openable, ["b.ts"]);
   assert.match(partial.message, /Next: turnback redo/);
   assert.equal(outcomeFor({ ...dry, dryRun: false, applied: false, verdict: "broken" }).severity, "error");
+});
+
+test("server stderr: its own records are dropped once they arrive as logMessage; the rest keeps its level", () => {
+  const info = "2026-11-25 23:01:54,195 INFO turnback.lsp: turnback 0.1.0 language server starting";
+  assert.deepEqual(classifyStderr(info, false), { level: "info", text: "turnback.lsp: turnback 0.1.0 language server starting" });
+  assert.equal(classifyStderr(info, true).level, "drop");
+  const pygls = "2026-11-25 22:51:42,306 ERROR pygls.protocol.json_rpc: Exception occurred for message \"10\"";
+  assert.deepEqual(classifyStderr(pygls, true), { level: "error", text: 'pygls.protocol.json_rpc: Exception occurred for message "10"' });
+  assert.equal(classifyStderr("Traceback (most recent call last):", true).level, "error");
+  assert.equal(classifyStderr("turnback: error: unrecognized arguments: --stdio", false).level, "error");
+  assert.equal(classifyStderr("   ", true).level, "drop");
 });

@@ -84,14 +84,15 @@ export function conflictChoices(result: OperationResult): ConflictChoice[] {
   const conflicts = result.conflicts?.length ?? 0;
   const clean = (result.restored ?? []).filter((r) => r.action !== "unchanged").length;
   const choices: ConflictChoice[] = [];
-  if (clean > 0) {
-    choices.push({
+  choices.push(
+    {
       value: "skip",
       label: "$(check) Revert only the clean files",
-      description: `${plural(clean, "file")}; the ${plural(conflicts, "conflicted file")} stay as they are`,
-    });
-  }
-  choices.push(
+      description:
+        clean > 0
+          ? `${plural(clean, "file")}; the ${plural(conflicts, "conflicted file")} stay as they are`
+          : `the files without conflicts; the ${plural(conflicts, "conflicted file")} stay as they are`,
+    },
     {
       value: "markers",
       label: "$(git-merge) Write conflict markers",

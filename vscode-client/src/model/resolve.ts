@@ -120,3 +120,26 @@ export function resolveServer(settings: ServerSettings, probes: Probes): Resolut
     fix: INSTALL_FIX,
   };
 }
+
+export type StderrLevel = "drop" | "debug" | "info" | "warn" | "error";
+
+const LOG_LINE = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:,\d+)? (DEBUG|INFO|WARNING|ERROR|CRITICAL) ([\w.]+): (.*)$/;
+
+/**
+ * How a line the server wrote on stderr goes into the output channel. The server logs each of
+ * its own records on stderr AND as window/logMessage: once the client runs, its `turnback.*`
+ * records on stderr are duplicates and are dropped. Everything else keeps its level; lines that
+ * are not log records (a traceback, a crash before the connection) are errors.
+ */
+export function classifyStderr(line: string, running: boolean): { level: StderrLevel; text: string } {
+  const m = LOG_LINE.exec(line);
+  if (!m) {
+    return { level: line.trim() ? "error" : "drop", text: line };
+  }
+  const [, levelName, logger, message] = m;
+  if (running && (logger === "turnback" || logger.startsWith("turnback."))) {
+    return { level: "drop", text: line };
+  }
+  const level: StderrLevel = levelName === "DEBUG" ? "debug" : levelName === "INFO" ? "info" : levelName === "WARNING" ? "warn" : "error";
+  return { level, text: `${logger}: ${message}` };
+}

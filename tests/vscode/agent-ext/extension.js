@@ -1,0 +1,64 @@
+// A minimal agent extension, as a real one would use Turnback: get the API from the Turnback
+// extension, begin a turn, apply a vscode.WorkspaceEdit through it, end the turn with checks.
+const fs = require("fs");
+const path = require("path");
+const vscode = require("vscode");
+
+function out(name, data) {
+  const dir = process.env.TURNBACK_TEST_AGENT_OUT;
+  if (dir) {
+    fs.writeFileSync(path.join(dir, name), JSON.stringify(data, null, 2));
+  }
+}
+
+function replaceAll(edit, doc, from, to) {
+  const text = doc.getText();
+  let at = text.indexOf(from);
+  while (at >= 0) {
+    edit.replace(doc.uri, new vscode.Range(doc.positionAt(at), doc.positionAt(at + from.length)), to);
+    at = text.indexOf(from, at + from.length);
+  }
+}
+
+async function run() {
+  const started = Date.now();
+  try {
+    const turnback = vscode.extensions.getExtension("turnback.turnback");
+    const api = await turnback.activate();
+    const folder = vscode.workspace.workspaceFolders[0].uri;
+    const greet = await vscode.workspace.openTextDocument(vscode.Uri.joinPath(folder, "app", "greet.py"));
+    const main = await vscode.workspace.openTextDocument(vscode.Uri.joinPath(folder, "app", "main.py"));
+
+    const turn = await api.beginTurn({ label: "Rename greet to welcome and add a helper", sessionId: "agent-session-1", agent: "test-agent" });
+    const edit = new vscode.WorkspaceEdit();
+    replaceAll(edit, greet, "def greet(", "def welcome(");
+    replaceAll(edit, greet, "Hello", "Welcome");
+    replaceAll(edit, main, "import greet", "import welcome");
+    replaceAll(edit, main, "greet(", "welcome(");
+    edit.createFile(vscode.Uri.joinPath(folder, "app", "helper.py"), {
+      contents: Buffer.from('def shout(text):\n    return text.upper() + "!"\n'),
+    });
+    const applied = await api.applyEdit(edit, { label: "rename + helper" });
+    const ended = await api.endTurn({ turnId: turn.id, commandsRun: ["python -m pytest -q"], checks: [{ name: "tests", status: true, command: "python -m pytest -q" }] });
+    out("agent.json", { ok: true, apiVersion: api.apiVersion, turn, applied, ended, ms: Date.now() - started });
+    vscode.window.showInformationMessage(`Test agent: turn #${ended.number} recorded (${(ended.files || []).length} files)`);
+  } catch (error) {
+    out("agent.json", { ok: false, error: String(error && error.stack ? error.stack : error) });
+    vscode.window.showErrorMessage(`Test agent failed: ${error}`);
+  }
+}
+
+async function dump() {
+  const docs = vscode.workspace.textDocuments
+    .filter((d) => d.uri.scheme === "file")
+    .map((d) => ({ path: d.uri.fsPath, text: d.getText(), isDirty: d.isDirty, version: d.version }));
+  out("documents.json", { docs });
+}
+
+exports.activate = (context) => {
+  context.subscriptions.push(
+    vscode.commands.registerCommand("turnbackTestAgent.run", run),
+    vscode.commands.registerCommand("turnbackTestAgent.dump", dump),
+  );
+};
+exports.deactivate = () => {};

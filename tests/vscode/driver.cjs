@@ -1,0 +1,258 @@
+// Drives the real VS Code workbench (code-server) in Debian's Chromium with playwright-core, as a
+// person would: palette, terminal, editor, side panel, dialogs. Run by test_vscode_e2e.py, which
+// prepares the repository and code-server and checks the disk afterwards.
+//
+// Usage: node driver.cjs CONFIG.json — CONFIG has url, playwright (path of playwright-core),
+// chromium, agentOut (the test agent's output folder), artifacts (screenshot folder), results
+// (where this script writes what it saw, step by step).
+"use strict";
+
+const fs = require("fs");
+const path = require("path");
+
+const config = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
+const { chromium } = require(config.playwright);
+
+const results = { steps: {}, log: [] };
+const T0 = Date.now();
+
+function note(message) {
+  const line = `[${((Date.now() - T0) / 1000).toFixed(1)}s] ${message}`;
+  results.log.push(line);
+  console.log(line);
+}
+
+function save() {
+  fs.writeFileSync(config.results, JSON.stringify(results, null, 2));
+}
+
+async function step(name, fn) {
+  const started = Date.now();
+  note(`step ${name}: start`);
+  try {
+    const data = await fn();
+    results.steps[name] = { ok: true, ms: Date.now() - started, ...(data || {}) };
+    note(`step ${name}: ok`);
+  } catch (error) {
+    results.steps[name] = { ok: false, ms: Date.now() - started, error: String(error && error.stack ? error.stack : error) };
+    note(`step ${name}: FAILED ${error && error.message ? error.message : error}`);
+    if (page) {
+      await page.screenshot({ path: path.join(config.artifacts, `failed-${name}.png`) }).catch(() => {});
+    }
+  }
+  save();
+  return results.steps[name].ok;
+}
+
+async function waitFor(what, predicate, timeout = 30000, interval = 200) {
+  const end = Date.now() + timeout;
+  for (;;) {
+    const value = await predicate();
+    if (value) {
+      return value;
+    }
+    if (Date.now() > end) {
+      throw new Error(`timed out after ${timeout} ms waiting for ${what}`);
+    }
+    await new Promise((r) => setTimeout(r, interval));
+  }
+}
+
+function readJson(file) {
+  try {
+    return JSON.parse(fs.readFileSync(file, "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+let page;
+
+const palette = () => page.locator(".quick-input-widget");
+const sidebar = () => page.locator('[id="workbench.parts.sidebar"]');
+const panelRow = (text) => sidebar().locator(".monaco-list-row", { hasText: text }).first();
+
+async function runCommand(title) {
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("F1");
+  const input = palette().locator("input").first();
+  await input.waitFor({ state: "visible", timeout: 10000 });
+  await input.fill(`>${title}`);
+  // Wait for the exact command in the list, then run it.
+  const row = palette().locator(".monaco-list-row", { hasText: title }).first();
+  await row.waitFor({ state: "visible", timeout: 10000 });
+  await page.keyboard.press("Enter");
+  // The palette lingers a moment after Enter: wait until it has closed.
+  await palette().waitFor({ state: "hidden", timeout: 10000 }).catch(() => {});
+}
+
+async function openFile(relative) {
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("Control+P");
+  const input = palette().locator("input").first();
+  await input.waitFor({ state: "visible", timeout: 10000 });
+  await input.fill(relative);
+  const row = palette().locator(".monaco-list-row", { hasText: path.basename(relative) }).first();
+  await row.waitFor({ state: "visible", timeout: 10000 });
+  await page.keyboard.press("Enter");
+  await page.locator(".tabs-container .tab", { hasText: path.basename(relative) }).first().waitFor({ timeout: 10000 });
+  await page.locator(".monaco-editor .view-lines").first().waitFor({ timeout: 10000 });
+}
+
+async function documents() {
+  const file = path.join(config.agentOut, "documents.json");
+  fs.rmSync(file, { force: true });
+  await runCommand("Test Agent: Report Open Documents");
+  return waitFor("the test agent's document report", () => readJson(file), 15000);
+}
+
+async function showPanel() {
+  const turnbackIcon = page.locator('.activitybar .action-item a[aria-label^="Turnback"]').first();
+  const checked = await page.locator('.activitybar .action-item.checked a[aria-label^="Turnback"]').count();
+  if (!checked) {
+    await turnbackIcon.click();
+  }
+  // One view in the container: VS Code hides its pane header and titles the side bar with it.
+  await sidebar().locator(".composite.title", { hasText: "Turnback" }).first().waitFor({ timeout: 10000 });
+}
+
+async function main() {
+  fs.mkdirSync(config.artifacts, { recursive: true });
+  const browser = await chromium.launch({
+    executablePath: config.chromium,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"],
+    env: { ...process.env },
+  });
+  const context = await browser.newContext({ viewport: { width: 1400, height: 860 }, deviceScaleFactor: 1 });
+  page = await context.newPage();
+  page.on("pageerror", (e) => note(`page error: ${e.message}`));
+
+  const ready = await step("workbench", async () => {
+    await page.goto(config.url, { waitUntil: "domcontentloaded", timeout: 60000 });
+    await page.locator(".monaco-workbench").waitFor({ timeout: 60000 });
+    note("workbench visible");
+    await page.locator('.activitybar .action-item a[aria-label^="Turnback"]').first().waitFor({ timeout: 60000 });
+    await showPanel();
+    note("Turnback panel shown");
+    // The welcome content for a running server with no turns yet.
+    await sidebar().getByText("No agent turns yet.").first().waitFor({ timeout: 60000 });
+    return { url: config.url };
+  });
+  if (!ready) {
+    await browser.close();
+    return;
+  }
+
+  // (2) A turn bracketed from the integrated terminal with the CLI shows up in the panel.
+  await step("cli_turn", async () => {
+    await runCommand("Terminal: Create New Terminal");
+    const terminal = page.locator(".terminal-wrapper.active .xterm, .terminal .xterm").first();
+    await terminal.waitFor({ timeout: 20000 });
+    await page.waitForTimeout(1500); // let the shell print its prompt
+    await terminal.click();
+    note("terminal ready");
+    const command =
+      'turnback begin --label "Document how to run it (from the terminal)" --session terminal --agent shell' +
+      ' && printf "\\nRun it with: python -m app.main\\n" >> README.md && turnback end --command "edit README.md" && echo CLI-TURN-DONE';
+    await page.keyboard.type(command, { delay: 2 });
+    await page.keyboard.press("Enter");
+    note("CLI command typed");
+    await waitFor("the CLI turn in the panel", async () => {
+      await showPanel();
+      return (await panelRow("Document how to run it").count()) > 0;
+    }, 45000, 500);
+    const text = await panelRow("Document how to run it").innerText();
+    await runCommand("View: Close Panel").catch(() => {});
+    return { row: text };
+  });
+
+  // (1) The test agent edits three files through Turnback's API, as one turn.
+  await step("agent_turn", async () => {
+    await openFile("app/greet.py");
+    fs.rmSync(path.join(config.agentOut, "agent.json"), { force: true });
+    await runCommand("Test Agent: Make a Multi-File Edit");
+    const agent = await waitFor("the test agent's result", () => readJson(path.join(config.agentOut, "agent.json")), 30000);
+    if (!agent.ok) {
+      throw new Error(`the test agent failed: ${agent.error}`);
+    }
+    await showPanel();
+    await panelRow("Rename greet to welcome").waitFor({ timeout: 20000 });
+    const docs = await documents();
+    const status = await page.locator('.statusbar-item', { hasText: `#${agent.ended.number} ·` }).first().innerText({ timeout: 10000 });
+    return { agent, docs: docs.docs, statusBar: status, row: await panelRow("Rename greet to welcome").innerText() };
+  });
+
+  // (3) The person types in greet.py (unsaved); Undo Agent Turn reverts the agent, keeps the person.
+  await step("undo_keeps_unsaved_edit", async () => {
+    await openFile("app/greet.py");
+    const editor = page.locator(".monaco-editor .view-lines").first();
+    await editor.click();
+    await page.keyboard.press("Control+End");
+    await page.keyboard.type("# the person's own note, not saved", { delay: 5 });
+    await page.locator(".tabs-container .tab.dirty", { hasText: "greet.py" }).first().waitFor({ timeout: 5000 });
+    const before = await documents();
+
+    await runCommand("Turnback: Undo Agent Turn");
+    // The dry run's preview, as a modal confirmation.
+    const dialog = page.locator(".monaco-dialog-box").first();
+    await dialog.waitFor({ timeout: 20000 });
+    const preview = await dialog.innerText();
+    await page.screenshot({ path: path.join(config.artifacts, "confirm.png") });
+    await dialog.locator(".monaco-button", { hasText: /^Undo$/ }).first().click();
+    const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "Undo of #" }).first();
+    await toast.waitFor({ timeout: 30000 });
+    const outcome = await toast.innerText();
+    const after = await waitFor("the buffer without the agent's change", async () => {
+      const d = await documents();
+      const greet = d.docs.find((x) => x.path.endsWith(path.join("app", "greet.py")));
+      return greet && !greet.text.includes("welcome") ? d : undefined;
+    }, 15000, 500);
+    const dirtyTab = (await page.locator(".tabs-container .tab.dirty", { hasText: "greet.py" }).count()) > 0;
+    return { before: before.docs, after: after.docs, preview, outcome, dirtyTab };
+  });
+
+  // (4) The panel shows the turns; clicking a file opens VS Code's diff editor.
+  await step("panel_and_diff", async () => {
+    await page.keyboard.press("Escape");
+    await showPanel();
+    const turnRow = panelRow("#2 Rename greet to welcome");
+    await turnRow.waitFor({ timeout: 10000 });
+    const turnText = await turnRow.innerText();
+    // Expand the agent's turn if needed, then click its greet.py.
+    const expanded = await turnRow.getAttribute("aria-expanded");
+    if (expanded !== "true") {
+      await turnRow.click();
+    }
+    const rows = await sidebar().locator(".monaco-list-row").allInnerTexts();
+    await page.mouse.move(5, 5);
+    await page.screenshot({ path: path.join(config.artifacts, "panel.png") });
+    // The agent turn's own main.py: the first main.py row after the turn's row.
+    const turnIndex = rows.findIndex((r) => r.includes("#2 Rename greet to welcome"));
+    const fileIndex = rows.findIndex((r, i) => i > turnIndex && r.includes("main.py"));
+    if (turnIndex < 0 || fileIndex < 0) {
+      throw new Error(`no main.py row under the agent's turn in ${JSON.stringify(rows)}`);
+    }
+    await sidebar().locator(".monaco-list-row").nth(fileIndex).click();
+    const diffEditor = page.locator(".monaco-diff-editor").first();
+    await diffEditor.waitFor({ timeout: 20000 });
+    const tab = await page.locator(".tabs-container .tab.active").first().innerText();
+    await page.waitForTimeout(800);
+    const original = await diffEditor.locator(".editor.original .view-lines").innerText();
+    const modified = await diffEditor.locator(".editor.modified .view-lines").innerText();
+    await page.screenshot({ path: path.join(config.artifacts, "diff.png") });
+    return { turnRow: turnText, rows, tab, original, modified };
+  });
+
+  await browser.close();
+}
+
+main()
+  .catch((error) => {
+    results.fatal = String(error && error.stack ? error.stack : error);
+    note(`fatal: ${results.fatal}`);
+  })
+  .finally(() => {
+    results.seconds = (Date.now() - T0) / 1000;
+    save();
+    process.exit(0);
+  });

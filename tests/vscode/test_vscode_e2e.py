@@ -1,0 +1,148 @@
+"""Turnback in the real VS Code workbench (code-server + Chromium, driven by driver.cjs).
+
+One workbench run per module, a person's session in order: a turn bracketed from the integrated
+terminal with the CLI; a test agent extension's multi-file edit through Turnback's API; the
+person's unsaved edit in a file that turn touched; "Turnback: Undo Agent Turn" from the palette;
+the panel and a file's diff. Each test below checks one part of what the run saw, and the disk.
+Screenshots are kept in artifacts/vscode/ (and the panel's in docs/images/panel.png when that is
+missing or TURNBACK_UPDATE_DOCS_IMAGES=1).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .harness import GREET, ROOT, Workbench, missing_tools
+
+pytestmark = pytest.mark.timeout(420)
+
+MISSING = missing_tools()
+if MISSING:
+    pytest.skip(
+        "VS Code end-to-end tools are not set up (run scripts/setup-vscode.sh): " + ", ".join(MISSING),
+        allow_module_level=True,
+    )
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory):
+    bench = Workbench.create(tmp_path_factory.mktemp("vscode"))
+    git_before = _git_state(bench)
+    bench.install()
+    bench.start()
+    try:
+        results = bench.drive()
+    finally:
+        bench.stop()
+    results["bench"] = bench
+    results["git_before"] = git_before
+    return results
+
+
+def _git_state(bench: Workbench) -> tuple[str, str]:
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=bench.repo, env=bench.env, capture_output=True, text=True, check=True).stdout
+
+    return git("log", "--all", "--format=%H %s"), git("for-each-ref")
+
+
+def _step(run: dict, name: str) -> dict:
+    step = run["steps"].get(name)
+    assert step is not None, f"the run never reached step {name!r}; fatal: {run.get('fatal')}\n" + "\n".join(run["log"][-20:])
+    assert step["ok"], f"step {name} failed:\n{step.get('error')}\n--- driver log ---\n" + "\n".join(run["log"][-30:])
+    return step
+
+
+def _doc(docs: list[dict], suffix: str) -> dict:
+    found = [d for d in docs if d["path"].endswith(suffix)]
+    assert found, f"{suffix} is not open in the editor: {[d['path'] for d in docs]}"
+    return found[0]
+
+
+def test_workbench_starts_the_server_and_shows_the_empty_panel(run):
+    _step(run, "workbench")
+
+
+def test_cli_turn_from_the_terminal_appears_in_the_panel(run):
+    step = _step(run, "cli_turn")
+    assert "#1" in step["row"] and "Document how to run it" in step["row"]
+    bench: Workbench = run["bench"]
+    entry = bench.turnback("show", "1")
+    assert entry["source"] == "cli" and entry["session"] == "terminal"
+    assert [f["path"] for f in entry["files"]] == ["README.md"]
+
+
+def test_agent_extension_edits_three_files_as_one_turn(run):
+    step = _step(run, "agent_turn")
+    agent = step["agent"]
+    assert agent["apiVersion"] == 1
+    assert agent["applied"]["applied"] is True, agent["applied"]
+    ended = agent["ended"]
+    assert ended["number"] == 2 and ended["kind"] == "turn"
+    assert sorted(f["path"] for f in ended["files"]) == ["app/greet.py", "app/helper.py", "app/main.py"]
+    assert [c["status"] for c in ended["checks"]] == ["passed"]
+    assert ended["commands"] == ["python -m pytest -q"]
+    # One turn; the three files went in as one recorded batch (the applyEdit's checkpoint).
+    bench: Workbench = run["bench"]
+    entries = bench.turnback("log")
+    turns = [e for e in entries if e["kind"] == "turn"]
+    assert [t["number"] for t in turns] == [2, 1]
+    batch = [c for c in turns[0]["checkpoints"] if c["label"] == "rename + helper"]
+    assert len(batch) == 1 and sorted(batch[0]["paths"]) == ["app/greet.py", "app/helper.py", "app/main.py"], turns[0]["checkpoints"]
+    # The open greet.py got the edit through the editor, and was saved (it had no unsaved edits).
+    greet = _doc(step["docs"], "app/greet.py")
+    assert "def welcome(name)" in greet["text"] and not greet["isDirty"]
+    assert "#2" in step["statusBar"] and "3 files" in step["statusBar"]
+    assert "Rename greet to welcome" in step["row"]
+
+
+def test_undo_agent_turn_keeps_the_persons_unsaved_edit(run):
+    step = _step(run, "undo_keeps_unsaved_edit")
+    bench: Workbench = run["bench"]
+    before = _doc(step["before"], "app/greet.py")
+    assert before["isDirty"] and "welcome" in before["text"] and "the person's own note" in before["text"]
+    # The dry run was shown first and named the turn and its files.
+    assert "Undo agent turn #2" in step["preview"], step["preview"]
+    assert "app/helper.py" in step["preview"] and "app/main.py" in step["preview"]
+    assert "Undo of #2 done" in step["outcome"], step["outcome"]
+    # In the editor: the agent's change is gone, the person's unsaved note is still there.
+    after = _doc(step["after"], "app/greet.py")
+    assert after["text"] == GREET + "# the person's own note, not saved", after["text"]
+    assert after["isDirty"] and step["dirtyTab"]
+    # On disk: files that were not open are back as before the turn; the agent's new file is gone.
+    assert (bench.repo / "app" / "main.py").read_text() == 'from app.greet import greet\n\nprint(greet("world"))\n'
+    assert not (bench.repo / "app" / "helper.py").exists()
+    # The CLI turn before it is untouched.
+    assert "Run it with: python -m app.main" in (bench.repo / "README.md").read_text()
+    entries = {e["number"]: e for e in bench.turnback("log")}
+    assert entries[2]["state"] == "reverted" and entries[3]["kind"] == "undo"
+    # The person's git state did not move.
+    assert _git_state(bench) == run["git_before"]
+
+
+def test_panel_lists_the_turns_and_a_file_opens_the_diff(run):
+    step = _step(run, "panel_and_diff")
+    rows = "\n".join(step["rows"])
+    for text in ("agent-session-1", "terminal", "#2 Rename greet to welcome", "#1 Document how to run it", "greet.py", "main.py", "helper.py"):
+        assert text in rows, f"{text!r} not in the panel:\n{rows}"
+    assert "undone" in step["turnRow"], step["turnRow"]
+    assert "#2 app/main.py" in step["tab"], step["tab"]
+    assert "greet" in step["original"] and "welcome" in step["modified"], (step["original"], step["modified"])
+
+
+def test_screenshots_are_kept(run):
+    _step(run, "panel_and_diff")
+    bench: Workbench = run["bench"]
+    for name in ("panel.png", "diff.png", "confirm.png"):
+        shot = bench.artifacts / name
+        assert shot.exists() and shot.stat().st_size > 10_000, shot
+    docs_image = ROOT / "docs" / "images" / "panel.png"
+    if not docs_image.exists() or os.environ.get("TURNBACK_UPDATE_DOCS_IMAGES") == "1":
+        docs_image.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(bench.artifacts / "panel.png", docs_image)
+    assert docs_image.exists()
