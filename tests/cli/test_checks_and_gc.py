@@ -1,0 +1,92 @@
+"""check -- COMMAND (pass, fail, missing command, exit codes), restore last-green, gc and the
+retention policy, and where the store lives when configured."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from helpers import tree_state, write_files
+
+from .conftest import Snapshot, Turnback, expect_error, expect_ok
+from .test_operations import turn
+
+
+def test_checks_record_pass_and_fail_and_restore_last_green(tb: Turnback) -> None:
+    ws = tb.cwd
+    # with no turn yet there is nothing to record on: the command must not even run
+    expect_error(tb("check", "--", "touch", "ran.txt"), 3, r"there is no turn yet in this workspace")
+    assert not (ws / "ran.txt").exists()
+
+    turn(tb, {"src/app.py": "v1\n"}, "one")
+    assert tb.ok("check", "--name", "tests", "--", "true").text == "check tests: passed (exit 0) recorded on turn #1\n"
+    turn(tb, {"src/app.py": "v2\n", "src/extra.py": "x\n"}, "two")
+    failed = tb("--json", "check", "--name", "tests", "--", "sh", "-c", "echo from-the-check; exit 3")
+    assert failed.code == 12
+    assert failed.json() == {"turn": 2, "name": "tests", "status": "failed", "exit_code": 3}
+    assert failed.err == "from-the-check\n"  # with --json the command's own output goes to stderr
+    human = tb("check", "--name", "tests", "--", "sh", "-c", "echo from-the-check; exit 3")
+    assert (human.code, human.err) == (12, "")
+    assert human.text == "from-the-check\ncheck tests: failed (exit 3) recorded on turn #2\n"
+
+    missing = tb("check", "--turn", "#1", "--", "no-such-command-for-turnback")
+    assert (missing.code, missing.err) == (12, "")
+    assert missing.text == "check no-such-command-for-turnback: error (exit 127) recorded on turn #1\n"
+
+    snap = Snapshot(tb)
+    bad_turn, no_command, show, log, no_green = tb.many(
+        ("check", "--turn", "9", "--", "touch", "ran.txt"),
+        ("check",),
+        ("show", "2"),
+        ("log",),
+        ("--json", "restore", "last-green", "--dry-run"),
+    )
+    snap.assert_unchanged()
+    expect_error(bad_turn, 3, r"no turn #9")
+    assert not (ws / "ran.txt").exists()
+    expect_error(no_command, 2, r"check needs a command after '--'")
+    assert "  check  tests: failed (exit 3)" in expect_ok(show).text
+    lines = expect_ok(log).text.splitlines()
+    assert "checks:FAILED" in lines[0] and "checks:FAILED" in lines[1]  # #1: its 'no-such…' check errored
+    expect_error(no_green, 4, r"no turn has passing checks")
+
+    # a check's latest run counts: a passing run of the same check makes #1 green again
+    tb.ok("check", "--turn", "1", "--name", "no-such-command-for-turnback", "--", "true")
+    text = tb.ok("restore", "last-green").text
+    assert text.startswith("SAFE: restore of #1 done as #3: 2 file(s) changed")
+    assert (ws / "src/app.py").read_text() == "v1\n" and not (ws / "src/extra.py").exists()
+
+
+def test_gc_applies_the_retention_policy(tb: Turnback) -> None:
+    ws = tb.cwd
+    write_files(ws, {".turnback.toml": "[retention]\nmax_entries = 1\n"})
+    for i in (1, 2):
+        turn(tb, {"src/app.py": f"v{i}\n"}, f"turn {i}")
+    data = tb.json("gc")
+    assert set(data) == {"removed_entries", "removed_objects", "bytes_before", "bytes_after", "kept_entries"}
+    assert (data["removed_entries"], data["kept_entries"]) == (1, 1)
+    status, log, again = tb.many(("--json", "status"), ("--json", "log"), ("gc",))
+    # numbers stay stable after retention: #2 is still #2
+    assert [(e["number"], e["label"]) for e in expect_ok(log).json()] == [(2, "turn 2")]
+    status = expect_ok(status).json()
+    assert status["retention"]["max_entries"] == 1 and status["entries"] == 1 and status["store_bytes"] > 0
+    assert re.fullmatch(
+        r"dropped 0 entries and \d+ objects; store \d+\.\d KiB → \d+\.\d KiB; 1 entries kept\n", expect_ok(again).text
+    )
+
+
+def test_store_dir_overrides(tb: Turnback, tmp_path: Path) -> None:
+    ws = tb.cwd
+    custom = tmp_path / "custom-store"
+    env = {**tb.env, "TURNBACK_STORE_DIR": str(custom)}
+    assert tb.json("status", env=env)["store"] == str(custom)
+    assert (custom / "objects.git").is_dir()
+
+    # a store inside the workspace (store_dir relative to it) is never recorded as the agent's work
+    write_files(ws, {".turnback.toml": 'store_dir = ".turnback-store"\n'})
+    assert tb.json("status")["store"] == str((ws / ".turnback-store").resolve())
+    tb.ok("begin")
+    write_files(ws, {"src/app.py": "changed\n"})
+    entry = tb.json("end")
+    assert [f["path"] for f in entry["files"]] == ["src/app.py"]
+    assert not (Path(tb.env["TURNBACK_HOME"]) / "stores").exists()

@@ -1,0 +1,163 @@
+"""Errors and surroundings: the documented exit statuses with one line on stderr and nothing
+written; a missing workspace; a folder that is not a git repository; a busy or broken store;
+and GIT_DIR inherited from a git hook, which must never lead a write into the user's repository."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+
+from helpers import git, git_state, make_repo, tree_state, write_files
+
+from .conftest import Snapshot, Turnback, expect_error, expect_ok
+from .test_operations import turn
+
+
+def dot_git(repo: Path) -> dict[str, bytes]:
+    """Every file under .git with its bytes: stricter than git_state (objects, logs, locks)."""
+    out = {}
+    for folder, _dirs, files in os.walk(repo / ".git"):
+        for name in files:
+            path = Path(folder) / name
+            out[str(path.relative_to(repo))] = path.read_bytes()
+    return out
+
+
+def test_errors_on_an_empty_timeline(tb: Turnback) -> None:
+    snap = Snapshot(tb)
+    results = tb.many(
+        ("undo",), ("--json", "undo"), ("redo",), ("end",), ("--json", "end"), ("restore", "last-green"),
+        ("show", "last"), ("revert", "1"), ("check", "--", "touch", "ran.txt"), ("log", "--limit", "0"),
+        ("frobnicate",), ("--json", "undo", "--on-conflict", "never"), ("show",),
+    )
+    snap.assert_unchanged()
+    expected = [
+        (4, r"^turnback: error: nothing to undo: no applied agent turn is left on the timeline$"),
+        (4, r"nothing to undo"),
+        (4, r"nothing to redo: no undo, revert or restore is waiting to be re-applied"),
+        (5, r"no turn is open: start one with 'turnback begin'"),
+        (5, r"no turn is open"),
+        (4, r"no turn has passing checks"),
+        (3, r"there is no turn yet in this workspace"),
+        (3, r"no turn #1 in this workspace's timeline \(it has 0 entries\)"),
+        (3, r"there is no turn yet"),
+        (2, r"--limit must be 1 or more"),
+        (2, r"invalid choice: 'frobnicate'.*\(see 'turnback --help'\)"),
+        (2, r"argument --on-conflict: invalid choice: 'never'"),
+        (2, r"the following arguments are required: turn"),
+    ]
+    for result, (code, match) in zip(results, expected):
+        expect_error(result, code, match)
+    assert results[1].json() == {"error": "nothing-to-do", "message": "nothing to undo: no applied agent turn is left on the timeline"}
+    assert results[4].json()["error"] == "state"
+    assert results[11].json()["error"] == "usage"
+    assert not (tb.cwd / "ran.txt").exists()
+    assert tb.ok("log").text == "No turns recorded yet. Start one with 'turnback begin --label \"...\"'.\n"
+    assert tb.json("log") == []
+
+
+def test_errors_that_depend_on_the_timeline(tb: Turnback) -> None:
+    ws = tb.cwd
+    turn(tb, {"src/app.py": "v1\n"}, "one")
+    tb.ok("undo")
+    tb.ok("begin", "--label", "two")
+    snap = Snapshot(tb)
+    reverted, not_open = tb.many(("revert", "1"), ("end", "--turn", "1"))
+    snap.assert_unchanged()
+    expect_error(reverted, 4, r"turn #1 is already reverted by #2; run 'turnback revert 2' to bring it back")
+    expect_error(not_open, 5, r"turn 1 is not the open turn \(#3 is\)")
+    assert tb.json("end", "--turn", "#3")["state"] == "applied"
+
+    # a folder where the undo must put a file back: a clear error, and no file was changed
+    turn(tb, {"src/app.py": "v2\n", "src/util.py": "changed\n"}, "three", delete=("README.md",))
+    (ws / "README.md").mkdir()
+    (ws / "README.md" / "inside.txt").write_text("the person's\n")
+    snap = Snapshot(tb)
+    expect_error(tb("undo"), 2, r"cannot write README\.md: a folder is in the way")
+    snap.assert_unchanged()
+
+
+def test_missing_workspace_and_a_file_as_workspace(tb: Turnback, tmp_path: Path) -> None:
+    missing = tmp_path / "does-not-exist"
+    a_file = tmp_path / "a-file.txt"
+    a_file.write_text("x\n")
+    human, as_json, file_ws, begin = tb.many(
+        ("--workspace", str(missing), "log"), ("--json", "-C", str(missing), "status"),
+        ("--workspace", str(a_file), "status"), ("--workspace", str(missing), "begin"),
+    )
+    expect_error(human, 2, rf"^turnback: error: workspace {missing} is not a folder$")
+    assert expect_error(as_json, 2).json()["error"] == "invalid-input"
+    expect_error(file_ws, 2, r"is not a folder")
+    expect_error(begin, 2, r"is not a folder")
+    assert not missing.exists()
+    assert not Path(tb.env["TURNBACK_HOME"]).exists()  # no store was created for it
+
+
+def test_a_folder_that_is_not_a_git_repository(plain_tb: Turnback) -> None:
+    tb = plain_tb
+    ws = tb.cwd
+    start = tree_state(ws)
+    tb.ok("begin", "--label", "plain")
+    write_files(ws, {"notes.txt": "one\ntwo\nthree\n", "sub/new.txt": "new\n", "sub/.gitignore": "*.log\n",
+                     "sub/ignored.log": "ignored\n"})
+    entry = tb.json("end")
+    assert [(f["path"], f["kind"]) for f in entry["files"]] == [
+        ("notes.txt", "modified"), ("sub/.gitignore", "added"), ("sub/new.txt", "added"),
+    ]
+    assert entry["head"] is None
+    text = tb.ok("status").text
+    assert f"workspace  {ws.resolve()}  (not a git repository)" in text
+    assert tb.json("status")["git_repository"] is False
+    tb.ok("undo")
+    assert tree_state(ws) == {**start, "sub/ignored.log": b"ignored\n"}
+    assert not (ws / ".git").exists()
+
+
+def test_git_dir_from_a_hook_never_reaches_the_users_repository(tb: Turnback, tmp_path: Path) -> None:
+    ws = tb.cwd
+    write_files(ws, {"untracked.txt": "the person's\n"})
+    git(ws, "add", "README.md")  # an index that differs from HEAD
+    before_git, before_dot_git = git_state(ws), dot_git(ws)
+    # what git exports to a hook it runs (relative GIT_DIR, as in a pre-commit hook)
+    hook_env = {**tb.env, "GIT_DIR": ".git", "GIT_INDEX_FILE": ".git/index", "GIT_WORK_TREE": str(ws),
+                "GIT_PREFIX": "", "GIT_EDITOR": ":"}
+    tb.ok("begin", "--label", "from a hook", env=hook_env)
+    write_files(ws, {"src/app.py": "hooked\n", "src/new.py": "new\n"})
+    entry = tb.json("end", env=hook_env)
+    assert [f["path"] for f in entry["files"]] == ["src/app.py", "src/new.py"]
+    tb.ok("undo", env=hook_env)
+    tb.ok("redo", env=hook_env)
+    tb.ok("check", "--", "git", "status", "--short", env=hook_env)
+    tb.ok("gc", env=hook_env)
+    assert git_state(ws) == before_git
+    assert dot_git(ws) == before_dot_git
+
+    # GIT_DIR naming another repository: that one is untouched, and the workspace is still scanned
+    other = make_repo(tmp_path / "other")
+    other_before = dot_git(other)
+    decoy = {**tb.env, "GIT_DIR": str(other / ".git"), "GIT_WORK_TREE": str(other)}
+    tb.ok("begin", env=decoy)
+    write_files(ws, {"src/util.py": "changed\n"})
+    assert [f["path"] for f in tb.json("end", env=decoy)["files"]] == ["src/util.py"]
+    assert dot_git(other) == other_before
+    assert dot_git(ws) == before_dot_git
+
+
+def test_a_busy_store_and_a_broken_store(tb: Turnback, tmp_path: Path) -> None:
+    ws = tb.cwd
+    write_files(ws, {".turnback.toml": "lock_timeout = 1.0\n"})
+    store = tb.store()
+    snap = Snapshot(tb)
+    fd = os.open(store / "lock", os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        expect_error(tb("begin"), 8, rf"the store {store} is locked by another Turnback process for more than 1 s")
+    finally:
+        os.close(fd)
+    snap.assert_unchanged()
+
+    not_a_folder = tmp_path / "store-is-a-file"
+    not_a_folder.write_text("")
+    result = tb("--json", "status", env={**tb.env, "TURNBACK_STORE_DIR": str(not_a_folder)})
+    assert expect_error(result, 7, rf"cannot open the store at {not_a_folder}").json()["error"] == "store"
