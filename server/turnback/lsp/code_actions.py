@@ -19,7 +19,7 @@ from lsprotocol import types
 from ..errors import InvalidInput, OutsideWorkspace
 from ..models import Entry
 from .documents import file_path, real_path
-from .folders import read_head
+from .folders import read, read_head
 from .protocol import CMD_REDO, CMD_REVERT, CMD_UNDO
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ def setup(server: TurnbackServer) -> None:
         if cached is not None and cached[0] == head:
             targets = cached[1]
         else:
-            targets = await asyncio.to_thread(find_targets, engine)
+            targets = await read(engine, find_targets, engine)
             ls.code_action_cache[folder.path] = (head, targets)
         actions = []
         undo = targets.undo

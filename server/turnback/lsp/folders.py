@@ -55,6 +55,17 @@ def read_head(engine: Engine) -> str | None:
         return engine.store.head()
 
 
+async def read(engine: Engine, fn, *args, **kwargs):
+    """Run an engine read in a worker thread under the store's lock, so an operation running
+    in another thread (which holds the lock while it writes) is never seen half-way."""
+
+    def locked():
+        with engine.store.locked():
+            return fn(*args, **kwargs)
+
+    return await asyncio.to_thread(locked)
+
+
 class Folders:
     def __init__(self, server: TurnbackServer) -> None:
         self.server = server
@@ -132,7 +143,7 @@ class Folders:
                 if item.engine is None:
                     continue
                 try:
-                    await asyncio.to_thread(item.engine.entry, turn)
+                    await read(item.engine, item.engine.entry, turn)
                     return item
                 except TurnbackError:
                     continue

@@ -98,7 +98,10 @@ class TurnbackServer(LanguageServer):
 
     def shutdown(self) -> None:
         for task in list(self._tasks):
-            task.cancel()
+            try:
+                task.cancel()
+            except RuntimeError:  # its loop is already closed
+                pass
         super().shutdown()
 
 

@@ -4,12 +4,12 @@ because opening the log takes the store's lock."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 from typing import TYPE_CHECKING, Any
 
 from .documents import file_path
 from .errors import rpc_errors
+from .folders import read
 from .protocol import (
     DIFF,
     FILE_AT,
@@ -42,7 +42,7 @@ def setup(server: TurnbackServer) -> None:
         limit = params.limit if params.limit is not None else DEFAULT_LIMIT
         if limit < 1:
             raise InvalidInput("limit must be 1 or more")
-        entries = await asyncio.to_thread(engine.entries, session=params.session_id, limit=limit + 1, before=params.before)
+        entries = await read(engine, engine.entries, session=params.session_id, limit=limit + 1, before=params.before)
         more = len(entries) > limit
         entries = entries[:limit]
         return TimelineResult(
@@ -55,7 +55,7 @@ def setup(server: TurnbackServer) -> None:
     @rpc_errors
     async def turn(ls: TurnbackServer, params: TurnParams) -> Any:
         folder = await ls.folders.resolve(params.folder, turn=params.turn_id)
-        entry = await asyncio.to_thread(folder.require().entry, params.turn_id)
+        entry = await read(folder.require(), folder.require().entry, params.turn_id)
         return entry.model_dump(mode="json")
 
     @server.feature(DIFF)
@@ -63,14 +63,14 @@ def setup(server: TurnbackServer) -> None:
     async def diff(ls: TurnbackServer, params: DiffParams) -> DiffResult:
         folder = await ls.folders.resolve(params.folder, uri=params.uri, turn=params.turn_id)
         path = file_path(params.uri) if params.uri else None
-        text = await asyncio.to_thread(folder.require().diff, params.turn_id, path)
+        text = await read(folder.require(), folder.require().diff, params.turn_id, path)
         return DiffResult(diff=text, folder=folder.uri)
 
     @server.feature(FILE_AT)
     @rpc_errors
     async def file_at(ls: TurnbackServer, params: FileAtParams) -> FileAtResult:
         folder = await ls.folders.resolve(params.folder, uri=params.uri, turn=params.turn_id)
-        content = await asyncio.to_thread(folder.require().file_at, params.turn_id, file_path(params.uri), params.side)
+        content = await read(folder.require(), folder.require().file_at, params.turn_id, file_path(params.uri), params.side)
         if content is None:
             return FileAtResult(exists=False, content=None, encoding="utf-8", folder=folder.uri)
         try:
@@ -82,5 +82,5 @@ def setup(server: TurnbackServer) -> None:
     @rpc_errors
     async def status(ls: TurnbackServer, params: FolderParams) -> Any:
         folder = await ls.folders.resolve(params.folder)
-        result = await asyncio.to_thread(folder.require().status)
+        result = await read(folder.require(), folder.require().status)
         return result.model_dump(mode="json")
