@@ -114,6 +114,20 @@ local function main()
   R.disk_after_redo = read(path)
   step("redone")
 
+  -- The documented user commands: :TurnbackUndo, then :TurnbackTimeline fills the quickfix list.
+  local before_command = changes
+  vim.cmd("TurnbackUndo")
+  assert(vim.wait(15000, function() return changes > before_command end, 20), ":TurnbackUndo changed nothing")
+  R.after_command_undo = text(bufnr)
+  vim.cmd("TurnbackTimeline")
+  assert(vim.wait(10000, function() return #vim.fn.getqflist() > 0 end, 20), ":TurnbackTimeline filled no quickfix list")
+  R.quickfix = {}
+  for _, item in ipairs(vim.fn.getqflist()) do
+    table.insert(R.quickfix, item.text)
+  end
+  vim.cmd("cclose")
+  step("user commands")
+
   local timeline = nil
   turnback.request("turnback/timeline", {}, function(result) timeline = result end)
   assert(vim.wait(10000, function() return timeline ~= nil end, 20), "turnback/timeline did not answer")

@@ -86,4 +86,7 @@ def test_undo_and_redo_agent_turn_from_code_actions(nvim: str | None, start: str
     assert r["after_redo"] == agent_app.replace("def other():", person_line)
     assert r["disk_after_redo"] == r["after_redo"]
     assert r["util_after_redo"] == UTIL.replace("x * 2", "x * 3")
-    assert r["timeline"] == ["#3 redo applied", "#2 undo reverted", "#1 turn applied"]
+    # the documented :TurnbackUndo and :TurnbackTimeline
+    assert r["after_command_undo"] == APP.replace("def other():", person_line)
+    assert r["quickfix"][0].startswith("#4 undo") and r["quickfix"][-1].startswith("#1 turn")
+    assert r["timeline"] == ["#4 undo applied", "#3 redo applied", "#2 undo reverted", "#1 turn reverted"]

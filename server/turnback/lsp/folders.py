@@ -19,7 +19,7 @@ from lsprotocol import types
 
 from ..engine import Engine
 from ..errors import InvalidInput, NotFound, OutsideWorkspace, StateError, TurnbackError
-from .documents import file_path, real_path
+from .documents import file_path, path_uri, real_path
 from .protocol import TIMELINE_CHANGED, TimelineChangedParams
 
 if TYPE_CHECKING:
@@ -187,7 +187,7 @@ def setup(server: TurnbackServer) -> None:
             ls.folders.poll_seconds = float(poll)
         uris = [f.uri for f in params.workspace_folders or []]
         if not uris:
-            root = params.root_uri or (params.root_path and f"file://{params.root_path}")
+            root = params.root_uri or (params.root_path and path_uri(params.root_path))
             if root:
                 uris = [root]
         for uri in uris:
