@@ -99,6 +99,9 @@ class Journal:
         if doc is None:
             return None
         forward = committed(doc.entry)
+        # A writer killed between creating its temporary file and renaming it left that file.
+        for folder in sorted({os.path.dirname(f.path) for f in doc.files}):
+            self.workspace.remove_temporaries(folder)
         for item in doc.files:
             self.write_side(item, "after" if forward else "before")
         report = RecoveryReport(

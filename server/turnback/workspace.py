@@ -17,6 +17,8 @@ from pathlib import Path, PurePosixPath
 from .errors import OutsideWorkspace
 from .models import MODE_EXEC, MODE_FILE, MODE_LINK
 
+TEMP_PREFIX = ".turnback-tmp-"  # files being written; a killed writer's are removed by recovery
+
 
 @dataclass(frozen=True, slots=True)
 class DiskFile:
@@ -120,11 +122,11 @@ class Workspace:
         if os.path.isdir(path) and not os.path.islink(path):
             raise OutsideWorkspace(f"cannot write {rel}: a folder is in the way")
         if mode == MODE_LINK:
-            tmp = parent / f".turnback-tmp-{os.getpid()}-{os.urandom(4).hex()}"
+            tmp = parent / f"{TEMP_PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
             os.symlink(content.decode("utf-8", "surrogateescape"), tmp)
             os.replace(tmp, path)
             return
-        fd, tmp = tempfile.mkstemp(prefix=".turnback-tmp-", dir=parent)
+        fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=parent)
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(content)
@@ -154,6 +156,23 @@ class Workspace:
             raise OutsideWorkspace(f"cannot create {parent}: {probe} is a file")
         for folder in reversed(missing):
             os.mkdir(folder)
+
+    def remove_temporaries(self, rel_dir: str) -> None:
+        """Delete the temporary files (``.turnback-tmp-*``) a killed writer left in a folder."""
+        folder = self.root / rel_dir if rel_dir else self.root
+        real = os.path.realpath(folder)
+        if real != str(self.root) and not real.startswith(str(self.root) + os.sep):
+            return
+        try:
+            names = os.listdir(folder)
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        for name in names:
+            if name.startswith(TEMP_PREFIX):
+                try:
+                    os.unlink(folder / name)
+                except (FileNotFoundError, IsADirectoryError):
+                    pass
 
     def delete(self, rel: str) -> None:
         """Remove ``rel`` and then the folders it leaves empty (never the root)."""
