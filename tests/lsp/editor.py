@@ -206,8 +206,11 @@ class Editor:
         )
 
 
-async def start(capabilities: str, folders: list[Path], options: dict | None = None) -> tuple[Editor, types.InitializeResult]:
-    """A real ``turnback serve`` process, initialised as the named client would."""
+async def start(
+    capabilities: str, folders: list[Path], options: dict | None = None, tweak: Any = None
+) -> tuple[Editor, types.InitializeResult]:
+    """A real ``turnback serve`` process, initialised as the named client would (``tweak`` may
+    change the capabilities first)."""
     client = LanguageClient(converter_factory=_converter)
     register_lsp_features(client)
     editor = Editor(client, folders[0])
@@ -222,6 +225,8 @@ async def start(capabilities: str, folders: list[Path], options: dict | None = N
 
     await client.start_io(*SERVER, env=dict(os.environ), cwd=str(folders[0]))
     caps = client_capabilities(capabilities)
+    if tweak is not None:
+        tweak(caps)
     result = await client.initialize_session(
         types.InitializeParams(
             capabilities=caps,
