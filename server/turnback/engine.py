@@ -136,8 +136,8 @@ class Engine:
         except StoreError:
             self.timeline = Timeline()
             chain = self.store.commit_chain(head, None) if head else []
-        if head is None:
-            self.timeline = Timeline()
+        if head is None or self._head is None:
+            self.timeline = Timeline()  # a full replay (gc resets _head) starts from nothing
         for oid in chain:
             try:
                 envelope = _RECORD.validate_json(self.store.read_meta(oid))
