@@ -149,4 +149,3 @@ def setup(server: TurnbackServer) -> None:
         return await operate(ls, "restore", params, spec=params.checkpoint_id)
 
 
-__all__ = ["operate", "setup", "TurnbackError"]
