@@ -329,3 +329,46 @@ def test_numbers_and_timeline_survive_a_restart(ws: Path, engine, ws_kind: str) 
     assert again.status().undo_target == 1
     again.redo()
     assert (ws / "b.txt").read_text() == "b\n"
+
+
+def test_store_inside_the_workspace_is_never_recorded(ws: Path, ws_kind: str) -> None:
+    engine = open_engine(ws, store_dir=str(ws / ".turnback-store"), git_scanner=ws_kind != "git-walk")
+    assert engine.store.path == ws / ".turnback-store"
+    engine.begin_turn()
+    (ws / "a.txt").write_text("a\n")
+    entry = engine.end_turn()
+    engine.begin_turn()  # the store changed a lot since (objects, log): none of it is a change
+    (ws / "b.txt").write_text("b\n")
+    entry2 = engine.end_turn()
+    assert [f.path for f in entry.files] == ["a.txt"] and [f.path for f in entry2.files] == ["b.txt"]
+    engine.undo()
+    engine.undo()
+    assert (ws / ".turnback-store" / "objects.git").is_dir()
+    assert not (ws / "a.txt").exists() and not (ws / "b.txt").exists()
+
+
+def test_record_and_undo_spawn_no_process(ws: Path, engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The record and undo path is in-process (pygit2): no git or other process is started."""
+    import subprocess
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"a process was spawned: {args[:1]}")
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", refuse)
+    monkeypatch.setattr(os, "posix_spawn", refuse)
+    monkeypatch.setattr(os, "fork", refuse)
+    start = full_state(ws)
+    batch(engine, ws, {"src/app.py": "fast\n", "new.txt": "n\n"})
+    engine.undo()
+    assert full_state(ws) == start
+    engine.redo()
+    engine.status()
+
+
+def test_fsync_policy_on(ws: Path, ws_kind: str) -> None:
+    engine = open_engine(ws, fsync=True, git_scanner=ws_kind != "git-walk")
+    start = full_state(ws)
+    batch(engine, ws, {"durable.txt": "d\n"})
+    engine.undo()
+    assert full_state(ws) == start and engine.status().fsync is True
+    open_engine(ws, fsync=False)  # back to the default for the rest of the process
