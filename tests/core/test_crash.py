@@ -134,3 +134,35 @@ def test_sigkill_during_a_300_file_revert(tmp_path: Path) -> None:
     else:
         final.redo()
         assert full_state(ws) == after
+
+
+def test_failure_half_way_rolls_back_in_process(tmp_path: Path) -> None:
+    """A write that fails after others succeeded (a file now stands where a folder must be
+    re-created): the files already written are put back, nothing is recorded, the error says why."""
+    from turnback.errors import TurnbackError
+
+    from .support import nothing_written
+
+    ws = make_repo(tmp_path / "ws", {"a.txt": "a0\n", "b/c.txt": "c0\n", "z.txt": "z0\n"})
+    engine = open_engine(ws)
+    engine.begin_turn()
+    (ws / "a.txt").write_text("a1\n")
+    (ws / "b/c.txt").unlink()
+    (ws / "b").rmdir()
+    (ws / "z.txt").write_text("z1\n")
+    engine.end_turn()
+    (ws / "b").write_text("the person made b a file\n")
+    with nothing_written(engine, ws, objects=False):
+        try:
+            engine.undo()
+        except TurnbackError as exc:
+            assert "b" in exc.message and "is a file" in exc.message
+        except OSError:
+            pass
+        else:
+            raise AssertionError("the undo claimed success with a file in the way")
+    assert not (engine.store.path / "journal.json").exists()
+    assert engine.entry("1").state == "applied"
+    (ws / "b").unlink()
+    assert engine.undo().applied
+    assert (ws / "a.txt").read_text() == "a0\n" and (ws / "b/c.txt").read_text() == "c0\n"

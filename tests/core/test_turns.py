@@ -110,6 +110,11 @@ BRACKET_CASES = [
         {"kept.md": "added"},
         git_only=True,
     ),
+    BracketCase(
+        "unicode, spaces, dashes and newlines in names",
+        _write({"dir with space/na\u00efve caf\u00e9.txt": "u\n", "-leading-dash.txt": "d\n", "\u65e5\u672c/\u30d5\u30a1\u30a4\u30eb.md": "j\n", "odd\nname.txt": "n\n"}),
+        {"dir with space/na\u00efve caf\u00e9.txt": "added", "-leading-dash.txt": "added", "\u65e5\u672c/\u30d5\u30a1\u30a4\u30eb.md": "added", "odd\nname.txt": "added"},
+    ),
     BracketCase("write back the same bytes", _write({"src/app.py": "def main():\n    return 1\n"}), {}),
     BracketCase(
         "change and change back",
