@@ -9,9 +9,11 @@ complete or leave every file as it was.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import pickle
+import shutil
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -258,25 +260,29 @@ class Engine:
         records: list[Record] = []
         snapshot_file = self.store.path / "brackets" / f"{state.begun.entry}.json"
         if snapshot_file.exists():
-            snapshot = _read_json(snapshot_file)
-            changed = self._scanner().end(snapshot, self.capture.from_disk, self.capture.version)
-            if changed:
-                records.append(
-                    CheckpointRecorded(
-                        id=_new_id(),
-                        at=_now(),
-                        entry=state.begun.entry,
-                        label="changes on disk",
-                        changes=[self._path_change(c.path, c.before, c.after) for c in changed],
-                        bracket=True,
-                        notices=_notices(changed),
-                    )
-                )
+            cp = self._bracket_checkpoint(state, _read_json(snapshot_file))
+            if cp is not None:
+                records.append(cp)
         now = _now()
         checks = [c if c.at else c.model_copy(update={"at": now}) for c in checks]
         records.append(TurnEnded(id=_new_id(), at=now, entry=state.begun.entry, commands=commands, checks=checks))
         self._append(records)
         snapshot_file.unlink(missing_ok=True)
+
+    def _bracket_checkpoint(self, state: EntryState, snapshot: dict) -> CheckpointRecorded | None:
+        """What changed on disk since the bracket's snapshot, as the turn's bracket checkpoint."""
+        changed = self._scanner().end(snapshot, self.capture.from_disk, self.capture.version)
+        if not changed:
+            return None
+        return CheckpointRecorded(
+            id=_new_id(),
+            at=_now(),
+            entry=state.begun.entry,
+            label="changes on disk",
+            changes=[self._path_change(c.path, c.before, c.after) for c in changed],
+            bracket=True,
+            notices=_notices(changed),
+        )
 
     def _path_change(
         self,
@@ -514,9 +520,11 @@ class Engine:
         _check_on_conflict(on_conflict)
         with self.store.locked():
             self._refresh()
-            open_state = self.timeline.open_turn()
-            if open_state is not None and not dry_run:
-                self._end(open_state, [], [])
+            open_state = self._end_open_turn(dry_run)
+            if open_state is not None and dry_run:
+                pending = self._with_pending_bracket(open_state)
+                if any(pending.applied.get(cp.id, True) for cp in pending.checkpoints):
+                    return self._revert_entry("undo", pending, dry_run, on_conflict, **io)
             target = self.timeline.undo_target()
             return self._revert_entry("undo", target, dry_run, on_conflict, **io)
 
@@ -525,6 +533,7 @@ class Engine:
         _check_on_conflict(on_conflict)
         with self.store.locked():
             self._refresh()
+            self._end_open_turn(dry_run)
             target = self.timeline.redo_target()
             return self._revert_entry("redo", target, dry_run, on_conflict, **io)
 
@@ -545,6 +554,8 @@ class Engine:
         with self.store.locked():
             self._refresh()
             target = self.timeline.resolve(turn)
+            if self._end_open_turn(dry_run) is target and dry_run:
+                target = self._with_pending_bracket(target)
             return self._revert_entry("revert", target, dry_run, on_conflict, paths=paths, **io)
 
     def restore(self, checkpoint: str, dry_run: bool = False, on_conflict: OnConflict = "abort", **io) -> OperationResult:
@@ -552,6 +563,7 @@ class Engine:
         _check_on_conflict(on_conflict)
         with self.store.locked():
             self._refresh()
+            self._end_open_turn(dry_run)
             if checkpoint == "last-green":
                 green = self.timeline.last_green()
                 cp = green.checkpoints[-1]
@@ -583,6 +595,32 @@ class Engine:
             return self._operate(
                 "restore", owner, steps, effects, previous, dry_run, on_conflict, label, checkpoint_target=cp.id, **io
             )
+
+    def _end_open_turn(self, dry_run: bool) -> EntryState | None:
+        """An operation ends the open turn before it writes, so what the turn's bracket saw
+        change is recorded as the agent's and the operation's own writes never land in it.
+        A dry run records nothing; it answers the open turn (or None) for a preview."""
+        state = self.timeline.open_turn()
+        if state is not None and not dry_run:
+            self._end(state, [], [])
+        return state
+
+    def _with_pending_bracket(self, state: EntryState) -> EntryState:
+        """The open turn as 'end' would record it now, recording nothing (what a dry run previews)."""
+        snapshot_file = self.store.path / "brackets" / f"{state.begun.entry}.json"
+        if not snapshot_file.exists():
+            return state
+        snapshot = _read_json(snapshot_file)
+        if snapshot.get("index") and os.path.exists(snapshot["index"]):
+            scratch = snapshot["index"] + ".preview"  # the scanner removes the index copy it is given
+            shutil.copyfile(snapshot["index"], scratch)
+            snapshot["index"] = scratch
+        cp = self._bracket_checkpoint(state, snapshot)
+        if cp is None:
+            return state
+        return dataclasses.replace(
+            state, checkpoints=[*state.checkpoints, cp], applied={**state.applied, cp.id: True}, _view=None
+        )
 
     def _revert_entry(
         self, kind: str, target: EntryState, dry_run: bool, on_conflict: OnConflict,

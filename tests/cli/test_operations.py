@@ -170,16 +170,33 @@ def test_each_way_out_of_a_conflict(tb: Turnback) -> None:
     assert git_state(ws) == git_before
 
 
-def test_undo_while_a_turn_is_open_takes_back_that_turn(tb: Turnback) -> None:
+def test_operations_while_a_turn_is_open(tb: Turnback) -> None:
     ws = tb.cwd
     turn(tb, {"one.txt": "one\n"}, "one")
     tb.ok("begin", "--label", "two")
     write_files(ws, {"two.txt": "two\n"})
+    # the preview shows what undo will do (take back the open turn) and records nothing
+    snap = Snapshot(tb)
+    preview = tb.json("undo", "--dry-run")
+    snap.assert_unchanged()
+    assert preview["target_number"] == 2 and preview["restored"] == [
+        {"path": "two.txt", "action": "delete", "additions": 0, "deletions": 1, "merged": False}
+    ]
+    assert tb.json("revert", "2", "--dry-run")["restored"] == preview["restored"]
+    assert tb.json("status")["open_turn"]["number"] == 2
+    # undo ends the open turn and takes back that turn, not the one before
     data = tb.json("undo")
     assert data["target_number"] == 2
     assert (ws / "one.txt").exists() and not (ws / "two.txt").exists()
-    status = tb.json("status")
-    assert status["open_turn"] is None and status["undo_target"] == 1
+    assert tb.json("status")["undo_target"] == 1
+
+    # a revert made while the agent's turn is open is not recorded as the agent's work
+    tb.ok("begin", "--label", "four")
+    write_files(ws, {"four.txt": "four\n"})
+    tb.ok("revert", "1")
+    assert not (ws / "one.txt").exists()
+    assert [f["path"] for f in tb.json("show", "4")["files"]] == ["four.txt"]
+    expect_error(tb("end"), 5, "no turn is open")
 
 
 def test_restore_checkpoints(tb: Turnback) -> None:
