@@ -58,6 +58,18 @@ async function waitFor(what, predicate, timeout = 30000, interval = 200) {
   }
 }
 
+/** What the workspace holds on disk now (the editor may show more: unsaved edits). */
+function disk() {
+  const read = (rel) => {
+    try {
+      return fs.readFileSync(path.join(config.repo, rel), "utf8");
+    } catch {
+      return null;
+    }
+  };
+  return { "app/greet.py": read("app/greet.py"), "app/main.py": read("app/main.py"), "app/helper.py": read("app/helper.py"), "README.md": read("README.md") };
+}
+
 function readJson(file) {
   try {
     return JSON.parse(fs.readFileSync(file, "utf8"));
@@ -208,13 +220,32 @@ async function main() {
       return greet && !greet.text.includes("welcome") ? d : undefined;
     }, 15000, 500);
     const dirtyTab = (await page.locator(".tabs-container .tab.dirty", { hasText: "greet.py" }).count()) > 0;
-    return { before: before.docs, after: after.docs, preview, outcome, dirtyTab };
+    return { before: before.docs, after: after.docs, preview, outcome, dirtyTab, disk: disk() };
   });
 
   // (4) The panel shows the turns; clicking a file opens VS Code's diff editor.
   await step("panel_and_diff", async () => {
     await page.keyboard.press("Escape");
+    await runCommand("View: Hide Panel").catch(() => {});
     await showPanel();
+    // A wider side bar, so the screenshots show whole labels: drag the sash at its right edge.
+    const box = await sidebar().boundingBox();
+    const sashes = page.locator(".monaco-sash.vertical");
+    for (let i = 0; box && i < (await sashes.count()); i++) {
+      const sash = await sashes.nth(i).boundingBox();
+      if (sash && sash.height > 100 && Math.abs(sash.x + sash.width / 2 - (box.x + box.width)) < 8) {
+        const x = sash.x + sash.width / 2;
+        const y = sash.y + sash.height / 2;
+        await page.mouse.move(x, y);
+        await page.waitForTimeout(300);
+        await page.mouse.down();
+        await page.mouse.move(x + 110, y, { steps: 5 });
+        await page.mouse.move(x + 180, y, { steps: 5 });
+        await page.mouse.up();
+        note(`side bar widened: ${JSON.stringify(await sidebar().boundingBox())}`);
+        break;
+      }
+    }
     const turnRow = panelRow("#2 Rename greet to welcome");
     await turnRow.waitFor({ timeout: 10000 });
     const turnText = await turnRow.innerText();
@@ -241,6 +272,43 @@ async function main() {
     const modified = await diffEditor.locator(".editor.modified .view-lines").innerText();
     await page.screenshot({ path: path.join(config.artifacts, "diff.png") });
     return { turnRow: turnText, rows, tab, original, modified };
+  });
+
+  // An inline action in the panel: redo the undone turn; the person's unsaved note survives again.
+  await step("redo_from_panel", async () => {
+    await showPanel();
+    const row = panelRow("#2 Rename greet to welcome");
+    await row.hover();
+    await row.locator('.action-label[aria-label="Redo Agent Turn"]').first().click({ timeout: 10000 });
+    const dialog = page.locator(".monaco-dialog-box").first();
+    await dialog.waitFor({ timeout: 20000 });
+    const preview = await dialog.innerText();
+    await dialog.locator(".monaco-button", { hasText: /^Redo$/ }).first().click();
+    const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "Redo of #" }).first();
+    await toast.waitFor({ timeout: 30000 });
+    const outcome = await toast.innerText();
+    const after = await waitFor("the agent's change back in the buffer", async () => {
+      const d = await documents();
+      const greet = d.docs.find((x) => x.path.endsWith(path.join("app", "greet.py")));
+      return greet && greet.text.includes("def welcome(") ? d : undefined;
+    }, 15000, 500);
+    return { preview, outcome, after: after.docs, disk: disk() };
+  });
+
+  // The default key binding (Ctrl+Alt+Z) asks to undo the agent's turn; Cancel changes nothing.
+  await step("keybinding_undo_cancel", async () => {
+    await page.keyboard.press("Escape");
+    await openFile("app/greet.py");
+    await page.locator(".monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+Alt+z");
+    const dialog = page.locator(".monaco-dialog-box").first();
+    await dialog.waitFor({ timeout: 20000 });
+    const preview = await dialog.innerText();
+    await dialog.locator(".monaco-button", { hasText: /^Cancel$/ }).first().click();
+    await dialog.waitFor({ state: "hidden", timeout: 10000 });
+    await page.waitForTimeout(1000);
+    const d = await documents();
+    return { preview, after: d.docs };
   });
 
   await browser.close();

@@ -130,6 +130,7 @@ class Workbench:
             "terminal.integrated.defaultProfile.linux": "bash",
             "terminal.integrated.profiles.linux": {"bash": {"path": "/bin/bash", "args": ["--noprofile", "--norc"]}},
             "window.restoreWindows": "none",
+            "diffEditor.useInlineViewWhenSpaceIsLimited": False,
         }
 
     def package_agent(self) -> Path:
@@ -197,6 +198,7 @@ class Workbench:
             "agentOut": str(self.agent_out),
             "artifacts": str(self.artifacts),
             "results": str(self.base / "results.json"),
+            "repo": str(self.repo),
         }
         config_file = self.base / "driver.json"
         config_file.write_text(json.dumps(config))

@@ -114,13 +114,15 @@ def test_undo_agent_turn_keeps_the_persons_unsaved_edit(run):
     after = _doc(step["after"], "app/greet.py")
     assert after["text"] == GREET + "# the person's own note, not saved", after["text"]
     assert after["isDirty"] and step["dirtyTab"]
-    # On disk: files that were not open are back as before the turn; the agent's new file is gone.
-    assert (bench.repo / "app" / "main.py").read_text() == 'from app.greet import greet\n\nprint(greet("world"))\n'
-    assert not (bench.repo / "app" / "helper.py").exists()
+    # On disk: the other files are back as before the turn; the agent's new file is gone; the
+    # person's file keeps the agent-free text on disk until they save (their note is unsaved).
+    disk = step["disk"]
+    assert disk["app/main.py"] == 'from app.greet import greet\n\nprint(greet("world"))\n'
+    assert disk["app/helper.py"] is None
     # The CLI turn before it is untouched.
-    assert "Run it with: python -m app.main" in (bench.repo / "README.md").read_text()
+    assert "Run it with: python -m app.main" in disk["README.md"]
     entries = {e["number"]: e for e in bench.turnback("log")}
-    assert entries[2]["state"] == "reverted" and entries[3]["kind"] == "undo"
+    assert entries[3]["kind"] == "undo" and entries[3]["target_number"] == 2
     # The person's git state did not move.
     assert _git_state(bench) == run["git_before"]
 
@@ -133,6 +135,29 @@ def test_panel_lists_the_turns_and_a_file_opens_the_diff(run):
     assert "undone" in step["turnRow"], step["turnRow"]
     assert "#2 app/main.py" in step["tab"], step["tab"]
     assert "greet" in step["original"] and "welcome" in step["modified"], (step["original"], step["modified"])
+
+
+def test_redo_from_the_panels_inline_action(run):
+    step = _step(run, "redo_from_panel")
+    bench: Workbench = run["bench"]
+    assert "Redo" in step["preview"] and "app/helper.py" in step["preview"], step["preview"]
+    assert "Redo of #" in step["outcome"], step["outcome"]
+    greet = _doc(step["after"], "app/greet.py")
+    assert greet["text"].startswith('def welcome(name):\n    return "Welcome, " + name\n')
+    assert greet["text"].endswith("# the person's own note, not saved") and greet["isDirty"]
+    assert step["disk"]["app/helper.py"] == 'def shout(text):\n    return text.upper() + "!"\n'
+    assert "import welcome" in step["disk"]["app/main.py"]
+    entries = {e["number"]: e for e in bench.turnback("log")}
+    assert entries[2]["state"] == "applied" and entries[4]["kind"] == "redo"
+
+
+def test_default_keybinding_asks_to_undo_and_cancel_changes_nothing(run):
+    step = _step(run, "keybinding_undo_cancel")
+    assert "Undo agent turn #2" in step["preview"], step["preview"]
+    greet = _doc(step["after"], "app/greet.py")
+    assert "def welcome(" in greet["text"] and "the person's own note" in greet["text"]
+    bench: Workbench = run["bench"]
+    assert max(e["number"] for e in bench.turnback("log")) == 4
 
 
 def test_screenshots_are_kept(run):
