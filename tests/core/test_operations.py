@@ -433,3 +433,31 @@ def test_revert_of_an_undo_and_of_a_redo(ws: Path, engine) -> None:
     assert full_state(ws) == after
     engine.revert(str(redo.entry.number))
     assert full_state(ws) == before
+
+
+def test_dry_run_while_a_bracket_turn_is_open_does_not_mislead(ws: Path, engine) -> None:
+    """The open turn's changes on disk are only recorded when it ends: a dry run of undo (or of
+    a revert of that turn) must preview that turn with what its bracket sees now — not answer
+    for a different turn or with half the changes — and record nothing."""
+    batch(engine, ws, {"other.txt": "earlier turn\n"})
+    engine.begin_turn(label="open")
+    (ws / "lines.txt").write_text(text(l1="shell"))
+    for call in (lambda: engine.undo(dry_run=True), lambda: engine.revert("2", dry_run=True)):
+        with nothing_written(engine, ws, objects=False):
+            result = call()
+        assert_result_shape(result)
+        assert result.dry_run and not result.applied and result.target_number == 2
+        assert [o.path for o in result.restored] == ["lines.txt"]
+        assert "-shell" in (result.patch or "")
+        assert engine.status().open_turn is not None
+    result = engine.undo()
+    assert result.target_number == 2 and read(ws, "lines.txt") == text()
+    assert read(ws, "other.txt") == "earlier turn\n"
+
+
+def test_dry_run_of_an_open_turn_without_bracket(ws: Path, engine) -> None:
+    engine.begin_turn(bracket=False)
+    batch(engine, ws, {"lines.txt": text(l2="edit")})
+    with nothing_written(engine, ws):
+        result = engine.undo(dry_run=True)
+    assert result.target_number == 1 and [o.path for o in result.restored] == ["lines.txt"]
