@@ -127,6 +127,14 @@ def _print_json(value: Any) -> None:
     print(json.dumps(_dump(value), indent=2, ensure_ascii=False))
 
 
+def _text(value: str | None) -> str | None:
+    """An argument kept as text: bytes that are not UTF-8 (a prompt cut mid-character, a
+    non-UTF-8 locale) arrive as surrogates, which no JSON record can hold; they become U+FFFD."""
+    if value is None:
+        return None
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def _content_json(content: bytes | None) -> dict[str, Any]:
     """File content for JSON: text when it is UTF-8, else base64 (never a lossy decode)."""
     if content is None:
@@ -188,17 +196,19 @@ def _run(args: argparse.Namespace) -> int:
     cmd = args.command
 
     if cmd == "begin":
-        entry = engine.begin_turn(label=args.label, session=args.session, agent=args.agent, source="cli")
+        entry = engine.begin_turn(
+            label=_text(args.label), session=_text(args.session), agent=_text(args.agent), source="cli"
+        )
         (out or render.print_begun)(entry)
         return EXIT_OK
     if cmd == "end":
-        entry = engine.end_turn(turn=args.turn, commands=args.commands)
+        entry = engine.end_turn(turn=args.turn, commands=[_text(c) for c in args.commands])
         (out or render.print_entry)(entry)
         return EXIT_OK
     if cmd == "log":
         if args.limit is not None and args.limit < 1:
             raise InvalidInput("--limit must be 1 or more")
-        entries = engine.entries(session=args.session, limit=args.limit, before=args.before)
+        entries = engine.entries(session=_text(args.session), limit=args.limit, before=args.before)
         (out or render.print_log)(entries)
         return EXIT_OK
     if cmd == "show":
@@ -252,7 +262,7 @@ def _run(args: argparse.Namespace) -> int:
             command = command[1:]
         if not command:
             raise InvalidInput("check needs a command after '--', e.g. turnback check -- pytest -q")
-        name = args.name or Path(command[0]).name
+        name = _text(args.name or Path(command[0]).name)
         # Name the turn before running anything: a bad --turn must not run the command.
         target = engine.entry(args.turn) if args.turn else (engine.status().open_turn or engine.entry("last"))
         try:
@@ -265,7 +275,7 @@ def _run(args: argparse.Namespace) -> int:
             code, status = 127, "error"
         except PermissionError:
             code, status = 126, "error"
-        entry = engine.record_check(target.id, name, status, command=shlex.join(command), exit_code=code)
+        entry = engine.record_check(target.id, name, status, command=_text(shlex.join(command)), exit_code=code)
         if out:
             out({"turn": entry.number, "name": name, "status": status, "exit_code": code})
         else:

@@ -98,10 +98,12 @@ def test_a_folder_that_is_not_a_git_repository(plain_tb: Turnback) -> None:
     tb = plain_tb
     ws = tb.cwd
     start = tree_state(ws)
-    tb.ok("begin", "--label", "plain")
+    # a prompt cut in the middle of a UTF-8 character (head -c in a hook) is still a fine label
+    tb.ok("begin", "--label", os.fsdecode("plain café".encode()[:-1]))
     write_files(ws, {"notes.txt": "one\ntwo\nthree\n", "sub/new.txt": "new\n", "sub/.gitignore": "*.log\n",
                      "sub/ignored.log": "ignored\n"})
-    entry = tb.json("end")
+    entry = tb.json("end", "--command", os.fsdecode(b"make \xff"))
+    assert (entry["label"], entry["commands"]) == ("plain caf\ufffd", ["make \ufffd"])
     assert [(f["path"], f["kind"]) for f in entry["files"]] == [
         ("notes.txt", "modified"), ("sub/.gitignore", "added"), ("sub/new.txt", "added"),
     ]
