@@ -2,8 +2,9 @@
 
 All git plumbing of the store sits here (pygit2, in-process: no git process is spawned).
 The operation log is a chain of commits on ``refs/turnback/oplog``; each commit's tree holds
-``meta.json`` (one ``RecordEnvelope``) and the content blobs of the paths it touched, named
-``<n>.before`` / ``<n>.after`` so the tree is flat and costs what the batch touched.
+``meta.json`` (one ``RecordEnvelope``: the records of one engine call) and the content blobs
+its records name, each entry named by its own blob id, so the tree is flat and costs what the
+call touched.
 The ref moves only by compare-and-swap (libgit2 checks the ref still points at the first
 parent), and mutating work is serialised by an advisory file lock shared with every process.
 """
