@@ -2,8 +2,9 @@
 
 An agent makes turns — line edits in a shared text file, creates, edits, deletes, renames and
 binary files — recorded as edit batches, brackets, or both. Between turns a person edits
-OTHER lines of the shared file and files of their own. Then come random undo, redo, revert
-and restore operations.
+OTHER lines of the shared file and files of their own, and sometimes what the agent wrote
+(then taking that back must stop with a conflict). Then come random undo, redo, revert and
+restore operations.
 
 The reference model knows nothing of git, merges or journals: the workspace is a set of
 units (a line of the shared file, or a whole file) and every entry is the set of units it
@@ -291,6 +292,19 @@ class AgentSession(RuleBasedStateMachine):
         model.units[unit] = None if choice == "delete" else model.fresh(unit)
         self.write_disk({str(unit[1])})
 
+    @rule(data=st.data())
+    def person_edits_agent_work(self, data: st.DataObject) -> None:
+        """The person changes what the agent wrote: taking that turn back must now stop with a
+        conflict (nothing written) rather than overwrite them."""
+        model = self.model
+        units: list[Unit] = [("A", k) for k in range(LINES)] + [("F", p) for p in AGENT_PATHS if model.units[("F", p)] is not None]
+        unit = data.draw(st.sampled_from(units), label="person edits agent unit")
+        if unit[0] == "F" and data.draw(st.booleans(), label="delete it"):
+            model.units[unit] = None
+        else:
+            model.units[unit] = model.fresh(unit)
+        self.write_disk({SHARED if unit[0] == "A" else str(unit[1])})
+
     # --------------------------------------------------------------- operations
 
     def _revert(self, kind: str, target: ModelEntry | None, call) -> ModelEntry | None:
@@ -400,7 +414,7 @@ def test_random_sessions_against_the_model(tmp_path: Path) -> None:
         ),
     )
     print(sorted(SEEN.items()))
-    for needed in ("undo of a turn: done", "redo of a undo: done", "revert of a turn: done",
+    for needed in ("undo of a turn: done", "undo of a turn: conflict", "redo of a undo: done", "revert of a turn: done",
                    "revert of a turn: conflict", "undo: nothing to do", "agent turn mixed with rename", "agent turn bracket with rename"):
         assert SEEN[needed] > 0, f"the generated sessions never exercised {needed!r}: {sorted(SEEN.items())}"
     assert sum(v for k, v in SEEN.items() if k.startswith("restore") and k.endswith("done")) > 0
