@@ -117,3 +117,29 @@ def test_engine_opened_before_gc_sees_the_new_timeline(ws: Path) -> None:
     assert [e.number for e in other.entries()] == [10, 9, 8, 7]
     assert other.undo().target_number == 10
     assert [e.number for e in engine.entries()] == [11, 10, 9, 8, 7]
+
+
+def test_automatic_gc_keeps_the_store_bounded(ws: Path) -> None:
+    engine = open_engine(ws, retention={"max_entries": 5})
+    for i in range(30):
+        batch(engine, ws, {"log.txt": f"turn {i}\n"})
+    entries = engine.entries()
+    assert len(entries) <= 5 * 1.1 + 10 + 1
+    assert entries[0].number == 30
+    numbers = [e.number for e in entries]
+    assert numbers == sorted(numbers, reverse=True) and len(set(numbers)) == len(numbers)
+
+
+def test_cached_timeline_after_gc_by_another_process(ws: Path) -> None:
+    """Opening reads a cached timeline; after a gc rewrote the log the cache must not be trusted."""
+    engine = open_engine(ws, retention={"max_entries": 100_000, "max_age_days": 365})
+    for i in range(60):
+        batch(engine, ws, {"log.txt": f"turn {i}\n"})
+    Engine(ws, engine.config)  # replays 60 commits: writes the cache
+    assert (engine.store.path / "timeline.pickle").exists()
+    small = open_engine(ws, retention={"max_entries": 4})
+    small.gc()
+    fresh = Engine(ws, engine.config)
+    assert [e.number for e in fresh.entries()] == [60, 59, 58, 57]
+    assert fresh.undo().target_number == 60
+    assert (ws / "log.txt").read_text() == "turn 58\n"
