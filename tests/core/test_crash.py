@@ -98,11 +98,12 @@ def test_sigkill_during_a_300_file_revert(tmp_path: Path) -> None:
 
     rng = random.Random(20260)
     recovered = []
-    for attempt in range(5):
+    window = took * 0.5
+    for attempt in range(10):
         state = full_state(ws)
         op = "undo" if state == after else "redo"
         killed_at = time.time()
-        mid_way, _ = _run_child(ws, op, journal, rng, took * 0.5)
+        mid_way, _ = _run_child(ws, op, journal, rng, window)
         if mid_way and not recovered:
             # what a kill between creating a temporary file and renaming it leaves (it happens
             # in a few percent of kills): recovery must remove it too
@@ -121,9 +122,13 @@ def test_sigkill_during_a_300_file_revert(tmp_path: Path) -> None:
             expected = {"rolled-back": state, "rolled-forward": before if state == after else after}[report.action]
             assert now == expected, f"attempt {attempt}: {report.action} did not give the expected side"
             recovered.append(report.action)
+        else:
+            window /= 2  # this machine is faster than the calibration run: kill sooner
         # the timeline agrees with the files: turn #1 is applied exactly when its content is there
         assert reopened.entry("1").state == ("applied" if now == after else "reverted")
         assert git_state(ws) == git_before
+        if len(recovered) >= 3:
+            break
     assert recovered, "no kill landed while files were being written; make the files bigger"
 
     # and the engine still works afterwards
