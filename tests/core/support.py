@@ -117,6 +117,8 @@ def nothing_written(engine: Engine, ws: Path, objects: bool = True) -> Iterator[
     if objects:
         after_store = store_files(engine)
         assert sorted(after_store) == sorted(before_store), "files were added to or removed from the store"
+        changed = [name for name in after_store if after_store[name] != before_store[name]]
+        assert not changed, f"store files changed: {changed}"
 
 
 def assert_result_shape(result: OperationResult) -> None:

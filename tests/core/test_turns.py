@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from helpers import git, tree_state, write_files
+from turnback.errors import NothingToDo
 from turnback.models import BatchChange
 
 from .support import batch, full_state, open_engine
@@ -168,7 +169,7 @@ def test_bracket_records_changes_on_disk(case: BracketCase, ws: Path, ws_kind: s
 
     if not case.expect:
         assert entry.checkpoints == []
-        with pytest.raises(Exception):
+        with pytest.raises(NothingToDo, match="nothing to undo"):
             engine.undo()
         return
     assert entry.state_hash
