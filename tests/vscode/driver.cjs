@@ -70,6 +70,12 @@ function disk() {
   return { "app/greet.py": read("app/greet.py"), "app/main.py": read("app/main.py"), "app/helper.py": read("app/helper.py"), "README.md": read("README.md") };
 }
 
+/** The timeline's entry numbers, from the CLI (the same store as the editor's server). */
+function timelineNumbers() {
+  const out = require("child_process").execFileSync("turnback", ["--json", "-C", config.repo, "log"], { encoding: "utf8" });
+  return JSON.parse(out).map((e) => e.number);
+}
+
 function readJson(file) {
   try {
     return JSON.parse(fs.readFileSync(file, "utf8"));
@@ -99,15 +105,21 @@ async function runCommand(title) {
 }
 
 async function openFile(relative) {
+  const name = path.basename(relative);
   await page.keyboard.press("Escape");
-  await page.keyboard.press("Control+P");
-  const input = palette().locator("input").first();
-  await input.waitFor({ state: "visible", timeout: 10000 });
-  await input.fill(relative);
-  const row = palette().locator(".monaco-list-row", { hasText: path.basename(relative) }).first();
-  await row.waitFor({ state: "visible", timeout: 10000 });
-  await page.keyboard.press("Enter");
-  await page.locator(".tabs-container .tab", { hasText: path.basename(relative) }).first().waitFor({ timeout: 10000 });
+  const tab = page.locator(".tabs-container .tab", { hasText: name }).first();
+  if (await tab.count()) {
+    await tab.click();
+  } else {
+    await page.keyboard.press("Control+P");
+    const input = palette().locator("input").first();
+    await input.waitFor({ state: "visible", timeout: 10000 });
+    await input.fill(relative);
+    const row = palette().locator(".monaco-list-row", { hasText: name }).first();
+    await row.waitFor({ state: "visible", timeout: 10000 });
+    await page.keyboard.press("Enter");
+  }
+  await page.locator(".tabs-container .tab.active", { hasText: name }).first().waitFor({ timeout: 10000 });
   await page.locator(".monaco-editor .view-lines").first().waitFor({ timeout: 10000 });
 }
 
@@ -197,7 +209,7 @@ async function main() {
   // (3) The person types in greet.py (unsaved); Undo Agent Turn reverts the agent, keeps the person.
   await step("undo_keeps_unsaved_edit", async () => {
     await openFile("app/greet.py");
-    const editor = page.locator(".monaco-editor .view-lines").first();
+    const editor = page.locator(".editor-group-container.active .monaco-editor .view-lines").first();
     await editor.click();
     await page.keyboard.press("Control+End");
     await page.keyboard.type("# the person's own note, not saved", { delay: 5 });
@@ -299,7 +311,7 @@ async function main() {
   await step("keybinding_undo_cancel", async () => {
     await page.keyboard.press("Escape");
     await openFile("app/greet.py");
-    await page.locator(".monaco-editor .view-lines").first().click();
+    await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
     await page.keyboard.press("Control+Alt+z");
     const dialog = page.locator(".monaco-dialog-box").first();
     await dialog.waitFor({ timeout: 20000 });
@@ -308,7 +320,34 @@ async function main() {
     await dialog.waitFor({ state: "hidden", timeout: 10000 });
     await page.waitForTimeout(1000);
     const d = await documents();
-    return { preview, after: d.docs };
+    return { preview, after: d.docs, numbers: timelineNumbers() };
+  });
+
+  // The server's code action in VS Code's light bulb menu (Ctrl+.), through the same preview:
+  // revert turn #2's changes to greet.py only.
+  await step("code_action_revert_file", async () => {
+    await page.keyboard.press("Escape");
+    await openFile("app/greet.py");
+    await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+Home");
+    await page.keyboard.press("Control+.");
+    const menu = page.locator(".action-widget").first();
+    await menu.waitFor({ timeout: 15000 });
+    const items = await menu.locator(".monaco-list-row").allInnerTexts();
+    await menu.locator(".monaco-list-row", { hasText: "Revert turn #2" }).first().click();
+    const dialog = page.locator(".monaco-dialog-box").first();
+    await dialog.waitFor({ timeout: 20000 });
+    const preview = await dialog.innerText();
+    await dialog.locator(".monaco-button", { hasText: /^Revert$/ }).first().click();
+    const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "Revert of #2" }).first();
+    await toast.waitFor({ timeout: 30000 });
+    const outcome = await toast.innerText();
+    const after = await waitFor("greet.py without the agent's change", async () => {
+      const d = await documents();
+      const greet = d.docs.find((x) => x.path.endsWith(path.join("app", "greet.py")));
+      return greet && greet.text.includes("def greet(") ? d : undefined;
+    }, 15000, 500);
+    return { items, preview, outcome, after: after.docs, disk: disk() };
   });
 
   await browser.close();

@@ -156,8 +156,19 @@ def test_default_keybinding_asks_to_undo_and_cancel_changes_nothing(run):
     assert "Undo agent turn #2" in step["preview"], step["preview"]
     greet = _doc(step["after"], "app/greet.py")
     assert "def welcome(" in greet["text"] and "the person's own note" in greet["text"]
-    bench: Workbench = run["bench"]
-    assert max(e["number"] for e in bench.turnback("log")) == 4
+    assert max(step["numbers"]) == 4, step["numbers"]
+
+
+def test_code_action_reverts_one_file_through_the_preview(run):
+    step = _step(run, "code_action_revert_file")
+    items = "\n".join(step["items"])
+    assert "Undo agent turn #2" in items and "Revert turn #2's changes to this file" in items, items
+    assert "app/greet.py" in step["preview"] and "app/main.py" not in step["preview"], step["preview"]
+    assert "Revert of #2 done" in step["outcome"], step["outcome"]
+    greet = _doc(step["after"], "app/greet.py")
+    assert greet["text"] == GREET + "# the person's own note, not saved", greet["text"]
+    # Only that file: main.py and helper.py keep the agent's changes.
+    assert "import welcome" in step["disk"]["app/main.py"] and step["disk"]["app/helper.py"] is not None
 
 
 def test_screenshots_are_kept(run):

@@ -23,6 +23,11 @@ export class TurnbackContentProvider implements vscode.TextDocumentContentProvid
       vscode.workspace.registerTextDocumentContentProvider(PREVIEW_SCHEME, {
         provideTextDocumentContent: (uri) => this.previews.get(uri.path) ?? "",
       }),
+      vscode.workspace.onDidCloseTextDocument((doc) => {
+        if (doc.uri.scheme === PREVIEW_SCHEME) {
+          this.previews.delete(doc.uri.path);
+        }
+      }),
     ];
   }
 

@@ -37,6 +37,9 @@ export class ServerContext implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private lastProblem: string | undefined;
 
+  /** Takes over a server command (answer a promise), or leaves it to the server (undefined). */
+  commandInterceptor: ((command: string, args: unknown[]) => Promise<unknown> | undefined) | undefined;
+
   /** Fires on every state change of the server. */
   readonly onDidChangeState = this.stateEmitter.event;
   /** Fires when the server says the timeline changed (and after this client's own operations). */
@@ -99,6 +102,12 @@ export class ServerContext implements vscode.Disposable {
         stderr: (input) => lines(input, (line) => this.stderrLine(line)),
       },
       middleware: {
+        // The server's commands (its code actions use them) go through the same preview,
+        // confirmation and outcome as the palette's, when the extension says how.
+        executeCommand: async (command, args, next) => {
+          const handled = this.commandInterceptor?.(command, args);
+          return handled !== undefined ? handled : next(command, args);
+        },
         workspace: {
           handleApplyEdit: async (params, next) => {
             // Documents without unsaved changes before a Turnback edit are saved after it, so the

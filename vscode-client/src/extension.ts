@@ -10,6 +10,8 @@ import { affectsServer } from "./config";
 import { TurnbackContentProvider } from "./content";
 import { ServerContext } from "./ctx";
 import { createLogger, log } from "./logger";
+import { operationFromServerCommand } from "./model/args";
+import { OperationRequest, runOperation } from "./operations";
 import { TurnStatusBar } from "./statusBar";
 import { TimelineModel, TimelineTreeProvider } from "./timelineView";
 
@@ -51,6 +53,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<Turnba
     view.onDidChangeVisibility((e) => e.visible && model.scheduleRefresh()),
     vscode.window.onDidChangeWindowState((e) => e.focused && model.scheduleRefresh(300)),
   );
+
+  ctx.commandInterceptor = (command, args) => {
+    const spec = operationFromServerCommand(command, args);
+    if (!spec) {
+      return undefined;
+    }
+    const folder = spec.folder ?? vscode.workspace.workspaceFolders?.[0]?.uri.toString() ?? "";
+    return runOperation(ctx, content, { ...spec, folder } as OperationRequest);
+  };
 
   // Start in the background: activation (and the API) must not wait for the server.
   void ctx.start();

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { checkFrom, onConflictFrom, turnRefFrom } from "../src/model/args";
+import { checkFrom, onConflictFrom, operationFromServerCommand, turnRefFrom } from "../src/model/args";
 import { isLspWorkspaceEdit, toLspWorkspaceEdit, touchedUris } from "../src/model/edits";
 import { confirmationFor, conflictChoices, outcomeFor } from "../src/model/preview";
 import { classifyStderr, expandPath, Probes, resolveServer } from "../src/model/resolve";
@@ -174,4 +174,14 @@ test("server stderr: its own records are dropped once they arrive as logMessage;
   assert.equal(classifyStderr("Traceback (most recent call last):", true).level, "error");
   assert.equal(classifyStderr("turnback: error: unrecognized arguments: --stdio", false).level, "error");
   assert.equal(classifyStderr("   ", true).level, "drop");
+});
+
+test("server commands from code actions become previewed operations; raw calls pass through", () => {
+  assert.deepEqual(operationFromServerCommand("turnback.undoTurn", [{ expectTurnId: "01J", folder: "file:///w" }]), { kind: "undo", folder: "file:///w", expectTurnId: "01J" });
+  assert.deepEqual(operationFromServerCommand("turnback.redoTurn", []), { kind: "redo", folder: undefined, expectTurnId: undefined });
+  assert.deepEqual(operationFromServerCommand("turnback.revertTurn", [{ turnId: "3", uri: "file:///w/a.py" }]), { kind: "revert", folder: undefined, turnId: "3", uri: "file:///w/a.py" });
+  assert.deepEqual(operationFromServerCommand("turnback.restore", [{ checkpointId: "last-green" }]), { kind: "restore", folder: undefined, checkpointId: "last-green" });
+  assert.equal(operationFromServerCommand("turnback.undoTurn", [{ dryRun: true }]), undefined);
+  assert.equal(operationFromServerCommand("turnback.revertTurn", [{ uri: "x" }]), undefined);
+  assert.equal(operationFromServerCommand("editor.action.other", [{}]), undefined);
 });

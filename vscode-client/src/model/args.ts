@@ -74,3 +74,44 @@ export function checkFrom(value: unknown): { name: string; status: "passed" | "f
   }
   return out;
 }
+
+/** An undo / redo / revert / restore as the panel and palette run it (see operations.ts). */
+export type OperationSpec =
+  | { kind: "undo" | "redo"; folder?: string; expectTurnId?: string }
+  | { kind: "revert"; folder?: string; turnId: string; uri?: string }
+  | { kind: "restore"; folder?: string; checkpointId: string };
+
+const SERVER_COMMAND_KIND: Record<string, OperationSpec["kind"]> = {
+  "turnback.undoTurn": "undo",
+  "turnback.redoTurn": "redo",
+  "turnback.revertTurn": "revert",
+  "turnback.restore": "restore",
+};
+
+/**
+ * A server command (from a code action: `turnback.undoTurn {expectTurnId, folder}` …) as an
+ * operation the client runs with its preview and confirmation. Undefined: pass the command to
+ * the server unchanged (not ours, or the caller asked for a dry run or a conflict mode itself).
+ */
+export function operationFromServerCommand(command: string, args: unknown[]): OperationSpec | undefined {
+  const kind = SERVER_COMMAND_KIND[command];
+  if (!kind) {
+    return undefined;
+  }
+  const arg = (args[0] ?? {}) as Record<string, unknown>;
+  if (typeof arg !== "object" || arg === null || arg.dryRun !== undefined || arg.onConflict !== undefined || args.length > 1) {
+    return undefined;
+  }
+  const folder = typeof arg.folder === "string" ? arg.folder : undefined;
+  switch (kind) {
+    case "undo":
+    case "redo":
+      return { kind, folder, expectTurnId: typeof arg.expectTurnId === "string" ? arg.expectTurnId : undefined };
+    case "revert":
+      return typeof arg.turnId === "string" || typeof arg.turnId === "number"
+        ? { kind, folder, turnId: String(arg.turnId), uri: typeof arg.uri === "string" ? arg.uri : undefined }
+        : undefined;
+    case "restore":
+      return typeof arg.checkpointId === "string" ? { kind, folder, checkpointId: arg.checkpointId } : undefined;
+  }
+}
