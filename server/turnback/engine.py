@@ -520,8 +520,8 @@ class Engine:
         _check_on_conflict(on_conflict)
         with self.store.locked():
             self._refresh()
-            open_state = self._end_open_turn(dry_run)
-            if open_state is not None and dry_run:
+            open_state = self.timeline.open_turn()
+            if open_state is not None:
                 pending = self._with_pending_bracket(open_state)
                 if any(pending.applied.get(cp.id, True) for cp in pending.checkpoints):
                     return self._revert_entry("undo", pending, dry_run, on_conflict, **io)
@@ -533,7 +533,6 @@ class Engine:
         _check_on_conflict(on_conflict)
         with self.store.locked():
             self._refresh()
-            self._end_open_turn(dry_run)
             target = self.timeline.redo_target()
             return self._revert_entry("redo", target, dry_run, on_conflict, **io)
 
@@ -554,7 +553,7 @@ class Engine:
         with self.store.locked():
             self._refresh()
             target = self.timeline.resolve(turn)
-            if self._end_open_turn(dry_run) is target and dry_run:
+            if target is self.timeline.open_turn():
                 target = self._with_pending_bracket(target)
             return self._revert_entry("revert", target, dry_run, on_conflict, paths=paths, **io)
 
@@ -563,7 +562,6 @@ class Engine:
         _check_on_conflict(on_conflict)
         with self.store.locked():
             self._refresh()
-            self._end_open_turn(dry_run)
             if checkpoint == "last-green":
                 green = self.timeline.last_green()
                 cp = green.checkpoints[-1]
@@ -571,6 +569,10 @@ class Engine:
                 cp = self.timeline.resolve_checkpoint(checkpoint)
             owner = self.timeline.entries[cp.entry]
             later = self.timeline.checkpoints_after(cp.id)
+            open_state = self.timeline.open_turn()
+            if open_state is not None and not dry_run and (later or self._with_pending_bracket(open_state) is not open_state):
+                self._end(open_state, [], [])  # its changes on disk are then among those restored
+                later = self.timeline.checkpoints_after(cp.id)
             if not later:
                 raise NothingToDo(f"nothing to restore: no change was recorded after checkpoint {cp.id} (turn #{owner.begun.number})")
             steps: dict[str, list[PathChange]] = {}
@@ -596,17 +598,17 @@ class Engine:
                 "restore", owner, steps, effects, previous, dry_run, on_conflict, label, checkpoint_target=cp.id, **io
             )
 
-    def _end_open_turn(self, dry_run: bool) -> EntryState | None:
-        """An operation ends the open turn before it writes, so what the turn's bracket saw
-        change is recorded as the agent's and the operation's own writes never land in it.
-        A dry run records nothing; it answers the open turn (or None) for a preview."""
+    def _end_open_turn(self) -> None:
+        """End the open turn just before an operation writes: what the turn's bracket saw
+        change is recorded as the agent's, and the operation's own writes never land in it.
+        (Previews, and operations that stop or fail validation, record nothing.)"""
         state = self.timeline.open_turn()
-        if state is not None and not dry_run:
+        if state is not None:
             self._end(state, [], [])
-        return state
 
     def _with_pending_bracket(self, state: EntryState) -> EntryState:
-        """The open turn as 'end' would record it now, recording nothing (what a dry run previews)."""
+        """The open turn as 'end' would record it now, recording nothing: what an operation plans
+        with (the turn itself is ended only when the operation goes on to write)."""
         snapshot_file = self.store.path / "brackets" / f"{state.begun.entry}.json"
         if not snapshot_file.exists():
             return state
@@ -633,11 +635,6 @@ class Engine:
             raise NothingToDo(f"turn #{number} is already reverted{hint}")
         if target.state == "not-applied":
             raise NothingToDo(f"turn #{number} was never applied to the workspace")
-        if target.state == "open" and target.begun.kind == "turn":
-            if dry_run:
-                pass
-            else:
-                self._end(target, [], [])
         checkpoints = [cp for cp in target.checkpoints if target.applied.get(cp.id, True)]
         steps = relevant_steps(checkpoints)
         previous = {target.begun.entry: target.state if target.state != "open" else "applied"}
@@ -710,6 +707,7 @@ class Engine:
             )
         if verdict == "partial" and target.begun.entry in effects and effects[target.begun.entry] == "reverted":
             effects[target.begun.entry] = "partial"
+        self._end_open_turn()
         entry = self._execute(kind, plan, effects, previous, verdict, on_conflict, label, target, checkpoint_target, overlay, editor)
         return OperationResult(
             **base, verdict=verdict, applied=True, entry=entry,
