@@ -137,6 +137,21 @@ class Store:
     # ------------------------------------------------------------------ blobs
 
     def write_blob(self, content: bytes) -> str:
+        """Store ``content`` as a blob; answers its id.
+
+        Content the store already holds (a before-image that an earlier checkpoint stored as its
+        after-image, both sides of an undo) is not compressed and written again: libgit2's
+        ``create_blob`` streams into a temporary file and only then finds the object exists.
+        The existing object's time is refreshed instead, as libgit2 does ("freshen").
+        """
+        oid = pygit2.hash(content)
+        if oid in self.repo.odb:
+            hexid = str(oid)
+            try:
+                os.utime(Path(self.repo.path) / "objects" / hexid[:2] / hexid[2:])
+            except OSError:
+                pass  # packed, or a read-only store: nothing to refresh
+            return hexid
         return str(self.repo.create_blob(content))
 
     def read_blob(self, oid: str) -> bytes:
