@@ -121,7 +121,10 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       if (!folder) {
         return undefined;
       }
-      return runOperation(ctx, content, { kind: "redo", folder });
+      // From the panel: redo only if it would re-apply what that row shows (the operation
+      // itself, or the one that undid the turn).
+      const expectTurnId = isTurnNode(arg) ? (arg.entry.kind === "turn" ? arg.entry.revertedBy ?? undefined : arg.entry.id) : undefined;
+      return runOperation(ctx, content, { kind: "redo", folder, expectTurnId });
     },
     "turnback.revertAgentTurn": async (arg?: unknown) => {
       const target = await resolveEntry(deps, arg, "Revert which agent turn? (later edits are kept)", revertable);
