@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import pygit2
 
 from .store import clean_git_env  # noqa: F401  (ensures the git environment is cleaned first)
@@ -20,9 +22,23 @@ def line_stats(before: bytes | None, after: bytes | None) -> tuple[int, int]:
         return 0, 0
     if is_binary(before) or is_binary(after):
         return 0, 0
+    if len(before or b"") <= _REMEMBER_BYTES and len(after or b"") <= _REMEMBER_BYTES:
+        return _remembered_line_stats(before, after)
+    return _line_stats(before, after)
+
+
+_REMEMBER_BYTES = 256 * 1024
+
+
+def _line_stats(before: bytes | None, after: bytes | None) -> tuple[int, int]:
     patch = pygit2.Patch.create_from(before, after)
     _context, additions, deletions = patch.line_stats
     return additions, deletions
+
+
+# An operation asks twice for the same pair (the outcome it reports, and the change it
+# records); a diff costs two SHA-1s of the contents in libgit2 plus the diff itself.
+_remembered_line_stats = functools.lru_cache(maxsize=16)(_line_stats)
 
 
 def unified_diff(
