@@ -151,6 +151,12 @@ async function main() {
   page = await context.newPage();
   page.on("pageerror", (e) => note(`page error: ${e.message}`));
 
+  if (config.scenario === "no-server") {
+    await noServer();
+    await browser.close();
+    return;
+  }
+
   const ready = await step("workbench", async () => {
     await page.goto(config.url, { waitUntil: "domcontentloaded", timeout: 60000 });
     await page.locator(".monaco-workbench").waitFor({ timeout: 60000 });
@@ -351,6 +357,25 @@ async function main() {
   });
 
   await browser.close();
+}
+
+// No `turnback` anywhere: the person is told what is missing and how to fix it, with the log.
+async function noServer() {
+  await step("no_server", async () => {
+    await page.goto(config.url, { waitUntil: "domcontentloaded", timeout: 60000 });
+    await page.locator(".monaco-workbench").waitFor({ timeout: 60000 });
+    const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "Turnback:" }).first();
+    await toast.waitFor({ timeout: 60000 });
+    const message = await toast.innerText();
+    await showPanel();
+    const welcome = await sidebar().locator(".welcome-view-content, .pane-body").first().innerText();
+    await page.screenshot({ path: path.join(config.artifacts, "no-server.png") });
+    await toast.locator(".monaco-button", { hasText: "Show Logs" }).first().click();
+    const output = page.locator(".part.panel .monaco-editor .view-lines").first();
+    await output.waitFor({ timeout: 15000 });
+    await page.waitForTimeout(500);
+    return { message, welcome, log: await output.innerText() };
+  });
 }
 
 main()

@@ -189,7 +189,7 @@ class Workbench:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/?folder={self.repo}"
 
-    def drive(self, timeout: float = 240.0) -> dict:
+    def drive(self, timeout: float = 240.0, scenario: str = "person") -> dict:
         """Run driver.cjs against the workbench; answers what it saw, step by step."""
         config = {
             "url": self.url,
@@ -199,6 +199,7 @@ class Workbench:
             "artifacts": str(self.artifacts),
             "results": str(self.base / "results.json"),
             "repo": str(self.repo),
+            "scenario": scenario,
         }
         config_file = self.base / "driver.json"
         config_file.write_text(json.dumps(config))

@@ -163,7 +163,9 @@ export class ServerContext implements vscode.Disposable {
   }
 
   private async offerFix(problem: string, fix: string): Promise<void> {
-    const choice = await vscode.window.showErrorMessage(`Turnback: ${problem} ${fix}`, "Show Logs", "Open Settings", "Retry");
+    // Notifications show no Markdown: `code` becomes 'code'.
+    const text = `Turnback: ${problem} ${fix}`.replace(/`([^`]*)`/g, "'$1'");
+    const choice = await vscode.window.showErrorMessage(text, "Show Logs", "Open Settings", "Retry");
     if (choice === "Show Logs") {
       showLogs();
     } else if (choice === "Open Settings") {
