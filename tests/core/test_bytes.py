@@ -29,6 +29,13 @@ class BytesCase:
     setup: dict[str, bytes] = field(default_factory=dict)
 
 
+@pytest.fixture(params=["git", "plain"])
+def ws_kind(request: pytest.FixtureRequest) -> str:
+    """Byte handling does not depend on the scanner: a repository (git scanner) and a plain
+    folder (walk scanner) cover both (test_turns runs the walk scanner inside a repository)."""
+    return request.param
+
+
 def _w(files: dict[str, bytes]) -> Callable[[Path], None]:
     return lambda ws: write_files(ws, files)
 
