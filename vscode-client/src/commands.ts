@@ -21,7 +21,6 @@ export interface CommandDeps {
   model: TimelineModel;
   content: TurnbackContentProvider;
   api: TurnbackApi;
-  view: vscode.TreeView<unknown>;
 }
 
 type Handler = (...args: any[]) => unknown;

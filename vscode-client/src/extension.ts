@@ -42,7 +42,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Turnba
     changed,
     model.onDidChange(() => changed.fire()),
     new TurnStatusBar(ctx, model),
-    ...registerCommands({ ctx, model, content, api, view: view as vscode.TreeView<unknown> }),
+    ...registerCommands({ ctx, model, content, api }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (affectsServer(e)) {
         void ctx.restart();
