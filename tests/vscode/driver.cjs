@@ -90,7 +90,7 @@ const palette = () => page.locator(".quick-input-widget");
 const sidebar = () => page.locator('[id="workbench.parts.sidebar"]');
 const panelRow = (text) => sidebar().locator(".monaco-list-row", { hasText: text }).first();
 
-async function runCommand(title) {
+async function runCommand(title, { followedByPick = false } = {}) {
   await page.keyboard.press("Escape");
   await page.keyboard.press("F1");
   const input = palette().locator("input").first();
@@ -100,8 +100,11 @@ async function runCommand(title) {
   const row = palette().locator(".monaco-list-row", { hasText: title }).first();
   await row.waitFor({ state: "visible", timeout: 10000 });
   await page.keyboard.press("Enter");
-  // The palette lingers a moment after Enter: wait until it has closed.
-  await palette().waitFor({ state: "hidden", timeout: 10000 }).catch(() => {});
+  // The palette lingers a moment after Enter: wait until it has closed (unless the command
+  // opens a quick pick of its own in the same widget).
+  if (!followedByPick) {
+    await palette().waitFor({ state: "hidden", timeout: 10000 }).catch(() => {});
+  }
 }
 
 async function openFile(relative) {
@@ -354,6 +357,31 @@ async function main() {
       return greet && greet.text.includes("def greet(") ? d : undefined;
     }, 15000, 500);
     return { items, preview, outcome, after: after.docs, disk: disk() };
+  });
+
+  // The palette's pickers: "Show Turn Diff" and "Revert Agent Turn…" list the turns to choose.
+  await step("palette_pickers", async () => {
+    await page.keyboard.press("Escape");
+    await runCommand("Turnback: Show Turn Diff", { followedByPick: true });
+    const turnOne = palette().locator(".monaco-list-row", { hasText: "#1 Document how to run it" }).first();
+    await turnOne.waitFor({ timeout: 15000 });
+    const listed = await palette().locator(".monaco-list-row").allInnerTexts();
+    await turnOne.click();
+    await page.locator(".tabs-container .tab.active", { hasText: "turn-1.diff" }).first().waitFor({ timeout: 15000 });
+    await page.waitForTimeout(500);
+    const patch = await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().innerText();
+
+    await runCommand("Turnback: Revert Agent Turn…", { followedByPick: true });
+    const pick = palette().locator(".monaco-list-row", { hasText: "#1 Document how to run it" }).first();
+    await pick.waitFor({ timeout: 15000 });
+    await pick.click();
+    const dialog = page.locator(".monaco-dialog-box").first();
+    await dialog.waitFor({ timeout: 20000 });
+    const preview = await dialog.innerText();
+    await dialog.locator(".monaco-button", { hasText: /^Revert$/ }).first().click();
+    const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "Revert of #1" }).first();
+    await toast.waitFor({ timeout: 30000 });
+    return { listed, patch, preview, outcome: await toast.innerText(), disk: disk() };
   });
 
   await browser.close();

@@ -171,6 +171,19 @@ def test_code_action_reverts_one_file_through_the_preview(run):
     assert "import welcome" in step["disk"]["app/main.py"] and step["disk"]["app/helper.py"] is not None
 
 
+def test_palette_pickers_show_a_turns_diff_and_revert_an_earlier_turn(run):
+    step = _step(run, "palette_pickers")
+    listed = "\n".join(step["listed"]).replace("\xa0", " ")
+    assert "#1 Document how to run it" in listed and "#2 Rename greet to welcome" in listed, listed
+    patch = step["patch"].replace("\xa0", " ")
+    assert "README.md" in patch and "+Run it with: python -m app.main" in patch, patch
+    assert "Revert agent turn #1" in step["preview"] and "README.md" in step["preview"], step["preview"]
+    assert "Revert of #1 done" in step["outcome"], step["outcome"]
+    # An earlier turn taken back, the later agent turn kept.
+    assert step["disk"]["README.md"] == "# Project\n\nA small program.\n"
+    assert "import welcome" in step["disk"]["app/main.py"]
+
+
 def test_screenshots_are_kept(run):
     _step(run, "panel_and_diff")
     bench: Workbench = run["bench"]
