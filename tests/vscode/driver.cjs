@@ -329,7 +329,10 @@ async function main() {
     await dialog.waitFor({ state: "hidden", timeout: 10000 });
     await page.waitForTimeout(1000);
     const d = await documents();
-    return { preview, after: d.docs, numbers: timelineNumbers() };
+    const file = path.join(config.agentOut, "keybindings.json");
+    await runCommand("Test Agent: Report Default Key Bindings");
+    const keys = await waitFor("the default key bindings", () => readJson(file), 15000);
+    return { preview, after: d.docs, numbers: timelineNumbers(), keybindings: keys };
   });
 
   // The server's code action in VS Code's light bulb menu (Ctrl+.), through the same preview:

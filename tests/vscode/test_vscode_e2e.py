@@ -10,7 +10,9 @@ missing or TURNBACK_UPDATE_DOCS_IMAGES=1).
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -157,6 +159,12 @@ def test_default_keybinding_asks_to_undo_and_cancel_changes_nothing(run):
     greet = _doc(step["after"], "app/greet.py")
     assert "def welcome(" in greet["text"] and "the person's own note" in greet["text"]
     assert max(step["numbers"]) == 4, step["numbers"]
+    # No other default key binding uses Ctrl+Alt+Z (VS Code's own and the bundled extensions').
+    keys = step["keybindings"]
+    assert keys["ok"], keys
+    bindings = json.loads(re.sub(r"^\s*//.*$", "", keys["text"], flags=re.M))
+    on_key = [b["command"] for b in bindings if b.get("key") == "ctrl+alt+z"]
+    assert on_key == ["turnback.undoAgentTurn"], on_key
 
 
 def test_code_action_reverts_one_file_through_the_preview(run):

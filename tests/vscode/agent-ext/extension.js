@@ -55,8 +55,19 @@ async function dump() {
   out("documents.json", { docs });
 }
 
+// Every default key binding that uses a key (VS Code's own and extensions'), to check for clashes.
+async function keybindings() {
+  try {
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse("vscode://defaultsettings/keybindings.json"));
+    out("keybindings.json", { ok: true, text: doc.getText() });
+  } catch (error) {
+    out("keybindings.json", { ok: false, error: String(error) });
+  }
+}
+
 exports.activate = (context) => {
   context.subscriptions.push(
+    vscode.commands.registerCommand("turnbackTestAgent.keybindings", keybindings),
     vscode.commands.registerCommand("turnbackTestAgent.run", run),
     vscode.commands.registerCommand("turnbackTestAgent.dump", dump),
   );
