@@ -272,6 +272,7 @@ class Engine:
     def _bracket_checkpoint(self, state: EntryState, snapshot: dict) -> CheckpointRecorded | None:
         """What changed on disk since the bracket's snapshot, as the turn's bracket checkpoint."""
         changed = self._scanner().end(snapshot, self.capture.from_disk, self.capture.version)
+        changed = [c for c in changed if not _explained_by_batches(state, c)]
         if not changed:
             return None
         return CheckpointRecorded(
@@ -985,6 +986,27 @@ def _from_checkpoint(
             item = item.model_copy(update={"changes": changes})
         out.append(item)
     return out
+
+
+def _same_version(a: FileVersion | None, b: FileVersion | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return (a.oid, a.mode) == (b.oid, b.mode)
+
+
+def _explained_by_batches(state: EntryState, change: Changed) -> bool:
+    """Whether the turn's applied edit batches account for all of a path's change on disk
+    (the batches chain from the bracket's start to its end): then the bracket adds nothing."""
+    steps = [
+        c
+        for cp in state.checkpoints
+        if not cp.bracket and state.applied.get(cp.id, True)
+        for c in cp.changes
+        if c.path == change.path
+    ]
+    if not steps or not _same_version(steps[0].before, change.before) or not _same_version(steps[-1].after, change.after):
+        return False
+    return all(_same_version(a.after, b.before) for a, b in zip(steps, steps[1:]))
 
 
 def _withheld_notice(rel: str, version: FileVersion) -> str:

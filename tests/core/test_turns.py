@@ -272,6 +272,24 @@ def test_batch_joins_the_open_turn(ws: Path, engine) -> None:
     assert full_state(ws) == end
 
 
+def test_bracket_does_not_record_again_what_the_batches_explain(ws: Path, engine) -> None:
+    turn = engine.begin_turn(label="agent turn")
+    _e, cp1 = batch(engine, ws, {"src/app.py": "v1\n"})
+    _e, cp2 = batch(engine, ws, {"src/app.py": "v2\n", "src/util.py": None})
+    entry = engine.end_turn()
+    assert [c.id for c in entry.checkpoints] == [cp1, cp2]
+    (ws / "later.txt").write_text("the person\n")
+    turn2 = engine.begin_turn(label="agent and shell")
+    _e, cp3 = batch(engine, ws, {"src/app.py": "v3\n"})
+    (ws / "src" / "app.py").write_text("v3 formatted\n")  # a formatter runs after the batch
+    entry2 = engine.end_turn()
+    assert len(entry2.checkpoints) == 2 and entry2.checkpoints[0].id == cp3
+    assert entry2.checkpoints[1].paths == ["src/app.py"]
+    engine.undo()
+    assert (ws / "src" / "app.py").read_text() == "v2\n"
+    assert turn.id != turn2.id
+
+
 def test_batches_only_in_a_turn_without_bracket(ws: Path, engine) -> None:
     start = full_state(ws)
     turn = engine.begin_turn(bracket=False, source="lsp")
