@@ -92,11 +92,14 @@ class Store:
             path.mkdir(parents=True, exist_ok=True)
             os.chmod(path, 0o700)
             git_dir = path / "objects.git"
-            if (git_dir / "HEAD").exists():
-                self.repo = pygit2.Repository(str(git_dir), pygit2.enums.RepositoryOpenFlag.BARE | pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
-            else:
-                self.repo = pygit2.init_repository(str(git_dir), bare=True)
-            self._write_identity(workspace)
+            # Two processes opening a new store at once (the server and a hook) must not both
+            # create it: libgit2 fails on the other's config.lock.
+            with self.locked():
+                if (git_dir / "HEAD").exists():
+                    self.repo = pygit2.Repository(str(git_dir), pygit2.enums.RepositoryOpenFlag.BARE | pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+                else:
+                    self.repo = pygit2.init_repository(str(git_dir), bare=True)
+                self._write_identity(workspace)
         except (OSError, pygit2.GitError) as exc:
             raise StoreError(f"cannot open the store at {path}: {exc}") from exc
         self._key: bytes | None = None
