@@ -24,6 +24,18 @@ import pytest
 from helpers import git_state, make_repo, tree_state
 
 _REDIRECTING_GIT_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR")
+_PYCACHE: list[Path] = []
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cli_bytecode_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Let the CLI processes keep compiled bytecode, in a folder of this test session.
+
+    An installed ``turnback`` starts from cached bytecode; an environment with
+    PYTHONDONTWRITEBYTECODE would make every one of the many CLI processes here compile the
+    package again (about a fifth of each call). The cache lives outside the source tree.
+    """
+    _PYCACHE.append(tmp_path_factory.getbasetemp() / "cli-pycache")
 
 
 def isolated_env(base: Path) -> dict[str, str]:
@@ -39,6 +51,9 @@ def isolated_env(base: Path) -> dict[str, str]:
         HOME=str(home),
         GIT_CONFIG_NOSYSTEM="1",
     )
+    if _PYCACHE:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(_PYCACHE[0])
     return env
 
 
