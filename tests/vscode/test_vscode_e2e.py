@@ -94,8 +94,9 @@ def test_agent_extension_edits_three_files_as_one_turn(run):
     entries = bench.turnback("log")
     turns = [e for e in entries if e["kind"] == "turn"]
     assert [t["number"] for t in turns] == [2, 1]
-    batch = [c for c in turns[0]["checkpoints"] if c["label"] == "rename + helper"]
-    assert len(batch) == 1 and sorted(batch[0]["paths"]) == ["app/greet.py", "app/helper.py", "app/main.py"], turns[0]["checkpoints"]
+    checkpoints = turns[0]["checkpoints"]
+    assert [c["label"] for c in checkpoints] == ["rename + helper"], checkpoints
+    assert sorted(checkpoints[0]["paths"]) == ["app/greet.py", "app/helper.py", "app/main.py"], checkpoints
     # The open greet.py got the edit through the editor, and was saved (it had no unsaved edits).
     greet = _doc(step["docs"], "app/greet.py")
     assert "def welcome(name)" in greet["text"] and not greet["isDirty"]
