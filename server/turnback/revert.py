@@ -93,6 +93,9 @@ class Planner:
             if self.capture.matches(path, base, as_disk):
                 if theirs is not None and theirs.withheld:
                     return PathPlan(path, ours, current, skipped=_withheld_reason(theirs))
+                if theirs is None and base is not None and base.withheld:
+                    # Deleting content the store never kept could not be undone (promise 4).
+                    return PathPlan(path, ours, current, skipped=_undeletable_reason(base))
                 current = self._materialize(theirs)
                 continue
             if self.capture.matches(path, theirs, as_disk):
@@ -124,6 +127,14 @@ class Planner:
             return PathPlan(path, ours, Version(outcome.markers, current.mode), conflict=conflict)
         current_ours = None if ours is None else Version(ours.content, ours.mode)
         return PathPlan(path, ours, current_ours, conflict=conflict)
+
+
+def _undeletable_reason(version: FileVersion) -> str:
+    what = "secret file" if version.withheld == "secret" else f"file over the size cap ({version.size} bytes)"
+    return (
+        f"{what}: not deleted, because its content is not stored and the deletion could not be undone; "
+        "delete it by hand if you want it gone"
+    )
 
 
 def _withheld_reason(version: FileVersion) -> str:

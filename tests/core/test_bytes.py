@@ -199,15 +199,18 @@ def test_oversize_file_gets_a_notice_and_is_not_stored(ws: Path, ws_kind: str) -
     assert files["big.bin"].withheld == "oversize" and files["small.txt"].withheld is None
     assert "big.bin: 212 bytes, over the size cap; content not stored" in entry.notices
     assert store_contains(engine.store.path, b"BIG-CONTENT-") == []
-    # created and unchanged since: undo removes it (its digest still matches)
+    # created and unchanged since, but deleting it could never be undone: kept, with the reason
     result = engine.undo()
-    assert result.verdict == "safe" and not (ws / "big.bin").exists() and not (ws / "small.txt").exists()
-    # but redo cannot bring back content that was never stored
-    result = engine.redo()
     assert_result_shape(result)
     assert result.verdict == "partial" and [s.path for s in result.skipped] == ["big.bin"]
     assert "over the size cap (212 bytes)" in result.skipped[0].reason
-    assert (ws / "small.txt").read_text() == "small\n" and not (ws / "big.bin").exists()
+    assert "could not be undone" in result.skipped[0].reason
+    assert (ws / "big.bin").read_bytes() == big and not (ws / "small.txt").exists()
+    # so the undo can be undone in full
+    result = engine.redo()
+    assert_result_shape(result)
+    assert result.verdict == "safe"
+    assert (ws / "small.txt").read_text() == "small\n" and (ws / "big.bin").read_bytes() == big
 
 
 def test_oversize_modified_file_is_skipped_on_revert_with_a_reason(ws: Path, ws_kind: str) -> None:

@@ -1,5 +1,6 @@
 """Secrets: a turn touching .env (or keys) gets a notice, the content never reaches the store,
-a created-and-unchanged secret can still be removed, a modified one is skipped with a reason."""
+a created secret is not deleted by a revert (that could never be undone), a modified one is
+skipped with a reason."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def _leaks(engine, *needles: bytes) -> list[str]:
 
 
 @pytest.mark.parametrize("how", ["bracket", "batch"])
-def test_created_secret_notice_no_copy_and_undo_removes_it(ws: Path, engine, how: str) -> None:
+def test_created_secret_notice_no_copy_and_undo_keeps_it(ws: Path, engine, how: str) -> None:
     start = full_state(ws)
     if how == "bracket":
         engine.begin_turn()
@@ -45,21 +46,29 @@ def test_created_secret_notice_no_copy_and_undo_removes_it(ws: Path, engine, how
     with pytest.raises(StateError, match=r"\.env: content withheld by policy \(secret\)"):
         engine.file_at("last", ".env")
 
+    # Deleting the secrets could never be undone (their bytes are not stored): they are kept,
+    # with the reason, and everything else of the turn is undone.
     result = engine.undo()
     assert_result_shape(result)
-    assert result.verdict == "safe"
-    assert full_state(ws) == start
-    # the journal held the secret for the moment of the write; nothing of it is left
+    assert (result.verdict, result.applied) == ("partial", True)
+    assert sorted(s.path for s in result.skipped) == [".env", "config/id_ed25519"]
+    assert all("could not be undone" in s.reason for s in result.skipped)
+    assert (ws / ".env").read_bytes() == SECRET
+    assert (ws / "config" / "id_ed25519").read_bytes() == PRIVATE_KEY
+    assert not (ws / "app.cfg").exists()
     assert _leaks(engine, SECRET, PRIVATE_KEY) == []
     assert not (engine.store.path / "journal-backup").exists()
 
-    # redo cannot bring back what was never stored: skipped with the reason, the rest done
+    # ... so the undo itself can be undone completely.
     result = engine.redo()
     assert_result_shape(result)
-    assert result.verdict == "partial"
-    assert sorted(s.path for s in result.skipped) == [".env", "config/id_ed25519"]
-    assert all("secrets policy" in s.reason for s in result.skipped)
-    assert (ws / "app.cfg").exists() and not (ws / ".env").exists()
+    assert result.verdict == "safe"
+    assert (ws / "app.cfg").read_bytes() == b"debug=1\n" and (ws / ".env").read_bytes() == SECRET
+    (ws / ".env").unlink()
+    (ws / "config" / "id_ed25519").unlink()
+    (ws / "config").rmdir()
+    (ws / "app.cfg").unlink()
+    assert full_state(ws) == start
 
 
 def test_modified_secret_is_skipped_with_a_reason(ws: Path, ws_kind: str) -> None:
