@@ -197,8 +197,8 @@ class Editor:
 
     # ------------------------------------------------------------------ requests
 
-    async def request(self, method: str, params: dict | None = None) -> Any:
-        return await self.client.protocol.send_request_async(method, params or {})
+    async def request(self, method: str, params: dict | list | None = None) -> Any:
+        return await self.client.protocol.send_request_async(method, {} if params is None else params)
 
     async def command(self, command: str, *arguments: Any) -> Any:
         return await self.client.workspace_execute_command_async(

@@ -85,6 +85,11 @@ async def test_bad_input_gets_clear_errors_and_nothing_is_written(editor: Editor
     assert "no turn #99" in message
     await expect_error(editor, -32003, "turnback/undo", {})
     await expect_error(editor, -32003, "turnback/redo", {})
+    # by-position params are refused, never run with defaults (a preview must not undo for real)
+    (await editor.request("turnback/applyEdit", {"edit": _edit(util, 1, 15, 16, "4")}))
+    assert "named params" in await expect_error(editor, -32602, "turnback/undo", [{"dryRun": True}, None])
+    await editor.request("turnback/undo", {})
+    before = tree_state(repo)
     # malformed edits
     overlapping = {"changes": {util: [
         {"range": _range(1, 4, 1, 10), "newText": "a"}, {"range": _range(1, 8, 1, 12), "newText": "b"},
@@ -112,7 +117,7 @@ async def test_bad_input_gets_clear_errors_and_nothing_is_written(editor: Editor
 
     assert tree_state(repo) == before
     assert outside.read_text() == "x = 1\n"
-    assert (await editor.request("turnback/timeline", {}))["entries"] == []
+    assert [e["kind"] for e in (await editor.request("turnback/timeline", {}))["entries"]] == ["undo", "turn"]
     # the server is still up and answers
     ok = await editor.request("turnback/applyEdit", {"edit": _edit(util, 1, 15, 16, "3")})
     assert ok["applied"] is True

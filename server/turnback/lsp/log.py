@@ -1,4 +1,4 @@
-"""Logging: the ``turnback`` loggers go to stderr and to the client's ``window/logMessage``.
+"""Logging: the ``turnback`` loggers go to the client's ``window/logMessage`` (and warnings to stderr).
 
 Only Turnback's own records are forwarded (pygls logs every message it sends; forwarding those
 would loop). Records may come from worker threads, so they are handed to the event loop.
@@ -52,6 +52,9 @@ def configure(server: TurnbackServer, level: str) -> None:
     root = logging.getLogger("turnback")
     root.setLevel(numeric)
     stderr = logging.StreamHandler(sys.stderr)
+    # The client shows the server's stderr too (VS Code as errors): send it only what is a
+    # warning or worse, unless debugging; everything reaches the client as window/logMessage.
+    stderr.setLevel(logging.DEBUG if numeric <= logging.DEBUG else logging.WARNING)
     stderr.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     client = ClientLogHandler(server)
     client.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))

@@ -306,6 +306,14 @@ class TurnbackProtocol(LanguageServerProtocol):
             return super().structure_message(data)
         if data.get("params") is None:
             data = {**data, "params": {}}
+        if not isinstance(data["params"], dict):
+            # By-position params would be structured field by field into defaults: a preview
+            # could run for real. Turnback's requests take named params only.
+            kind = type(data["params"]).__name__
+            return JsonRPCRequestMessage(
+                id=data["id"], method=method, jsonrpc=data["jsonrpc"],
+                params=InvalidParams(f"invalid params: {method} takes an object of named params, not a {kind}"),
+            )
         try:
             return self._converter.structure(data, request)
         except Exception as exc:  # noqa: BLE001 - any structuring failure is the client's input
