@@ -8,6 +8,7 @@ starting point. ``None`` means the file does not exist. Content and mode merge s
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 
 import merge3
@@ -73,25 +74,86 @@ def merge_file(
         return MergeResult(Version(ours.content, mode))
     if is_binary(base.content) or is_binary(ours.content) or is_binary(theirs.content):
         return MergeResult(ours, conflict="binary file changed since; it cannot be merged")
-    m3 = merge3.Merge3(_lines(base.content), _lines(ours.content), _lines(theirs.content))
-    hunks = sum(1 for group in m3.merge_groups() if group[0] == "conflict")
+    merged, hunks, markers = _merge_text(
+        _lines(base.content), _lines(ours.content), _lines(theirs.content), label_ours, label_theirs
+    )
     if hunks:
-        markers = b"".join(
-            m3.merge_lines(
-                name_a=label_ours.encode(),
-                name_b=label_theirs.encode(),
-                name_base=b"base",
-                reprocess=True,
-            )
-        )
         return MergeResult(
             ours,
             conflict=f"overlapping edits in {hunks} place{'s' if hunks != 1 else ''}",
             hunks=hunks,
             markers=markers,
         )
-    merged = b"".join(m3.merge_lines())
     return MergeResult(Version(merged, mode), merged=True)
+
+
+def _merge_text(
+    base: list[bytes], ours: list[bytes], theirs: list[bytes], label_ours: str, label_theirs: str
+) -> tuple[bytes, int, bytes]:
+    """Line merge: (merged, conflicting hunks, the file with conflict markers).
+
+    merge3 (like git) calls changes on neighbouring lines a conflict. Inside such a region the
+    two sides' changes are compared again line by line: when they touch different base lines
+    (and do not both insert at one spot) both apply, in order — nothing of either is lost.
+    """
+    out: list[bytes] = []
+    marked: list[bytes] = []
+    hunks = 0
+    for region in merge3.Merge3(base, ours, theirs).merge_regions():
+        kind = region[0]
+        if kind == "unchanged":
+            chunk = base[region[1] : region[2]]
+        elif kind in ("a", "same"):
+            chunk = ours[region[1] : region[2]]
+        elif kind == "b":
+            chunk = theirs[region[1] : region[2]]
+        else:
+            _, z1, z2, a1, a2, b1, b2 = region
+            resolved = _merge_adjacent(base[z1:z2], ours[a1:a2], theirs[b1:b2])
+            if resolved is None:
+                hunks += 1
+                out.extend(ours[a1:a2])
+                marked.append(f"<<<<<<< {label_ours}\n".encode())
+                marked.extend(_terminated(ours[a1:a2]))
+                marked.append(b"=======\n")
+                marked.extend(_terminated(theirs[b1:b2]))
+                marked.append(f">>>>>>> {label_theirs}\n".encode())
+                continue
+            chunk = resolved
+        out.extend(chunk)
+        marked.extend(chunk)
+    return b"".join(out), hunks, b"".join(marked)
+
+
+def _terminated(lines: list[bytes]) -> list[bytes]:
+    """Lines for a marker block: a last line without a newline gets one, so markers stay on their own line."""
+    if lines and not lines[-1].endswith(b"\n"):
+        return [*lines[:-1], lines[-1] + b"\n"]
+    return lines
+
+
+def _changes(base: list[bytes], other: list[bytes]) -> list[tuple[int, int, list[bytes]]]:
+    matcher = difflib.SequenceMatcher(None, base, other, autojunk=False)
+    return [(i1, i2, other[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+
+
+def _merge_adjacent(base: list[bytes], ours: list[bytes], theirs: list[bytes]) -> list[bytes] | None:
+    """Both sides' changes applied to ``base``, or None when they overlap or insert at one spot."""
+    mine, other = _changes(base, ours), _changes(base, theirs)
+    for a1, a2, _ in mine:
+        for b1, b2, _ in other:
+            if a1 < b2 and b1 < a2:
+                return None
+            if a1 == b1 and (a1 == a2 or b1 == b2):
+                return None
+    result: list[bytes] = []
+    position = 0
+    for i1, i2, lines in sorted(mine + other, key=lambda change: (change[0], change[1])):
+        result.extend(base[position:i1])
+        result.extend(lines)
+        position = i2
+    result.extend(base[position:])
+    return result
 
 
 def _merge_mode(base: int, ours: int, theirs: int) -> int | None:
