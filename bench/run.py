@@ -22,7 +22,7 @@ Medians over --repeat runs (twice as many for record and undo, which take millis
 after --warmup runs that are not counted. Before timing, --earlier untimed turns make the
 store one in use (the first turns of a brand-new store are reported apart). It also reports the
 store bytes each turn adds, Python-heap peaks per operation (tracemalloc) and the peak
-resident set size of the worker process (getrusage ru_maxrss). A benchmark, not a test: it
+resident set size of the worker process (VmHWM; see peak_rss_kb). A benchmark, not a test: it
 prints PASS/FAIL against the targets and exits 0 either way (non-zero only on a crash).
 
 Stores go under a TURNBACK_HOME inside the temporary folder, never the real home; the store
@@ -102,14 +102,29 @@ def edited(base: bytes, tag: str) -> bytes:
     return b"\n".join(lines)
 
 
-def vm_rss_kb() -> int:
+def _proc_status_kb(field: str) -> int:
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     except OSError:
         pass
     return 0
+
+
+def vm_rss_kb() -> int:
+    """Resident set size now (KB)."""
+    return _proc_status_kb("VmRSS")
+
+
+def peak_rss_kb() -> int:
+    """Peak resident set size of this process (KB): VmHWM, else getrusage's ru_maxrss.
+
+    On Linux ru_maxrss is not reset by exec: a process started with vfork+exec (as
+    subprocess does) reports its parent's peak if that was higher. VmHWM belongs to the
+    process's own address space.
+    """
+    return _proc_status_kb("VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
 def loadavg() -> str:
@@ -205,6 +220,8 @@ def worker(ws: Path, shadow: Path, repeat: int, warmup: int, season: int) -> dic
         raise SystemExit(f"store {store} or {shadow} is inside the workspace {ws}")
     out["store"] = str(store)
     out["rss_after_open_kb"] = vm_rss_kb()
+    rss_by_phase: dict[str, tuple[int, int]] = {}  # phase: (RSS, peak RSS) in KB after it
+    out["rss_by_phase_kb"] = rss_by_phase
 
     def record_turns(tag: str, count: int) -> list[float]:
         """``count`` 3-file batches, each its own turn, recorded then written (as an editor does)."""
@@ -222,12 +239,14 @@ def worker(ws: Path, shadow: Path, repeat: int, warmup: int, season: int) -> dic
     # one mkdir now and then; reported apart from the steady state measured below.
     progress("    record_batch, new store ...")
     out["record_new_store"] = summarise(keep(record_turns("new-store", fast_runs)))
+    rss_by_phase["record_new_store"] = (vm_rss_kb(), peak_rss_kb())
 
     # A store in use: enough earlier turns that the fan-out folders exist and the timeline
     # has a realistic length. Not timed.
     progress(f"    {season} earlier turns (untimed) ...")
     record_turns("earlier", season)
     out["earlier_turns"] = season
+    rss_by_phase["earlier"] = (vm_rss_kb(), peak_rss_kb())
 
     # --- d) the whole-tree snapshot into a separate git directory: set-up ------------
     sgit = ["git", f"--git-dir={shadow}", f"--work-tree={ws}"]
@@ -250,12 +269,14 @@ def worker(ws: Path, shadow: Path, repeat: int, warmup: int, season: int) -> dic
     sh("add", "-A")
     sh("commit", "-q", "--allow-empty", "-m", "initial snapshot")
     out["snapshot_initial_ms"] = _ms(time.perf_counter_ns() - t0)
+    rss_by_phase["snapshot_initial"] = (vm_rss_kb(), peak_rss_kb())
 
     # --- a) record a 3-file batch ---------------------------------------------------
     progress("    record_batch ...")
     size = dir_bytes(store)
     out["record"] = summarise(keep(record_turns("record", fast_runs)))
     out["record_bytes_per_turn"] = (dir_bytes(store) - size) / fast_runs
+    rss_by_phase["record"] = (vm_rss_kb(), peak_rss_kb())
 
     # --- d) the whole-tree snapshot: 3 files changed, then add -A + commit -------------
     progress("    whole-tree snapshot (git add -A + commit into a separate git dir) ...")
@@ -266,6 +287,7 @@ def worker(ws: Path, shadow: Path, repeat: int, warmup: int, season: int) -> dic
         samples.append(timed(lambda: (sh("add", "-A"), sh("commit", "-q", "-m", f"checkpoint {i}"))))
     out["snapshot"] = summarise(keep(samples))
     out["snapshot_bytes_per_turn"] = (dir_bytes(shadow) - size) / runs
+    rss_by_phase["snapshot"] = (vm_rss_kb(), peak_rss_kb())
 
     # --- b) undo a 3-file turn ------------------------------------------------------
     progress("    undo ...")
@@ -291,6 +313,7 @@ def worker(ws: Path, shadow: Path, repeat: int, warmup: int, season: int) -> dic
             raise SystemExit("undo left a file as the turn wrote it")
     out["undo"] = summarise(keep(samples))
     out["undo_bytes_per_op"] = undo_bytes / fast_runs
+    rss_by_phase["undo"] = (vm_rss_kb(), peak_rss_kb())
 
     # --- c) begin + end with 3 files changed on disk in between, and e) git status -----
     # In alternation, so both sides of the ratio see the same machine load.
@@ -323,8 +346,10 @@ def worker(ws: Path, shadow: Path, repeat: int, warmup: int, season: int) -> dic
     out["bracket_end"] = summarise(keep(end_s))
     out["bracket_bytes_per_turn"] = bracket_bytes / runs
     out["status"] = summarise(keep(status_s))
+    rss_by_phase["bracket"] = (vm_rss_kb(), peak_rss_kb())
 
     # --- memory: Python-heap peak per operation (separate, untimed pass) --------------
+    out["peak_rss_kb"] = peak_rss_kb()  # before tracemalloc adds its own bookkeeping
     import tracemalloc
 
     tracemalloc.start()
@@ -352,7 +377,7 @@ def worker(ws: Path, shadow: Path, repeat: int, warmup: int, season: int) -> dic
     tracemalloc.stop()
 
     out["rss_start_kb"] = rss_start
-    out["peak_rss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    out["ru_maxrss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     out["store_bytes_total"] = engine.status().store_bytes
     out["entries"] = engine.status().entries
     return out
@@ -469,7 +494,7 @@ def report(results: list[dict], meta: dict) -> str:
     lines.append("")
     lines.append(
         "| files | store bytes per recorded turn | per undo | per bracket turn | separate git dir per snapshot "
-        "| heap peak record / undo / bracket (tracemalloc) | peak RSS (ru_maxrss) |"
+        "| heap peak record / undo / bracket (tracemalloc) | peak RSS (VmHWM) |"
     )
     lines.append("|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
