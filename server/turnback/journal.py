@@ -12,7 +12,6 @@ Either way the workspace ends all-before or all-after, and the report is kept fo
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from collections.abc import Callable

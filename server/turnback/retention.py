@@ -9,7 +9,6 @@ an open bracket or the stat cache are kept. The open turn is never dropped.
 from __future__ import annotations
 
 import json
-import time
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 

@@ -27,12 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pathspec
+import pygit2
 
 from .models import FileVersion
 from .store import clean_git_env
 from .workspace import Workspace, mode_of
-
-import pygit2
 
 Capture = Callable[[str], FileVersion | None]
 CaptureContent = Callable[[str, bytes, int], FileVersion]
@@ -388,6 +387,18 @@ def _same(a: FileVersion | None, b: FileVersion | None) -> bool:
     if a is None or b is None:
         return a is b
     return a.oid == b.oid and a.mode == b.mode
+
+
+def write_snapshot(path: Path, data: dict) -> None:
+    """Keep a bracket's begin snapshot until its end (atomically replaced)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data))
+    os.replace(tmp, path)
+
+
+def read_snapshot(path: Path) -> dict:
+    return json.loads(path.read_text())
 
 
 def make_scanner(

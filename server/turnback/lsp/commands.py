@@ -15,7 +15,14 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from .errors import rpc_errors
 from .operations import operate
-from .protocol import CMD_REDO, CMD_RESTORE, CMD_REVERT, CMD_UNDO, COMMAND_ARGUMENTS, InvalidParams
+from .protocol import (
+    CMD_REDO,
+    CMD_RESTORE,
+    CMD_REVERT,
+    CMD_UNDO,
+    COMMAND_ARGUMENTS,
+    InvalidParams,
+)
 
 if TYPE_CHECKING:
     from .server import TurnbackServer

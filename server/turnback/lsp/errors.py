@@ -14,7 +14,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import pydantic
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInvalidParams,
+    JsonRpcRequestCancelled,
+)
 
 from ..errors import TurnbackError
 from .protocol import InvalidParams

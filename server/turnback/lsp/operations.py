@@ -24,7 +24,15 @@ from ..workspace import DiskFile
 from .documents import Snapshot, file_path
 from .errors import Cancelled, rpc_errors
 from .progress import WorkDone
-from .protocol import REDO, RESTORE, REVERT_TURN, UNDO, OperationParams, RestoreParams, RevertTurnParams
+from .protocol import (
+    REDO,
+    RESTORE,
+    REVERT_TURN,
+    UNDO,
+    OperationParams,
+    RestoreParams,
+    RevertTurnParams,
+)
 
 if TYPE_CHECKING:
     from .folders import Folder

@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import Any, Literal, Union
 
 import attrs
-from lsprotocol import types
 import cattrs
+from lsprotocol import types
 from pygls.protocol import JsonRPCRequestMessage, LanguageServerProtocol, lsp_method
 
 # --------------------------------------------------------------------------- method names

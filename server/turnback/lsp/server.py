@@ -19,7 +19,17 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from . import code_actions, commands, documents, edits, folders, log as lsp_log, operations, timeline, turns
+from . import (
+    code_actions,
+    commands,
+    documents,
+    edits,
+    folders,
+    operations,
+    timeline,
+    turns,
+)
+from . import log as lsp_log
 from .documents import Documents
 from .editor import EditorBridge
 from .folders import Folder, Folders

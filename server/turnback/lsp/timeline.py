@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Any
 
+from ..errors import InvalidInput
 from .documents import file_path
 from .errors import rpc_errors
 from .folders import read
@@ -25,7 +26,6 @@ from .protocol import (
     TimelineResult,
     TurnParams,
 )
-from ..errors import InvalidInput
 
 if TYPE_CHECKING:
     from .server import TurnbackServer

@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..models import Check
 from .errors import rpc_errors
-from .protocol import BEGIN_TURN, END_TURN, RECORD_CHECK, BeginTurnParams, EndTurnParams, RecordCheckParams
+from .protocol import (
+    BEGIN_TURN,
+    END_TURN,
+    RECORD_CHECK,
+    BeginTurnParams,
+    EndTurnParams,
+    RecordCheckParams,
+)
 
 if TYPE_CHECKING:
     from .server import TurnbackServer

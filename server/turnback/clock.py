@@ -1,0 +1,15 @@
+"""Ids and timestamps for records: ULIDs (sortable by time) and UTC datetimes."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from ulid import ULID
+
+
+def now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def new_id() -> str:
+    return str(ULID())
