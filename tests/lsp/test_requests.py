@@ -88,6 +88,7 @@ async def test_bad_input_gets_clear_errors_and_nothing_is_written(editor: Editor
     # by-position params are refused, never run with defaults (a preview must not undo for real)
     (await editor.request("turnback/applyEdit", {"edit": _edit(util, 1, 15, 16, "4")}))
     assert "named params" in await expect_error(editor, -32602, "turnback/undo", [{"dryRun": True}, None])
+    assert (await editor.request("turnback/timeline", []))["entries"]  # [] is Lua's empty table: no params
     await editor.request("turnback/undo", {})
     before = tree_state(repo)
     # malformed edits

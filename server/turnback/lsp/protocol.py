@@ -304,8 +304,8 @@ class TurnbackProtocol(LanguageServerProtocol):
         request = _REQUESTS.get(method) if "id" in data else None
         if request is None:
             return super().structure_message(data)
-        if data.get("params") is None:
-            data = {**data, "params": {}}
+        if data.get("params") is None or data.get("params") == []:
+            data = {**data, "params": {}}  # Lua clients (Neovim) encode an empty table as []
         if not isinstance(data["params"], dict):
             # By-position params would be structured field by field into defaults: a preview
             # could run for real. Turnback's requests take named params only.
