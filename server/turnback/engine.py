@@ -448,7 +448,7 @@ class Engine(Operations):
                 if editor_writes:
                     applied = bool(editor is not None and editor(editor_writes))
             except BaseException as exc:
-                self._roll_back(written)
+                self.journal.roll_back(written)
                 self.journal.finish()
                 try:
                     self.set_applied(checkpoint_id, False, f"not applied: {exc}")
@@ -456,19 +456,11 @@ class Engine(Operations):
                     log.exception("could not mark checkpoint %s as not applied", checkpoint_id)
                 raise
             if not applied:
-                self._roll_back(written)
+                self.journal.roll_back(written)
             self.journal.finish()
             if not applied:
                 self.set_applied(checkpoint_id, False, "the editor did not apply the edit")
             return applied
-
-    def _roll_back(self, written: list[JournalFile]) -> None:
-        for item in reversed(written):
-            try:
-                self.journal.write_side(item, "before")
-            except OSError:
-                log.exception("could not roll back %s; the journal keeps it for recovery", item.path)
-                raise
 
     def set_applied(self, checkpoint_id: str, applied: bool, reason: str | None = None) -> Entry:
         """Say whether a recorded checkpoint reached the workspace (the editor may refuse)."""

@@ -12,6 +12,7 @@ Either way the workspace ends all-before or all-after, and the report is kept fo
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 from collections.abc import Callable
@@ -23,6 +24,8 @@ from pydantic import BaseModel
 from .models import FileVersion, RecoveryReport
 from .store import Store
 from .workspace import Workspace
+
+log = logging.getLogger("turnback.journal")
 
 
 class JournalFile(BaseModel):
@@ -91,6 +94,16 @@ class Journal:
         else:
             content = self.store.read_blob(version.oid)
         self.workspace.write(item.path, content, version.mode, fsync=self.fsync)
+
+    def roll_back(self, written: list[JournalFile]) -> None:
+        """Put back the before-side of the paths already written, newest first (in-process
+        failure); if even that fails, the journal stays for recovery on the next start."""
+        for item in reversed(written):
+            try:
+                self.write_side(item, "before")
+            except OSError:
+                log.exception("could not roll back %s; the journal keeps it for recovery", item.path)
+                raise
 
     def recover(self, committed: Callable[[str], bool]) -> RecoveryReport | None:
         """Finish or undo an operation a dead process left half-done."""

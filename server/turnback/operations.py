@@ -330,12 +330,7 @@ class Operations:
             ]
             self._append(records)
         except BaseException:
-            for item in reversed(written):
-                try:
-                    self.journal.write_side(item, "before")
-                except OSError:
-                    log.exception("could not roll back %s; the journal keeps it for recovery", item.path)
-                    raise
+            self.journal.roll_back(written)
             self.journal.finish()
             raise
         self.journal.finish()
