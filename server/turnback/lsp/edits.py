@@ -216,6 +216,11 @@ async def apply_edit(server: TurnbackServer, params: ApplyEditParams) -> ApplyEd
         raise InvalidInput("an edit batch must stay inside one workspace folder; send one per folder")
     folder = next(iter(folders.values()))
     engine = folder.require()
+    async with folder.writes:  # batches apply in the order they were sent
+        return await _apply_in_order(server, params, ops, folder, engine)
+
+
+async def _apply_in_order(server: TurnbackServer, params: ApplyEditParams, ops, folder, engine) -> ApplyEditResult:
     docs = server.documents.snapshot(under=folder.path) if server.can_apply_edits else {}
     check_versions(ops, docs)
     refusal: dict[str, str] = {}

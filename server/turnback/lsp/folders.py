@@ -40,6 +40,8 @@ class Folder:
     error: str | None = None
     head: str | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    writes: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """Serialises this server's writing requests for the folder in arrival order (FIFO)."""
 
     def require(self) -> Engine:
         if self.engine is None:

@@ -99,6 +99,18 @@ async def operate(
     else:
         call = lambda **kw: engine.restore(spec, **kw)  # noqa: E731
     title = f"Turnback: {kind}" + (f" {spec}" if spec else "")
+    async with folder.writes:  # after every edit batch or operation sent before it
+        return await _operate_in_order(server, kind, params, folder, call, title)
+
+
+async def _operate_in_order(
+    server: TurnbackServer,
+    kind: str,
+    params: OperationParams | RevertTurnParams | RestoreParams,
+    folder: Folder,
+    call: Callable[..., OperationResult],
+    title: str,
+) -> dict[str, Any]:
     use_editor = server.can_apply_edits
     async with WorkDone(server, title, params.work_done_token) as progress:
         cancel = progress.cancel
