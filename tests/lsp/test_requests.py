@@ -163,3 +163,16 @@ async def test_multi_root_has_a_timeline_per_folder(client: str, tmp_path: Path,
     finally:
         await editor.client.shutdown_session()
         await editor.client.stop()
+
+
+async def test_pipelined_turn_requests_apply_in_the_order_sent(editor: Editor, repo: Path) -> None:
+    """An agent that sends begin, edits and end without waiting gets them in that order."""
+    util = editor.uri("src/util.py")
+    begun, *edits, ended = await asyncio.gather(
+        editor.request("turnback/beginTurn", {"label": "pipelined"}),
+        *[editor.request("turnback/applyEdit", {"edit": _edit(util, 0, 0, 0, f"# {i}\n")}) for i in range(3)],
+        editor.request("turnback/endTurn", {}),
+    )
+    assert all(e["applied"] and e["entry"]["id"] == begun["id"] for e in edits)
+    assert ended["id"] == begun["id"] and len(ended["checkpoints"]) == 3
+    assert (repo / "src/util.py").read_text().startswith("# 2\n# 1\n# 0\n")

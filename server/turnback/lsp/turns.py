@@ -8,9 +8,10 @@ is recorded when the turn ends. Each answers the turn (models.Entry, as the CLI'
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..models import Check
+from ..models import Check, Entry
 from .errors import rpc_errors
 from .protocol import (
     BEGIN_TURN,
@@ -22,7 +23,17 @@ from .protocol import (
 )
 
 if TYPE_CHECKING:
+    from .folders import Folder
     from .server import TurnbackServer
+
+
+async def _write(ls: TurnbackServer, folder: Folder, fn: Callable[..., Entry], *args: Any, **kwargs: Any) -> Any:
+    """Run a recording call in the folder's write order (after every request sent before it),
+    announce the change and answer the entry."""
+    async with folder.writes:
+        entry = await asyncio.to_thread(fn, *args, **kwargs)
+    await ls.folders.changed(folder)
+    return entry.model_dump(mode="json")
 
 
 def setup(server: TurnbackServer) -> None:
@@ -31,12 +42,10 @@ def setup(server: TurnbackServer) -> None:
     async def begin_turn(ls: TurnbackServer, params: BeginTurnParams) -> Any:
         folder = await ls.folders.resolve(params.folder)
         engine = folder.require()
-        entry = await asyncio.to_thread(
-            engine.begin_turn, label=params.label, session=params.session_id, agent=params.agent,
+        return await _write(
+            ls, folder, engine.begin_turn, label=params.label, session=params.session_id, agent=params.agent,
             source="lsp", bracket=params.bracket,
         )
-        await ls.folders.changed(folder)
-        return entry.model_dump(mode="json")
 
     @server.feature(END_TURN)
     @rpc_errors
@@ -44,18 +53,14 @@ def setup(server: TurnbackServer) -> None:
         folder = await ls.folders.resolve(params.folder, turn=params.turn_id)
         engine = folder.require()
         checks = [Check(name=c.name, status=c.status, command=c.command, exit_code=c.exit_code) for c in params.checks]
-        entry = await asyncio.to_thread(engine.end_turn, turn=params.turn_id, commands=params.commands_run, checks=checks)
-        await ls.folders.changed(folder)
-        return entry.model_dump(mode="json")
+        return await _write(ls, folder, engine.end_turn, turn=params.turn_id, commands=params.commands_run, checks=checks)
 
     @server.feature(RECORD_CHECK)
     @rpc_errors
     async def record_check(ls: TurnbackServer, params: RecordCheckParams) -> Any:
         folder = await ls.folders.resolve(params.folder, turn=params.turn_id)
         engine = folder.require()
-        entry = await asyncio.to_thread(
-            engine.record_check, params.turn_id, params.name, params.status,
+        return await _write(
+            ls, folder, engine.record_check, params.turn_id, params.name, params.status,
             command=params.command, exit_code=params.exit_code,
         )
-        await ls.folders.changed(folder)
-        return entry.model_dump(mode="json")
