@@ -62,7 +62,7 @@ log = logging.getLogger("turnback.engine")
 
 _RECORD = TypeAdapter(RecordEnvelope)
 _CACHE_FILE = "timeline.pickle"
-_CACHE_FORMAT = 1  # bump when Timeline's shape changes
+_CACHE_FORMAT = 2  # bump when Timeline's shape changes
 _CACHE_AFTER_RECORDS = 50  # rewrite the cache when opening had to read this many log commits
 
 

@@ -56,6 +56,7 @@ class Timeline:
         self.checkpoint_seq: list[str] = []  # every checkpoint id in log order
         self.max_number = 0
         self.record_count = 0
+        self.latest_turn: str | None = None  # the newest agent turn: the only one that can be open
 
     # ------------------------------------------------------------------ folding
 
@@ -65,6 +66,8 @@ class Timeline:
             self.entries[record.entry] = EntryState(begun=record)
             self.order.append(record.entry)
             self.max_number = max(self.max_number, record.number)
+            if record.kind == "turn":
+                self.latest_turn = record.entry
             return
         state = self.entries.get(record.entry)
         if state is None:
@@ -105,11 +108,10 @@ class Timeline:
         return [self.entries[i] for i in self.order]
 
     def open_turn(self) -> EntryState | None:
-        for entry_id in reversed(self.order):
-            state = self.entries[entry_id]
-            if state.state == "open" and state.begun.kind == "turn":
-                return state
-        return None
+        """The open agent turn, if any. Beginning a turn ends the one before (and a lone batch
+        is begun and ended at once), so only the newest turn can be open: no scan needed."""
+        state = self.entries.get(self.latest_turn) if self.latest_turn else None
+        return state if state is not None and state.state == "open" else None
 
     def resolve(self, spec: str) -> EntryState:
         """An entry from ``17``, ``#17``, ``last``, a ULID or a unique ULID prefix."""
