@@ -50,6 +50,7 @@ from .models import (
     StoreStatus,
     TurnBegun,
     TurnEnded,
+    same_version,
 )
 from .operations import EditorApply, Operations
 from .scan import Changed, make_scanner, read_snapshot, write_snapshot
@@ -613,12 +614,6 @@ class Engine(Operations):
 # ---------------------------------------------------------------------- helpers
 
 
-def _same_version(a: FileVersion | None, b: FileVersion | None) -> bool:
-    if a is None or b is None:
-        return a is b
-    return (a.oid, a.mode) == (b.oid, b.mode)
-
-
 def _explained_by_batches(state: EntryState, change: Changed) -> bool:
     """Whether the turn's applied edit batches account for all of a path's change on disk
     (the batches chain from the bracket's start to its end): then the bracket adds nothing."""
@@ -629,9 +624,9 @@ def _explained_by_batches(state: EntryState, change: Changed) -> bool:
         for c in cp.changes
         if c.path == change.path
     ]
-    if not steps or not _same_version(steps[0].before, change.before) or not _same_version(steps[-1].after, change.after):
+    if not steps or not same_version(steps[0].before, change.before) or not same_version(steps[-1].after, change.after):
         return False
-    return all(_same_version(a.after, b.before) for a, b in zip(steps, steps[1:]))
+    return all(same_version(a.after, b.before) for a, b in zip(steps, steps[1:]))
 
 
 def _withheld_notice(rel: str, version: FileVersion) -> str:

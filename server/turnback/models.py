@@ -50,6 +50,13 @@ class FileVersion(_Model):
     withheld: Withheld | None = None
 
 
+def same_version(a: FileVersion | None, b: FileVersion | None) -> bool:
+    """Whether two sides hold the same file: same content id and mode (None = absent)."""
+    if a is None or b is None:
+        return a is b
+    return (a.oid, a.mode) == (b.oid, b.mode)
+
+
 class PathChange(_Model):
     """What one checkpoint did to one path. ``None`` on a side means the path did not exist."""
 

@@ -40,6 +40,7 @@ from .models import (
     Record,
     RecordEnvelope,
     TurnBegun,
+    same_version,
 )
 from .revert import Plan, Planner
 from .scan import read_snapshot
@@ -390,10 +391,7 @@ def _from_checkpoint(
             for change in item.changes:
                 if change.path in at_cp:
                     start = at_cp[change.path]
-                    if (start is None and change.after is None) or (
-                        start is not None and change.after is not None
-                        and (start.oid, start.mode) == (change.after.oid, change.after.mode)
-                    ):
+                    if same_version(start, change.after):
                         continue
                     change = change.model_copy(update={"before": start})
                 changes.append(change)

@@ -29,7 +29,7 @@ from pathlib import Path
 import pathspec
 import pygit2
 
-from .models import FileVersion
+from .models import FileVersion, same_version
 from .store import clean_git_env
 from .workspace import Workspace, mode_of
 
@@ -174,7 +174,7 @@ class GitScanner:
                 after = self._from_index(now_index(), rel, capture_content)
                 if after is None and self.workspace.read(rel) is not None:
                     continue  # present but ignored now: not ours to record
-            if _same(before, after):
+            if same_version(before, after):
                 continue
             changes.append(Changed(rel, before, after))
         if snapshot.get("index"):
@@ -341,7 +341,7 @@ class WalkScanner:
         changes = []
         for rel in sorted(set(before) | set(after)):
             b, a = before.get(rel), after.get(rel)
-            if not _same(b, a):
+            if not same_version(b, a):
                 changes.append(Changed(rel, b, a))
         return changes
 
@@ -381,12 +381,6 @@ def _same_file_content(a: Path | None, b: Path) -> bool:
                     return True
     except FileNotFoundError:
         return False
-
-
-def _same(a: FileVersion | None, b: FileVersion | None) -> bool:
-    if a is None or b is None:
-        return a is b
-    return a.oid == b.oid and a.mode == b.mode
 
 
 def write_snapshot(path: Path, data: dict) -> None:

@@ -26,6 +26,7 @@ from .models import (
     Record,
     TurnBegun,
     TurnEnded,
+    same_version,
 )
 
 REDO_KINDS = ("undo", "revert", "restore")
@@ -304,7 +305,7 @@ def aggregate_files(checkpoints: list[CheckpointRecorded]) -> list[FileChange]:
     paired: set[str] = set()
     for path in sorted(firsts):
         before, after, last = firsts[path]
-        if _same(before, after):
+        if same_version(before, after):
             continue
         additions = sum(c.additions for c in steps[path])
         deletions = sum(c.deletions for c in steps[path])
@@ -331,12 +332,6 @@ def aggregate_files(checkpoints: list[CheckpointRecorded]) -> list[FileChange]:
         files.append(FileChange(path=path, kind=kind, before=before, after=after, additions=additions,
                                 deletions=deletions, binary=binary, withheld=withheld))
     return [f for f in files if not (f.kind == "deleted" and f.path in paired)]
-
-
-def _same(a: FileVersion | None, b: FileVersion | None) -> bool:
-    if a is None or b is None:
-        return a is b
-    return a.oid == b.oid and a.mode == b.mode
 
 
 def state_hash(files: list[FileChange]) -> str:
