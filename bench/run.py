@@ -82,15 +82,10 @@ def summarise(samples_ms: list[float]) -> dict:
 
 
 def dir_bytes(path: Path) -> int:
-    """Apparent size (sum of st_size) of every file under ``path``."""
-    total = 0
-    for folder, _dirs, files in os.walk(path):
-        for name in files:
-            try:
-                total += os.lstat(os.path.join(folder, name)).st_size
-            except FileNotFoundError:
-                pass
-    return total
+    """Apparent size of every file under ``path``, counted as the store counts its own."""
+    from turnback.store import folder_bytes
+
+    return folder_bytes(path)
 
 
 def edited(base: bytes, tag: str) -> bytes:

@@ -77,6 +77,18 @@ def _set_fsync(enabled: bool) -> None:
         _fsync_setting = enabled
 
 
+def folder_bytes(path: Path) -> int:
+    """Apparent size (sum of st_size) of every file under ``path``: what ``status`` shows."""
+    total = 0
+    for folder, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(folder, name)).st_size
+            except FileNotFoundError:
+                pass
+    return total
+
+
 class Store:
     """One workspace's store folder: the bare repository plus a few small files."""
 
@@ -273,14 +285,7 @@ class Store:
     # ------------------------------------------------------------------ size and pruning
 
     def size_bytes(self) -> int:
-        total = 0
-        for folder, _dirs, files in os.walk(self.path):
-            for name in files:
-                try:
-                    total += os.lstat(os.path.join(folder, name)).st_size
-                except FileNotFoundError:
-                    pass
-        return total
+        return folder_bytes(self.path)
 
     def reachable(self, extra: set[str] | None = None) -> set[str]:
         """Every object id reachable from the log head, plus ``extra`` blob ids."""
