@@ -185,13 +185,15 @@ class Engine(Operations):
         return self._store_rel is not None and (rel == self._store_rel or rel.startswith(self._store_rel + "/"))
 
     def _scanner(self):
-        return make_scanner(
+        scanner = make_scanner(
             self.workspace,
             self.store.path / "brackets",
             self.store.path / "statcache.json",
             self.config.git_scanner,
             self._skip,
         )
+        scanner.before_save = self.store.flush  # content a cache names is stored before the cache
+        return scanner
 
     # ------------------------------------------------------------------ turns
 
@@ -214,6 +216,7 @@ class Engine(Operations):
             entry_id = _new_id()
             if bracket:
                 snapshot = self._scanner().begin(entry_id, self.capture.from_disk)
+                self.store.flush()  # the content the snapshot names is on disk before the snapshot
                 write_snapshot(self.store.path / "brackets" / f"{entry_id}.json", snapshot)
             record = TurnBegun(
                 id=entry_id,

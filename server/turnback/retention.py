@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from .engine import Engine
 
 _RECORD = TypeAdapter(RecordEnvelope)
-PRUNE_GRACE_SECONDS = 60.0
 
 
 def _drop_set(engine: "Engine", extra_fraction: float) -> set[str]:
@@ -91,7 +90,7 @@ def collect(engine: "Engine") -> GcReport:
     removed_objects = 0
     drop = _drop_set(engine, 0.0)
     _rewrite(engine, drop)
-    removed_objects += store.prune(store.reachable(_referenced_blobs(engine)), PRUNE_GRACE_SECONDS)
+    removed_objects += store.prune(store.reachable(_referenced_blobs(engine)))
     dropped = set(drop)
     fraction = 0.25
     while store.size_bytes() > engine.config.retention.max_bytes and fraction < 1.0:
@@ -101,7 +100,7 @@ def collect(engine: "Engine") -> GcReport:
         if not more:
             break
         _rewrite(engine, more)
-        removed_objects += store.prune(store.reachable(_referenced_blobs(engine)), 0.0)
+        removed_objects += store.prune(store.reachable(_referenced_blobs(engine)))
         dropped |= more
         fraction += 0.25
     return GcReport(

@@ -292,6 +292,7 @@ class WalkScanner:
     """Walks the folder; a stat cache in the store avoids re-reading unchanged files."""
 
     kind = "walk"
+    before_save: Callable[[], None] | None = None  # called before the cache is written
 
     def __init__(self, workspace: Workspace, bracket_dir: Path, cache_file: Path, skip: Callable[[str], bool] | None) -> None:
         self.workspace = workspace
@@ -307,6 +308,8 @@ class WalkScanner:
             return {}
 
     def _save_cache(self, cache: dict[str, list]) -> None:
+        if self.before_save is not None:
+            self.before_save()
         tmp = self.cache_file.with_suffix(".tmp")
         tmp.write_text(json.dumps(cache, separators=(",", ":")))
         os.replace(tmp, self.cache_file)

@@ -5,8 +5,14 @@ The operation log is a chain of commits on ``refs/turnback/oplog``; each commit'
 ``meta.json`` (one ``RecordEnvelope``: the records of one engine call) and the content blobs
 its records name, each entry named by its own blob id, so the tree is flat and costs what the
 call touched.
-The ref moves only by compare-and-swap (libgit2 checks the ref still points at the first
-parent), and mutating work is serialised by an advisory file lock shared with every process.
+
+Writing: new objects wait in memory until the engine call publishes them; then the new blobs,
+``meta.json``, the tree and the commit go to disk as one small pack (``packs.py``), and the ref
+moves by compare-and-swap. Small packs are merged as they accumulate (each merge at least
+doubles what it copies, so a byte is copied a logarithmic number of times), and garbage
+collection rewrites the packs with only what is still referenced. Mutating work is serialised by
+an advisory file lock shared with every process; objects still in memory when the outermost lock
+is released are written then (or dropped, if the call failed).
 """
 
 from __future__ import annotations
@@ -19,10 +25,11 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
+from . import packs
 from .errors import Busy, StoreError
 
 OPLOG_REF = "refs/turnback/oplog"
@@ -60,9 +67,7 @@ def _blob_id(content: bytes) -> str:
     hashlib's SHA-1 is several times faster than libgit2's collision-detecting one, and a
     record hashes every before- and after-image.
     """
-    digest = hashlib.sha1(b"blob %d\x00" % len(content), usedforsecurity=False)
-    digest.update(content)
-    return digest.hexdigest()
+    return packs.object_id("blob", content)
 
 
 _SIGNATURE_NAME = "turnback"
@@ -99,6 +104,7 @@ class Store:
         self._thread_lock = threading.RLock()
         self._lock_depth = 0
         self._lock_fd: int | None = None
+        self._pending: dict[str, tuple[str, bytes]] = {}  # hex id: (kind, data), not yet on disk
         _set_fsync(fsync)
         try:
             path.mkdir(parents=True, exist_ok=True)
@@ -108,13 +114,22 @@ class Store:
             # create it: libgit2 fails on the other's config.lock.
             with self.locked():
                 if (git_dir / "HEAD").exists():
-                    self.repo = pygit2.Repository(str(git_dir), pygit2.enums.RepositoryOpenFlag.BARE | pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+                    self.repo = self._open(git_dir)
                 else:
                     self.repo = pygit2.init_repository(str(git_dir), bare=True)
                 self._write_identity(workspace)
         except (OSError, pygit2.GitError) as exc:
             raise StoreError(f"cannot open the store at {path}: {exc}") from exc
+        self._git_dir = Path(self.repo.path)
+        self._pack_dir = self._git_dir / "objects" / "pack"
+        self._ref_file = self._git_dir / OPLOG_REF
+        self._packs_seen = self._packs_stamp()
         self._key: bytes | None = None
+
+    @staticmethod
+    def _open(git_dir: Path) -> pygit2.Repository:
+        flags = pygit2.enums.RepositoryOpenFlag.BARE | pygit2.enums.RepositoryOpenFlag.NO_SEARCH
+        return pygit2.Repository(str(git_dir), flags)
 
     def _write_identity(self, workspace: Path) -> None:
         ident = self.path / "workspace.json"
@@ -126,17 +141,29 @@ class Store:
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
-        """Hold the store's lock (re-entrant in this process, exclusive across processes)."""
+        """Hold the store's lock (re-entrant in this process, exclusive across processes).
+
+        When the outermost hold ends, objects still waiting in memory are written, or dropped
+        if the block failed (nothing published can name them).
+        """
         with self._thread_lock:
             if self._lock_depth == 0:
                 self._acquire_file_lock()
+                self._follow_other_writers()
             self._lock_depth += 1
+            completed = False
             try:
                 yield
+                completed = True
             finally:
                 self._lock_depth -= 1
                 if self._lock_depth == 0:
-                    self._release_file_lock()
+                    try:
+                        if completed and self._pending:
+                            self.flush()
+                    finally:
+                        self._pending.clear()
+                        self._release_file_lock()
 
     def _acquire_file_lock(self) -> None:
         if self._lock_fd is None:
@@ -157,38 +184,93 @@ class Store:
                 time.sleep(delay)
                 delay = min(delay * 2, 0.05)
 
+    def _packs_stamp(self) -> int:
+        try:
+            return os.stat(self._pack_dir).st_mtime_ns
+        except FileNotFoundError:
+            return 0
+
+    def _follow_other_writers(self) -> None:
+        """Open the repository afresh when another process changed the packs since this one
+        last looked: libgit2 keeps trying packs that were merged away, at a cost on every lookup."""
+        if getattr(self, "_git_dir", None) is None:
+            return  # still opening
+        stamp = self._packs_stamp()
+        if stamp != self._packs_seen:
+            self.repo = self._open(self._git_dir)
+            self._packs_seen = stamp
+
     def _release_file_lock(self) -> None:
         if self._lock_fd is not None:
             fcntl.flock(self._lock_fd, fcntl.LOCK_UN)  # the descriptor stays open for the next use
+
+    # ------------------------------------------------------------------ objects
+
+    def _exists(self, hexid: str) -> bool:
+        return hexid in self._pending or pygit2.Oid(hex=hexid) in self.repo.odb
+
+    def _add(self, kind: str, data: bytes, new: bool = False) -> str:
+        """Queue an object for the next pack unless the store holds it. ``new`` skips that check
+        for an object that cannot exist yet (a commit names its parent and time); a copy in a
+        second pack would be harmless anyway."""
+        hexid = packs.object_id(kind, data)
+        if new or not self._exists(hexid):
+            self._pending[hexid] = (kind, data)
+        return hexid
+
+    def _read(self, hexid: str) -> tuple[str, bytes]:
+        """An object's kind and data, from memory or disk."""
+        pending = self._pending.get(hexid)
+        if pending is not None:
+            return pending
+        try:
+            kind, data = self.repo.odb.read(hexid)[:2]
+        except (KeyError, ValueError, pygit2.GitError):
+            # Another process may have merged the packs this handle knew: look again afresh.
+            self.repo = self._open(self._git_dir)
+            try:
+                kind, data = self.repo.odb.read(hexid)[:2]
+            except (KeyError, ValueError, pygit2.GitError) as exc:
+                raise StoreError(f"object {hexid} is missing from the store {self.path}") from exc
+        return packs.TYPE_NAMES[int(kind)], data
+
+    def flush(self) -> None:
+        """Write the objects waiting in memory as one pack (nothing to do when none wait)."""
+        if not self._pending:
+            return
+        with self.locked():
+            objects = [(kind, oid, data) for oid, (kind, data) in self._pending.items()]
+            try:
+                packs.write_pack(self._pack_dir, objects, self.fsync)
+                self._pending.clear()
+                self._merge_small_packs()
+            except OSError as exc:
+                raise StoreError(f"cannot write to the store {self.path}: {exc}") from exc
+            self._packs_seen = self._packs_stamp()
 
     # ------------------------------------------------------------------ blobs
 
     def write_blob(self, content: bytes) -> str:
         """Store ``content`` as a blob; answers its id.
 
-        Content the store already holds (a before-image that an earlier checkpoint stored as its
-        after-image, both sides of an undo) is not compressed and written again: libgit2's
-        ``create_blob`` streams into a temporary file and only then finds the object exists.
-        The existing object's time is refreshed instead, as libgit2 does ("freshen").
+        The blob waits in memory until the engine call publishes (``append``) or the store's
+        lock is released; content the store already holds is not written again.
         """
-        hexid = _blob_id(content)
-        if pygit2.Oid(hex=hexid) in self.repo.odb:
-            try:
-                os.utime(Path(self.repo.path) / "objects" / hexid[:2] / hexid[2:])
-            except OSError:
-                pass  # packed, or a read-only store: nothing to refresh
-            return hexid
-        return str(self.repo.create_blob(content))
+        with self.locked():
+            return self._add("blob", content)
 
     def read_blob(self, oid: str) -> bytes:
         try:
-            return self.repo[oid].data
-        except (KeyError, ValueError) as exc:
+            kind, data = self._read(oid)
+        except ValueError as exc:
             raise StoreError(f"object {oid} is missing from the store {self.path}") from exc
+        if kind != "blob":
+            raise StoreError(f"object {oid} in the store {self.path} is a {kind}, not file content")
+        return data
 
     def has(self, oid: str) -> bool:
         try:
-            return pygit2.Oid(hex=oid) in self.repo.odb
+            return self._exists(oid)
         except ValueError:
             return False
 
@@ -216,33 +298,65 @@ class Store:
             raise StoreError(f"cannot read {OPLOG_REF} in {self.path}: {exc}") from exc
         return str(ref.target) if ref is not None else None
 
+    def _tree(self, meta_oid: str, blobs: Iterable[str]) -> str:
+        """A flat tree: ``meta.json`` plus each content blob named by its own id."""
+        entries = [("meta.json", meta_oid)]
+        for oid in blobs:
+            if not self._exists(oid):
+                raise StoreError(f"a record names content {oid} that the store does not hold")
+            entries.append((oid, oid))
+        entries.sort(key=lambda e: e[0].encode())
+        data = b"".join(b"100644 %s\x00%s" % (name.encode(), bytes.fromhex(oid)) for name, oid in entries)
+        return self._add("tree", data, new=True)
+
+    def _commit(self, tree: str, parent: str | None, message: str, author: bytes | None = None) -> str:
+        if author is None:
+            offset = -time.timezone if not time.localtime().tm_isdst else -time.altzone
+            sign = "+" if offset >= 0 else "-"
+            stamp = f"{int(time.time())} {sign}{abs(offset) // 3600:02d}{abs(offset) % 3600 // 60:02d}"
+            author = f"{_SIGNATURE_NAME} <{_SIGNATURE_MAIL}> {stamp}".encode()
+        lines = [b"tree " + tree.encode()]
+        if parent:
+            lines.append(b"parent " + parent.encode())
+        lines += [b"author " + author, b"committer " + author, b"", message.encode()]
+        return self._add("commit", b"\n".join(lines), new=True)
+
+    def _set_ref(self, new: str, expected: str | None) -> None:
+        """Move the log ref to ``new`` if it still points at ``expected`` (compare-and-swap; every
+        writer holds the store lock, so nothing moves it between the check and the rename)."""
+        if self.head() != expected:
+            raise StoreError("the operation log moved while appending (another writer); nothing was published")
+        lock = self._ref_file.with_name(self._ref_file.name + ".lock")
+        try:
+            lock.parent.mkdir(parents=True, exist_ok=True)
+            lock.unlink(missing_ok=True)  # left by a writer that died: we hold the store lock
+            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+            try:
+                os.write(fd, new.encode() + b"\n")
+                if self.fsync:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(lock, self._ref_file)
+            if self.fsync:
+                packs._sync_dir(self._ref_file.parent)
+        except OSError as exc:
+            raise StoreError(f"cannot move {OPLOG_REF} in {self.path}: {exc}") from exc
+
     def append(self, meta: bytes, blobs: set[str], message: str, parent: str | None) -> str:
         """Publish one log commit on top of ``parent``: ``meta.json`` plus the content blobs
         it names (tree entries are named by blob id, so the tree is flat and costs what the
-        records touched). The ref moves by compare-and-swap: if another writer moved it since
-        ``parent`` was read, nothing is published and ``StoreError`` says so.
+        records touched). Every object waiting in memory goes to disk in one pack, then the ref
+        moves by compare-and-swap: if another writer moved it since ``parent`` was read,
+        nothing is published and ``StoreError`` says so.
         """
-        sig = pygit2.Signature(_SIGNATURE_NAME, _SIGNATURE_MAIL)
-        builder = self.repo.TreeBuilder()
-        builder.insert("meta.json", self.repo.create_blob(meta), pygit2.enums.FileMode.BLOB)
-        for oid in blobs:
-            builder.insert(oid, pygit2.Oid(hex=oid), pygit2.enums.FileMode.BLOB)
-        tree = builder.write()
-        parents = [pygit2.Oid(hex=parent)] if parent else []
-        tip = str(self.repo.create_commit(None, sig, sig, message, tree, parents))
-        try:
-            ref = self.repo.references.get(OPLOG_REF)
-            if ref is None:
-                if parent is not None:
-                    raise pygit2.GitError("the operation log ref disappeared")
-                self.repo.references.create(OPLOG_REF, pygit2.Oid(hex=tip), force=False)
-            else:
-                if str(ref.target) != parent:
-                    raise pygit2.GitError("another writer moved the operation log")
-                ref.set_target(pygit2.Oid(hex=tip))
-        except (pygit2.GitError, ValueError) as exc:
-            raise StoreError(f"the operation log moved while appending ({exc}); nothing was published") from exc
-        return tip
+        with self.locked():
+            if self.head() != parent:
+                raise StoreError("the operation log moved while appending (another writer); nothing was published")
+            tip = self._commit(self._tree(self._add("blob", meta, new=True), blobs), parent, message)
+            self.flush()
+            self._set_ref(tip, parent)
+            return tip
 
     def commit_chain(self, newest: str, stop: str | None = None) -> list[str]:
         """Commit ids from ``newest`` back to (not including) ``stop``, oldest first."""
@@ -250,76 +364,156 @@ class Store:
         oid: str | None = newest
         while oid is not None and oid != stop:
             chain.append(oid)
-            commit = self.repo[oid]
-            oid = str(commit.parent_ids[0]) if commit.parent_ids else None
+            oid = _parent_of(self._read(oid)[1])
         if stop is not None and oid != stop:
             raise StoreError("the cached log position is not an ancestor of the head")
         chain.reverse()
         return chain
 
+    def _tree_entries(self, tree_oid: str) -> dict[str, str]:
+        data = self._read(tree_oid)[1]
+        entries: dict[str, str] = {}
+        at = 0
+        while at < len(data):
+            nul = data.index(b"\x00", at)
+            name = data[data.index(b" ", at) + 1 : nul].decode()
+            entries[name] = data[nul + 1 : nul + 21].hex()
+            at = nul + 21
+        return entries
+
     def read_meta(self, commit_oid: str) -> bytes:
-        commit = self.repo[commit_oid]
-        return self.repo[commit.tree["meta.json"].id].data
+        tree = _header(self._read(commit_oid)[1], b"tree")
+        return self._read(self._tree_entries(tree)["meta.json"])[1]
 
     def set_head(self, new: str, expected: str | None) -> None:
         """Move the log ref to a rewritten chain (retention), compare-and-swap on ``expected``."""
-        current = self.head()
-        if current != expected:
-            raise StoreError("the operation log moved during garbage collection")
-        self.repo.references.create(OPLOG_REF, pygit2.Oid(hex=new), force=True)
+        with self.locked():
+            if self.head() != expected:
+                raise StoreError("the operation log moved during garbage collection")
+            self.flush()
+            self._set_ref(new, expected)
 
     def recommit(self, commit_oid: str, parent: str | None) -> str:
-        """A copy of ``commit_oid`` (same tree and message) on top of ``parent``; no ref moves."""
-        old = self.repo[commit_oid]
-        parents = [pygit2.Oid(hex=parent)] if parent else []
-        return str(self.repo.create_commit(None, old.author, old.committer, old.message, old.tree_id, parents))
+        """A copy of ``commit_oid`` (same tree, author and message) on top of ``parent``; the
+        ref does not move."""
+        data = self._read(commit_oid)[1]
+        return self._commit(_header(data, b"tree"), parent, _message_of(data), _header(data, b"author").encode())
 
     def rewrite(self, commit_oid: str, meta: bytes, parent: str | None) -> str:
         """A copy of ``commit_oid`` with new ``meta.json`` (content blobs kept) on ``parent``."""
-        old = self.repo[commit_oid]
-        builder = self.repo.TreeBuilder(old.tree)
-        builder.insert("meta.json", self.repo.create_blob(meta), pygit2.enums.FileMode.BLOB)
-        parents = [pygit2.Oid(hex=parent)] if parent else []
-        return str(self.repo.create_commit(None, old.author, old.committer, old.message, builder.write(), parents))
+        data = self._read(commit_oid)[1]
+        blobs = [oid for name, oid in self._tree_entries(_header(data, b"tree")).items() if name != "meta.json"]
+        tree = self._tree(self._add("blob", meta), blobs)
+        return self._commit(tree, parent, _message_of(data), _header(data, b"author").encode())
 
-    # ------------------------------------------------------------------ size and pruning
+    # ------------------------------------------------------------------ size, packs and pruning
 
     def size_bytes(self) -> int:
         return folder_bytes(self.path)
 
+    def _packs(self) -> list[str]:
+        try:
+            return sorted(name[:-4] for name in os.listdir(self._pack_dir) if name.endswith(".idx"))
+        except FileNotFoundError:
+            return []
+
+    def _remove_packs(self, names: Iterable[str]) -> None:
+        for name in names:
+            for suffix in (".idx", ".pack", ".rev", ".keep", ".bitmap"):  # index first: invisible at once
+                with contextlib.suppress(FileNotFoundError):
+                    (self._pack_dir / f"{name}{suffix}").unlink()
+
+    def _merge_small_packs(self) -> None:
+        """Merge packs once there are more than ``MAX_PACKS``: the small ones, up to the first
+        pack that outweighs everything smaller than it twice over (git's geometric repacking)."""
+        names = self._packs()
+        if len(names) <= MAX_PACKS:
+            return
+        sizes = {n: (self._pack_dir / f"{n}.pack").stat().st_size for n in names}
+        ordered = sorted(names, key=lambda n: sizes[n], reverse=True)
+        rest = sum(sizes.values())
+        keep = 0
+        for name in ordered:
+            rest -= sizes[name]
+            if sizes[name] < 2 * rest:
+                break
+            keep += 1
+        merge = ordered[keep:] if len(ordered) - keep >= 2 else ordered
+        entries = packs.collect_entries(self._pack_dir, merge, None, self._read)
+        merged = packs.write_entries(self._pack_dir, entries, self.fsync)
+        self._remove_packs(n for n in merge if n != merged)
+        self.repo = self._open(self._git_dir)  # forget the packs just removed
+
     def reachable(self, extra: set[str] | None = None) -> set[str]:
         """Every object id reachable from the log head, plus ``extra`` blob ids."""
         seen: set[str] = set(extra or ())
-        head = self.head()
-        oid = head
+        oid = self.head()
         while oid is not None:
-            commit = self.repo[oid]
+            data = self._read(oid)[1]
+            tree = _header(data, b"tree")
             seen.add(oid)
-            seen.add(str(commit.tree_id))
-            for item in commit.tree:
-                seen.add(str(item.id))
-            oid = str(commit.parent_ids[0]) if commit.parent_ids else None
+            seen.add(tree)
+            seen.update(self._tree_entries(tree).values())
+            oid = _parent_of(data)
         return seen
 
-    def prune(self, keep: set[str], grace_seconds: float) -> int:
-        """Delete loose objects not in ``keep`` and older than the grace period."""
-        objects = Path(self.repo.path) / "objects"
-        now = time.time()
-        removed = 0
-        for sub in objects.iterdir():
-            if len(sub.name) != 2 or not sub.is_dir():
-                continue
-            for obj in sub.iterdir():
-                oid = sub.name + obj.name
-                if oid in keep:
-                    continue
-                try:
-                    if now - obj.stat().st_mtime < grace_seconds:
-                        continue
-                    obj.unlink()
-                    removed += 1
-                except FileNotFoundError:
-                    pass
-            with contextlib.suppress(OSError):
-                sub.rmdir()
-        return removed
+    def prune(self, keep: set[str]) -> int:
+        """Rewrite the store's objects as one pack holding only ``keep``; answers how many
+        objects were dropped. Runs with the store locked: every writer holds that lock and
+        publishes before releasing it, so nothing outside ``keep`` can still be in the making."""
+        with self.locked():
+            self.flush()
+            names = self._packs()
+            objects = self._git_dir / "objects"
+            loose = {
+                sub.name + obj.name: obj
+                for sub in objects.iterdir()
+                if len(sub.name) == 2 and sub.is_dir()
+                for obj in sub.iterdir()
+            }
+            before = set(loose)
+            for name in names:
+                before.update(e.oid.hex() for e in packs.read_index(self._pack_dir / f"{name}.idx"))
+            entries = packs.collect_entries(self._pack_dir, names, keep.__contains__, self._read)
+            for oid in loose:  # loose objects (an older store, or libgit2's own writes)
+                if oid in keep and bytes.fromhex(oid) not in entries:
+                    entries[bytes.fromhex(oid)] = packs.pack_entry(*self._read(oid))
+            try:
+                merged = packs.write_entries(self._pack_dir, entries, self.fsync) if entries else None
+            except OSError as exc:
+                raise StoreError(f"cannot write to the store {self.path}: {exc}") from exc
+            self._remove_packs(n for n in names if n != merged)
+            for path in loose.values():
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+            for sub in objects.iterdir():
+                if len(sub.name) == 2 and sub.is_dir():
+                    with contextlib.suppress(OSError):
+                        sub.rmdir()
+            self.repo = self._open(self._git_dir)  # forget the packs just removed
+            self._packs_seen = self._packs_stamp()
+            return len(before) - len(entries)
+
+
+MAX_PACKS = 8  # a lookup of an absent object costs ~20 µs plus ~2 µs per pack (libgit2 1.9)
+
+
+def _header(commit: bytes, field: bytes) -> str:
+    """The value of a header line (``tree``, ``author`` …) of a raw commit."""
+    for line in commit.split(b"\n"):
+        if not line:
+            break
+        if line.startswith(field + b" "):
+            return line[len(field) + 1 :].decode()
+    raise StoreError(f"a log commit has no {field.decode()} line")
+
+
+def _parent_of(commit: bytes) -> str | None:
+    try:
+        return _header(commit, b"parent")
+    except StoreError:
+        return None
+
+
+def _message_of(commit: bytes) -> str:
+    return commit.split(b"\n\n", 1)[1].decode() if b"\n\n" in commit else ""

@@ -1,0 +1,204 @@
+"""Git pack files, as the store writes them: whole objects in, one ``.pack`` and its ``.idx`` out.
+
+The store publishes each engine call's objects (new blobs, ``meta.json``, the tree, the commit)
+as one small pack instead of one loose file per object: two files created per call instead of
+six or more, which is most of a record's cost on a real disk. Packs are written in git's own
+formats (pack version 2 with undeltified entries, index version 2), so git and libgit2 read the
+store unchanged. This module knows the formats only; when packs are merged and which objects
+are kept is the store's business.
+
+A pack becomes visible when its ``.idx`` appears (git and libgit2 look for indexes), so the
+``.pack`` is put in place first and the ``.idx`` last, each as a temporary file renamed into
+place: a reader sees the whole pack or none of it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import struct
+import zlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+TYPE_NUMBERS = {"commit": 1, "tree": 2, "blob": 3, "tag": 4}
+TYPE_NAMES = {number: name for name, number in TYPE_NUMBERS.items()}
+_DELTA_TYPES = (6, 7)  # OFS_DELTA, REF_DELTA: never written here, only met in foreign packs
+_IDX_MAGIC = b"\xfftOc"
+COMPRESSION_LEVEL = 1  # fast: a record compresses every new blob while the agent waits
+
+
+def object_id(kind: str, data: bytes) -> str:
+    """The git (SHA-1) id of an object of ``kind`` holding ``data``."""
+    digest = hashlib.sha1(b"%s %d\x00" % (kind.encode(), len(data)), usedforsecurity=False)
+    digest.update(data)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class PackEntry:
+    """One object of a pack: its id, where its entry starts, and the entry's CRC-32."""
+
+    oid: bytes
+    offset: int
+    crc: int
+
+
+def _entry_header(type_number: int, size: int) -> bytes:
+    first = (type_number << 4) | (size & 0x0F)
+    size >>= 4
+    out = bytearray()
+    while size:
+        out.append(first | 0x80)
+        first = size & 0x7F
+        size >>= 7
+    out.append(first)
+    return bytes(out)
+
+
+def _sync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _put(path: Path, data: bytes, fsync: bool) -> None:
+    """Write ``data`` to ``path`` through a temporary file renamed into place."""
+    tmp = path.with_name(f"tmp_{path.name}_{os.getpid()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o444)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        if fsync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def _index_bytes(entries: list[PackEntry], pack_checksum: bytes) -> bytes:
+    entries = sorted(entries, key=lambda e: e.oid)
+    fanout = [0] * 256
+    for entry in entries:
+        fanout[entry.oid[0]] += 1
+    total = 0
+    for i in range(256):
+        total += fanout[i]
+        fanout[i] = total
+    small: list[int] = []
+    large: list[int] = []
+    for entry in entries:
+        if entry.offset < 0x80000000:
+            small.append(entry.offset)
+        else:
+            small.append(0x80000000 | len(large))
+            large.append(entry.offset)
+    n = len(entries)
+    body = b"".join(
+        (
+            _IDX_MAGIC,
+            struct.pack(">I", 2),
+            struct.pack(">256I", *fanout),
+            b"".join(e.oid for e in entries),
+            struct.pack(f">{n}I", *(e.crc for e in entries)),
+            struct.pack(f">{n}I", *small),
+            struct.pack(f">{len(large)}Q", *large),
+            pack_checksum,
+        )
+    )
+    return body + hashlib.sha1(body, usedforsecurity=False).digest()
+
+
+def _write(pack_dir: Path, count: int, chunks: Iterable[tuple[bytes, bytes]], fsync: bool) -> str:
+    """Write a pack from ready-made entries (``(oid, entry bytes)``); answers its name."""
+    parts = [b"PACK", struct.pack(">II", 2, count)]
+    offset = 12
+    entries: list[PackEntry] = []
+    for oid, entry in chunks:
+        entries.append(PackEntry(oid, offset, zlib.crc32(entry)))
+        parts.append(entry)
+        offset += len(entry)
+    if len(entries) != count:
+        raise ValueError(f"pack announced {count} objects but got {len(entries)}")
+    body = b"".join(parts)
+    checksum = hashlib.sha1(body, usedforsecurity=False).digest()
+    name = f"pack-{checksum.hex()}"
+    pack_dir.mkdir(parents=True, exist_ok=True)
+    _put(pack_dir / f"{name}.pack", body + checksum, fsync)
+    _put(pack_dir / f"{name}.idx", _index_bytes(entries, checksum), fsync)
+    if fsync:
+        _sync_dir(pack_dir)
+    return name
+
+
+def write_pack(pack_dir: Path, objects: list[tuple[str, str, bytes]], fsync: bool = False) -> str:
+    """Write ``objects`` (``(kind, hex id, data)``, ids unique) as one pack; answers its name."""
+    return _write(pack_dir, len(objects), ((bytes.fromhex(oid), pack_entry(kind, data)) for kind, oid, data in objects), fsync)
+
+
+def read_index(idx_path: Path) -> list[PackEntry]:
+    """The entries a version-2 pack index lists, in id order."""
+    data = idx_path.read_bytes()
+    if data[:4] != _IDX_MAGIC or struct.unpack(">I", data[4:8])[0] != 2:
+        raise ValueError(f"{idx_path.name} is not a version 2 pack index")
+    n = struct.unpack(">I", data[8 + 255 * 4 : 8 + 256 * 4])[0]
+    names_at = 8 + 256 * 4
+    crcs_at = names_at + 20 * n
+    offsets_at = crcs_at + 4 * n
+    large_at = offsets_at + 4 * n
+    crcs = struct.unpack(f">{n}I", data[crcs_at:offsets_at])
+    offsets = struct.unpack(f">{n}I", data[offsets_at:large_at])
+    entries = []
+    for i in range(n):
+        offset = offsets[i]
+        if offset & 0x80000000:
+            at = large_at + 8 * (offset & 0x7FFFFFFF)
+            offset = struct.unpack(">Q", data[at : at + 8])[0]
+        entries.append(PackEntry(data[names_at + 20 * i : names_at + 20 * (i + 1)], offset, crcs[i]))
+    return entries
+
+
+def _entry_type(pack: bytes, offset: int) -> int:
+    return (pack[offset] >> 4) & 0x07
+
+
+def collect_entries(
+    pack_dir: Path,
+    names: list[str],
+    keep: Callable[[str], bool] | None,
+    read_object: Callable[[str], tuple[str, bytes]],
+) -> dict[bytes, bytes]:
+    """The entries (binary id: entry bytes) of the packs ``names`` whose objects ``keep``
+    accepts (all when ``keep`` is None), each object once. Whole-object entries are taken as
+    they are (no recompression); deltified entries of foreign packs are rebuilt from
+    ``read_object``. Feed the answer to ``write_entries``; the old packs stay until the caller
+    removes them, once the new one is visible.
+    """
+    chosen: dict[bytes, bytes] = {}
+    for name in names:
+        entries = read_index(pack_dir / f"{name}.idx")
+        pack = (pack_dir / f"{name}.pack").read_bytes()
+        bounds = sorted(e.offset for e in entries) + [len(pack) - 20]
+        end_of = {bounds[i]: bounds[i + 1] for i in range(len(bounds) - 1)}
+        for entry in entries:
+            if entry.oid in chosen or (keep is not None and not keep(entry.oid.hex())):
+                continue
+            if _entry_type(pack, entry.offset) in _DELTA_TYPES:
+                chosen[entry.oid] = pack_entry(*read_object(entry.oid.hex()))
+            else:
+                chosen[entry.oid] = pack[entry.offset : end_of[entry.offset]]
+    return chosen
+
+
+def pack_entry(kind: str, data: bytes) -> bytes:
+    """One whole-object pack entry (header and compressed data), as ``write_pack`` makes them."""
+    return _entry_header(TYPE_NUMBERS[kind], len(data)) + zlib.compress(data, COMPRESSION_LEVEL)
+
+
+def write_entries(pack_dir: Path, entries: dict[bytes, bytes], fsync: bool = False) -> str:
+    """Write ready-made entries (binary id: entry bytes) as one pack; answers its name."""
+    return _write(pack_dir, len(entries), entries.items(), fsync)

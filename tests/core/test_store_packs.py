@@ -1,0 +1,153 @@
+"""The store's object writing: one pack per published call, merged as they pile up, pruned by gc.
+
+Every check reads the store back through libgit2 and through the real git (``git fsck``), so the
+packs are known to be valid git, not only readable by our own code.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from turnback import packs
+from turnback.errors import StoreError
+from turnback.store import MAX_PACKS, OPLOG_REF, Store
+
+
+def _files(store: Store) -> list[str]:
+    objects = Path(store.repo.path) / "objects"
+    return sorted(str(p.relative_to(objects)) for p in objects.rglob("*") if p.is_file())
+
+
+def _git(store: Store, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL="/dev/null")
+    return subprocess.run(
+        ["git", f"--git-dir={store.repo.path}", *args], env=env, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def _publish(store: Store, contents: list[bytes], label: str) -> str:
+    """One engine call: content and log commit published together, under the store's lock."""
+    with store.locked():
+        blobs = {store.write_blob(c) for c in contents}
+        return store.append(b'{"records": [], "label": "%s"}' % label.encode(), blobs, label, store.head())
+
+
+def test_write_blob_ids_match_git_and_content_already_held_is_not_written_again(tmp_path: Path) -> None:
+    store = Store(tmp_path / "store", tmp_path)
+    content = b"def main():\n    return 1\n" * 100
+    with store.locked():
+        oid = store.write_blob(content)
+        assert oid == str(pygit2.hash(content))
+        assert store.read_blob(oid) == content and store.has(oid)  # readable while still in memory
+        assert _files(store) == []  # nothing on disk before the call publishes
+    assert store.read_blob(oid) == content  # written when the lock was released
+    files = _files(store)
+    assert len(files) == 2 and all(f.startswith("pack/pack-") for f in files)
+    assert store.write_blob(content) == oid
+    assert _files(store) == files
+    for content in (b"", b"\x00\x01binary\xff", os.urandom(300_000)):
+        oid = store.write_blob(content)
+        assert oid == str(pygit2.hash(content)) and store.read_blob(oid) == content
+
+
+def test_one_published_call_writes_one_pack_that_git_reads(tmp_path: Path) -> None:
+    store = Store(tmp_path / "store", tmp_path)
+    contents = [b"a\n" * 500, b"b\r\n" * 500, os.urandom(5000)]
+    tip = _publish(store, contents, "first")
+    files = _files(store)
+    assert len(files) == 2  # blobs, meta.json, tree and commit: one .pack and its .idx
+    assert (Path(store.repo.path) / OPLOG_REF).read_text() == tip + "\n"
+    assert not list(Path(store.repo.path).rglob("*.lock"))
+    second = _publish(store, [contents[0], b"c\n"], "second")
+    assert len(_files(store)) == 4
+    assert store.commit_chain(second) == [tip, second]
+    assert _git(store, "rev-parse", OPLOG_REF).strip() == second
+    assert _git(store, "log", "--format=%s", OPLOG_REF).split() == ["second", "first"]
+    assert _git(store, "cat-file", "blob", f"{second}:{packs.object_id('blob', b'c' + bytes([10]))}") == "c\n"
+    _git(store, "fsck", "--full", "--strict", "--no-dangling")
+    commit = store.repo[second]  # libgit2 reads what we wrote by hand
+    assert [str(p) for p in commit.parent_ids] == [tip] and commit.message == "second"
+    assert {e.name for e in commit.tree} == {"meta.json", *(store.hash_blob(c) for c in (contents[0], b"c\n"))}
+
+
+def test_packs_are_merged_as_they_pile_up_and_a_handle_that_knew_the_old_ones_still_reads(tmp_path: Path) -> None:
+    writer = Store(tmp_path / "store", tmp_path)
+    reader = Store(tmp_path / "store", tmp_path)  # another process's view: it knows the first packs
+    contents = [f"turn {i}\n".encode() * (i + 1) for i in range(3 * MAX_PACKS)]
+    _publish(writer, contents[:1], "t0")
+    assert reader.read_blob(writer.hash_blob(contents[0])) == contents[0]
+    tips = [writer.head()]
+    for i in range(1, len(contents)):
+        tips.append(_publish(writer, contents[i : i + 1], f"t{i}"))
+        assert len(writer._packs()) <= MAX_PACKS
+    assert len(writer._packs()) < len(contents) // 2
+    for c in contents:
+        assert reader.read_blob(reader.hash_blob(c)) == c
+    assert reader.commit_chain(reader.head()) == tips
+    _git(writer, "fsck", "--full", "--strict", "--no-dangling")
+
+
+def test_prune_keeps_only_what_is_named_and_folds_loose_objects_in(tmp_path: Path) -> None:
+    store = Store(tmp_path / "store", tmp_path)
+    kept, dropped = b"kept\n", b"dropped\n"
+    _publish(store, [kept], "one")
+    store.write_blob(dropped)  # stored, never named by the log
+    legacy = str(store.repo.create_blob(b"loose, as an older store wrote it\n"))
+    assert any(len(f.split("/")[0]) == 2 for f in _files(store))
+    keep = store.reachable({legacy})
+    removed = store.prune(keep)
+    assert removed == 1
+    assert not store.has(store.hash_blob(dropped))
+    assert store.read_blob(store.hash_blob(kept)) == kept
+    assert store.read_blob(legacy) == b"loose, as an older store wrote it\n"
+    files = _files(store)
+    assert len(files) == 2 and all(f.startswith("pack/") for f in files)
+    _git(store, "fsck", "--full", "--strict")
+
+
+def test_a_failed_call_writes_nothing(tmp_path: Path) -> None:
+    store = Store(tmp_path / "store", tmp_path)
+    with pytest.raises(RuntimeError), store.locked():
+        oid = store.write_blob(b"half-done\n")
+        raise RuntimeError("the call failed")
+    assert not store.has(oid) and _files(store) == []
+
+
+def test_a_stale_ref_lock_of_a_dead_writer_does_not_block_and_cas_holds(tmp_path: Path) -> None:
+    store = Store(tmp_path / "store", tmp_path)
+    first = _publish(store, [b"1\n"], "one")
+    lock = Path(store.repo.path) / (OPLOG_REF + ".lock")
+    lock.write_text("0" * 40 + "\n")
+    second = _publish(store, [b"2\n"], "two")
+    assert store.head() == second and not lock.exists()
+    with pytest.raises(StoreError, match="moved while appending"):
+        store.append(b"{}", set(), "stale", first)
+    assert store.head() == second
+
+
+def test_a_tree_never_names_content_the_store_does_not_hold(tmp_path: Path) -> None:
+    store = Store(tmp_path / "store", tmp_path)
+    with pytest.raises(StoreError, match="does not hold"):
+        store.append(b"{}", {"ab" * 20}, "broken", None)
+    assert store.head() is None and _files(store) == []
+
+
+def test_fsync_policy_on(tmp_path: Path) -> None:
+    store = Store(tmp_path / "store", tmp_path, fsync=True)
+    tip = _publish(store, [b"durable\n"], "synced")
+    assert store.head() == tip and store.read_blob(store.hash_blob(b"durable\n")) == b"durable\n"
+    _git(store, "fsck", "--full", "--strict", "--no-dangling")
+
+
+def test_pack_index_with_large_offsets_is_read(tmp_path: Path) -> None:
+    """Index v2 keeps offsets past 2 GiB in a separate table; reading must follow it."""
+    entries = [packs.PackEntry(bytes([i]) * 20, offset, 7) for i, offset in enumerate((12, 3 << 31, 5 << 32))]
+    idx = tmp_path / "x.idx"
+    idx.write_bytes(packs._index_bytes(entries, b"\x01" * 20))
+    assert packs.read_index(idx) == entries
