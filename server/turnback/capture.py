@@ -24,9 +24,17 @@ class Capturer:
         self.max_bytes = config.max_file_bytes
         self.store_secrets = config.secrets.store_content
         self._secret_spec = pathspec.GitIgnoreSpec.from_lines(config.secrets.all_patterns())
+        self._secret_paths: dict[str, bool] = {}  # the patterns never change: remember answers
 
     def is_secret(self, rel: str) -> bool:
-        return not self.store_secrets and self._secret_spec.match_file(rel)
+        if self.store_secrets:
+            return False
+        known = self._secret_paths.get(rel)
+        if known is None:
+            if len(self._secret_paths) > 10_000:
+                self._secret_paths.clear()
+            known = self._secret_paths[rel] = bool(self._secret_spec.match_file(rel))
+        return known
 
     def version(self, rel: str, content: bytes, mode: int) -> FileVersion:
         """Store ``content`` (or only its digest, by policy) and describe it."""
