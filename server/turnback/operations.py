@@ -230,7 +230,9 @@ class Operations:
         def read(rel: str) -> DiskFile | None:
             return overlay[rel] if rel in overlay else self.workspace.read(rel)
 
-        planner = Planner(self.capture, read, on_conflict, label_theirs=f"before #{target.begun.number}")
+        planner = Planner(
+            self.capture, read, on_conflict, label_theirs=f"before #{target.begun.number}", obstacle=self.workspace.obstacle
+        )
         plan = planner.plan(steps)
         number = target.begun.number
         blocking = plan.blocking_conflicts

@@ -18,6 +18,7 @@ from .models import Conflict, FileVersion, OnConflict, PathChange, SkippedFile
 from .workspace import DiskFile
 
 Reader = Callable[[str], DiskFile | None]
+Obstacle = Callable[[str], str | None]  # why a file cannot be put at a path now, or None
 
 
 @dataclass
@@ -65,16 +66,25 @@ class Plan:
 
 
 class Planner:
-    def __init__(self, capture: Capturer, read: Reader, on_conflict: OnConflict, label_theirs: str) -> None:
+    def __init__(
+        self, capture: Capturer, read: Reader, on_conflict: OnConflict, label_theirs: str, obstacle: Obstacle | None = None
+    ) -> None:
         self.capture = capture
         self.read = read
+        self.obstacle = obstacle
         self.on_conflict = on_conflict
         self.label_theirs = label_theirs
 
     def plan(self, steps: dict[str, list[PathChange]]) -> Plan:
         plan = Plan()
         for path in sorted(steps):
-            plan.paths.append(self._plan_path(path, steps[path]))
+            planned = self._plan_path(path, steps[path])
+            if planned.writes and planned.result is not None and self.obstacle is not None:
+                reason = self.obstacle(path)
+                if reason is not None:  # seen now, so a dry run and the run itself agree
+                    current = None if planned.ours is None else Version(planned.ours.content, planned.ours.mode)
+                    planned = PathPlan(path, planned.ours, current, skipped=reason)
+            plan.paths.append(planned)
         return plan
 
     def _materialize(self, version: FileVersion | None) -> Version | None:

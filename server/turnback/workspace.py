@@ -114,6 +114,32 @@ class Workspace:
 
     # ------------------------------------------------------------------ writing
 
+    def obstacle(self, rel: str) -> str | None:
+        """Why a file cannot be put at ``rel`` now, or None: a folder stands at its place, or a
+        file (or a broken link) where one of its folders must be. Turnback never removes a
+        folder or a file it was not asked to change, so such a path is skipped, with this reason."""
+        try:
+            if stat.S_ISDIR(os.lstat(self.root / rel).st_mode):
+                return "a folder is in the way (Turnback does not remove folders); move it away and run this again"
+            return None
+        except FileNotFoundError:
+            pass
+        except NotADirectoryError:
+            pass
+        probe = self.root
+        for part in rel.split("/")[:-1]:
+            probe = probe / part
+            try:
+                if not stat.S_ISDIR(os.stat(probe).st_mode):
+                    where = probe.relative_to(self.root).as_posix()
+                    return f"{where} is a file where a folder must be; move it away and run this again"
+            except FileNotFoundError:
+                if os.path.lexists(probe):
+                    where = probe.relative_to(self.root).as_posix()
+                    return f"{where} is a broken link where a folder must be; remove it and run this again"
+                return None
+        return None
+
     def write(self, rel: str, content: bytes, mode: int, fsync: bool = False) -> None:
         """Replace ``rel`` atomically with ``content`` (creating parent folders)."""
         path = self.root / rel

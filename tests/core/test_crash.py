@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from helpers import git_state, make_repo
 from turnback.engine import Engine
 
@@ -141,10 +143,13 @@ def test_sigkill_during_a_300_file_revert(tmp_path: Path) -> None:
         assert full_state(ws) == after
 
 
-def test_failure_half_way_rolls_back_in_process(tmp_path: Path) -> None:
-    """A write that fails after others succeeded (a file now stands where a folder must be
-    re-created): the files already written are put back, nothing is recorded, the error says why."""
+def test_failure_half_way_rolls_back_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write that fails after others succeeded (the disk fills up on the second file): the
+    files already written are put back, nothing is recorded, the error says why."""
+    import errno
+
     from turnback.errors import TurnbackError
+    from turnback.workspace import Workspace
 
     from .support import nothing_written
 
@@ -156,18 +161,47 @@ def test_failure_half_way_rolls_back_in_process(tmp_path: Path) -> None:
     (ws / "b").rmdir()
     (ws / "z.txt").write_text("z1\n")
     engine.end_turn()
-    (ws / "b").write_text("the person made b a file\n")
+    real_write = Workspace.write
+
+    def disk_full_on_b(self: Workspace, rel: str, *args, **kwargs) -> None:  # the system edge: the disk
+        if rel == "b/c.txt":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_write(self, rel, *args, **kwargs)
+
+    monkeypatch.setattr(Workspace, "write", disk_full_on_b)
     with nothing_written(engine, ws, objects=False):
         try:
             engine.undo()
         except TurnbackError as exc:
-            assert "b" in exc.message and "is a file" in exc.message
+            assert "b/c.txt" in exc.message and "No space left" in exc.message, exc.message
         except OSError:
             pass
         else:
-            raise AssertionError("the undo claimed success with a file in the way")
+            raise AssertionError("the undo claimed success with the disk full")
     assert not (engine.store.path / "journal.json").exists()
     assert engine.entry("1").state == "applied"
-    (ws / "b").unlink()
+    monkeypatch.setattr(Workspace, "write", real_write)
     assert engine.undo().applied
     assert (ws / "a.txt").read_text() == "a0\n" and (ws / "b/c.txt").read_text() == "c0\n"
+
+
+def test_a_file_where_a_folder_must_come_back_is_skipped_and_said(tmp_path: Path) -> None:
+    """The person made ``b`` a file where the turn removed folder ``b``: the undo takes back
+    the rest, skips ``b/c.txt`` with the reason, and leaves the person's file alone; the dry
+    run said exactly that."""
+    ws = make_repo(tmp_path / "ws", {"a.txt": "a0\n", "b/c.txt": "c0\n", "z.txt": "z0\n"})
+    engine = open_engine(ws)
+    engine.begin_turn()
+    (ws / "a.txt").write_text("a1\n")
+    (ws / "b/c.txt").unlink()
+    (ws / "b").rmdir()
+    (ws / "z.txt").write_text("z1\n")
+    engine.end_turn()
+    (ws / "b").write_text("the person made b a file\n")
+    for dry_run in (True, False):
+        result = engine.undo(dry_run=dry_run)
+        assert result.verdict == "partial" and result.applied is not dry_run
+        assert [r.path for r in result.restored] == ["a.txt", "z.txt"]
+        assert [(s.path, s.reason.split(";")[0]) for s in result.skipped] == [("b/c.txt", "b is a file where a folder must be")]
+    assert (ws / "b").read_text() == "the person made b a file\n"
+    assert (ws / "a.txt").read_text() == "a0\n" and (ws / "z.txt").read_text() == "z0\n"
