@@ -214,10 +214,16 @@ class Engine(Operations):
                 log.info("turn #%d was still open; ending it first", open_state.begun.number)
                 self._end(open_state, [], [])
             entry_id = _new_id()
-            if bracket:
-                snapshot = self._scanner().begin(entry_id, self.capture.from_disk)
-                self.store.flush()  # the content the snapshot names is on disk before the snapshot
-                write_snapshot(self.store.path / "brackets" / f"{entry_id}.json", snapshot)
+            scanner = self._scanner() if bracket else None
+            snapshot_file = self.store.path / "brackets" / f"{entry_id}.json"
+            if scanner is not None:
+                snapshot = scanner.begin(entry_id, self.capture.from_disk)
+                try:
+                    self.store.flush()  # the content the snapshot names is on disk before the snapshot
+                    write_snapshot(snapshot_file, snapshot)
+                except BaseException:
+                    scanner.discard(snapshot)
+                    raise
             record = TurnBegun(
                 id=entry_id,
                 at=_now(),
@@ -229,7 +235,13 @@ class Engine(Operations):
                 source=source,  # type: ignore[arg-type]
                 head=self._user_head(),
             )
-            self._append([record])
+            try:
+                self._append([record])
+            except BaseException:
+                if scanner is not None:  # no turn was opened: its snapshot must not linger
+                    scanner.discard(snapshot)
+                    snapshot_file.unlink(missing_ok=True)
+                raise
             return self.timeline.view(self.timeline.entries[entry_id])
 
     def end_turn(

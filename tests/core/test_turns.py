@@ -396,3 +396,24 @@ def test_fsync_policy_on(ws: Path, ws_kind: str) -> None:
     engine.undo()
     assert full_state(ws) == start and engine.status().fsync is True
     open_engine(ws, fsync=False)  # back to the default for the rest of the process
+
+
+def test_a_begin_that_cannot_publish_leaves_no_snapshot_behind(ws: Path, engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store fails as the turn is published (a full disk, say): no turn is opened, and the
+    bracket's snapshot and index copy are removed, so gc does not keep their content forever."""
+    from turnback.errors import StoreError
+    from turnback.store import Store
+
+    write_files(ws, {"dirty.txt": "changed before the turn\n"})
+
+    def fails(*args, **kwargs):  # the system edge: the store's disk
+        raise StoreError("cannot write to the store: No space left on device")
+
+    monkeypatch.setattr(Store, "append", fails)
+    with pytest.raises(StoreError, match="No space left"):
+        engine.begin_turn(label="never opened")
+    monkeypatch.undo()
+    assert list((engine.store.path / "brackets").glob("*")) == []
+    assert engine.entries() == []
+    engine.begin_turn(label="opened")
+    assert [e.label for e in engine.entries()] == ["opened"]
