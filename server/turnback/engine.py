@@ -18,7 +18,6 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import pygit2
-from pydantic import TypeAdapter
 
 from .capture import Capturer
 from .clock import new_id as _new_id
@@ -61,7 +60,6 @@ from .workspace import Workspace
 
 log = logging.getLogger("turnback.engine")
 
-_RECORD = TypeAdapter(RecordEnvelope)
 _CACHE_FILE = "timeline.pickle"
 _CACHE_FORMAT = 2  # bump when Timeline's shape changes
 _CACHE_AFTER_RECORDS = 50  # rewrite the cache when opening had to read this many log commits
@@ -133,7 +131,7 @@ class Engine(Operations):
             self.timeline = Timeline()  # a full replay (gc resets _head) starts from nothing
         for oid in chain:
             try:
-                envelope = _RECORD.validate_json(self.store.read_meta(oid))
+                envelope = RecordEnvelope.model_validate_json(self.store.read_meta(oid))
             except ValueError as exc:
                 raise StoreError(f"unreadable record {oid} in {self.store.path}: {exc}") from exc
             for record in envelope.records:

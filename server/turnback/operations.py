@@ -16,8 +16,6 @@ import os
 import shutil
 from collections.abc import Callable, Iterable
 
-from pydantic import TypeAdapter
-
 from .clock import new_id as _new_id
 from .clock import now as _now
 from .errors import (
@@ -38,7 +36,6 @@ from .models import (
     OperationResult,
     PathChange,
     Record,
-    RecordEnvelope,
     TurnBegun,
     same_version,
 )
@@ -53,7 +50,6 @@ log = logging.getLogger("turnback.engine")
 EditorApply = Callable[[list[tuple[str, Version | None]]], bool]
 """Applies new content to documents open in an editor; answers whether the editor took it."""
 
-_RECORD = TypeAdapter(RecordEnvelope)
 _CACHE_FILE = "timeline.pickle"
 _CACHE_FORMAT = 1  # bump when Timeline's shape changes
 _CACHE_AFTER_RECORDS = 50  # rewrite the cache when opening had to read this many log commits

@@ -12,14 +12,11 @@ import json
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
-from pydantic import TypeAdapter
-
 from .models import GcReport, RecordEnvelope
 
 if TYPE_CHECKING:
     from .engine import Engine
 
-_RECORD = TypeAdapter(RecordEnvelope)
 
 
 def _drop_set(engine: "Engine", extra_fraction: float) -> set[str]:
@@ -68,7 +65,7 @@ def _rewrite(engine: "Engine", drop: set[str]) -> None:
         return
     new_tip: str | None = None
     for oid in store.commit_chain(head, None):
-        records = _RECORD.validate_json(store.read_meta(oid)).records
+        records = RecordEnvelope.model_validate_json(store.read_meta(oid)).records
         entries = {record.entry for record in records}
         if entries <= drop:
             continue
