@@ -120,9 +120,15 @@ class Operations:
             owner = self.timeline.entries[cp.entry]
             later = self.timeline.checkpoints_after(cp.id)
             open_state = self.timeline.open_turn()
-            if open_state is not None and not dry_run and (later or self._with_pending_bracket(open_state) is not open_state):
+            unrecorded: CheckpointRecorded | None = None  # what the open turn's bracket saw so far
+            if open_state is not None and (dry_run or not later):
+                pending = self._with_pending_bracket(open_state)
+                unrecorded = pending.checkpoints[-1] if pending is not open_state else None
+            if open_state is not None and not dry_run and (later or unrecorded is not None):
                 self._end(open_state, [], [])  # its changes on disk are then among those restored
                 later = self.timeline.checkpoints_after(cp.id)
+            elif unrecorded is not None:  # a preview plans with what ending the turn would record
+                later = [*later, unrecorded]
             if not later:
                 raise NothingToDo(f"nothing to restore: no change was recorded after checkpoint {cp.id} (turn #{owner.begun.number})")
             steps: dict[str, list[PathChange]] = {}

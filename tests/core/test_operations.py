@@ -461,3 +461,23 @@ def test_dry_run_of_an_open_turn_without_bracket(ws: Path, engine) -> None:
     with nothing_written(engine, ws):
         result = engine.undo(dry_run=True)
     assert result.target_number == 1 and [o.path for o in result.restored] == ["lines.txt"]
+
+
+def test_restore_preview_during_an_open_turn_counts_its_changes_on_disk(ws: Path, engine) -> None:
+    """A dry run of a restore while a bracketed turn is open lists the files the turn changed
+    on disk (not yet recorded), exactly as the restore itself then takes them back."""
+    batch(engine, ws, {"lines.txt": text(l1="t1")})
+    after_one = full_state(ws)
+    engine.begin_turn(label="open")
+    write_files(ws, {"shell.txt": "written by a command\n", "lines.txt": text(l1="t1", l9="shell")})
+    during = full_state(ws)
+
+    preview = engine.restore("#1", dry_run=True)
+    assert not preview.applied and preview.verdict == "safe"
+    assert sorted(r.path for r in preview.restored) == ["lines.txt", "shell.txt"]
+    assert full_state(ws) == during and engine.entry("2").state == "open"
+
+    done = engine.restore("#1")
+    assert sorted(r.path for r in done.restored) == sorted(r.path for r in preview.restored)
+    assert full_state(ws) == after_one
+    assert engine.entry("2").state == "reverted"
