@@ -70,16 +70,20 @@ def _temporary(path: Path) -> Path:
     return path.with_name(f"tmp_{path.name}_{os.getpid()}_{os.urandom(4).hex()}")
 
 
+def _create(path: Path, buffering: int = -1):
+    """A new file, read-only from the start as git keeps pack files (no chmod afterwards)."""
+    return open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444), "wb", buffering=buffering)
+
+
 def _put(path: Path, data: bytes, fsync: bool) -> None:
     """Write ``data`` to ``path`` through a temporary file renamed into place."""
     tmp = _temporary(path)
     try:
-        with open(tmp, "wb") as handle:
+        with _create(tmp) as handle:
             handle.write(data)
             if fsync:
                 handle.flush()
                 os.fsync(handle.fileno())
-        os.chmod(tmp, 0o444)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -127,7 +131,7 @@ def _write(pack_dir: Path, count: int, chunks: Iterable[tuple[bytes, bytes | mem
     digest = hashlib.sha1(usedforsecurity=False)
     entries: list[PackEntry] = []
     try:
-        with open(tmp, "wb", buffering=1 << 16) as handle:
+        with _create(tmp, buffering=1 << 16) as handle:
             header = b"PACK" + struct.pack(">II", 2, count)
             handle.write(header)
             digest.update(header)
@@ -144,7 +148,6 @@ def _write(pack_dir: Path, count: int, chunks: Iterable[tuple[bytes, bytes | mem
             if fsync:
                 handle.flush()
                 os.fsync(handle.fileno())
-        os.chmod(tmp, 0o444)
         name = f"pack-{checksum.hex()}"
         os.replace(tmp, pack_dir / f"{name}.pack")
     except BaseException:
