@@ -230,14 +230,12 @@ def worker(ws: Path, shadow: Path, repeat: int, warmup: int, season: int) -> dic
         return samples
 
     # --- a') record in a brand-new store -----------------------------------------
-    # Its first few hundred turns also create git's 256 object fan-out folders (objects/xx),
-    # one mkdir now and then; reported apart from the steady state measured below.
+    # A short timeline and few packs; reported apart from the steady state measured below.
     progress("    record_batch, new store ...")
     out["record_new_store"] = summarise(keep(record_turns("new-store", fast_runs)))
     rss_by_phase["record_new_store"] = (vm_rss_kb(), peak_rss_kb())
 
-    # A store in use: enough earlier turns that the fan-out folders exist and the timeline
-    # has a realistic length. Not timed.
+    # A store in use: a timeline of realistic length, packs merged a few times over. Not timed.
     progress(f"    {season} earlier turns (untimed) ...")
     record_turns("earlier", season)
     out["earlier_turns"] = season
@@ -371,6 +369,20 @@ def worker(ws: Path, shadow: Path, repeat: int, warmup: int, season: int) -> dic
     out["heap_peak_bracket_kb"] = heap_peak(bracket) / 1024
     tracemalloc.stop()
 
+    # --- f) retention gc on the store in use -----------------------------------------
+    # What runs when a store crosses its limit: each run drops the 20 oldest entries, rewrites
+    # the operation log and repacks what is still referenced.
+    progress("    retention gc ...")
+    policy = engine.config.retention
+    entries = engine.status().entries
+    gc_samples = []
+    for i in range(5):
+        engine.config.retention = policy.model_copy(update={"max_entries": entries - 20 * (i + 1)})
+        gc_samples.append(timed(engine.gc))
+    engine.config.retention = policy
+    out["gc"] = summarise(gc_samples)
+    out["gc_entries"] = entries
+
     out["rss_start_kb"] = rss_start
     out["ru_maxrss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     out["store_bytes_total"] = engine.status().store_bytes
@@ -499,6 +511,17 @@ def report(results: list[dict], meta: dict) -> str:
             f"| {r['heap_peak_record_kb']:.0f} / {r['heap_peak_undo_kb']:.0f} / {r['heap_peak_bracket_kb']:.0f} KB "
             f"| {r['peak_rss_kb'] / 1024:.0f} MB |"
         )
+    lines.append("")
+    lines.append("retention gc on the store in use (drops the 20 oldest entries, rewrites the log, repacks; 5 runs):")
+    lines.append("")
+    lines.append("| files | entries before | gc median | p10 - p90 |")
+    lines.append("|---:|---:|---:|---:|")
+    for r in results:
+        if "gc" in r:
+            lines.append(
+                f"| {r['size']:,} | {r['gc_entries']} | {_fmt_ms(r['gc']['median'])} "
+                f"| {r['gc']['p10']:.0f} - {r['gc']['p90']:.0f} |"
+            )
     lines.append("")
     lines.append("targets:")
     lines.append("")

@@ -15,6 +15,7 @@ place: a reader sees the whole pack or none of it.
 from __future__ import annotations
 
 import hashlib
+import mmap
 import os
 import struct
 import zlib
@@ -65,19 +66,28 @@ def _sync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _temporary(path: Path) -> Path:
+    return path.with_name(f"tmp_{path.name}_{os.getpid()}_{os.urandom(4).hex()}")
+
+
+def _create(path: Path, buffering: int = -1):
+    """A new file, read-only from the start as git keeps pack files (no chmod afterwards)."""
+    return open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444), "wb", buffering=buffering)
+
+
 def _put(path: Path, data: bytes, fsync: bool) -> None:
     """Write ``data`` to ``path`` through a temporary file renamed into place."""
-    tmp = path.with_name(f"tmp_{path.name}_{os.getpid()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o444)
+    tmp = _temporary(path)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        if fsync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+        with _create(tmp) as handle:
+            handle.write(data)
+            if fsync:
+                handle.flush()
+                os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _index_bytes(entries: list[PackEntry], pack_checksum: bytes) -> bytes:
@@ -113,22 +123,36 @@ def _index_bytes(entries: list[PackEntry], pack_checksum: bytes) -> bytes:
     return body + hashlib.sha1(body, usedforsecurity=False).digest()
 
 
-def _write(pack_dir: Path, count: int, chunks: Iterable[tuple[bytes, bytes]], fsync: bool) -> str:
-    """Write a pack from ready-made entries (``(oid, entry bytes)``); answers its name."""
-    parts = [b"PACK", struct.pack(">II", 2, count)]
-    offset = 12
-    entries: list[PackEntry] = []
-    for oid, entry in chunks:
-        entries.append(PackEntry(oid, offset, zlib.crc32(entry)))
-        parts.append(entry)
-        offset += len(entry)
-    if len(entries) != count:
-        raise ValueError(f"pack announced {count} objects but got {len(entries)}")
-    body = b"".join(parts)
-    checksum = hashlib.sha1(body, usedforsecurity=False).digest()
-    name = f"pack-{checksum.hex()}"
+def _write(pack_dir: Path, count: int, chunks: Iterable[tuple[bytes, bytes | memoryview]], fsync: bool) -> str:
+    """Write a pack from ready-made entries (``(oid, entry bytes)``), streamed to a temporary
+    file (a merge of large packs never holds them in memory); answers the pack's name."""
     pack_dir.mkdir(parents=True, exist_ok=True)
-    _put(pack_dir / f"{name}.pack", body + checksum, fsync)
+    tmp = _temporary(pack_dir / "pack.pack")
+    digest = hashlib.sha1(usedforsecurity=False)
+    entries: list[PackEntry] = []
+    try:
+        with _create(tmp, buffering=1 << 16) as handle:
+            header = b"PACK" + struct.pack(">II", 2, count)
+            handle.write(header)
+            digest.update(header)
+            offset = len(header)
+            for oid, entry in chunks:
+                entries.append(PackEntry(oid, offset, zlib.crc32(entry)))
+                handle.write(entry)
+                digest.update(entry)
+                offset += len(entry)
+            if len(entries) != count:
+                raise ValueError(f"pack announced {count} objects but got {len(entries)}")
+            checksum = digest.digest()
+            handle.write(checksum)
+            if fsync:
+                handle.flush()
+                os.fsync(handle.fileno())
+        name = f"pack-{checksum.hex()}"
+        os.replace(tmp, pack_dir / f"{name}.pack")
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     _put(pack_dir / f"{name}.idx", _index_bytes(entries, checksum), fsync)
     if fsync:
         _sync_dir(pack_dir)
@@ -162,7 +186,7 @@ def read_index(idx_path: Path) -> list[PackEntry]:
     return entries
 
 
-def _entry_type(pack: bytes, offset: int) -> int:
+def _entry_type(pack: bytes | memoryview, offset: int) -> int:
     return (pack[offset] >> 4) & 0x07
 
 
@@ -171,17 +195,19 @@ def collect_entries(
     names: list[str],
     keep: Callable[[str], bool] | None,
     read_object: Callable[[str], tuple[str, bytes]],
-) -> dict[bytes, bytes]:
+) -> dict[bytes, bytes | memoryview]:
     """The entries (binary id: entry bytes) of the packs ``names`` whose objects ``keep``
-    accepts (all when ``keep`` is None), each object once. Whole-object entries are taken as
-    they are (no recompression); deltified entries of foreign packs are rebuilt from
-    ``read_object``. Feed the answer to ``write_entries``; the old packs stay until the caller
-    removes them, once the new one is visible.
+    accepts (all when ``keep`` is None), each object once. Whole-object entries are views into
+    the packs, mapped rather than read (no recompression, and memory stays small however large
+    the packs); deltified entries of foreign packs are rebuilt from ``read_object``. Feed the
+    answer to ``write_entries``; the old packs stay until the caller removes them, once the new
+    one is visible.
     """
-    chosen: dict[bytes, bytes] = {}
+    chosen: dict[bytes, bytes | memoryview] = {}
     for name in names:
         entries = read_index(pack_dir / f"{name}.idx")
-        pack = (pack_dir / f"{name}.pack").read_bytes()
+        with open(pack_dir / f"{name}.pack", "rb") as handle:
+            pack = memoryview(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))
         bounds = sorted(e.offset for e in entries) + [len(pack) - 20]
         end_of = {bounds[i]: bounds[i + 1] for i in range(len(bounds) - 1)}
         for entry in entries:
@@ -199,6 +225,6 @@ def pack_entry(kind: str, data: bytes) -> bytes:
     return _entry_header(TYPE_NUMBERS[kind], len(data)) + zlib.compress(data, COMPRESSION_LEVEL)
 
 
-def write_entries(pack_dir: Path, entries: dict[bytes, bytes], fsync: bool = False) -> str:
+def write_entries(pack_dir: Path, entries: dict[bytes, bytes | memoryview], fsync: bool = False) -> str:
     """Write ready-made entries (binary id: entry bytes) as one pack; answers its name."""
     return _write(pack_dir, len(entries), entries.items(), fsync)

@@ -483,9 +483,9 @@ class Store:
             except OSError as exc:
                 raise StoreError(f"cannot write to the store {self.path}: {exc}") from exc
             self._remove_packs(n for n in names if n != merged)
-            for path in loose.values():
+            for path in [*loose.values(), *self._pack_dir.glob("tmp_*"), *objects.glob("tmp_*")]:
                 with contextlib.suppress(FileNotFoundError):
-                    path.unlink()
+                    path.unlink()  # loose objects now packed, and what a killed writer left
             for sub in objects.iterdir():
                 if len(sub.name) == 2 and sub.is_dir():
                     with contextlib.suppress(OSError):

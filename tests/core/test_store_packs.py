@@ -99,6 +99,7 @@ def test_prune_keeps_only_what_is_named_and_folds_loose_objects_in(tmp_path: Pat
     _publish(store, [kept], "one")
     store.write_blob(dropped)  # stored, never named by the log
     legacy = str(store.repo.create_blob(b"loose, as an older store wrote it\n"))
+    (Path(store.repo.path) / "objects/pack/tmp_pack.pack_123_dead").write_bytes(b"PACK, half-written by a killed writer")
     assert any(len(f.split("/")[0]) == 2 for f in _files(store))
     keep = store.reachable({legacy})
     removed = store.prune(keep)
