@@ -52,7 +52,7 @@ from .models import (
     same_version,
 )
 from .operations import EditorApply, Operations
-from .scan import Changed, make_scanner, read_snapshot, write_snapshot
+from .scan import Changed, ScanCache, make_scanner, read_snapshot, write_snapshot
 from .store import Store
 from .textdiff import is_binary, line_stats, unified_diff
 from .timeline import EntryState, Timeline
@@ -81,6 +81,7 @@ class Engine(Operations):
         self.timeline = Timeline()
         self._head: str | None = None
         self._user_repo: pygit2.Repository | None | bool = False
+        self._scan_cache = ScanCache()
         store_real = os.path.realpath(self.store.path)
         root_real = str(self.workspace.root)
         self._store_rel = os.path.relpath(store_real, root_real) if store_real.startswith(root_real + os.sep) else None
@@ -189,6 +190,7 @@ class Engine(Operations):
             self.store.path / "statcache.json",
             self.config.git_scanner,
             self._skip,
+            self._scan_cache,
         )
         scanner.before_save = self.store.flush  # content a cache names is stored before the cache
         return scanner

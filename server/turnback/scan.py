@@ -3,11 +3,13 @@
 Two scanners share one interface:
 
 * ``GitScanner`` for a workspace inside a git work tree. git's index already knows which
-  files are clean, so the scan asks the user's git, read-only and with optional locks off
-  (``git diff-files`` and ``git ls-files -o --exclude-standard``, run side by side), which
-  files are dirty or untracked. Only those are read. Clean tracked files are known by their
-  index blob; the index file is copied at begin so their before-image survives a
-  ``git add`` or commit made during the bracket. Cost: about one ``git status``.
+  files are clean, so the scan asks which files are dirty or untracked: on a small tree
+  in-process with libgit2 (``listing.py``: no process started, nothing written), otherwise,
+  or whenever libgit2 might answer differently, the user's git, read-only and with optional
+  locks off (``git diff-files`` and ``git ls-files -o --exclude-standard``, run side by
+  side). Only those files are read. Clean tracked files are known by their index blob; the
+  index file is copied at begin so their before-image survives a ``git add`` or commit made
+  during the bracket. Cost: about one ``git status``, less on small trees.
 * ``WalkScanner`` for any other folder: walks the tree, honouring ``.gitignore`` at every
   level, and keeps a stat cache in the store so unchanged files are not read again.
 
@@ -17,6 +19,7 @@ Both hand back ``(path, before, after)`` triples of ``FileVersion`` (None = abse
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import stat
@@ -33,12 +36,24 @@ from .models import FileVersion, same_version
 from .store import clean_git_env
 from .workspace import Workspace, mode_of
 
+try:
+    from . import listing
+except ImportError:  # a pygit2 without its cffi layer: git is always asked
+    listing = None  # type: ignore[assignment]
+
+log = logging.getLogger("turnback.scan")
+
 Capture = Callable[[str], FileVersion | None]
 CaptureContent = Callable[[str, bytes, int], FileVersion]
 
 # A file whose ctime is this close to when we looked at it may change again within the
 # same timestamp tick; it is never trusted from the stat cache ("racily clean" in git).
 _RACY_NS = 50_000_000
+
+#: How a git scanner lists dirty and untracked files: "auto" (in-process with libgit2 where
+#: it answers as git does, else git), "git" (always start git) or "libgit2" (in-process only,
+#: an error where it cannot; for tests and measurements).
+LISTING = "auto"
 
 
 @dataclass
@@ -58,20 +73,57 @@ class GitScanner:
     kind = "git"
 
     def __init__(
-        self, workspace: Workspace, repo: pygit2.Repository, bracket_dir: Path, git: str, skip: Callable[[str], bool] | None
+        self,
+        workspace: Workspace,
+        repo: pygit2.Repository,
+        bracket_dir: Path,
+        git: str,
+        skip: Callable[[str], bool] | None,
+        lister: listing.Lister | None = None,
     ) -> None:
         self.workspace = workspace
         self.skip = skip
         self.repo = repo
         self.bracket_dir = bracket_dir
         self.git = git
-        workdir = Path(os.path.realpath(repo.workdir))
-        self.prefix = os.path.relpath(workspace.root, workdir).replace(os.sep, "/")
+        self.lister = lister
+        self.workdir = os.path.realpath(repo.workdir)
+        self.prefix = os.path.relpath(workspace.root, self.workdir).replace(os.sep, "/")
         if self.prefix == ".":
             self.prefix = ""
 
     def _repo_path(self, rel: str) -> str:
         return f"{self.prefix}/{rel}" if self.prefix else rel
+
+    def _keep(self, found: list[bytes]) -> set[str]:
+        paths: set[str] = set()
+        for raw in found:
+            if not raw or raw.endswith(b"/"):
+                continue  # empty, or a nested repository shown as a folder
+            rel = os.fsdecode(raw)
+            if self.skip is None or not self.skip(rel):
+                paths.add(rel)
+        return paths
+
+    def _list(self) -> set[str]:
+        """Workspace-relative paths that are dirty (against the index) or untracked."""
+        if LISTING != "git" and self.lister is not None:
+            try:
+                found = self.lister.list_dirty(self.workdir, self.prefix)
+            except (listing.Unsupported, pygit2.GitError, OSError) as exc:
+                if LISTING == "libgit2":
+                    raise
+                log.debug("listing with git instead of in-process: %s", exc)
+            except (AttributeError, TypeError, ValueError) as exc:  # e.g. a pygit2 whose cffi layer changed
+                if LISTING == "libgit2":
+                    raise
+                log.warning("in-process listing failed, asking git: %r", exc)
+            else:
+                cut = len(os.fsencode(self.prefix)) + 1 if self.prefix else 0
+                return self._keep([raw[cut:] for raw in found])
+        elif LISTING == "libgit2":
+            raise RuntimeError("no in-process listing for this scanner")
+        return self._run()
 
     def _run(self) -> set[str]:
         env = clean_git_env()
@@ -88,18 +140,13 @@ class GitScanner:
             )
             for cmd in commands
         ]
-        paths: set[str] = set()
+        found: list[bytes] = []
         for cmd, proc in zip(commands, procs):
             out, err = proc.communicate()
             if proc.returncode != 0:
                 raise RuntimeError(f"{' '.join(cmd[3:5])} failed: {err.decode(errors='replace').strip()}")
-            for raw in out.split(b"\x00"):
-                if not raw or raw.endswith(b"/"):
-                    continue  # empty, or a nested repository shown as a folder
-                rel = os.fsdecode(raw)
-                if self.skip is None or not self.skip(rel):
-                    paths.add(rel)
-        return paths
+            found += out.split(b"\x00")
+        return self._keep(found)
 
     def _index_entries(self, index_file: Path | None) -> pygit2.Index | None:
         if index_file is None or not index_file.exists():
@@ -110,7 +157,7 @@ class GitScanner:
         return Path(self.repo.path) / "index"
 
     def begin(self, bracket_id: str, capture: Capture) -> dict:
-        dirty = self._run()
+        dirty = self._list()
         versions = {p: capture(p) for p in sorted(dirty) if self._is_file_or_absent(p)}
         saved_index: str | None = None
         index_file = self._index_file()
@@ -135,7 +182,7 @@ class GitScanner:
         dirty_before: dict[str, FileVersion | None] = {
             p: (FileVersion.model_validate(v) if v else None) for p, v in snapshot["dirty"].items()
         }
-        dirty_now = self._run()
+        dirty_now = self._list()
         begin_file = Path(snapshot["index"]) if snapshot.get("index") else None
         if _same_file_content(begin_file, self._index_file()):
             # The index was not rewritten during the bracket: one index serves as both, and it
@@ -398,8 +445,31 @@ def read_snapshot(path: Path) -> dict:
     return json.loads(path.read_text())
 
 
+class ScanCache:
+    """What the scanners of one engine keep between brackets in one process (used under the
+    store's lock, so by one thread at a time): the in-process lister of the user's repository,
+    with the repository opened once (libgit2 then re-reads its index and ignore files only
+    when they change)."""
+
+    def __init__(self) -> None:
+        self._key: tuple | None = None
+        self._lister: listing.Lister | None = None
+
+    def lister(self, git_dir: str) -> listing.Lister:
+        st = os.stat(git_dir)
+        key = (git_dir, st.st_dev, st.st_ino)  # a repository made anew at the same place is another
+        if self._lister is None or key != self._key:
+            self._key, self._lister = key, listing.Lister(git_dir)
+        return self._lister
+
+
 def make_scanner(
-    workspace: Workspace, bracket_dir: Path, cache_file: Path, use_git: bool, skip: Callable[[str], bool] | None
+    workspace: Workspace,
+    bracket_dir: Path,
+    cache_file: Path,
+    use_git: bool,
+    skip: Callable[[str], bool] | None,
+    cache: ScanCache | None = None,
 ) -> GitScanner | WalkScanner:
     """The git scanner when the workspace is in a git work tree and git is installed."""
     bracket_dir.mkdir(parents=True, exist_ok=True)
@@ -410,10 +480,15 @@ def make_scanner(
         except pygit2.GitError:
             found = None
         if found:
+            lister = None
             try:
-                repo = pygit2.Repository(found)
-            except pygit2.GitError:
+                if listing is not None:
+                    lister = cache.lister(found) if cache is not None else listing.Lister(found)
+                    repo = lister.repository()
+                else:
+                    repo = pygit2.Repository(found)
+            except (pygit2.GitError, OSError):
                 repo = None
             if repo is not None and not repo.is_bare and repo.workdir:
-                return GitScanner(workspace, repo, bracket_dir, git, skip)
+                return GitScanner(workspace, repo, bracket_dir, git, skip, lister)
     return WalkScanner(workspace, bracket_dir, cache_file, skip)
