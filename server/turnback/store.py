@@ -323,16 +323,42 @@ class Store:
 
     def _set_ref(self, new: str, expected: str | None) -> None:
         """Move the log ref to ``new`` if it still points at ``expected`` (compare-and-swap; every
-        writer holds the store lock, so nothing moves it between the check and the rename)."""
+        writer holds the store lock, so nothing moves it between the check and the write).
+
+        An existing ref file is overwritten in place: its 41 bytes lie in one disk sector, so the
+        write lands whole or not at all, and every Turnback process reads the ref under the
+        store's lock, so none sees it half-written. That saves creating a lock file and renaming
+        it over the ref (about half a millisecond on an ext4 disk, on every call that publishes).
+        A new ref, or one in another form, goes through a lock file renamed into place.
+        """
         if self.head() != expected:
             raise StoreError("the operation log moved while appending (another writer); nothing was published")
+        content = new.encode() + b"\n"
+        try:
+            fd = os.open(self._ref_file, os.O_RDWR | os.O_CLOEXEC)
+        except FileNotFoundError:
+            fd = None
+        except OSError as exc:
+            raise StoreError(f"cannot move {OPLOG_REF} in {self.path}: {exc}") from exc
+        if fd is not None:
+            try:
+                if os.fstat(fd).st_size == len(content):
+                    if os.pwrite(fd, content, 0) != len(content):
+                        raise OSError("short write")
+                    if self.fsync:
+                        os.fsync(fd)
+                    return
+            except OSError as exc:
+                raise StoreError(f"cannot move {OPLOG_REF} in {self.path}: {exc}") from exc
+            finally:
+                os.close(fd)
         lock = self._ref_file.with_name(self._ref_file.name + ".lock")
         try:
             lock.parent.mkdir(parents=True, exist_ok=True)
             lock.unlink(missing_ok=True)  # left by a writer that died: we hold the store lock
             fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
             try:
-                os.write(fd, new.encode() + b"\n")
+                os.write(fd, content)
                 if self.fsync:
                     os.fsync(fd)
             finally:
@@ -483,7 +509,8 @@ class Store:
             except OSError as exc:
                 raise StoreError(f"cannot write to the store {self.path}: {exc}") from exc
             self._remove_packs(n for n in names if n != merged)
-            for path in [*loose.values(), *self._pack_dir.glob("tmp_*"), *objects.glob("tmp_*")]:
+            left_behind = [*self._pack_dir.glob("tmp_*"), *objects.glob("tmp_*"), self._ref_file.with_name(self._ref_file.name + ".lock")]
+            for path in [*loose.values(), *left_behind]:
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()  # loose objects now packed, and what a killed writer left
             for sub in objects.iterdir():
