@@ -151,19 +151,15 @@ class Store:
                 self._acquire_file_lock()
                 self._follow_other_writers()
             self._lock_depth += 1
-            completed = False
             try:
                 yield
-                completed = True
+                if self._lock_depth == 1 and self._pending:
+                    self.flush()  # still holding the lock: the objects are written under it
             finally:
                 self._lock_depth -= 1
                 if self._lock_depth == 0:
-                    try:
-                        if completed and self._pending:
-                            self.flush()
-                    finally:
-                        self._pending.clear()
-                        self._release_file_lock()
+                    self._pending.clear()  # written above, or dropped because the block failed
+                    self._release_file_lock()
 
     def _acquire_file_lock(self) -> None:
         if self._lock_fd is None:
