@@ -143,6 +143,19 @@ def test_sigkill_during_a_300_file_revert(tmp_path: Path) -> None:
         assert full_state(ws) == after
 
 
+def _turn_that_removes_folder_b(tmp_path: Path):
+    """Turn #1 edits a.txt and z.txt and removes b/c.txt with its folder b."""
+    ws = make_repo(tmp_path / "ws", {"a.txt": "a0\n", "b/c.txt": "c0\n", "z.txt": "z0\n"})
+    engine = open_engine(ws)
+    engine.begin_turn()
+    (ws / "a.txt").write_text("a1\n")
+    (ws / "b/c.txt").unlink()
+    (ws / "b").rmdir()
+    (ws / "z.txt").write_text("z1\n")
+    engine.end_turn()
+    return ws, engine
+
+
 def test_failure_half_way_rolls_back_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A write that fails after others succeeded (the disk fills up on the second file): the
     files already written are put back, nothing is recorded, the error says why."""
@@ -153,14 +166,7 @@ def test_failure_half_way_rolls_back_in_process(tmp_path: Path, monkeypatch: pyt
 
     from .support import nothing_written
 
-    ws = make_repo(tmp_path / "ws", {"a.txt": "a0\n", "b/c.txt": "c0\n", "z.txt": "z0\n"})
-    engine = open_engine(ws)
-    engine.begin_turn()
-    (ws / "a.txt").write_text("a1\n")
-    (ws / "b/c.txt").unlink()
-    (ws / "b").rmdir()
-    (ws / "z.txt").write_text("z1\n")
-    engine.end_turn()
+    ws, engine = _turn_that_removes_folder_b(tmp_path)
     real_write = Workspace.write
 
     def disk_full_on_b(self: Workspace, rel: str, *args, **kwargs) -> None:  # the system edge: the disk
@@ -189,14 +195,7 @@ def test_a_file_where_a_folder_must_come_back_is_skipped_and_said(tmp_path: Path
     """The person made ``b`` a file where the turn removed folder ``b``: the undo takes back
     the rest, skips ``b/c.txt`` with the reason, and leaves the person's file alone; the dry
     run said exactly that."""
-    ws = make_repo(tmp_path / "ws", {"a.txt": "a0\n", "b/c.txt": "c0\n", "z.txt": "z0\n"})
-    engine = open_engine(ws)
-    engine.begin_turn()
-    (ws / "a.txt").write_text("a1\n")
-    (ws / "b/c.txt").unlink()
-    (ws / "b").rmdir()
-    (ws / "z.txt").write_text("z1\n")
-    engine.end_turn()
+    ws, engine = _turn_that_removes_folder_b(tmp_path)
     (ws / "b").write_text("the person made b a file\n")
     for dry_run in (True, False):
         result = engine.undo(dry_run=dry_run)
