@@ -21,6 +21,11 @@ Reader = Callable[[str], DiskFile | None]
 Obstacle = Callable[[str], str | None]  # why a file cannot be put at a path now, or None
 
 
+def _version_of(disk: DiskFile | None) -> Version | None:
+    """A file as it is now, in the merge's terms (None = absent)."""
+    return None if disk is None else Version(disk.content, disk.mode)
+
+
 @dataclass
 class PathPlan:
     """The outcome for one path: the content it should end with (None = absent)."""
@@ -40,8 +45,7 @@ class PathPlan:
             return False
         if self.conflict is not None and not (self.conflict.markers_written or self.forced):
             return False
-        current = None if self.ours is None else Version(self.ours.content, self.ours.mode)
-        return self.result != current
+        return self.result != _version_of(self.ours)
 
 
 @dataclass
@@ -82,8 +86,7 @@ class Planner:
             if planned.writes and planned.result is not None and self.obstacle is not None:
                 reason = self.obstacle(path)
                 if reason is not None:  # seen now, so a dry run and the run itself agree
-                    current = None if planned.ours is None else Version(planned.ours.content, planned.ours.mode)
-                    planned = PathPlan(path, planned.ours, current, skipped=reason)
+                    planned = PathPlan(path, planned.ours, _version_of(planned.ours), skipped=reason)
             plan.paths.append(planned)
         return plan
 
@@ -94,7 +97,7 @@ class Planner:
 
     def _plan_path(self, path: str, changes: list[PathChange]) -> PathPlan:
         ours = self.read(path)
-        current: Version | None = None if ours is None else Version(ours.content, ours.mode)
+        current = _version_of(ours)
         merged_any = False
         forced: Conflict | None = None
         for change in reversed(changes):
@@ -135,8 +138,7 @@ class Planner:
         if self.on_conflict == "markers" and outcome.markers is not None and current is not None:
             conflict.markers_written = True
             return PathPlan(path, ours, Version(outcome.markers, current.mode), conflict=conflict)
-        current_ours = None if ours is None else Version(ours.content, ours.mode)
-        return PathPlan(path, ours, current_ours, conflict=conflict)
+        return PathPlan(path, ours, _version_of(ours), conflict=conflict)
 
 
 def _undeletable_reason(version: FileVersion) -> str:
