@@ -216,26 +216,22 @@ class Engine(Operations):
             entry_id = _new_id()
             scanner = self._scanner() if bracket else None
             snapshot_file = self.store.path / "brackets" / f"{entry_id}.json"
-            if scanner is not None:
-                snapshot = scanner.begin(entry_id, self.capture.from_disk)
-                try:
+            snapshot = scanner.begin(entry_id, self.capture.from_disk) if scanner is not None else None
+            try:
+                if scanner is not None:
                     self.store.flush()  # the content the snapshot names is on disk before the snapshot
                     write_snapshot(snapshot_file, snapshot)
-                except BaseException:
-                    scanner.discard(snapshot)
-                    raise
-            record = TurnBegun(
-                id=entry_id,
-                at=_now(),
-                entry=entry_id,
-                number=self.timeline.max_number + 1,
-                session=session,
-                label=label,
-                agent=agent,
-                source=source,  # type: ignore[arg-type]
-                head=self._user_head(),
-            )
-            try:
+                record = TurnBegun(
+                    id=entry_id,
+                    at=_now(),
+                    entry=entry_id,
+                    number=self.timeline.max_number + 1,
+                    session=session,
+                    label=label,
+                    agent=agent,
+                    source=source,  # type: ignore[arg-type]
+                    head=self._user_head(),
+                )
                 self._append([record])
             except BaseException:
                 if scanner is not None:  # no turn was opened: its snapshot must not linger
