@@ -61,15 +61,6 @@ for _name in _GIT_ENV:  # libgit2 ignores most of these, but nothing we start ma
 import pygit2  # noqa: E402  (imported after the environment is cleaned)
 
 
-def _blob_id(content: bytes) -> str:
-    """The git (SHA-1) id of a blob holding ``content``, as ``pygit2.hash`` gives it.
-
-    hashlib's SHA-1 is several times faster than libgit2's collision-detecting one, and a
-    record hashes every before- and after-image.
-    """
-    return packs.object_id("blob", content)
-
-
 _SIGNATURE_NAME = "turnback"
 _SIGNATURE_MAIL = "turnback@localhost"
 _fsync_setting: bool | None = None
@@ -123,6 +114,7 @@ class Store:
         self._git_dir = Path(self.repo.path)
         self._pack_dir = self._git_dir / "objects" / "pack"
         self._ref_file = self._git_dir / OPLOG_REF
+        self._ref_lock = self._ref_file.with_name(self._ref_file.name + ".lock")
         self._packs_seen = self._packs_stamp()
         self._key: bytes | None = None
 
@@ -272,7 +264,9 @@ class Store:
 
     @staticmethod
     def hash_blob(content: bytes) -> str:
-        return _blob_id(content)
+        """The git id of a blob holding ``content``, as ``pygit2.hash`` gives it (hashlib's
+        SHA-1, several times faster than libgit2's collision-detecting one)."""
+        return packs.object_id("blob", content)
 
     def secret_digest(self, content: bytes) -> str:
         """A keyed digest for withheld content: tells sameness without revealing the bytes."""
@@ -346,7 +340,7 @@ class Store:
                 raise StoreError(f"cannot move {OPLOG_REF} in {self.path}: {exc}") from exc
             finally:
                 os.close(fd)
-        lock = self._ref_file.with_name(self._ref_file.name + ".lock")
+        lock = self._ref_lock
         try:
             lock.parent.mkdir(parents=True, exist_ok=True)
             lock.unlink(missing_ok=True)  # left by a writer that died: we hold the store lock
@@ -491,10 +485,13 @@ class Store:
                 if len(sub.name) == 2 and sub.is_dir()
                 for obj in sub.iterdir()
             }
-            before = set(loose)
-            for name in names:
-                before.update(e.oid.hex() for e in packs.read_index(self._pack_dir / f"{name}.idx"))
-            entries = packs.collect_entries(self._pack_dir, names, keep.__contains__, self._read)
+            before = set(loose)  # every object the store holds, counted as the packs are read
+
+            def keeping(oid: str) -> bool:
+                before.add(oid)
+                return oid in keep
+
+            entries = packs.collect_entries(self._pack_dir, names, keeping, self._read)
             for oid in loose:  # loose objects (an older store, or libgit2's own writes)
                 if oid in keep and bytes.fromhex(oid) not in entries:
                     entries[bytes.fromhex(oid)] = packs.pack_entry(*self._read(oid))
@@ -503,7 +500,7 @@ class Store:
             except OSError as exc:
                 raise StoreError(f"cannot write to the store {self.path}: {exc}") from exc
             self._remove_packs(n for n in names if n != merged)
-            left_behind = [*self._pack_dir.glob("tmp_*"), *objects.glob("tmp_*"), self._ref_file.with_name(self._ref_file.name + ".lock")]
+            left_behind = [*self._pack_dir.glob("tmp_*"), *objects.glob("tmp_*"), self._ref_lock]
             for path in [*loose.values(), *left_behind]:
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()  # loose objects now packed, and what a killed writer left
