@@ -4,8 +4,9 @@
 Recording (brackets, edit batches, checks) and reading (timeline, diffs, status, gc) are here;
 undo, redo, revert and restore come from ``operations.Operations``.
 Every mutating call holds the store's lock, brings the in-memory timeline up to the log's
-head (another process may have written), does its work and appends its records in one
-compare-and-swap. Operations that write the workspace go through the journal, so they
+head (another process may have written) and the open turn's file, does its work and appends
+its records in one compare-and-swap (a turn's begin waits in its file and is published with the
+turn's first record: ``brackets.py``). Operations that write the workspace go through the journal, so they
 complete or leave every file as it was.
 """
 
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pygit2
 
+from . import brackets
 from .capture import Capturer
 from .clock import new_id as _new_id
 from .clock import now as _now
@@ -52,7 +54,7 @@ from .models import (
     same_version,
 )
 from .operations import EditorApply, Operations
-from .scan import Changed, ScanCache, make_scanner, read_snapshot, write_snapshot
+from .scan import Changed, ScanCache, WalkScanner, make_scanner
 from .store import Store
 from .textdiff import is_binary, line_stats, unified_diff
 from .timeline import EntryState, Timeline
@@ -61,7 +63,7 @@ from .workspace import Workspace
 log = logging.getLogger("turnback.engine")
 
 _CACHE_FILE = "timeline.pickle"
-_CACHE_FORMAT = 2  # bump when Timeline's shape changes
+_CACHE_FORMAT = 3  # bump when Timeline's shape changes
 _CACHE_AFTER_RECORDS = 50  # rewrite the cache when opening had to read this many log commits
 
 
@@ -82,6 +84,7 @@ class Engine(Operations):
         self._head: str | None = None
         self._user_repo: pygit2.Repository | None | bool = False
         self._scan_cache = ScanCache()
+        self._brackets = self.store.path / "brackets"
         store_real = os.path.realpath(self.store.path)
         root_real = str(self.workspace.root)
         self._store_rel = os.path.relpath(store_real, root_real) if store_real.startswith(root_real + os.sep) else None
@@ -111,6 +114,8 @@ class Engine(Operations):
             self.timeline, self._head = timeline, head
 
     def _save_cache(self) -> None:
+        if self.timeline.tentative is not None:
+            return  # the cache holds what the log holds; the next open saves it
         tmp = self.store.path / (_CACHE_FILE + ".tmp")
         try:
             tmp.write_bytes(pickle.dumps((_CACHE_FORMAT, self._head, self.timeline), protocol=pickle.HIGHEST_PROTOCOL))
@@ -119,10 +124,26 @@ class Engine(Operations):
             log.warning("could not write the timeline cache: %s", exc)
 
     def _refresh(self) -> int:
-        """Fold the log's new commits into the timeline; answers how many it read."""
+        """Fold the log's new commits, and the open turn's begin if the log does not hold it
+        yet, into the timeline; answers how many log commits it read."""
         head = self.store.head()
-        if head == self._head:
-            return 0
+        begun = brackets.read_begun(self._brackets)
+        replayed = 0
+        if head != self._head:
+            self.timeline.retract()  # the log may hold it now
+            replayed = self._fold(head)
+        tentative = self.timeline.tentative
+        if tentative is not None and (begun is None or begun.entry != tentative.entry):
+            self.timeline.retract()
+        if begun is not None and self.timeline.tentative is None:
+            published = self.timeline.entries.get(begun.entry)
+            if published is None:
+                self.timeline.add_tentative(begun)
+            elif published.state != "open":  # its turn ended, and the file outlived it (a crash)
+                (self._brackets / brackets.FILE_NAME).unlink(missing_ok=True)
+        return replayed
+
+    def _fold(self, head: str | None) -> int:
         try:
             chain = self.store.commit_chain(head, self._head) if head else []
         except StoreError:
@@ -141,7 +162,11 @@ class Engine(Operations):
         return len(chain)
 
     def _append(self, records: list[Record]) -> None:
-        """Publish records as one log commit (all or none) and fold them into the timeline."""
+        """Publish records as one log commit (all or none) and fold them into the timeline.
+        The open turn's begin, while it waits outside the log, is published first in the same
+        commit."""
+        tentative = self.timeline.tentative
+        published = [tentative, *records] if tentative is not None else records
         blobs: set[str] = set()
         for record in records:
             if isinstance(record, CheckpointRecorded):
@@ -149,10 +174,20 @@ class Engine(Operations):
                     for version in (change.before, change.after):
                         if version is not None and not version.withheld:
                             blobs.add(version.oid)
-        meta = RecordEnvelope(records=records).model_dump_json().encode()
-        self._head = self.store.append(meta, blobs, _message(records), self._head)
+        meta = RecordEnvelope(records=published).model_dump_json().encode()
+        self._head = self.store.append(meta, blobs, _message(published), self._head)
+        self.timeline.confirm()
         for record in records:
             self.timeline.apply(record)
+
+    def timeline_version(self) -> str | None:
+        """A token that changes whenever the timeline does: the log head, followed by
+        ``+<entry>`` while an open turn's begin waits outside the log (opening a turn does not
+        move the head). Cheap: reads the ref and two lines of the open turn's file."""
+        with self.store.locked():
+            head = self.store.head()
+            begun = brackets.read_begun(self._brackets)
+        return head if begun is None else f"{head or ''}+{begun.entry}"
 
     def _committed(self, journal_id: str) -> bool:
         """Whether the operation a journal belongs to reached the log (then it rolls forward).
@@ -183,12 +218,13 @@ class Engine(Operations):
     def _skip(self, rel: str) -> bool:
         return self._store_rel is not None and (rel == self._store_rel or rel.startswith(self._store_rel + "/"))
 
-    def _scanner(self):
+    def _scanner(self, kind: str | None = None):
+        """The scanner for a new bracket, or (``kind``) for ending one begun with that kind: a
+        walk's snapshot is compared by a walk even if the folder became a repository since."""
         scanner = make_scanner(
             self.workspace,
-            self.store.path / "brackets",
             self.store.path / "statcache.json",
-            self.config.git_scanner,
+            self.config.git_scanner and kind != WalkScanner.kind,
             self._skip,
             self._scan_cache,
         )
@@ -206,7 +242,10 @@ class Engine(Operations):
         bracket: bool = True,
     ) -> Entry:
         """Open a turn. With ``bracket`` (the default), whatever changes on disk until
-        ``end_turn`` is recorded too. A turn left open (an agent that died) is ended first."""
+        ``end_turn`` is recorded too. A turn left open (an agent that died) is ended first.
+
+        The turn's begin goes to the open turn's file, with the bracket's snapshot, and reaches
+        the log with the turn's first record (``brackets.py``): nothing is published here."""
         with self.store.locked():
             self._refresh()
             open_state = self.timeline.open_turn()
@@ -215,29 +254,26 @@ class Engine(Operations):
                 self._end(open_state, [], [])
             entry_id = _new_id()
             scanner = self._scanner() if bracket else None
-            snapshot_file = self.store.path / "brackets" / f"{entry_id}.json"
-            snapshot = scanner.begin(entry_id, self.capture.from_disk) if scanner is not None else None
+            snapshot = scanner.begin(self.capture.from_disk) if scanner is not None else None
+            record = TurnBegun(
+                id=entry_id,
+                at=_now(),
+                entry=entry_id,
+                number=self.timeline.max_number + 1,
+                session=session,
+                label=label,
+                agent=agent,
+                source=source,  # type: ignore[arg-type]
+                head=self._user_head(),
+            )
+            self.store.flush()  # the content the snapshot names is on disk before the snapshot
             try:
-                if scanner is not None:
-                    self.store.flush()  # the content the snapshot names is on disk before the snapshot
-                    write_snapshot(snapshot_file, snapshot)
-                record = TurnBegun(
-                    id=entry_id,
-                    at=_now(),
-                    entry=entry_id,
-                    number=self.timeline.max_number + 1,
-                    session=session,
-                    label=label,
-                    agent=agent,
-                    source=source,  # type: ignore[arg-type]
-                    head=self._user_head(),
+                brackets.write(
+                    self._brackets, record, snapshot, scanner.index_file() if scanner is not None else None, self.config.fsync
                 )
-                self._append([record])
-            except BaseException:
-                if scanner is not None:  # no turn was opened: its snapshot must not linger
-                    scanner.discard(snapshot)
-                    snapshot_file.unlink(missing_ok=True)
-                raise
+            except OSError as exc:
+                raise StoreError(f"cannot write to the store {self.store.path}: {exc}") from exc
+            self.timeline.add_tentative(record)
             return self.timeline.view(self.timeline.entries[entry_id])
 
     def end_turn(
@@ -260,20 +296,30 @@ class Engine(Operations):
 
     def _end(self, state: EntryState, commands: list[str], checks: list[Check]) -> None:
         records: list[Record] = []
-        snapshot_file = self.store.path / "brackets" / f"{state.begun.entry}.json"
-        if snapshot_file.exists():
-            cp = self._bracket_checkpoint(state, read_snapshot(snapshot_file))
+        opened = brackets.read(self._brackets, state.begun.entry)
+        if opened is not None and opened.scan is not None:
+            cp = self._bracket_checkpoint(state, opened)
             if cp is not None:
                 records.append(cp)
         now = _now()
         checks = [c if c.at else c.model_copy(update={"at": now}) for c in checks]
         records.append(TurnEnded(id=_new_id(), at=now, entry=state.begun.entry, commands=commands, checks=checks))
         self._append(records)
-        snapshot_file.unlink(missing_ok=True)
+        if opened is not None:
+            opened.remove()
 
-    def _bracket_checkpoint(self, state: EntryState, snapshot: dict) -> CheckpointRecorded | None:
+    def _bracket_checkpoint(self, state: EntryState, opened: brackets.OpenTurn) -> CheckpointRecorded | None:
         """What changed on disk since the bracket's snapshot, as the turn's bracket checkpoint."""
-        changed = self._scanner().end(snapshot, self.capture.from_disk, self.capture.version)
+        assert opened.scan is not None
+        scanner = self._scanner(opened.scan.get("kind"))
+        if scanner.kind != opened.scan.get("kind"):
+            # Begun in a git work tree that is gone (or git is): no index to tell what changed.
+            return CheckpointRecorded(
+                id=_new_id(), at=_now(), entry=state.begun.entry, label="changes on disk", changes=[], bracket=True,
+                notices=["what changed on disk during this turn was not recorded: the git repository "
+                         "(or the git program) its bracket began with is gone"],
+            )
+        changed = scanner.end(opened.scan, opened.index, self.capture.from_disk, self.capture.version)
         changed = [c for c in changed if not _explained_by_batches(state, c)]
         if not changed:
             return None
@@ -616,6 +662,8 @@ class Engine(Operations):
 
         with self.store.locked():
             self._refresh()
+            if self.timeline.tentative is not None:
+                self._append([])  # the open turn's begin goes into the log that gc rewrites
             report = collect(self)
             self._head = None
             self._refresh()

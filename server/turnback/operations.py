@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
-import shutil
 from collections.abc import Callable, Iterable
 
+from . import brackets
 from .clock import new_id as _new_id
 from .clock import now as _now
 from .errors import (
@@ -40,7 +39,6 @@ from .models import (
     same_version,
 )
 from .revert import Plan, Planner
-from .scan import read_snapshot
 from .textdiff import is_binary, line_stats, unified_diff
 from .timeline import EntryState, Timeline, relevant_steps
 from .workspace import DiskFile
@@ -165,15 +163,10 @@ class Operations:
     def _with_pending_bracket(self, state: EntryState) -> EntryState:
         """The open turn as 'end' would record it now, recording nothing: what an operation plans
         with (the turn itself is ended only when the operation goes on to write)."""
-        snapshot_file = self.store.path / "brackets" / f"{state.begun.entry}.json"
-        if not snapshot_file.exists():
+        opened = brackets.read(self._brackets, state.begun.entry)
+        if opened is None or opened.scan is None:
             return state
-        snapshot = read_snapshot(snapshot_file)
-        if snapshot.get("index") and os.path.exists(snapshot["index"]):
-            scratch = snapshot["index"] + ".preview"  # the scanner removes the index copy it is given
-            shutil.copyfile(snapshot["index"], scratch)
-            snapshot["index"] = scratch
-        cp = self._bracket_checkpoint(state, snapshot)
+        cp = self._bracket_checkpoint(state, opened)
         if cp is None:
             return state
         return dataclasses.replace(

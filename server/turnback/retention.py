@@ -12,6 +12,7 @@ import json
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
+from . import brackets
 from .models import GcReport, RecordEnvelope
 
 if TYPE_CHECKING:
@@ -38,12 +39,7 @@ def _drop_set(engine: "Engine", extra_fraction: float) -> set[str]:
 
 def _referenced_blobs(engine: "Engine") -> set[str]:
     keep: set[str] = set()
-    brackets = engine.store.path / "brackets"
-    for snapshot in brackets.glob("*.json") if brackets.exists() else []:
-        try:
-            data = json.loads(snapshot.read_text())
-        except ValueError:
-            continue
+    for data in brackets.snapshots(engine.store.path / "brackets"):
         for version in list(data.get("dirty", {}).values()) + list(data.get("files", {}).values()):
             if version and not version.get("withheld"):
                 keep.add(version["oid"])

@@ -8,8 +8,9 @@ Two scanners share one interface:
   or whenever libgit2 might answer differently, the user's git, read-only and with optional
   locks off (``git diff-files`` and ``git ls-files -o --exclude-standard``, run side by
   side). Only those files are read. Clean tracked files are known by their index blob; the
-  index file is copied at begin so their before-image survives a ``git add`` or commit made
-  during the bracket. Cost: about one ``git status``, less on small trees.
+  engine keeps a copy of the index file from begin (``index_file``; ``brackets.py`` holds it)
+  so their before-image survives a ``git add`` or commit made during the bracket. Cost: about
+  one ``git status``, less on small trees.
 * ``WalkScanner`` for any other folder: walks the tree, honouring ``.gitignore`` at every
   level, and keeps a stat cache in the store so unchanged files are not read again.
 
@@ -32,6 +33,7 @@ from pathlib import Path
 import pathspec
 import pygit2
 
+from .brackets import IndexCopy
 from .models import FileVersion, same_version
 from .store import clean_git_env
 from .workspace import Workspace, mode_of
@@ -76,7 +78,6 @@ class GitScanner:
         self,
         workspace: Workspace,
         repo: pygit2.Repository,
-        bracket_dir: Path,
         git: str,
         skip: Callable[[str], bool] | None,
         lister: listing.Lister | None = None,
@@ -84,7 +85,6 @@ class GitScanner:
         self.workspace = workspace
         self.skip = skip
         self.repo = repo
-        self.bracket_dir = bracket_dir
         self.git = git
         self.lister = lister
         self.workdir = os.path.realpath(repo.workdir)
@@ -153,23 +153,15 @@ class GitScanner:
             return None
         return pygit2.Index(str(index_file))
 
-    def _index_file(self) -> Path:
+    def index_file(self) -> Path:
+        """The user's index, of which the engine keeps a copy from begin to end."""
         return Path(self.repo.path) / "index"
 
-    def begin(self, bracket_id: str, capture: Capture) -> dict:
+    def begin(self, capture: Capture) -> dict:
+        """The snapshot ``end`` compares with: the content of every dirty or untracked file."""
         dirty = self._list()
         versions = {p: capture(p) for p in sorted(dirty) if self._is_file_or_absent(p)}
-        saved_index: str | None = None
-        index_file = self._index_file()
-        if index_file.exists():
-            target = self.bracket_dir / f"{bracket_id}.index"
-            shutil.copyfile(index_file, target)
-            saved_index = str(target)
-        return {
-            "kind": self.kind,
-            "dirty": {p: (v.model_dump() if v else None) for p, v in versions.items()},
-            "index": saved_index,
-        }
+        return {"kind": self.kind, "dirty": {p: (v.model_dump() if v else None) for p, v in versions.items()}}
 
     def _is_file_or_absent(self, rel: str) -> bool:
         try:
@@ -178,27 +170,31 @@ class GitScanner:
             return True
         return not stat.S_ISDIR(st.st_mode)
 
-    def end(self, snapshot: dict, capture: Capture, capture_content: CaptureContent) -> list[Changed]:
+    def end(
+        self, snapshot: dict, begin_copy: IndexCopy | None, capture: Capture, capture_content: CaptureContent
+    ) -> list[Changed]:
+        """What changed since ``snapshot`` (``begin_copy``: the index as it was then)."""
         dirty_before: dict[str, FileVersion | None] = {
             p: (FileVersion.model_validate(v) if v else None) for p, v in snapshot["dirty"].items()
         }
         dirty_now = self._list()
-        begin_file = Path(snapshot["index"]) if snapshot.get("index") else None
-        if _same_file_content(begin_file, self._index_file()):
+        index_file = self.index_file()
+        unchanged = begin_copy.same_as(index_file) if begin_copy is not None else not index_file.exists()
+        if unchanged:
             # The index was not rewritten during the bracket: one index serves as both, and it
             # is parsed only if some path needs it (a large index takes tens of ms to parse).
             loaded: list[pygit2.Index | None] = []
 
             def begin_index() -> pygit2.Index | None:
                 if not loaded:
-                    loaded.append(self._index_entries(begin_file))
+                    loaded.append(self._index_entries(index_file))
                 return loaded[0]
 
             now_index = begin_index
             staged: set[str] = set()
         else:
-            begin_loaded = self._index_entries(begin_file)
-            now_loaded = self._index_entries(self._index_file())
+            begin_loaded = begin_copy.parsed() if begin_copy is not None else None
+            now_loaded = self._index_entries(index_file)
             staged = self._staged_during(begin_loaded, now_loaded)
 
             def begin_index() -> pygit2.Index | None:
@@ -224,8 +220,6 @@ class GitScanner:
             if same_version(before, after):
                 continue
             changes.append(Changed(rel, before, after))
-        if snapshot.get("index"):
-            Path(snapshot["index"]).unlink(missing_ok=True)
         return changes
 
     def _staged_during(self, begin: pygit2.Index | None, now: pygit2.Index | None) -> set[str]:
@@ -257,10 +251,6 @@ class GitScanner:
         except KeyError:
             return None
         return capture_content(rel, content, entry.mode)
-
-    def discard(self, snapshot: dict) -> None:
-        if snapshot.get("index"):
-            Path(snapshot["index"]).unlink(missing_ok=True)
 
 
 class IgnoreRules:
@@ -341,9 +331,8 @@ class WalkScanner:
     kind = "walk"
     before_save: Callable[[], None] | None = None  # called before the cache is written
 
-    def __init__(self, workspace: Workspace, bracket_dir: Path, cache_file: Path, skip: Callable[[str], bool] | None) -> None:
+    def __init__(self, workspace: Workspace, cache_file: Path, skip: Callable[[str], bool] | None) -> None:
         self.workspace = workspace
-        self.bracket_dir = bracket_dir
         self.cache_file = cache_file
         self.skip = skip
 
@@ -381,11 +370,16 @@ class WalkScanner:
         self._save_cache(fresh)
         return state
 
-    def begin(self, bracket_id: str, capture: Capture) -> dict:
+    def index_file(self) -> Path | None:
+        return None  # no git index here
+
+    def begin(self, capture: Capture) -> dict:
         state = self._state(capture)
         return {"kind": self.kind, "files": {p: v.model_dump() for p, v in state.items() if v}}
 
-    def end(self, snapshot: dict, capture: Capture, capture_content: CaptureContent) -> list[Changed]:
+    def end(
+        self, snapshot: dict, begin_copy: IndexCopy | None, capture: Capture, capture_content: CaptureContent
+    ) -> list[Changed]:
         before = {p: FileVersion.model_validate(v) for p, v in snapshot["files"].items()}
         after = self._state(capture)
         changes = []
@@ -394,55 +388,6 @@ class WalkScanner:
             if not same_version(b, a):
                 changes.append(Changed(rel, b, a))
         return changes
-
-    def discard(self, snapshot: dict) -> None:
-        return None
-
-
-def _same_file_content(a: Path | None, b: Path) -> bool:
-    """Whether two index files hold the same bytes (False if either is missing, unless both are).
-
-    An index file ends with a checksum of everything before it, so equal sizes and equal
-    trailers mean equal content without reading 2 x 10 MB for a 100k-file index. An all-zero
-    trailer (``index.skipHash``) proves nothing: then the files are compared in full.
-    """
-    try:
-        if a is None:
-            return not b.exists()
-        with open(a, "rb") as fa, open(b, "rb") as fb:
-            size = os.fstat(fa.fileno()).st_size
-            if size != os.fstat(fb.fileno()).st_size:
-                return False
-            tail = min(size, 32)
-            fa.seek(size - tail)
-            fb.seek(size - tail)
-            trailer = fa.read(tail)
-            if trailer != fb.read(tail):
-                return False
-            if size >= 32 and trailer[-20:].strip(b"\x00"):
-                return True
-            fa.seek(0)
-            fb.seek(0)
-            while True:
-                chunk = fa.read(1 << 20)
-                if chunk != fb.read(1 << 20):
-                    return False
-                if not chunk:
-                    return True
-    except FileNotFoundError:
-        return False
-
-
-def write_snapshot(path: Path, data: dict) -> None:
-    """Keep a bracket's begin snapshot until its end (atomically replaced)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data))
-    os.replace(tmp, path)
-
-
-def read_snapshot(path: Path) -> dict:
-    return json.loads(path.read_text())
 
 
 class ScanCache:
@@ -465,14 +410,12 @@ class ScanCache:
 
 def make_scanner(
     workspace: Workspace,
-    bracket_dir: Path,
     cache_file: Path,
     use_git: bool,
     skip: Callable[[str], bool] | None,
     cache: ScanCache | None = None,
 ) -> GitScanner | WalkScanner:
     """The git scanner when the workspace is in a git work tree and git is installed."""
-    bracket_dir.mkdir(parents=True, exist_ok=True)
     git = _git_executable() if use_git else None
     if git:
         try:
@@ -490,5 +433,5 @@ def make_scanner(
             except (pygit2.GitError, OSError):
                 repo = None
             if repo is not None and not repo.is_bare and repo.workdir:
-                return GitScanner(workspace, repo, bracket_dir, git, skip, lister)
-    return WalkScanner(workspace, bracket_dir, cache_file, skip)
+                return GitScanner(workspace, repo, git, skip, lister)
+    return WalkScanner(workspace, cache_file, skip)

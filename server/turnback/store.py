@@ -60,7 +60,6 @@ for _name in _GIT_ENV:  # libgit2 ignores most of these, but nothing we start ma
 
 import pygit2  # noqa: E402  (imported after the environment is cleaned)
 
-
 _SIGNATURE_NAME = "turnback"
 _SIGNATURE_MAIL = "turnback@localhost"
 _fsync_setting: bool | None = None

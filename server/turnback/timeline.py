@@ -58,6 +58,8 @@ class Timeline:
         self.max_number = 0
         self.record_count = 0
         self.latest_turn: str | None = None  # the newest agent turn: the only one that can be open
+        self.tentative: TurnBegun | None = None  # the open turn's begin, not yet in the log
+        self._before_tentative: tuple[int, int, str | None] | None = None
 
     # ------------------------------------------------------------------ folding
 
@@ -102,6 +104,30 @@ class Timeline:
                 target._view = None
                 target.state = new_state
                 target.reverted_by = record.entry if new_state in ("reverted", "partial") else None
+
+    def add_tentative(self, begun: TurnBegun) -> None:
+        """Fold in the open turn's begin, which waits outside the log until the turn's first
+        record is published (``brackets.py``); ``retract`` takes it out again."""
+        if self.tentative is not None:
+            raise ValueError("a tentative begin is already folded in")
+        self._before_tentative = (self.max_number, self.record_count, self.latest_turn)
+        self.apply(begun)
+        self.tentative = begun
+
+    def retract(self) -> None:
+        """Take the tentative begin out (the log may hold it now, or the turn's file is gone)."""
+        begun = self.tentative
+        if begun is None:
+            return
+        assert self._before_tentative is not None
+        self.order.remove(begun.entry)  # the last entry: nothing is folded in while it is tentative
+        del self.entries[begun.entry]
+        self.max_number, self.record_count, self.latest_turn = self._before_tentative
+        self.tentative = self._before_tentative = None
+
+    def confirm(self) -> None:
+        """The tentative begin was published: it is part of the log's timeline from now on."""
+        self.tentative = self._before_tentative = None
 
     # ------------------------------------------------------------------ questions
 

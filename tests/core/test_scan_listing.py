@@ -81,7 +81,7 @@ def walks(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> It
 
 
 def scanner_for(ws: Path, skip: Callable[[str], bool] | None = None) -> GitScanner:
-    scanner = make_scanner(Workspace(ws), ws.parent / "brackets", ws.parent / "statcache.json", True, skip, ScanCache())
+    scanner = make_scanner(Workspace(ws), ws.parent / "statcache.json", True, skip, ScanCache())
     assert isinstance(scanner, GitScanner)
     return scanner
 

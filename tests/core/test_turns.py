@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-
 from helpers import git, tree_state, write_files
 from turnback.errors import NothingToDo
 from turnback.models import BatchChange
@@ -398,22 +397,47 @@ def test_fsync_policy_on(ws: Path, ws_kind: str) -> None:
     open_engine(ws, fsync=False)  # back to the default for the rest of the process
 
 
-def test_a_begin_that_cannot_publish_leaves_no_snapshot_behind(ws: Path, engine, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The store fails as the turn is published (a full disk, say): no turn is opened, and the
-    bracket's snapshot and index copy are removed, so gc does not keep their content forever."""
+def test_a_begin_that_cannot_write_its_file_opens_no_turn(ws: Path, engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store's disk fails as the open turn's file is written (full, say): no turn is opened,
+    nothing is left in the store's brackets folder, and the next begin works."""
+    from turnback.errors import StoreError
+
+    write_files(ws, {"dirty.txt": "changed before the turn\n"})
+    real_replace = os.replace
+
+    def full(src, dst, *args, **kwargs):  # the system edge: the store's disk
+        if Path(dst).name == "open-turn":
+            raise OSError(28, "No space left on device")
+        return real_replace(src, dst, *args, **kwargs)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(os, "replace", full)
+        with pytest.raises(StoreError, match="No space left"):
+            engine.begin_turn(label="never opened")
+    assert list((engine.store.path / "brackets").glob("*")) == []
+    assert engine.entries() == [] and engine.status().open_turn is None
+    engine.begin_turn(label="opened")
+    assert [e.label for e in engine.entries()] == ["opened"]
+
+
+def test_an_end_that_cannot_publish_keeps_the_turn_open(ws: Path, engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The log cannot be written as the turn ends: the turn stays open with its bracket's
+    snapshot, and a later end records what changed since its begin."""
     from turnback.errors import StoreError
     from turnback.store import Store
 
-    write_files(ws, {"dirty.txt": "changed before the turn\n"})
+    engine.begin_turn(label="the turn")
+    write_files(ws, {"made.txt": "by the agent\n"})
 
     def fails(*args, **kwargs):  # the system edge: the store's disk
         raise StoreError("cannot write to the store: No space left on device")
 
-    monkeypatch.setattr(Store, "append", fails)
-    with pytest.raises(StoreError, match="No space left"):
-        engine.begin_turn(label="never opened")
-    monkeypatch.undo()
+    with monkeypatch.context() as patched:
+        patched.setattr(Store, "append", fails)
+        with pytest.raises(StoreError, match="No space left"):
+            engine.end_turn()
+    assert engine.status().open_turn is not None
+    assert open_engine(ws).status().open_turn.label == "the turn"  # another process sees it too
+    entry = engine.end_turn()
+    assert [f.path for f in entry.files] == ["made.txt"] and entry.state == "applied"
     assert list((engine.store.path / "brackets").glob("*")) == []
-    assert engine.entries() == []
-    engine.begin_turn(label="opened")
-    assert [e.label for e in engine.entries()] == ["opened"]

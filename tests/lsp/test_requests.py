@@ -125,16 +125,33 @@ async def test_bad_input_gets_clear_errors_and_nothing_is_written(editor: Editor
 
 
 async def test_a_cli_change_is_announced(editor: Editor, repo: Path) -> None:
+    """A turn opened from a terminal is announced while it is open (its begin is not in the log
+    yet, so the head alone would not show it), and again when it ends."""
     env = dict(os.environ)
-    for args in (["begin", "--label", "from a terminal"], ["end"]):
+
+    async def announced(count: int) -> list[dict]:
+        for _ in range(50):
+            external = [n for n in editor.notifications if n["reason"] == "external"]
+            if len(external) >= count:
+                return external
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"expected {count} external notification(s): {editor.notifications}")
+
+    def cli(*args: str) -> None:
         subprocess.run([sys.executable, "-m", "turnback", *args], cwd=repo, env=env, check=True, capture_output=True)
-    for _ in range(50):
-        if any(n["reason"] == "external" for n in editor.notifications):
-            break
-        await asyncio.sleep(0.1)
-    assert any(n["reason"] == "external" and n["folder"] == editor.uri("").rstrip("/") for n in editor.notifications), editor.notifications
+
+    cli("begin", "--label", "from a terminal")
+    (opened,) = await announced(1)
+    assert opened["folder"] == editor.uri("").rstrip("/")
     timeline = await editor.request("turnback/timeline", {})
-    assert timeline["entries"][0]["label"] == "from a terminal"
+    assert (timeline["entries"][0]["label"], timeline["entries"][0]["state"]) == ("from a terminal", "open")
+    (repo / "from_shell.txt").write_text("written by a shell command\n")
+    cli("end")
+    ended = (await announced(2))[1]
+    assert ended["head"] != opened["head"]
+    timeline = await editor.request("turnback/timeline", {})
+    assert (timeline["entries"][0]["label"], timeline["entries"][0]["state"]) == ("from a terminal", "applied")
+    assert [f["path"] for f in timeline["entries"][0]["files"]] == ["from_shell.txt"]
 
 
 @pytest.mark.parametrize("client", ["neovim", "visual_studio_code"])

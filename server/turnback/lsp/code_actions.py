@@ -5,7 +5,7 @@ In a file the last applied turn (the one "undo" would take back) changed:
 the last undo (or revert, restore) changed: "Redo agent turn #N". Each carries the command
 (``turnback.undoTurn`` …) with the entry it was offered for (``expectTurnId``), so a timeline
 that moved in between is refused instead of acted on. Code actions are asked for often, so
-what they need is computed once per log head and cached.
+what they need is computed once per timeline version and cached.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from lsprotocol import types
 from ..errors import InvalidInput, OutsideWorkspace
 from ..models import Entry
 from .documents import file_path, real_path
-from .folders import read, read_head
+from .folders import read, read_version
 from .protocol import CMD_REDO, CMD_REVERT, CMD_UNDO
 
 if TYPE_CHECKING:
@@ -80,15 +80,15 @@ def setup(server: TurnbackServer) -> None:
             return None
         except Exception:  # noqa: BLE001 - no store: no actions
             return None
-        # Reading the head waits for an operation in progress (it holds the store's lock), so
+        # Reading the version waits for an operation in progress (it holds the store's lock), so
         # the actions offered always match the timeline as it is once that is done.
-        head = await asyncio.to_thread(read_head, engine)
+        version = await asyncio.to_thread(read_version, engine)
         cached = ls.code_action_cache.get(folder.path)
-        if cached is not None and cached[0] == head:
+        if cached is not None and cached[0] == version:
             targets = cached[1]
         else:
             targets = await read(engine, find_targets, engine)
-            ls.code_action_cache[folder.path] = (head, targets)
+            ls.code_action_cache[folder.path] = (version, targets)
         actions = []
         undo = targets.undo
         if _touches(undo, rel):

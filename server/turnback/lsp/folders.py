@@ -3,8 +3,9 @@
 Folders come from ``initialize`` (``workspaceFolders``, else ``rootUri``) and
 ``workspace/didChangeWorkspaceFolders``. A request names its folder with ``folder`` (a folder
 URI), or through a document URI, or through a turn id that only one folder knows; otherwise
-the first folder is meant. A poller reads each store's log head about once a second (cheap: one
-ref) and sends ``turnback/timelineChanged`` when another process, e.g. the CLI, moved it.
+the first folder is meant. A poller reads each store's timeline version about once a second
+(cheap: the log's ref and the open turn's file, see ``Engine.timeline_version``) and sends
+``turnback/timelineChanged`` when another process, e.g. the CLI, changed it.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ class Folder:
     """Real path of the folder."""
     engine: Engine | None = None
     error: str | None = None
-    head: str | None = None
+    version: str | None = None
+    """The timeline version last announced (``Engine.timeline_version``)."""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     writes: asyncio.Lock = field(default_factory=asyncio.Lock)
     """Serialises this server's writing requests for the folder in arrival order (FIFO)."""
@@ -52,9 +54,8 @@ class Folder:
         return path == self.path or path.startswith(self.path.rstrip(os.sep) + os.sep)
 
 
-def read_head(engine: Engine) -> str | None:
-    with engine.store.locked():
-        return engine.store.head()
+def read_version(engine: Engine) -> str | None:
+    return engine.timeline_version()
 
 
 async def read(engine: Engine, fn, *args, **kwargs):
@@ -88,7 +89,7 @@ class Folders:
         self.items.append(folder)
         try:
             folder.engine = await asyncio.to_thread(Engine, path)
-            folder.head = await asyncio.to_thread(read_head, folder.engine)
+            folder.version = await asyncio.to_thread(read_version, folder.engine)
             log.info("workspace folder %s: store %s", path, folder.engine.store.path)
             if folder.engine.last_recovery:
                 log.warning(
@@ -154,21 +155,21 @@ class Folders:
     # ------------------------------------------------------------------ changes
 
     async def changed(self, folder: Folder, reason: str = "request") -> None:
-        """Tell the client when the folder's log head moved (``reason`` says who moved it)."""
+        """Tell the client when the folder's timeline changed (``reason`` says who changed it)."""
         if folder.engine is None:
             return
         async with folder.lock:
             try:
-                head = await asyncio.to_thread(read_head, folder.engine)
+                version = await asyncio.to_thread(read_version, folder.engine)
             except TurnbackError as exc:
-                log.debug("could not read %s's head: %s", folder.path, exc.message)
+                log.debug("could not read %s's timeline version: %s", folder.path, exc.message)
                 return
-            if head == folder.head:
+            if version == folder.version:
                 return
-            folder.head = head
+            folder.version = version
         self.server.invalidate(folder)
         self.server.protocol.notify(
-            TIMELINE_CHANGED, TimelineChangedParams(folder=folder.uri, head=head, reason=reason)
+            TIMELINE_CHANGED, TimelineChangedParams(folder=folder.uri, head=version, reason=reason)
         )
 
     async def poll(self) -> None:

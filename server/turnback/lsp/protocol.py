@@ -222,6 +222,8 @@ class FileAtResult:
 class TimelineChangedParams:
     folder: str
     head: str | None
+    """The timeline's version: the log head, with ``+<entry>`` while an open turn's begin is not
+    in the log yet. Opaque to clients: it only tells one state from another."""
     reason: str
     """What changed it: ``request`` (this server) or ``external`` (another process, e.g. the CLI)."""
 
