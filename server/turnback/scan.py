@@ -65,8 +65,17 @@ class Changed:
     after: FileVersion | None
 
 
+_found_git: tuple[str | None, str | None] = (None, None)  # (PATH, what was found on it)
+
+
 def _git_executable() -> str | None:
-    return shutil.which("git")
+    """Where git is on PATH (looked up again when PATH changes, or when it is gone)."""
+    global _found_git
+    path = os.environ.get("PATH")
+    known_path, known = _found_git
+    if known is None or path != known_path or not os.path.exists(known):
+        _found_git = (path, shutil.which("git"))
+    return _found_git[1]
 
 
 class GitScanner:

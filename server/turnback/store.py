@@ -25,6 +25,7 @@ import json
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -84,6 +85,41 @@ def folder_bytes(path: Path) -> int:
     return total
 
 
+class _RecentBlobs:
+    """The content of blobs this process stored or read lately, by id, within a byte budget.
+
+    A bracket's end reads back what its begin stored, an undo what the turn recorded; a blob id
+    names its content, so a remembered copy is never stale. Only reads use it: whether the store
+    holds an object is always asked of the store itself."""
+
+    BUDGET = 4 << 20
+    LARGEST = 1 << 20
+
+    def __init__(self) -> None:
+        self._items: OrderedDict[str, bytes] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()  # the language server reads from worker threads
+
+    def get(self, oid: str) -> bytes | None:
+        with self._lock:
+            data = self._items.get(oid)
+            if data is not None:
+                self._items.move_to_end(oid)
+            return data
+
+    def remember(self, oid: str, data: bytes) -> None:
+        if len(data) > self.LARGEST:
+            return
+        with self._lock:
+            if oid in self._items:
+                return
+            self._items[oid] = data
+            self._bytes += len(data)
+            while self._bytes > self.BUDGET:
+                _, dropped = self._items.popitem(last=False)
+                self._bytes -= len(dropped)
+
+
 class Store:
     """One workspace's store folder: the bare repository plus a few small files."""
 
@@ -95,6 +131,11 @@ class Store:
         self._lock_depth = 0
         self._lock_fd: int | None = None
         self._pending: dict[str, tuple[str, bytes]] = {}  # hex id: (kind, data), not yet on disk
+        self._recent = _RecentBlobs()
+        # Ids this handle wrote or found in the store: libgit2 looks for an object it does not
+        # know in every pack, then rescans the pack folder, on each miss (tens of µs). Forgotten
+        # whenever objects may have gone: another process changed the packs, or gc pruned.
+        self._known: set[str] = set()
         _set_fsync(fsync)
         try:
             path.mkdir(parents=True, exist_ok=True)
@@ -185,6 +226,7 @@ class Store:
         stamp = self._packs_stamp()
         if stamp != self._packs_seen:
             self.repo = self._open(self._git_dir)
+            self._known.clear()
             self._packs_seen = stamp
 
     def _release_file_lock(self) -> None:
@@ -194,7 +236,17 @@ class Store:
     # ------------------------------------------------------------------ objects
 
     def _exists(self, hexid: str) -> bool:
-        return hexid in self._pending or pygit2.Oid(hex=hexid) in self.repo.odb
+        if hexid in self._pending or hexid in self._known:
+            return True
+        if pygit2.Oid(hex=hexid) in self.repo.odb:
+            self._remember_stored([hexid])
+            return True
+        return False
+
+    def _remember_stored(self, hexids: Iterable[str]) -> None:
+        if len(self._known) > 200_000:
+            self._known.clear()
+        self._known.update(hexids)
 
     def _add(self, kind: str, data: bytes, new: bool = False) -> str:
         """Queue an object for the next pack unless the store holds it. ``new`` skips that check
@@ -215,6 +267,7 @@ class Store:
         except (KeyError, ValueError, pygit2.GitError):
             # Another process may have merged the packs this handle knew: look again afresh.
             self.repo = self._open(self._git_dir)
+            self._known.clear()
             try:
                 kind, data = self.repo.odb.read(hexid)[:2]
             except (KeyError, ValueError, pygit2.GitError) as exc:
@@ -229,6 +282,7 @@ class Store:
             objects = [(kind, oid, data) for oid, (kind, data) in self._pending.items()]
             try:
                 packs.write_pack(self._pack_dir, objects, self.fsync)
+                self._remember_stored(self._pending)
                 self._pending.clear()
                 self._merge_small_packs()
             except OSError as exc:
@@ -244,15 +298,21 @@ class Store:
         lock is released; content the store already holds is not written again.
         """
         with self.locked():
-            return self._add("blob", content)
+            oid = self._add("blob", content)
+            self._recent.remember(oid, content)
+            return oid
 
     def read_blob(self, oid: str) -> bytes:
+        data = self._recent.get(oid)
+        if data is not None:
+            return data
         try:
             kind, data = self._read(oid)
         except ValueError as exc:
             raise StoreError(f"object {oid} is missing from the store {self.path}") from exc
         if kind != "blob":
             raise StoreError(f"object {oid} in the store {self.path} is a {kind}, not file content")
+        self._recent.remember(oid, data)
         return data
 
     def has(self, oid: str) -> bool:
@@ -508,6 +568,7 @@ class Store:
                     with contextlib.suppress(OSError):
                         sub.rmdir()
             self.repo = self._open(self._git_dir)  # forget the packs just removed
+            self._known.clear()
             self._packs_seen = self._packs_stamp()
             return len(before) - len(entries)
 
