@@ -132,9 +132,10 @@ class Store:
         self._lock_fd: int | None = None
         self._pending: dict[str, tuple[str, bytes]] = {}  # hex id: (kind, data), not yet on disk
         self._recent = _RecentBlobs()
-        # Ids this handle wrote or found in the store: libgit2 looks for an object it does not
-        # know in every pack, then rescans the pack folder, on each miss (tens of µs). Forgotten
-        # whenever objects may have gone: another process changed the packs, or gc pruned.
+        # Ids of the objects this handle packed: libgit2 looks for an object in a pack it has not
+        # opened yet only after searching every pack it knows and rescanning the pack folder
+        # (tens of µs a lookup). Forgotten whenever objects may have gone: the set of packs
+        # changed under another process's hand, or gc pruned.
         self._known: set[str] = set()
         _set_fsync(fsync)
         try:
@@ -212,11 +213,14 @@ class Store:
                 time.sleep(delay)
                 delay = min(delay * 2, 0.05)
 
-    def _packs_stamp(self) -> int:
+    def _packs_stamp(self) -> tuple[str, ...]:
+        """The packs there are now, by name. A pack is named by its checksum, so the same names
+        mean the same objects; unlike the folder's time stamp, this cannot miss a change made
+        within one clock tick."""
         try:
-            return os.stat(self._pack_dir).st_mtime_ns
+            return tuple(sorted(name for name in os.listdir(self._pack_dir) if name.endswith(".idx")))
         except FileNotFoundError:
-            return 0
+            return ()
 
     def _follow_other_writers(self) -> None:
         """Open the repository afresh when another process changed the packs since this one
@@ -238,15 +242,7 @@ class Store:
     def _exists(self, hexid: str) -> bool:
         if hexid in self._pending or hexid in self._known:
             return True
-        if pygit2.Oid(hex=hexid) in self.repo.odb:
-            self._remember_stored([hexid])
-            return True
-        return False
-
-    def _remember_stored(self, hexids: Iterable[str]) -> None:
-        if len(self._known) > 200_000:
-            self._known.clear()
-        self._known.update(hexids)
+        return pygit2.Oid(hex=hexid) in self.repo.odb
 
     def _add(self, kind: str, data: bytes, new: bool = False) -> str:
         """Queue an object for the next pack unless the store holds it. ``new`` skips that check
@@ -282,7 +278,9 @@ class Store:
             objects = [(kind, oid, data) for oid, (kind, data) in self._pending.items()]
             try:
                 packs.write_pack(self._pack_dir, objects, self.fsync)
-                self._remember_stored(self._pending)
+                if len(self._known) > 200_000:
+                    self._known.clear()
+                self._known.update(self._pending)
                 self._pending.clear()
                 self._merge_small_packs()
             except OSError as exc:

@@ -112,6 +112,25 @@ def test_prune_keeps_only_what_is_named_and_folds_loose_objects_in(tmp_path: Pat
     _git(store, "fsck", "--full", "--strict")
 
 
+def test_content_another_process_pruned_is_written_again(tmp_path: Path) -> None:
+    """A handle remembers the ids it packed so it need not ask libgit2 again; once another
+    process's gc has pruned one of them, the handle must store that content anew, never take
+    it for stored."""
+    ours = Store(tmp_path / "store", tmp_path)
+    theirs = Store(tmp_path / "store", tmp_path)
+    kept = _publish(ours, [b"named by the log\n"], "kept")
+    with ours.locked():
+        loose_end = ours.write_blob(b"stored, then named by nothing\n")  # e.g. a bracket that was discarded
+    assert ours.has(loose_end)
+    theirs.prune(theirs.reachable())
+    assert not Store(tmp_path / "store", tmp_path).has(loose_end)
+    tip = _publish(ours, [b"stored, then named by nothing\n"], "again")
+    fresh = Store(tmp_path / "store", tmp_path)
+    assert fresh.read_blob(loose_end) == b"stored, then named by nothing\n"
+    assert fresh.head() == tip and fresh.commit_chain(tip, None)[0] == kept
+    _git(fresh, "fsck", "--strict", "--no-dangling")
+
+
 def test_a_failed_call_writes_nothing(tmp_path: Path) -> None:
     store = Store(tmp_path / "store", tmp_path)
     with pytest.raises(RuntimeError), store.locked():
