@@ -11,7 +11,12 @@ committed) is generated in a temporary folder, then a fresh worker process (this
   record   engine.record_batch with 3 modified files of ~10 KB (the editor then writes them)
   undo     engine.undo of a 3-file turn
   bracket  engine.begin_turn + engine.end_turn with 3 files changed on disk in between
-           (the time spent changing the files is not counted)
+           (the time spent changing the files is not counted), turns back to back: the
+           long-lived engine's begin reuses the last end's listing when its watch of the tree
+           saw no change (scan.py, watch.py)
+  bracket, tree touched
+           the same, after one file was saved (same content) between the turns, so begin
+           lists the tree again: what every begin costs without the watch
   status   `git status` on the same tree (3 files modified), as a subprocess, in
            alternation with the bracket
   snapshot the whole-tree approach: `git --git-dir=<separate dir> --work-tree=<workspace>
@@ -184,6 +189,8 @@ def worker(ws: Path, shadow: Path, repeat: int, warmup: int, season: int) -> dic
         from turnback.engine import Engine
         from turnback.models import BatchChange
 
+    import pygit2
+
     genv = git_env()
     runs = warmup + repeat
     fast_runs = warmup + 2 * repeat  # record and undo take milliseconds: twice the samples
@@ -208,7 +215,7 @@ def worker(ws: Path, shadow: Path, repeat: int, warmup: int, season: int) -> dic
 
     # --- the engine ---------------------------------------------------------------
     t0 = time.perf_counter_ns()
-    engine = Engine(ws)
+    engine = Engine(ws, long_lived=True)  # as the language server opens it (it watches the tree)
     out["engine_open_ms"] = _ms(time.perf_counter_ns() - t0)
     store = Path(engine.status().store).resolve()
     if store.is_relative_to(ws.resolve()) or shadow.resolve().is_relative_to(ws.resolve()):
@@ -312,7 +319,10 @@ def worker(ws: Path, shadow: Path, repeat: int, warmup: int, season: int) -> dic
     # In alternation, so both sides of the ratio see the same machine load.
     progress("    begin/end bracket and git status, alternately ...")
     begin_s, end_s, total_s, status_s = [], [], [], []
+    touched_begin_s, touched_end_s, touched_total_s = [], [], []
+    touched = ws / next(e.path for e in pygit2.Repository(str(ws)).index if e.path.endswith(".py") and e.path not in HOT_FILES)
     bracket_bytes = 0
+    reused_before = engine._scan_cache.reused
     for i in range(runs):
         size = dir_bytes(store)
         b = timed(lambda: engine.begin_turn(label=f"bench bracket {i}", agent="bench"))
@@ -334,6 +344,20 @@ def worker(ws: Path, shadow: Path, repeat: int, warmup: int, season: int) -> dic
         status_s.append(
             timed(lambda: subprocess.run(["git", "status"], cwd=ws, env=genv, check=True, stdout=subprocess.DEVNULL))
         )
+        # the person saves a file (same content) between the turns: begin must list the tree
+        touched.write_bytes(touched.read_bytes())
+        b = timed(lambda: engine.begin_turn(label=f"bench bracket {i}, tree touched", agent="bench"))
+        change_on_disk("bracket")
+        e = timed(end)
+        if len(entry.files) != 3:
+            raise SystemExit(f"bracket recorded {len(entry.files)} files, not 3: {[f.path for f in entry.files]}")
+        touched_begin_s.append(b)
+        touched_end_s.append(e)
+        touched_total_s.append(b + e)
+    out["bracket_begins_reused"] = engine._scan_cache.reused - reused_before
+    out["bracket_touched"] = summarise(keep(touched_total_s))
+    out["bracket_touched_begin"] = summarise(keep(touched_begin_s))
+    out["bracket_touched_end"] = summarise(keep(touched_end_s))
     out["bracket"] = summarise(keep(total_s))
     out["bracket_begin"] = summarise(keep(begin_s))
     out["bracket_end"] = summarise(keep(end_s))
@@ -477,6 +501,20 @@ def report(results: list[dict], meta: dict) -> str:
             f"{_fmt_ms(r['bracket_end']['median'])}) | {_fmt_ms(r['status']['median'])} "
             f"| {_fmt_ms(r['snapshot']['median'])} | {r['snapshot']['median'] / r['record']['median']:.0f}x "
             f"| {r['bracket']['median'] / r['status']['median']:.2f}x |"
+        )
+    lines.append("")
+    lines.append(
+        "begin+end when the tree changed between turns (a file saved before begin: begin lists the tree "
+        "again, as every begin does without the watch):"
+    )
+    lines.append("")
+    lines.append("| files | begin+end (begin / end) | git status | begin+end / status | begins that reused the last listing (back to back) |")
+    lines.append("|---:|---:|---:|---:|---:|")
+    for r in results:
+        lines.append(
+            f"| {r['size']:,} | {_fmt_ms(r['bracket_touched']['median'])} ({_fmt_ms(r['bracket_touched_begin']['median'])} / "
+            f"{_fmt_ms(r['bracket_touched_end']['median'])}) | {_fmt_ms(r['status']['median'])} "
+            f"| {r['bracket_touched']['median'] / r['status']['median']:.2f}x | {r['bracket_begins_reused']} of {meta['warmup'] + meta['repeat']} |"
         )
     if len(results) >= 2:
         lines.append("")

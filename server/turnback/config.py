@@ -75,6 +75,11 @@ class Config(BaseModel):
     git_scanner: bool = Field(
         default=True, description="Use the user's git (read-only) to find changes in a bracket."
     )
+    watch_tree: bool = Field(
+        default=True,
+        description="In the language server, watch the work tree (Linux inotify) so a bracket's begin "
+        "reuses the previous listing when nothing changed.",
+    )
     lock_timeout: float = Field(default=30.0, gt=0, description="Seconds to wait for the store lock.")
     problems: list[str] = Field(default_factory=list, exclude=True)
 

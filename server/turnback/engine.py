@@ -70,7 +70,10 @@ _CACHE_AFTER_RECORDS = 50  # rewrite the cache when opening had to read this man
 class Engine(Operations):
     """One workspace's timeline and the operations on it."""
 
-    def __init__(self, workspace: str | os.PathLike[str], config: Config | None = None) -> None:
+    def __init__(self, workspace: str | os.PathLike[str], config: Config | None = None, long_lived: bool = False) -> None:
+        """``long_lived``: the process keeps this engine for many calls (the language server);
+        it then watches the work tree (``watch.py``, unless the ``watch_tree`` setting is off)
+        so a bracket's begin can reuse the previous listing when nothing changed."""
         root = Path(workspace)
         if not root.is_dir():
             raise InvalidInput(f"workspace {root} is not a folder")
@@ -83,7 +86,7 @@ class Engine(Operations):
         self.timeline = Timeline()
         self._head: str | None = None
         self._user_repo: pygit2.Repository | None | bool = False
-        self._scan_cache = ScanCache()
+        self._scan_cache = ScanCache(watch_tree=long_lived and self.config.watch_tree)
         self._brackets = self.store.path / "brackets"
         store_real = os.path.realpath(self.store.path)
         root_real = str(self.workspace.root)
@@ -179,6 +182,11 @@ class Engine(Operations):
         self.timeline.confirm()
         for record in records:
             self.timeline.apply(record)
+
+    def close(self) -> None:
+        """Let go of what a long-lived engine holds besides its store (the work tree's watch)."""
+        with self.store.locked():
+            self._scan_cache.close()
 
     def timeline_version(self) -> str | None:
         """A token that changes whenever the timeline does: the log head, followed by

@@ -27,7 +27,18 @@ TYPE_NUMBERS = {"commit": 1, "tree": 2, "blob": 3, "tag": 4}
 TYPE_NAMES = {number: name for name, number in TYPE_NUMBERS.items()}
 _DELTA_TYPES = (6, 7)  # OFS_DELTA, REF_DELTA: never written here, only met in foreign packs
 _IDX_MAGIC = b"\xfftOc"
-COMPRESSION_LEVEL = 1  # fast: a record compresses every new blob while the agent waits
+
+# A record compresses every new blob while the agent waits. ISA-L's deflate writes the same
+# zlib streams as zlib (git and libgit2 read them as any other) about four times faster than
+# zlib's fastest level on 10 KB of source text here, and a little smaller; zlib stands in where
+# the isal package is missing.
+try:
+    from isal import isal_zlib as _deflate
+
+    COMPRESSION_LEVEL = 2  # ISA-L's default: levels 0-3
+except ImportError:  # pragma: no cover - isal is a dependency; a platform without its wheel
+    _deflate = zlib  # type: ignore[assignment]
+    COMPRESSION_LEVEL = 1
 
 
 def object_id(kind: str, data: bytes) -> str:
@@ -222,7 +233,7 @@ def collect_entries(
 
 def pack_entry(kind: str, data: bytes) -> bytes:
     """One whole-object pack entry (header and compressed data), as ``write_pack`` makes them."""
-    return _entry_header(TYPE_NUMBERS[kind], len(data)) + zlib.compress(data, COMPRESSION_LEVEL)
+    return _entry_header(TYPE_NUMBERS[kind], len(data)) + _deflate.compress(data, COMPRESSION_LEVEL)
 
 
 def write_entries(pack_dir: Path, entries: dict[bytes, bytes | memoryview], fsync: bool = False) -> str:

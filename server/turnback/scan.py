@@ -10,7 +10,8 @@ Two scanners share one interface:
   side). Only those files are read. Clean tracked files are known by their index blob; the
   engine keeps a copy of the index file from begin (``index_file``; ``brackets.py`` holds it)
   so their before-image survives a ``git add`` or commit made during the bracket. Cost: about
-  one ``git status``, less on small trees.
+  one ``git status``, less on small trees. In a long-lived process a ``TreeWatch``
+  (``watch.py``) can tell that nothing changed since the last listing; then it is used again.
 * ``WalkScanner`` for any other folder: walks the tree, honouring ``.gitignore`` at every
   level, and keeps a stat cache in the store so unchanged files are not read again.
 
@@ -33,6 +34,7 @@ from pathlib import Path
 import pathspec
 import pygit2
 
+from . import watch
 from .brackets import IndexCopy
 from .models import FileVersion, same_version
 from .store import clean_git_env
@@ -90,12 +92,14 @@ class GitScanner:
         git: str,
         skip: Callable[[str], bool] | None,
         lister: listing.Lister | None = None,
+        cache: ScanCache | None = None,
     ) -> None:
         self.workspace = workspace
         self.skip = skip
         self.repo = repo
         self.git = git
         self.lister = lister
+        self.cache = cache
         self.workdir = os.path.realpath(repo.workdir)
         self.prefix = os.path.relpath(workspace.root, self.workdir).replace(os.sep, "/")
         if self.prefix == ".":
@@ -115,7 +119,44 @@ class GitScanner:
         return paths
 
     def _list(self) -> set[str]:
-        """Workspace-relative paths that are dirty (against the index) or untracked."""
+        """Workspace-relative paths that are dirty (against the index) or untracked: the last
+        listing again if the tree's watch saw no change since it was made and the files that
+        decide what git lists (the index, ignore and configuration files) are as they were."""
+        if self.cache is None:
+            return self._list_now()
+        key = self._listing_key()
+        paths = self.cache.listing(key)
+        if paths is None:
+            self.cache.before_listing(str(self.workspace.root), self._ignored, self.skip)
+            paths = self._list_now()
+            self.cache.after_listing(key, paths)
+        return paths
+
+    def _ignored(self, rel: str) -> bool:
+        try:
+            return self.repo.path_is_ignored(self._repo_path(rel))
+        except pygit2.GitError:
+            return False  # watched: one folder too many costs nothing but its events
+
+    def _listing_key(self) -> tuple:
+        """What a listing depends on besides the work tree itself."""
+        git_dir = Path(self.repo.path)
+        files = [git_dir / "index", git_dir / "info" / "exclude", git_dir / "config", git_dir / "config.worktree"]
+        common = git_dir / "commondir"
+        if common.exists():
+            common_dir = (git_dir / common.read_text().strip()).resolve()
+            files += [common_dir / "config", common_dir / "info" / "exclude"]
+        if listing is not None:
+            files += [Path(f) for f in listing._git_config_files(os.environ)]
+            xdg = listing._xdg_git_dir(os.environ)
+            if xdg:
+                files.append(Path(xdg) / "ignore")
+            excludes = self.repo.config.get_multivar("core.excludesFile") if self.repo else []
+            files += [Path(os.path.expanduser(f)) for f in excludes]
+        env = tuple(os.environ.get(n) for n in ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"))
+        return (self.workdir, self.prefix, LISTING, env, tuple(_stamp_of(f) for f in files), _index_trailer(files[0]))
+
+    def _list_now(self) -> set[str]:
         if LISTING != "git" and self.lister is not None:
             try:
                 found = self.lister.list_dirty(self.workdir, self.prefix)
@@ -399,15 +440,75 @@ class WalkScanner:
         return changes
 
 
+def _stamp_of(path: Path) -> tuple | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _index_trailer(index_file: Path) -> bytes | None:
+    try:
+        with open(index_file, "rb") as handle:
+            handle.seek(-20, os.SEEK_END)
+            return handle.read(20)
+    except OSError:
+        return None
+
+
 class ScanCache:
     """What the scanners of one engine keep between brackets in one process (used under the
     store's lock, so by one thread at a time): the in-process lister of the user's repository,
     with the repository opened once (libgit2 then re-reads its index and ignore files only
-    when they change)."""
+    when they change); and, with ``watch`` (a long-lived process), a watch on the work tree and
+    the last listing, used again while the watch sees no change."""
 
-    def __init__(self) -> None:
+    watching = property(lambda self: self._watch is not None)
+
+    def __init__(self, watch_tree: bool = False) -> None:
         self._key: tuple | None = None
         self._lister: listing.Lister | None = None
+        self._watching = watch_tree
+        self._watch: watch.TreeWatch | None = None
+        self._listed: tuple[tuple, frozenset[str]] | None = None
+        self.reused = 0  # listings answered from the last one (for the benchmark's report)
+
+    def listing(self, key: tuple) -> set[str] | None:
+        """The last listing, if it was made under ``key`` and nothing changed under the tree
+        since it began."""
+        if self._listed is None or self._watch is None or self._listed[0] != key:
+            return None
+        if not self._watch.quiet():
+            self._listed = None
+            return None
+        self.reused += 1
+        return set(self._listed[1])
+
+    def before_listing(self, root: str, ignored: Callable[[str], bool], skip: Callable[[str], bool] | None) -> None:
+        """Mark the watch (set up on first use) just before the tree is listed."""
+        self._listed = None
+        if not self._watching:
+            return
+        try:
+            if self._watch is None or self._watch.root != root:
+                self.close()
+                self._watch = watch.TreeWatch(root, ignored, skip)
+            self._watch.mark()
+        except (watch.Unavailable, OSError) as exc:
+            log.info("not watching %s (each bracket lists the tree): %s", root, exc)
+            self._watching = False
+            self.close()
+
+    def after_listing(self, key: tuple, paths: set[str]) -> None:
+        if self._watch is not None:
+            self._listed = (key, frozenset(paths))
+
+    def close(self) -> None:
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
+        self._listed = None
 
     def lister(self, git_dir: str) -> listing.Lister:
         st = os.stat(git_dir)
@@ -442,5 +543,5 @@ def make_scanner(
             except (pygit2.GitError, OSError):
                 repo = None
             if repo is not None and not repo.is_bare and repo.workdir:
-                return GitScanner(workspace, repo, git, skip, lister)
+                return GitScanner(workspace, repo, git, skip, lister, cache)
     return WalkScanner(workspace, cache_file, skip)

@@ -17,9 +17,10 @@ from turnback.engine import Engine
 from turnback.models import BatchChange, OperationResult
 
 
-def open_engine(ws: Path, **overrides: Any) -> Engine:
-    """An engine over ``ws`` with config overrides (e.g. ``max_file_bytes=100``)."""
-    return Engine(ws, load_config(ws, overrides))
+def open_engine(ws: Path, long_lived: bool = False, **overrides: Any) -> Engine:
+    """An engine over ``ws`` with config overrides (e.g. ``max_file_bytes=100``); ``long_lived``
+    as the language server opens it (watching the work tree)."""
+    return Engine(ws, load_config(ws, overrides), long_lived=long_lived)
 
 
 def _entries(root: Path) -> list[Path]:

@@ -158,8 +158,9 @@ def event(name: str) -> None:
 class AgentSession(RuleBasedStateMachine):
     base: Path  # set by the test
 
-    @initialize(use_git=st.booleans())
-    def setup(self, use_git: bool) -> None:
+    @initialize(use_git=st.booleans(), long_lived=st.booleans())
+    def setup(self, use_git: bool, long_lived: bool) -> None:
+        """``long_lived``: the engine as the language server opens it, watching the tree."""
         self.tmp = Path(tempfile.mkdtemp(dir=self.base))
         self.model = Model()
         files = self.model.render()
@@ -171,9 +172,11 @@ class AgentSession(RuleBasedStateMachine):
             self.ws.mkdir()
             write_files(self.ws, files)
             self.git_before = None
-        self.engine = open_engine(self.ws)
+        self.engine = open_engine(self.ws, long_lived=long_lived)
 
     def teardown(self) -> None:
+        if getattr(self, "engine", None) is not None:
+            self.engine.close()
         if getattr(self, "ws", None) is not None and self.git_before is not None:
             assert git_state(self.ws) == self.git_before, "the user's git state changed"
         if getattr(self, "tmp", None) is not None:

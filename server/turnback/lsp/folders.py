@@ -88,7 +88,7 @@ class Folders:
         folder = Folder(uri=uri, path=path)
         self.items.append(folder)
         try:
-            folder.engine = await asyncio.to_thread(Engine, path)
+            folder.engine = await asyncio.to_thread(Engine, path, None, True)  # long-lived: watches the tree
             folder.version = await asyncio.to_thread(read_version, folder.engine)
             log.info("workspace folder %s: store %s", path, folder.engine.store.path)
             if folder.engine.last_recovery:
@@ -106,6 +106,9 @@ class Folders:
             path = os.path.realpath(file_path(uri))
         except InvalidInput:
             return
+        for folder in self.items:
+            if folder.path == path and folder.engine is not None:
+                folder.engine.close()
         self.items = [f for f in self.items if f.path != path]
 
     # ------------------------------------------------------------------ lookup

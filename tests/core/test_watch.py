@@ -1,0 +1,164 @@
+"""The work tree's watch (watch.py) and a long-lived engine's begin that reuses the last listing.
+
+The watch may only ever err towards "changed": every case where something changed under the
+tree must make the next begin list again, so a person's edit between two turns is never taken
+for the agent's (promise 1)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import git, make_repo, write_files
+from turnback import scan
+from turnback.watch import TreeWatch
+
+from .support import open_engine
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux only")
+
+IGNORES = {".gitignore": "build/\n*.log\n", "src/app.py": "x = 1\n", "src/deep/mod.py": "y = 2\n", "docs/a.md": "a\n"}
+
+
+def _watch(root: Path) -> TreeWatch:
+    repo_ignored = {"build/"}
+    watch = TreeWatch(str(root), lambda rel: rel in repo_ignored)
+    watch.mark()
+    return watch
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda ws: (ws / "src/deep/mod.py").write_text("y = 3\n"), id="a file written in a nested folder"),
+        pytest.param(lambda ws: (ws / "docs/new.md").write_text("n\n"), id="a file created"),
+        pytest.param(lambda ws: (ws / "docs/a.md").unlink(), id="a file removed"),
+        pytest.param(lambda ws: os.rename(ws / "docs/a.md", ws / "src/a.md"), id="a file moved"),
+        pytest.param(lambda ws: os.chmod(ws / "src/app.py", 0o755), id="a mode changed"),
+        pytest.param(lambda ws: os.utime(ws / "src/app.py", (1, 1)), id="a time stamp changed"),
+        pytest.param(lambda ws: (ws / "src/new").mkdir(), id="a folder created"),
+        pytest.param(lambda ws: (ws / "x.log").write_text("ignored, but in a watched folder\n"), id="an ignored file"),
+    ],
+)
+def test_any_change_under_a_watched_folder_ends_the_quiet(tmp_path: Path, change) -> None:
+    ws = make_repo(tmp_path / "ws", dict(IGNORES))
+    watch = _watch(ws)
+    assert watch.quiet()
+    change(ws)
+    assert not watch.quiet()
+    assert not watch.quiet()  # it stays so until the next mark
+    watch.mark()
+    assert watch.quiet()
+    watch.close()
+
+
+def test_a_new_folder_is_watched_from_the_next_mark(tmp_path: Path) -> None:
+    ws = make_repo(tmp_path / "ws", dict(IGNORES))
+    watch = _watch(ws)
+    (ws / "src/new/deeper").mkdir(parents=True)
+    assert not watch.quiet()
+    watch.mark()
+    assert watch.quiet()
+    (ws / "src/new/deeper/file.py").write_text("z\n")
+    assert not watch.quiet()
+    watch.close()
+
+
+def test_ignored_folders_git_s_folder_and_nested_repositories_are_not_watched(tmp_path: Path) -> None:
+    ws = make_repo(tmp_path / "ws", dict(IGNORES))
+    (ws / "build").mkdir()
+    make_repo(ws / "vendor" / "lib")
+    watch = _watch(ws)
+    (ws / "build/out.o").write_bytes(b"\x00")
+    (ws / ".git/info/exclude").write_text("# changed\n")
+    (ws / "vendor/lib/inside.txt").write_text("not listed by git either\n")
+    assert watch.quiet()
+    watch.close()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "ws", dict(IGNORES))
+
+
+@pytest.fixture
+def listings(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls: list[int] = []
+    real = scan.GitScanner._list_now
+
+    def counted(self):
+        calls.append(1)
+        return real(self)
+
+    monkeypatch.setattr(scan.GitScanner, "_list_now", counted)
+    return calls
+
+
+def _turn(engine, ws: Path, files: dict[str, str], label: str):
+    engine.begin_turn(label=label)
+    write_files(ws, files)
+    return engine.end_turn()
+
+
+def test_begin_reuses_the_last_listing_when_nothing_changed(repo: Path, listings: list[int]) -> None:
+    engine = open_engine(repo, long_lived=True)
+    _turn(engine, repo, {"src/app.py": "x = 'agent 1'\n"}, "one")
+    assert engine._scan_cache.watching and len(listings) == 2
+    second = _turn(engine, repo, {"docs/a.md": "agent 2\n"}, "two")
+    assert len(listings) == 3  # the begin of turn two used the end of turn one
+    assert [f.path for f in second.files] == ["docs/a.md"]
+    engine.undo()
+    engine.undo()
+    assert (repo / "src/app.py").read_text() == "x = 1\n" and (repo / "docs/a.md").read_text() == "a\n"
+    engine.close()
+
+
+@pytest.mark.parametrize(
+    "between",
+    [
+        pytest.param(lambda ws: (ws / "src/app.py").write_text("x = 'person'\n"), id="the person edits a file"),
+        pytest.param(lambda ws: write_files(ws, {"notes/todo.md": "person\n"}), id="the person adds a file in a new folder"),
+        pytest.param(lambda ws: git(ws, "add", "docs/a.md"), id="the person stages a file"),
+        pytest.param(lambda ws: (ws / ".git/info/exclude").write_text("docs/\n"), id="the person changes info/exclude"),
+        pytest.param(lambda ws: (ws / ".gitignore").write_text("build/\n"), id="the person changes .gitignore"),
+    ],
+)
+def test_a_change_between_turns_makes_begin_list_again(repo: Path, listings: list[int], between) -> None:
+    engine = open_engine(repo, long_lived=True)
+    _turn(engine, repo, {"docs/a.md": "agent 1\n"}, "one")
+    between(repo)
+    before = len(listings)
+    engine.begin_turn(label="two")
+    assert len(listings) == before + 1
+    write_files(repo, {"src/deep/mod.py": "y = 'agent 2'\n"})
+    entry = engine.end_turn()
+    assert [f.path for f in entry.files] == ["src/deep/mod.py"]  # never the person's change
+    engine.close()
+
+
+def test_a_person_s_edit_between_turns_is_never_the_agent_s(repo: Path) -> None:
+    """The same turns with and without the watch record the same files, and undoing the last
+    turn keeps the person's edit made before it."""
+    plain = make_repo(repo.parent / "plain", dict(IGNORES))
+    results = []
+    for ws, long_lived in ((repo, True), (plain, False)):
+        engine = open_engine(ws, long_lived=long_lived)
+        _turn(engine, ws, {"src/app.py": "x = 'agent'\n"}, "one")
+        write_files(ws, {"src/app.py": "x = 'person'\n", "notes.md": "person\n"})
+        last = _turn(engine, ws, {"src/app.py": "x = 'person'\nz = 'agent'\n", "docs/a.md": "agent\n"}, "two")
+        results.append([(f.path, f.kind) for f in last.files])
+        engine.undo()
+        assert (ws / "src/app.py").read_text() == "x = 'person'\n" and (ws / "notes.md").exists()
+        engine.close()
+    assert results[0] == results[1] == [("docs/a.md", "modified"), ("src/app.py", "modified")]
+
+
+def test_the_watch_is_off_by_setting_and_for_short_lived_engines(repo: Path, listings: list[int]) -> None:
+    for engine in (open_engine(repo), open_engine(repo, long_lived=True, watch_tree=False)):
+        _turn(engine, repo, {"docs/a.md": "agent\n"}, "one")
+        count = len(listings)
+        _turn(engine, repo, {"docs/a.md": "agent again\n"}, "two")
+        assert len(listings) == count + 2 and not engine._scan_cache.watching
