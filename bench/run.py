@@ -189,8 +189,6 @@ def worker(ws: Path, shadow: Path, repeat: int, warmup: int, season: int) -> dic
         from turnback.engine import Engine
         from turnback.models import BatchChange
 
-    import pygit2
-
     genv = git_env()
     runs = warmup + repeat
     fast_runs = warmup + 2 * repeat  # record and undo take milliseconds: twice the samples
@@ -320,7 +318,8 @@ def worker(ws: Path, shadow: Path, repeat: int, warmup: int, season: int) -> dic
     progress("    begin/end bracket and git status, alternately ...")
     begin_s, end_s, total_s, status_s = [], [], [], []
     touched_begin_s, touched_end_s, touched_total_s = [], [], []
-    touched = ws / next(e.path for e in pygit2.Repository(str(ws)).index if e.path.endswith(".py") and e.path not in HOT_FILES)
+    tracked_py = subprocess.run(["git", "ls-files", "-z", "--", "*.py"], cwd=ws, env=genv, check=True, capture_output=True)
+    touched = ws / next(p for p in os.fsdecode(tracked_py.stdout).split("\0") if p and p not in HOT_FILES)
     bracket_bytes = 0
     reused_before = engine._scan_cache.reused
     for i in range(runs):

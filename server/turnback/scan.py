@@ -140,21 +140,24 @@ class GitScanner:
 
     def _listing_key(self) -> tuple:
         """What a listing depends on besides the work tree itself."""
-        git_dir = Path(self.repo.path)
-        files = [git_dir / "index", git_dir / "info" / "exclude", git_dir / "config", git_dir / "config.worktree"]
-        common = git_dir / "commondir"
-        if common.exists():
-            common_dir = (git_dir / common.read_text().strip()).resolve()
-            files += [common_dir / "config", common_dir / "info" / "exclude"]
+        git_dir = self.repo.path
+        index = os.path.join(git_dir, "index")
+        files = [index, os.path.join(git_dir, "info", "exclude"), os.path.join(git_dir, "config"),
+                 os.path.join(git_dir, "config.worktree")]
+        try:
+            with open(os.path.join(git_dir, "commondir")) as handle:  # a linked worktree
+                common_dir = os.path.realpath(os.path.join(git_dir, handle.read().strip()))
+            files += [os.path.join(common_dir, "config"), os.path.join(common_dir, "info", "exclude")]
+        except OSError:
+            pass
         if listing is not None:
-            files += [Path(f) for f in listing._git_config_files(os.environ)]
+            files += listing._git_config_files(os.environ)
             xdg = listing._xdg_git_dir(os.environ)
             if xdg:
-                files.append(Path(xdg) / "ignore")
-            excludes = self.repo.config.get_multivar("core.excludesFile") if self.repo else []
-            files += [Path(os.path.expanduser(f)) for f in excludes]
+                files.append(os.path.join(xdg, "ignore"))
+        files += [os.path.expanduser(f) for f in self.repo.config.get_multivar("core.excludesFile")]
         env = tuple(os.environ.get(n) for n in ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"))
-        return (self.workdir, self.prefix, LISTING, env, tuple(_stamp_of(f) for f in files), _index_trailer(files[0]))
+        return (self.workdir, self.prefix, LISTING, env, tuple(map(_stamp_of, files)), _index_trailer(index))
 
     def _list_now(self) -> set[str]:
         if LISTING != "git" and self.lister is not None:
@@ -440,7 +443,7 @@ class WalkScanner:
         return changes
 
 
-def _stamp_of(path: Path) -> tuple | None:
+def _stamp_of(path: str) -> tuple | None:
     try:
         st = os.stat(path)
     except OSError:
@@ -448,7 +451,7 @@ def _stamp_of(path: Path) -> tuple | None:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def _index_trailer(index_file: Path) -> bytes | None:
+def _index_trailer(index_file: str) -> bytes | None:
     try:
         with open(index_file, "rb") as handle:
             handle.seek(-20, os.SEEK_END)
