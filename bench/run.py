@@ -631,6 +631,7 @@ def main(argv: list[str] | None = None) -> int:
             ws = base / f"ws-{n}"
             progress(f"{n:,} files: generating {ws} ...")
             gen = generate(ws, n)
+            os.sync()  # the generated tree reaches the disk now, not while the worker measures
             progress(
                 f"    {gen['files']:,} tracked files in {gen['folders']:,} folders, {gen['bytes'] / 1e6:.0f} MB "
                 f"(files {gen['write_seconds']} s, git {gen['git_seconds']} s)"

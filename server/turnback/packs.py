@@ -175,6 +175,19 @@ def write_pack(pack_dir: Path, objects: list[tuple[str, str, bytes]], fsync: boo
     return _write(pack_dir, len(objects), ((bytes.fromhex(oid), pack_entry(kind, data)) for kind, oid, data in objects), fsync)
 
 
+def index_ids(idx_path: Path) -> list[bytes]:
+    """The object ids a version-2 pack index lists (its name table only)."""
+    with open(idx_path, "rb") as handle:
+        head = handle.read(8 + 256 * 4)
+        if head[:4] != _IDX_MAGIC or struct.unpack(">I", head[4:8])[0] != 2:
+            raise ValueError(f"{idx_path.name} is not a version 2 pack index")
+        n = struct.unpack(">I", head[-4:])[0]
+        names = handle.read(20 * n)
+    if len(names) != 20 * n:
+        raise ValueError(f"{idx_path.name} is cut short")
+    return [names[i : i + 20] for i in range(0, 20 * n, 20)]
+
+
 def read_index(idx_path: Path) -> list[PackEntry]:
     """The entries a version-2 pack index lists, in id order."""
     data = idx_path.read_bytes()

@@ -132,11 +132,11 @@ class Store:
         self._lock_fd: int | None = None
         self._pending: dict[str, tuple[str, bytes]] = {}  # hex id: (kind, data), not yet on disk
         self._recent = _RecentBlobs()
-        # Ids of the objects this handle packed: libgit2 looks for an object in a pack it has not
-        # opened yet only after searching every pack it knows and rescanning the pack folder
-        # (tens of µs a lookup). Forgotten whenever objects may have gone: the set of packs
-        # changed under another process's hand, or gc pruned.
-        self._known: set[str] = set()
+        # The ids the packs hold, read from their indexes on first need: whether the store holds
+        # an object is then a set lookup. libgit2 answers "absent" (every new blob) only after
+        # searching every pack and rescanning the pack folder, 30-100 µs here. Read again when
+        # the set of packs changed under another process's hand, or after gc.
+        self._packed: set[bytes] | None = None
         _set_fsync(fsync)
         try:
             path.mkdir(parents=True, exist_ok=True)
@@ -230,7 +230,7 @@ class Store:
         stamp = self._packs_stamp()
         if stamp != self._packs_seen:
             self.repo = self._open(self._git_dir)
-            self._known.clear()
+            self._packed = None
             self._packs_seen = stamp
 
     def _release_file_lock(self) -> None:
@@ -239,17 +239,34 @@ class Store:
 
     # ------------------------------------------------------------------ objects
 
-    def _exists(self, hexid: str) -> bool:
-        if hexid in self._pending or hexid in self._known:
+    def _packed_ids(self) -> set[bytes]:
+        if self._packed is None:
+            ids: set[bytes] = set()
+            for name in self._packs_stamp():  # under the lock: the packs there are now
+                ids.update(packs.index_ids(self._pack_dir / name))
+            self._packed = ids
+        return self._packed
+
+    def _probably_stored(self, hexid: str) -> bool:
+        """Whether the store holds ``hexid`` in memory or in a pack. A loose object (an older
+        store) counts as absent: writing it again into a pack is harmless."""
+        if hexid in self._pending:
             return True
-        return pygit2.Oid(hex=hexid) in self.repo.odb
+        try:
+            return bytes.fromhex(hexid) in self._packed_ids()
+        except (OSError, ValueError):  # a pack went away unlocked: ask libgit2
+            self._packed = None
+            return pygit2.Oid(hex=hexid) in self.repo.odb
+
+    def _exists(self, hexid: str) -> bool:
+        return self._probably_stored(hexid) or pygit2.Oid(hex=hexid) in self.repo.odb
 
     def _add(self, kind: str, data: bytes, new: bool = False) -> str:
         """Queue an object for the next pack unless the store holds it. ``new`` skips that check
         for an object that cannot exist yet (a commit names its parent and time); a copy in a
         second pack would be harmless anyway."""
         hexid = packs.object_id(kind, data)
-        if new or not self._exists(hexid):
+        if new or not self._probably_stored(hexid):
             self._pending[hexid] = (kind, data)
         return hexid
 
@@ -263,7 +280,7 @@ class Store:
         except (KeyError, ValueError, pygit2.GitError):
             # Another process may have merged the packs this handle knew: look again afresh.
             self.repo = self._open(self._git_dir)
-            self._known.clear()
+            self._packed = None
             try:
                 kind, data = self.repo.odb.read(hexid)[:2]
             except (KeyError, ValueError, pygit2.GitError) as exc:
@@ -278,9 +295,8 @@ class Store:
             objects = [(kind, oid, data) for oid, (kind, data) in self._pending.items()]
             try:
                 packs.write_pack(self._pack_dir, objects, self.fsync)
-                if len(self._known) > 200_000:
-                    self._known.clear()
-                self._known.update(self._pending)
+                if self._packed is not None:
+                    self._packed.update(bytes.fromhex(oid) for oid in self._pending)
                 self._pending.clear()
                 self._merge_small_packs()
             except OSError as exc:
@@ -566,7 +582,7 @@ class Store:
                     with contextlib.suppress(OSError):
                         sub.rmdir()
             self.repo = self._open(self._git_dir)  # forget the packs just removed
-            self._known.clear()
+            self._packed = None
             self._packs_seen = self._packs_stamp()
             return len(before) - len(entries)
 
