@@ -179,6 +179,24 @@ def progress(message: str) -> None:
 # ---------------------------------------------------------------------------- worker
 
 
+def first_tracked_py(ws: Path, env: dict, exclude: set[str]) -> str:
+    """A tracked Python file not in ``exclude``, read off git's list without holding all of it
+    (100,000 names would raise the worker's peak memory)."""
+    proc = subprocess.Popen(["git", "ls-files", "-z", "--", "*.py"], cwd=ws, env=env, stdout=subprocess.PIPE)
+    assert proc.stdout is not None
+    rest = b""
+    try:
+        while chunk := proc.stdout.read(65536):
+            *names, rest = (rest + chunk).split(b"\0")
+            for name in names:
+                if os.fsdecode(name) not in exclude:
+                    return os.fsdecode(name)
+    finally:
+        proc.kill()
+        proc.wait()
+    raise SystemExit("no tracked Python file to touch")
+
+
 def worker(ws: Path, shadow: Path, repeat: int, warmup: int, season: int) -> dict:
     """Measure one generated workspace; runs in its own process (clean memory figures)."""
     try:
@@ -318,8 +336,7 @@ def worker(ws: Path, shadow: Path, repeat: int, warmup: int, season: int) -> dic
     progress("    begin/end bracket and git status, alternately ...")
     begin_s, end_s, total_s, status_s = [], [], [], []
     touched_begin_s, touched_end_s, touched_total_s = [], [], []
-    tracked_py = subprocess.run(["git", "ls-files", "-z", "--", "*.py"], cwd=ws, env=genv, check=True, capture_output=True)
-    touched = ws / next(p for p in os.fsdecode(tracked_py.stdout).split("\0") if p and p not in HOT_FILES)
+    touched = ws / first_tracked_py(ws, genv, exclude=set(HOT_FILES))
     bracket_bytes = 0
     reused_before = engine._scan_cache.reused
     for i in range(runs):
