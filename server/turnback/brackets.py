@@ -102,10 +102,6 @@ class OpenTurn:
     index: IndexCopy | None
     files: list[Path] = field(default_factory=list)  # what to remove once the turn has ended
 
-    @property
-    def entry(self) -> str | None:
-        return self.begun.entry if self.begun is not None else None
-
     def remove(self) -> None:
         for path in self.files:
             path.unlink(missing_ok=True)

@@ -325,7 +325,7 @@ class Engine(Operations):
             return CheckpointRecorded(
                 id=_new_id(), at=_now(), entry=state.begun.entry, label="changes on disk", changes=[], bracket=True,
                 notices=["what changed on disk during this turn was not recorded: the git repository "
-                         "(or the git program) its bracket began with is gone"],
+                         "its bracket began with is gone (or git, or the git_scanner setting is)"],
             )
         changed = scanner.end(opened.scan, opened.index, self.capture.from_disk, self.capture.version)
         changed = [c for c in changed if not _explained_by_batches(state, c)]

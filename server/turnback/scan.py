@@ -122,7 +122,7 @@ class GitScanner:
         """Workspace-relative paths that are dirty (against the index) or untracked: the last
         listing again if the tree's watch saw no change since it was made and the files that
         decide what git lists (the index, ignore and configuration files) are as they were."""
-        if self.cache is None:
+        if self.cache is None or not self.cache.wants_watch:
             return self._list_now()
         key = self._listing_key()
         paths = self.cache.listing(key)
@@ -464,10 +464,17 @@ class ScanCache:
     """What the scanners of one engine keep between brackets in one process (used under the
     store's lock, so by one thread at a time): the in-process lister of the user's repository,
     with the repository opened once (libgit2 then re-reads its index and ignore files only
-    when they change); and, with ``watch`` (a long-lived process), a watch on the work tree and
+    when they change); and, with ``watch_tree`` (a long-lived process), a watch on the work tree and
     the last listing, used again while the watch sees no change."""
 
-    watching = property(lambda self: self._watch is not None)
+    @property
+    def wants_watch(self) -> bool:
+        """Whether listings go through the watch (a long-lived engine where watching works)."""
+        return self._watching
+
+    @property
+    def watching(self) -> bool:
+        return self._watch is not None
 
     def __init__(self, watch_tree: bool = False) -> None:
         self._key: tuple | None = None
@@ -518,6 +525,7 @@ class ScanCache:
         key = (git_dir, st.st_dev, st.st_ino)  # a repository made anew at the same place is another
         if self._lister is None or key != self._key:
             self._key, self._lister = key, listing.Lister(git_dir)
+            self.close()  # another repository: its tree is watched afresh
         return self._lister
 
 

@@ -217,10 +217,7 @@ class Store:
         """The packs there are now, by name. A pack is named by its checksum, so the same names
         mean the same objects; unlike the folder's time stamp, this cannot miss a change made
         within one clock tick."""
-        try:
-            return tuple(sorted(name for name in os.listdir(self._pack_dir) if name.endswith(".idx")))
-        except FileNotFoundError:
-            return ()
+        return tuple(self._packs())
 
     def _follow_other_writers(self) -> None:
         """Open the repository afresh when another process changed the packs since this one
@@ -242,8 +239,8 @@ class Store:
     def _packed_ids(self) -> set[bytes]:
         if self._packed is None:
             ids: set[bytes] = set()
-            for name in self._packs_stamp():  # under the lock: the packs there are now
-                ids.update(packs.index_ids(self._pack_dir / name))
+            for name in self._packs():  # under the lock: the packs there are now
+                ids.update(packs.index_ids(self._pack_dir / f"{name}.idx"))
             self._packed = ids
         return self._packed
 
