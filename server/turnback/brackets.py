@@ -142,40 +142,40 @@ def write(directory: Path, begun: TurnBegun, scan: dict | None, index_source: Pa
             source.close()
 
 
-def read_begun(directory: Path) -> TurnBegun | None:
-    """The ``TurnBegun`` of the open turn's file, if there is one (cheap: reads two lines)."""
-    path = directory / FILE_NAME
+def _read_file(path: Path, with_scan: bool) -> OpenTurn | None:
+    """The open turn's file at ``path``, or None when there is none; its snapshot and index copy
+    only ``with_scan`` (a walk's snapshot can be large; the begin record is two lines in)."""
     try:
         handle = open(path, "rb")
     except FileNotFoundError:
         return None
-    with handle:
-        if handle.readline() != _MAGIC:
-            raise StoreError(f"{path} is not an open turn's file (remove it to go on)")
-        line = handle.readline()
     try:
-        return TurnBegun.model_validate_json(line)
+        with handle:
+            if handle.readline() != _MAGIC:
+                raise StoreError(f"{path} is not an open turn's file (remove it to go on)")
+            begun = TurnBegun.model_validate_json(handle.readline())
+            if not with_scan:
+                return OpenTurn(begun, None, None, [path])
+            header = json.loads(handle.readline())
+            size = header.get("index_size")
+            index = IndexCopy(path, handle.tell(), size) if size is not None else None
+            return OpenTurn(begun, header.get("scan"), index, [path])
     except ValueError as exc:
         raise StoreError(f"unreadable open turn in {path} (remove it to go on): {exc}") from exc
+
+
+def read_begun(directory: Path) -> TurnBegun | None:
+    """The ``TurnBegun`` of the open turn's file, if there is one (cheap: reads two lines)."""
+    opened = _read_file(directory / FILE_NAME, with_scan=False)
+    return opened.begun if opened is not None else None
 
 
 def read(directory: Path, entry: str) -> OpenTurn | None:
     """What ``begin`` left for turn ``entry``, or None (a turn begun by an older version without
     a bracket, or whose file is gone)."""
-    path = directory / FILE_NAME
-    try:
-        with open(path, "rb") as handle:
-            if handle.readline() == _MAGIC:
-                begun = TurnBegun.model_validate_json(handle.readline())
-                if begun.entry == entry:
-                    header = json.loads(handle.readline())
-                    size = header.get("index_size")
-                    index = IndexCopy(path, handle.tell(), size) if size is not None else None
-                    return OpenTurn(begun, header.get("scan"), index, [path])
-    except FileNotFoundError:
-        pass
-    except ValueError as exc:
-        raise StoreError(f"unreadable open turn in {path} (remove it to go on): {exc}") from exc
+    opened = _read_file(directory / FILE_NAME, with_scan=True)
+    if opened is not None and opened.begun is not None and opened.begun.entry == entry:
+        return opened
     return _read_older(directory, entry)
 
 
@@ -209,14 +209,11 @@ def snapshots(directory: Path) -> list[dict]:
         except (OSError, ValueError):
             continue
     try:
-        with open(directory / FILE_NAME, "rb") as handle:
-            if handle.readline() == _MAGIC:
-                handle.readline()
-                scan = json.loads(handle.readline()).get("scan")
-                if scan:
-                    found.append(scan)
-    except (OSError, ValueError):
-        pass
+        opened = _read_file(directory / FILE_NAME, with_scan=True)
+    except (OSError, StoreError):
+        opened = None
+    if opened is not None and opened.scan:
+        found.append(opened.scan)
     return found
 
 

@@ -56,6 +56,8 @@ import pygit2
 from pygit2.enums import ConfigLevel, DiffOption
 from pygit2.ffi import C, ffi
 
+from .workspace import file_stamp
+
 #: Largest index (entries) listed in-process; bigger trees start git. Measured on the
 #: benchmark's trees (docs/performance.md): in-process is ahead below about 2,000 entries,
 #: even at 2,000 and slightly behind from 3,000 (git's two processes also use both CPUs).
@@ -177,14 +179,6 @@ def _libgit2_config_files() -> list[str]:
     return files
 
 
-def _stamp(path: str) -> tuple | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
 def _influences_listing(path: str) -> bool:
     """Whether a configuration file sets anything that can change what is listed."""
     try:
@@ -216,7 +210,7 @@ class _ConfigCheck:
         lib_xdg = _libgit2_dirs(ConfigLevel.XDG)
         extra = [os.path.join(d, n) for d in [git_xdg, *lib_xdg] if d for n in ("ignore", "attributes")]
         watched = sorted(set(git_files + lib_files + extra))
-        key = (env_vars, tuple(git_files), tuple(lib_files), tuple((p, _stamp(p)) for p in watched))
+        key = (env_vars, tuple(git_files), tuple(lib_files), tuple((p, file_stamp(p)) for p in watched))
         if key != self._key:
             self._verdict = self._judge(git_files, lib_files, git_xdg, lib_xdg)
             self._key = key
@@ -290,7 +284,7 @@ class _Negations:
 
     def check(self, paths: list[str]) -> None:
         for path in paths:
-            stamp = _stamp(path)
+            stamp = file_stamp(path)
             known = self._seen.get(path)
             if known is None or known[0] != stamp:
                 known = (stamp, stamp is not None and _has_negation(path))
@@ -458,7 +452,7 @@ class Lister:
         return self._repos[0]
 
     def _current_key(self) -> tuple:
-        return (_stamp(os.path.join(self.common_dir, "config")), self._config._key)
+        return (file_stamp(os.path.join(self.common_dir, "config")), self._config._key)
 
     def _walkers(self, count: int) -> list[pygit2.Repository]:
         # libgit2 caches what it read of the configuration (the core.* switches, the ignore
@@ -473,7 +467,7 @@ class Lister:
         return self._repos[:count]
 
     def _read_index(self, index_file: str) -> bytes | None:
-        stamp = _stamp(index_file)
+        stamp = file_stamp(index_file)
         if stamp is None or stamp != self._index_stamp:
             try:
                 self._index = read_small_index(Path(index_file))

@@ -38,7 +38,7 @@ from . import watch
 from .brackets import IndexCopy
 from .models import FileVersion, same_version
 from .store import clean_git_env
-from .workspace import Workspace, mode_of
+from .workspace import Workspace, file_stamp, mode_of
 
 try:
     from . import listing
@@ -157,7 +157,7 @@ class GitScanner:
                 files.append(os.path.join(xdg, "ignore"))
         files += [os.path.expanduser(f) for f in self.repo.config.get_multivar("core.excludesFile")]
         env = tuple(os.environ.get(n) for n in ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"))
-        return (self.workdir, self.prefix, LISTING, env, tuple(map(_stamp_of, files)), _index_trailer(index))
+        return (self.workdir, self.prefix, LISTING, env, tuple(map(file_stamp, files)), _index_trailer(index))
 
     def _list_now(self) -> set[str]:
         if LISTING != "git" and self.lister is not None:
@@ -441,14 +441,6 @@ class WalkScanner:
             if not same_version(b, a):
                 changes.append(Changed(rel, b, a))
         return changes
-
-
-def _stamp_of(path: str) -> tuple | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _index_trailer(index_file: str) -> bytes | None:

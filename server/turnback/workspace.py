@@ -28,6 +28,16 @@ class DiskFile:
     mode: int
 
 
+def file_stamp(path: str | os.PathLike[str]) -> tuple | None:
+    """What tells a file's versions apart without reading it (None when it is missing): its
+    inode, size, modification and change times."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
 def mode_of(st: os.stat_result) -> int:
     if stat.S_ISLNK(st.st_mode):
         return MODE_LINK
