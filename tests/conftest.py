@@ -15,10 +15,10 @@ _REAL_HOME = Path(os.path.expanduser("~"))
 
 def _home_fingerprint() -> tuple:
     """Top-level entries of the real home and of its state folder (cheap, catches stray writes)."""
-    state = _REAL_HOME / ".local" / "state" / "turnback"
+    state = _REAL_HOME / ".local" / "state" / "takeback"
     names = tuple(sorted(os.listdir(_REAL_HOME))) if _REAL_HOME.exists() else ()
-    turnback = tuple(sorted(os.listdir(state))) if state.exists() else ()
-    return names, turnback
+    takeback = tuple(sorted(os.listdir(state))) if state.exists() else ()
+    return names, takeback
 
 
 @pytest.fixture(autouse=True)
@@ -27,7 +27,7 @@ def isolated_environment(tmp_path_factory: pytest.TempPathFactory, monkeypatch: 
     base = tmp_path_factory.mktemp("env")
     home = base / "home"
     home.mkdir()
-    monkeypatch.setenv("TURNBACK_HOME", str(base / "state"))
+    monkeypatch.setenv("TAKEBACK_HOME", str(base / "state"))
     monkeypatch.setenv("XDG_STATE_HOME", str(base / "xdg-state"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(base / "xdg-config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(base / "xdg-data"))

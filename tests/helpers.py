@@ -50,7 +50,7 @@ def write_files(root: Path, files: dict[str, bytes | str]) -> None:
 
 
 def git_state(repo: Path) -> dict[str, str]:
-    """Everything of the user's git state that Turnback promises never to change."""
+    """Everything of the user's git state that Takeback promises never to change."""
     dot_git = repo / ".git"
 
     def digest(p: Path) -> str:

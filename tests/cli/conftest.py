@@ -1,8 +1,8 @@
-"""Fixtures for the CLI tests: the real ``turnback`` command run as a subprocess.
+"""Fixtures for the CLI tests: the real ``takeback`` command run as a subprocess.
 
-Every call runs ``python -m turnback`` from the test's interpreter with an explicit
-environment (an isolated TURNBACK_HOME, HOME and XDG folders), against real git repositories
-and plain folders in temp folders. ``Turnback.ok`` and ``Turnback.fails`` carry the CLI's
+Every call runs ``python -m takeback`` from the test's interpreter with an explicit
+environment (an isolated TAKEBACK_HOME, HOME and XDG folders), against real git repositories
+and plain folders in temp folders. ``Takeback.ok`` and ``Takeback.fails`` carry the CLI's
 contract: exit 0 with a quiet stderr when the operation was carried out in full; otherwise the
 documented status and exactly one line on stderr saying what and why.
 """
@@ -31,7 +31,7 @@ _PYCACHE: list[Path] = []
 def cli_bytecode_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Let the CLI processes keep compiled bytecode, in a folder of this test session.
 
-    An installed ``turnback`` starts from cached bytecode; an environment with
+    An installed ``takeback`` starts from cached bytecode; an environment with
     PYTHONDONTWRITEBYTECODE would make every one of the many CLI processes here compile the
     package again (about a fifth of each call). The cache lives outside the source tree.
     """
@@ -40,11 +40,11 @@ def cli_bytecode_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
 
 def isolated_env(base: Path) -> dict[str, str]:
     """The environment of a CLI call: the test's own, with every state folder under ``base``."""
-    env = {k: v for k, v in os.environ.items() if k not in _REDIRECTING_GIT_VARS and not k.startswith("TURNBACK_")}
+    env = {k: v for k, v in os.environ.items() if k not in _REDIRECTING_GIT_VARS and not k.startswith("TAKEBACK_")}
     home = base / "home"
     home.mkdir(parents=True, exist_ok=True)
     env.update(
-        TURNBACK_HOME=str(base / "state"),
+        TAKEBACK_HOME=str(base / "state"),
         XDG_STATE_HOME=str(base / "xdg-state"),
         XDG_CONFIG_HOME=str(base / "xdg-config"),
         XDG_DATA_HOME=str(base / "xdg-data"),
@@ -72,15 +72,15 @@ class Result:
         try:
             return json.loads(self.out)
         except ValueError as exc:  # pragma: no cover - the assertion message is the point
-            raise AssertionError(f"turnback {' '.join(self.args)} printed invalid JSON ({exc}):\n{self.text}") from exc
+            raise AssertionError(f"takeback {' '.join(self.args)} printed invalid JSON ({exc}):\n{self.text}") from exc
 
     def __str__(self) -> str:
-        return f"turnback {' '.join(self.args)} -> {self.code}\nstdout:\n{self.out.decode(errors='replace')}\nstderr:\n{self.err}"
+        return f"takeback {' '.join(self.args)} -> {self.code}\nstdout:\n{self.out.decode(errors='replace')}\nstderr:\n{self.err}"
 
 
 @dataclass
-class Turnback:
-    """Runs ``turnback`` in ``cwd`` with ``env``."""
+class Takeback:
+    """Runs ``takeback`` in ``cwd`` with ``env``."""
 
     cwd: Path
     env: dict[str, str] = field(repr=False)
@@ -88,7 +88,7 @@ class Turnback:
 
     def __call__(self, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> Result:
         proc = subprocess.run(
-            [sys.executable, "-m", "turnback", *args],
+            [sys.executable, "-m", "takeback", *args],
             cwd=cwd or self.cwd,
             env=env or self.env,
             capture_output=True,
@@ -118,10 +118,10 @@ class Turnback:
 
     def oplog(self) -> str:
         """The store's operation-log head (changes whenever anything is recorded)."""
-        found = list(Path(self.env["TURNBACK_HOME"], "stores").glob("*/objects.git/refs/turnback/oplog"))
+        found = list(Path(self.env["TAKEBACK_HOME"], "stores").glob("*/objects.git/refs/takeback/oplog"))
         if found:
             return "".join(p.read_text() for p in found)
-        packed = list(Path(self.env["TURNBACK_HOME"], "stores").glob("*/objects.git/packed-refs"))
+        packed = list(Path(self.env["TAKEBACK_HOME"], "stores").glob("*/objects.git/packed-refs"))
         return "".join(p.read_text() for p in packed) or "-"
 
 
@@ -141,7 +141,7 @@ def expect_error(result: Result, code: int, match: str | None = None) -> Result:
     if "--json" in result.args:
         data = result.json()
         assert set(data) == {"error", "message"}, str(result)
-        assert line == f"turnback: error: {data['message']}"
+        assert line == f"takeback: error: {data['message']}"
     else:
         assert result.out == b"", str(result)
     return result
@@ -152,8 +152,8 @@ def one_line_error(result: Result, match: str | None = None) -> str:
     lines = result.err.splitlines()
     assert len(lines) == 1 and result.err.endswith("\n"), f"expected exactly one line on stderr\n{result}"
     line = lines[0]
-    assert line.startswith("turnback: error: "), str(result)
-    assert len(line) > len("turnback: error: ") + 10, str(result)
+    assert line.startswith("takeback: error: "), str(result)
+    assert len(line) > len("takeback: error: ") + 10, str(result)
     if match is not None:
         assert re.search(match, line), f"{match!r} not in {line!r}"
     return line
@@ -162,7 +162,7 @@ def one_line_error(result: Result, match: str | None = None) -> str:
 class Snapshot:
     """Everything a failed or dry-run call must leave alone: files, the user's git state, the log."""
 
-    def __init__(self, tb: Turnback, root: Path | None = None) -> None:
+    def __init__(self, tb: Takeback, root: Path | None = None) -> None:
         self.tb = tb
         self.root = root or tb.cwd
         self.before = self._take()
@@ -179,16 +179,16 @@ class Snapshot:
 
 
 @pytest.fixture
-def tb(tmp_path: Path) -> Turnback:
+def tb(tmp_path: Path) -> Takeback:
     """A CLI runner over a fresh git repository with three committed files."""
     repo = make_repo(tmp_path / "ws")
-    return Turnback(repo, isolated_env(tmp_path / "env"))
+    return Takeback(repo, isolated_env(tmp_path / "env"))
 
 
 @pytest.fixture
-def plain_tb(tmp_path: Path) -> Turnback:
+def plain_tb(tmp_path: Path) -> Takeback:
     """A CLI runner over a folder that is not a git repository."""
     folder = tmp_path / "plain"
     folder.mkdir()
     (folder / "notes.txt").write_text("one\ntwo\n")
-    return Turnback(folder, isolated_env(tmp_path / "env"))
+    return Takeback(folder, isolated_env(tmp_path / "env"))

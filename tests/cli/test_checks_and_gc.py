@@ -8,11 +8,11 @@ from pathlib import Path
 
 from helpers import tree_state, write_files
 
-from .conftest import Snapshot, Turnback, expect_error, expect_ok
+from .conftest import Snapshot, Takeback, expect_error, expect_ok
 from .test_operations import turn
 
 
-def test_checks_record_pass_and_fail_and_restore_last_green(tb: Turnback) -> None:
+def test_checks_record_pass_and_fail_and_restore_last_green(tb: Takeback) -> None:
     ws = tb.cwd
     # with no turn yet there is nothing to record on: the command must not even run
     expect_error(tb("check", "--", "touch", "ran.txt"), 3, r"there is no turn yet in this workspace")
@@ -29,9 +29,9 @@ def test_checks_record_pass_and_fail_and_restore_last_green(tb: Turnback) -> Non
     assert (human.code, human.err) == (12, "")
     assert human.text == "from-the-check\ncheck tests: failed (exit 3) recorded on turn #2\n"
 
-    missing = tb("check", "--turn", "#1", "--", "no-such-command-for-turnback")
+    missing = tb("check", "--turn", "#1", "--", "no-such-command-for-takeback")
     assert (missing.code, missing.err) == (12, "")
-    assert missing.text == "check no-such-command-for-turnback: error (exit 127) recorded on turn #1\n"
+    assert missing.text == "check no-such-command-for-takeback: error (exit 127) recorded on turn #1\n"
 
     snap = Snapshot(tb)
     bad_turn, no_command, show, log, no_green = tb.many(
@@ -51,15 +51,15 @@ def test_checks_record_pass_and_fail_and_restore_last_green(tb: Turnback) -> Non
     expect_error(no_green, 4, r"no turn has passing checks")
 
     # a check's latest run counts: a passing run of the same check makes #1 green again
-    tb.ok("check", "--turn", "1", "--name", "no-such-command-for-turnback", "--", "true")
+    tb.ok("check", "--turn", "1", "--name", "no-such-command-for-takeback", "--", "true")
     text = tb.ok("restore", "last-green").text
     assert text.startswith("SAFE: restore of #1 done as #3: 2 file(s) changed")
     assert (ws / "src/app.py").read_text() == "v1\n" and not (ws / "src/extra.py").exists()
 
 
-def test_gc_applies_the_retention_policy(tb: Turnback) -> None:
+def test_gc_applies_the_retention_policy(tb: Takeback) -> None:
     ws = tb.cwd
-    write_files(ws, {".turnback.toml": "[retention]\nmax_entries = 1\n"})
+    write_files(ws, {".takeback.toml": "[retention]\nmax_entries = 1\n"})
     for i in (1, 2):
         turn(tb, {"src/app.py": f"v{i}\n"}, f"turn {i}")
     data = tb.json("gc")
@@ -75,18 +75,18 @@ def test_gc_applies_the_retention_policy(tb: Turnback) -> None:
     )
 
 
-def test_store_dir_overrides(tb: Turnback, tmp_path: Path) -> None:
+def test_store_dir_overrides(tb: Takeback, tmp_path: Path) -> None:
     ws = tb.cwd
     custom = tmp_path / "custom-store"
-    env = {**tb.env, "TURNBACK_STORE_DIR": str(custom)}
+    env = {**tb.env, "TAKEBACK_STORE_DIR": str(custom)}
     assert tb.json("status", env=env)["store"] == str(custom)
     assert (custom / "objects.git").is_dir()
 
     # a store inside the workspace (store_dir relative to it) is never recorded as the agent's work
-    write_files(ws, {".turnback.toml": 'store_dir = ".turnback-store"\n'})
-    assert tb.json("status")["store"] == str((ws / ".turnback-store").resolve())
+    write_files(ws, {".takeback.toml": 'store_dir = ".takeback-store"\n'})
+    assert tb.json("status")["store"] == str((ws / ".takeback-store").resolve())
     tb.ok("begin")
     write_files(ws, {"src/app.py": "changed\n"})
     entry = tb.json("end")
     assert [f["path"] for f in entry["files"]] == ["src/app.py"]
-    assert not (Path(tb.env["TURNBACK_HOME"]) / "stores").exists()
+    assert not (Path(tb.env["TAKEBACK_HOME"]) / "stores").exists()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from helpers import git, git_state, make_repo, tree_state, write_files
 
-from .conftest import Snapshot, Turnback, expect_error, expect_ok
+from .conftest import Snapshot, Takeback, expect_error, expect_ok
 from .test_operations import turn
 
 
@@ -24,7 +24,7 @@ def dot_git(repo: Path) -> dict[str, bytes]:
     return out
 
 
-def test_errors_on_an_empty_timeline(tb: Turnback) -> None:
+def test_errors_on_an_empty_timeline(tb: Takeback) -> None:
     # These calls also open a new store side by side (they once raced creating it).
     snap = Snapshot(tb)
     results = tb.many(
@@ -34,16 +34,16 @@ def test_errors_on_an_empty_timeline(tb: Turnback) -> None:
     )
     snap.assert_unchanged()
     expected = [
-        (4, r"^turnback: error: nothing to undo: no applied agent turn is left on the timeline$"),
+        (4, r"^takeback: error: nothing to undo: no applied agent turn is left on the timeline$"),
         (4, r"nothing to undo"),
         (4, r"nothing to redo: no undo, revert or restore is waiting to be re-applied"),
-        (5, r"no turn is open: start one with 'turnback begin'"),
+        (5, r"no turn is open: start one with 'takeback begin'"),
         (4, r"no turn has passing checks"),
         (3, r"there is no turn yet in this workspace"),
         (3, r"no turn #1 in this workspace's timeline \(it has 0 entries\)"),
         (3, r"there is no turn yet"),
         (2, r"--limit must be 1 or more"),
-        (2, r"invalid choice: 'frobnicate'.*\(see 'turnback --help'\)"),
+        (2, r"invalid choice: 'frobnicate'.*\(see 'takeback --help'\)"),
         (2, r"argument --on-conflict: invalid choice: 'never'"),
         (2, r"the following arguments are required: turn"),
     ]
@@ -54,11 +54,11 @@ def test_errors_on_an_empty_timeline(tb: Turnback) -> None:
     assert results[10].json()["error"] == "usage"
     assert not (tb.cwd / "ran.txt").exists()
     human, as_json = tb.many(("log",), ("--json", "log"))
-    assert expect_ok(human).text == "No turns recorded yet. Start one with 'turnback begin --label \"...\"'.\n"
+    assert expect_ok(human).text == "No turns recorded yet. Start one with 'takeback begin --label \"...\"'.\n"
     assert expect_ok(as_json).json() == []
 
 
-def test_errors_that_depend_on_the_timeline(tb: Turnback) -> None:
+def test_errors_that_depend_on_the_timeline(tb: Takeback) -> None:
     ws = tb.cwd
     turn(tb, {"src/app.py": "v1\n"}, "one")
     tb.ok("undo")
@@ -66,7 +66,7 @@ def test_errors_that_depend_on_the_timeline(tb: Turnback) -> None:
     snap = Snapshot(tb)
     reverted, not_open = tb.many(("revert", "1"), ("end", "--turn", "1"))
     snap.assert_unchanged()
-    expect_error(reverted, 4, r"turn #1 is already reverted by #2; run 'turnback revert 2' to bring it back")
+    expect_error(reverted, 4, r"turn #1 is already reverted by #2; run 'takeback revert 2' to bring it back")
     expect_error(not_open, 5, r"turn 1 is not the open turn \(#3 is\)")
     assert tb.json("end", "--turn", "#3")["state"] == "applied"
 
@@ -91,7 +91,7 @@ def test_errors_that_depend_on_the_timeline(tb: Turnback) -> None:
     assert (ws / "src/app.py").read_text() == app_before
 
 
-def test_missing_workspace_and_a_file_as_workspace(tb: Turnback, tmp_path: Path) -> None:
+def test_missing_workspace_and_a_file_as_workspace(tb: Takeback, tmp_path: Path) -> None:
     missing = tmp_path / "does-not-exist"
     a_file = tmp_path / "a-file.txt"
     a_file.write_text("x\n")
@@ -99,15 +99,15 @@ def test_missing_workspace_and_a_file_as_workspace(tb: Turnback, tmp_path: Path)
         ("--workspace", str(missing), "log"), ("--json", "-C", str(missing), "status"),
         ("--workspace", str(a_file), "status"), ("--workspace", str(missing), "begin"),
     )
-    expect_error(human, 2, rf"^turnback: error: workspace {missing} is not a folder$")
+    expect_error(human, 2, rf"^takeback: error: workspace {missing} is not a folder$")
     assert expect_error(as_json, 2).json()["error"] == "invalid-input"
     expect_error(file_ws, 2, r"is not a folder")
     expect_error(begin, 2, r"is not a folder")
     assert not missing.exists()
-    assert not Path(tb.env["TURNBACK_HOME"]).exists()  # no store was created for it
+    assert not Path(tb.env["TAKEBACK_HOME"]).exists()  # no store was created for it
 
 
-def test_a_folder_that_is_not_a_git_repository(plain_tb: Turnback) -> None:
+def test_a_folder_that_is_not_a_git_repository(plain_tb: Takeback) -> None:
     tb = plain_tb
     ws = tb.cwd
     start = tree_state(ws)
@@ -129,7 +129,7 @@ def test_a_folder_that_is_not_a_git_repository(plain_tb: Turnback) -> None:
     assert not (ws / ".git").exists()
 
 
-def test_git_dir_from_a_hook_never_reaches_the_users_repository(tb: Turnback, tmp_path: Path) -> None:
+def test_git_dir_from_a_hook_never_reaches_the_users_repository(tb: Takeback, tmp_path: Path) -> None:
     ws = tb.cwd
     write_files(ws, {"untracked.txt": "the person's\n"})
     git(ws, "add", "README.md")  # an index that differs from HEAD
@@ -159,20 +159,20 @@ def test_git_dir_from_a_hook_never_reaches_the_users_repository(tb: Turnback, tm
     assert dot_git(ws) == before_dot_git
 
 
-def test_a_busy_store_and_a_broken_store(tb: Turnback, tmp_path: Path) -> None:
+def test_a_busy_store_and_a_broken_store(tb: Takeback, tmp_path: Path) -> None:
     ws = tb.cwd
-    write_files(ws, {".turnback.toml": "lock_timeout = 1.0\n"})
+    write_files(ws, {".takeback.toml": "lock_timeout = 1.0\n"})
     store = tb.store()
     snap = Snapshot(tb)
     fd = os.open(store / "lock", os.O_RDWR)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        expect_error(tb("begin"), 8, rf"the store {store} is locked by another Turnback process for more than 1 s")
+        expect_error(tb("begin"), 8, rf"the store {store} is locked by another Takeback process for more than 1 s")
     finally:
         os.close(fd)
     snap.assert_unchanged()
 
     not_a_folder = tmp_path / "store-is-a-file"
     not_a_folder.write_text("")
-    result = tb("--json", "status", env={**tb.env, "TURNBACK_STORE_DIR": str(not_a_folder)})
+    result = tb("--json", "status", env={**tb.env, "TAKEBACK_STORE_DIR": str(not_a_folder)})
     assert expect_error(result, 7, rf"cannot open the store at {not_a_folder}").json()["error"] == "store"

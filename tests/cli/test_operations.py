@@ -10,7 +10,7 @@ from pathlib import Path
 
 from helpers import git_state, tree_state, write_files
 
-from .conftest import Snapshot, Turnback, expect_error, expect_ok
+from .conftest import Snapshot, Takeback, expect_error, expect_ok
 
 RESULT_FIELDS = {
     "operation", "verdict", "applied", "dry_run", "on_conflict", "target", "target_number", "entry",
@@ -19,7 +19,7 @@ RESULT_FIELDS = {
 LINES = "".join(f"line {i}\n" for i in range(1, 21))
 
 
-def turn(tb: Turnback, files: dict[str, str | bytes], label: str, delete: tuple[str, ...] = ()) -> None:
+def turn(tb: Takeback, files: dict[str, str | bytes], label: str, delete: tuple[str, ...] = ()) -> None:
     """One bracketed agent turn that writes ``files`` and deletes ``delete``."""
     tb.ok("begin", "--label", label)
     write_files(tb.cwd, files)
@@ -28,7 +28,7 @@ def turn(tb: Turnback, files: dict[str, str | bytes], label: str, delete: tuple[
     tb.ok("end")
 
 
-def test_undo_and_redo_round_trip(tb: Turnback) -> None:
+def test_undo_and_redo_round_trip(tb: Takeback) -> None:
     ws = tb.cwd
     git_before = git_state(ws)
     start = tree_state(ws)
@@ -61,13 +61,13 @@ def test_undo_and_redo_round_trip(tb: Turnback) -> None:
     text = tb.ok("undo").text
     assert text.splitlines()[0] == "SAFE: undo of #1 done as #2: 4 file(s) changed"
     assert re.search(r"^  create  src/util\.py  \+2 -0$", text, re.M)
-    assert text.endswith("next: 'turnback redo' brings turn #1 back\n")
+    assert text.endswith("next: 'takeback redo' brings turn #1 back\n")
     assert tree_state(ws) == {**start, **person}
 
     data = tb.json("redo")
     assert (data["operation"], data["verdict"], data["applied"], data["target_number"]) == ("redo", "safe", True, 2)
     assert data["entry"]["number"] == 3 and data["entry"]["kind"] == "redo"
-    assert data["next_action"] == "'turnback undo' takes it away again"
+    assert data["next_action"] == "'takeback undo' takes it away again"
     assert tree_state(ws) == {**after_turn, **person}
     assert os.access(ws / "src/new.py", os.X_OK)  # the executable bit comes back too
 
@@ -84,7 +84,7 @@ def test_undo_and_redo_round_trip(tb: Turnback) -> None:
     assert git_state(ws) == git_before
 
 
-def test_revert_a_middle_turn_keeps_later_edits(tb: Turnback) -> None:
+def test_revert_a_middle_turn_keeps_later_edits(tb: Takeback) -> None:
     ws = tb.cwd
     write_files(ws, {"big.txt": LINES})
     git_before = git_state(ws)
@@ -104,7 +104,7 @@ def test_revert_a_middle_turn_keeps_later_edits(tb: Turnback) -> None:
     for kept in ("line 2 by turn 1", "line 19 by turn 3", "line 15 by the person"):
         assert kept in big
     assert not (ws / "added.txt").exists()
-    assert result.text.endswith("next: 'turnback revert 4' takes this revert back\n")
+    assert result.text.endswith("next: 'takeback revert 4' takes this revert back\n")
 
     states = {e["number"]: e["state"] for e in tb.json("log")}
     assert states == {1: "applied", 2: "reverted", 3: "applied", 4: "applied"}
@@ -113,7 +113,7 @@ def test_revert_a_middle_turn_keeps_later_edits(tb: Turnback) -> None:
     assert git_state(ws) == git_before
 
 
-def test_each_way_out_of_a_conflict(tb: Turnback) -> None:
+def test_each_way_out_of_a_conflict(tb: Takeback) -> None:
     ws = tb.cwd
     git_before = git_state(ws)
     turn(tb, {"src/app.py": "def main():\n    return 2\n", "src/util.py": "def helper(x):\n    return x * 3\n"}, "agent")
@@ -170,7 +170,7 @@ def test_each_way_out_of_a_conflict(tb: Turnback) -> None:
     assert git_state(ws) == git_before
 
 
-def test_operations_while_a_turn_is_open(tb: Turnback) -> None:
+def test_operations_while_a_turn_is_open(tb: Takeback) -> None:
     ws = tb.cwd
     turn(tb, {"one.txt": "one\n"}, "one")
     tb.ok("begin", "--label", "two")
@@ -199,7 +199,7 @@ def test_operations_while_a_turn_is_open(tb: Turnback) -> None:
     expect_error(tb("end"), 5, "no turn is open")
 
 
-def test_restore_checkpoints(tb: Turnback) -> None:
+def test_restore_checkpoints(tb: Takeback) -> None:
     ws = tb.cwd
     start = tree_state(ws)
     turn(tb, {"src/app.py": "v1\n"}, "one")

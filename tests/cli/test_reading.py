@@ -16,7 +16,7 @@ import pytest
 
 from helpers import make_repo, write_files
 
-from .conftest import Snapshot, Turnback, expect_error, expect_ok, isolated_env
+from .conftest import Snapshot, Takeback, expect_error, expect_ok, isolated_env
 
 BINARY = bytes(range(256)) + b"\x00\xff\xfe not utf-8 \x80"
 CRLF = b"first\r\nsecond\r\n"
@@ -24,7 +24,7 @@ CRLF = b"first\r\nsecond\r\n"
 
 @dataclass
 class History:
-    tb: Turnback
+    tb: Takeback
     ids: dict[int, str]
 
 
@@ -35,7 +35,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> History:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("HOME", env["HOME"])
         repo = make_repo(base / "ws", {"README.md": "# demo\n", "src/app.py": "x = 1\n", "src/util.py": "y = 2\n"})
-    tb = Turnback(repo, env)
+    tb = Takeback(repo, env)
 
     tb.ok("begin", "--label", "add the parser", "--session", "s1", "--agent", "claude")
     write_files(repo, {"src/app.py": "x = 1\nz = 3\n", "src/parser.py": "def parse():\n    pass\n",
@@ -70,7 +70,7 @@ ENTRY_FIELDS = {
 }
 
 
-def test_log_human_and_json(tb: Turnback) -> None:
+def test_log_human_and_json(tb: Takeback) -> None:
     human, full, limited, session, paged = tb.many(
         ("log",), ("--json", "log"), ("--json", "log", "--limit", "1"),
         ("--json", "log", "--session", "s1"), ("--json", "log", "--session", "s1", "--before", "3"),
@@ -100,7 +100,7 @@ def test_log_human_and_json(tb: Turnback) -> None:
     assert [e["number"] for e in expect_ok(paged).json()] == [1]
 
 
-def test_turn_specs(tb: Turnback, history: History) -> None:
+def test_turn_specs(tb: Takeback, history: History) -> None:
     ulid = history.ids[2]
     specs = ["2", "#2", ulid, ulid[:12], ulid.lower()]
     *named, last, missing, ambiguous, unknown, empty = tb.many(
@@ -118,7 +118,7 @@ def test_turn_specs(tb: Turnback, history: History) -> None:
     expect_error(empty, 2, r"empty turn")
 
 
-def test_show(tb: Turnback, history: History) -> None:
+def test_show(tb: Takeback, history: History) -> None:
     patched, plain, as_json, renamed = tb.many(
         ("show", "2", "--patch"), ("show", "2"), ("--json", "show", "1", "--patch"), ("show", "3"),
     )
@@ -141,7 +141,7 @@ def test_show(tb: Turnback, history: History) -> None:
     assert "  renamed   src/parser.py → src/parse.py  +0 -0" in expect_ok(renamed).text
 
 
-def test_diff_whole_turn_and_one_path(tb: Turnback) -> None:
+def test_diff_whole_turn_and_one_path(tb: Takeback) -> None:
     whole, one, one_json, third, secret, unchanged, outside = tb.many(
         ("diff", "1"), ("diff", "#1", "src/app.py"), ("--json", "diff", "1", "src/app.py"),
         ("diff", "last"), ("diff", "2", ".env"),
@@ -167,7 +167,7 @@ def test_diff_whole_turn_and_one_path(tb: Turnback) -> None:
     expect_error(outside, 2, r"path \.\./outside\.txt leads outside the workspace")
 
 
-def test_cat(tb: Turnback, history: History) -> None:
+def test_cat(tb: Takeback, history: History) -> None:
     calls = {
         ("cat", "1", "assets/logo.bin"): BINARY,
         ("cat", "1", "crlf.txt"): CRLF,
@@ -187,10 +187,10 @@ def test_cat(tb: Turnback, history: History) -> None:
     assert expect_ok(absent).json() == {"exists": False, "content": None, "encoding": None}
     # A path that did not exist: nothing on stdout, a notice on stderr, and the answer is complete.
     assert (missing.code, missing.out) == (0, b"")
-    assert missing.err == "turnback: src/parser.py did not exist before that turn\n"
+    assert missing.err == "takeback: src/parser.py did not exist before that turn\n"
 
 
-def test_cat_errors(tb: Turnback) -> None:
+def test_cat_errors(tb: Takeback) -> None:
     secret, unchanged, absolute, dot_git = tb.many(
         ("cat", "2", ".env"), ("cat", "1", "README.md"), ("cat", "1", "/etc/passwd"), ("--json", "cat", "1", ".git/config"),
     )
@@ -200,11 +200,11 @@ def test_cat_errors(tb: Turnback) -> None:
     expect_error(dot_git, 2, r"inside a \.git folder")
 
 
-def test_status_shows_the_store_and_its_size(tb: Turnback, history: History) -> None:
+def test_status_shows_the_store_and_its_size(tb: Takeback, history: History) -> None:
     human, as_json = tb.many(("status",), ("--json", "status"))
     text, data = expect_ok(human).text, expect_ok(as_json).json()
     assert data["workspace"] == str(tb.cwd.resolve()) and data["git_repository"] is True
-    assert Path(data["store"]).parent == Path(tb.env["TURNBACK_HOME"]) / "stores"
+    assert Path(data["store"]).parent == Path(tb.env["TAKEBACK_HOME"]) / "stores"
     assert re.fullmatch(r"ws-[0-9a-f]{16}", Path(data["store"]).name)
     assert data["store_bytes"] > 0
     assert (data["entries"], data["turns"], data["undo_target"], data["redo_target"]) == (3, 3, 3, None)

@@ -12,9 +12,9 @@ from typing import Any
 import pygit2
 
 from helpers import git_state, tree_state
-from turnback.config import load_config
-from turnback.engine import Engine
-from turnback.models import BatchChange, OperationResult
+from takeback.config import load_config
+from takeback.engine import Engine
+from takeback.models import BatchChange, OperationResult
 
 
 def open_engine(ws: Path, long_lived: bool = False, **overrides: Any) -> Engine:

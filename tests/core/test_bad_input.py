@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from turnback.engine import Engine
-from turnback.errors import InvalidInput, NotFound, NothingToDo, StateError, TurnbackError
-from turnback.models import BatchChange
+from takeback.engine import Engine
+from takeback.errors import InvalidInput, NotFound, NothingToDo, StateError, TakebackError
+from takeback.models import BatchChange
 
 from .support import batch, nothing_written, open_engine
 
@@ -70,7 +70,7 @@ def test_unknown_turn_specs(spec: str, error: type, message: str, ws: Path, two_
             with pytest.raises(error) as caught:
                 call(engine, spec)
         assert message in str(caught.value), name
-        assert isinstance(caught.value, TurnbackError) and caught.value.message == str(caught.value)
+        assert isinstance(caught.value, TakebackError) and caught.value.message == str(caught.value)
 
 
 def test_last_with_no_turn(ws: Path, engine) -> None:
@@ -122,13 +122,13 @@ def test_nothing_to_undo_or_redo(ws: Path, engine) -> None:
     with nothing_written(engine, ws):
         with pytest.raises(NothingToDo, match="nothing to undo"):
             engine.undo()
-        with pytest.raises(NothingToDo, match=r"turn #1 is already reverted by #2; run 'turnback revert 2' to bring it back"):
+        with pytest.raises(NothingToDo, match=r"turn #1 is already reverted by #2; run 'takeback revert 2' to bring it back"):
             engine.revert("1")
 
 
 def test_end_without_open_turn(ws: Path, two_turns: Engine) -> None:
     with nothing_written(two_turns, ws):
-        with pytest.raises(StateError, match="no turn is open: start one with 'turnback begin'"):
+        with pytest.raises(StateError, match="no turn is open: start one with 'takeback begin'"):
             two_turns.end_turn()
 
 
@@ -210,7 +210,7 @@ def test_workspace_that_is_not_a_folder(tmp_path: Path) -> None:
         with pytest.raises(InvalidInput, match=f"workspace {target} is not a folder"):
             Engine(target)
     assert not (tmp_path / "missing").exists()
-    assert not any(Path(os.environ["TURNBACK_HOME"]).glob("**/*")) if Path(os.environ["TURNBACK_HOME"]).exists() else True
+    assert not any(Path(os.environ["TAKEBACK_HOME"]).glob("**/*")) if Path(os.environ["TAKEBACK_HOME"]).exists() else True
 
 
 def test_set_applied_unknown_checkpoint(ws: Path, two_turns: Engine) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from helpers import git_state, make_repo
-from turnback.engine import Engine
+from takeback.engine import Engine
 
 from .support import full_state, open_engine
 
@@ -24,7 +24,7 @@ SIZE = 16 * 1024
 
 CHILD = r"""
 import sys
-from turnback.engine import Engine
+from takeback.engine import Engine
 engine = Engine(sys.argv[1])
 print("ready", flush=True)
 result = getattr(engine, sys.argv[2])()
@@ -109,11 +109,11 @@ def test_sigkill_during_a_300_file_revert(tmp_path: Path) -> None:
         if mid_way and not recovered:
             # what a kill between creating a temporary file and renaming it leaves (it happens
             # in a few percent of kills): recovery must remove it too
-            (ws / "pkg3" / ".turnback-tmp-killedwriter").write_bytes(b"half a file")
+            (ws / "pkg3" / ".takeback-tmp-killedwriter").write_bytes(b"half a file")
         reopened = Engine(ws)  # recovery runs here
         now = full_state(ws)
         assert now in (before, after), f"attempt {attempt}: the workspace is a mix of before and after"
-        stray = [p for p in now[0] if ".turnback-tmp" in p]
+        stray = [p for p in now[0] if ".takeback-tmp" in p]
         assert not stray, stray
         assert not journal.exists()
         report = reopened.status().last_recovery
@@ -161,8 +161,8 @@ def test_failure_half_way_rolls_back_in_process(tmp_path: Path, monkeypatch: pyt
     files already written are put back, nothing is recorded, the error says why."""
     import errno
 
-    from turnback.errors import TurnbackError
-    from turnback.workspace import Workspace
+    from takeback.errors import TakebackError
+    from takeback.workspace import Workspace
 
     from .support import nothing_written
 
@@ -178,7 +178,7 @@ def test_failure_half_way_rolls_back_in_process(tmp_path: Path, monkeypatch: pyt
     with nothing_written(engine, ws, objects=False):
         try:
             engine.undo()
-        except TurnbackError as exc:
+        except TakebackError as exc:
             assert "b/c.txt" in exc.message and "No space left" in exc.message, exc.message
         except OSError:
             pass

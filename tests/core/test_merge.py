@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from turnback.merge import Version, merge_file
-from turnback.models import MODE_EXEC, MODE_FILE
+from takeback.merge import Version, merge_file
+from takeback.models import MODE_EXEC, MODE_FILE
 
 
 def v(text: str | None, mode: int = MODE_FILE) -> Version | None:

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 from helpers import git, write_files
-from turnback import brackets
-from turnback.models import RecordEnvelope
+from takeback import brackets
+from takeback.models import RecordEnvelope
 
 from .support import batch, open_engine
 

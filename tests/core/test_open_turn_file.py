@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from turnback import brackets
-from turnback.brackets import IndexCopy
-from turnback.errors import StoreError
-from turnback.models import TurnBegun
+from takeback import brackets
+from takeback.brackets import IndexCopy
+from takeback.errors import StoreError
+from takeback.models import TurnBegun
 
 
 def _begun(entry: str = "01JTESTENTRY0000000000000A", number: int = 3) -> TurnBegun:
@@ -63,7 +63,7 @@ def test_an_unreadable_file_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / brackets.FILE_NAME).write_bytes(b"something else\n")
     with pytest.raises(StoreError, match="not an open turn's file"):
         brackets.read_begun(tmp_path)
-    (tmp_path / brackets.FILE_NAME).write_bytes(b"turnback open turn 1\n{not json\n")
+    (tmp_path / brackets.FILE_NAME).write_bytes(b"takeback open turn 1\n{not json\n")
     with pytest.raises(StoreError, match="unreadable open turn"):
         brackets.read_begun(tmp_path)
 

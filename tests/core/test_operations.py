@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from helpers import make_repo, write_files
-from turnback.errors import NothingToDo
-from turnback.models import BatchChange
+from takeback.errors import NothingToDo
+from takeback.models import BatchChange
 
 from .support import assert_result_shape, batch, full_state, nothing_written, open_engine
 
@@ -163,7 +163,7 @@ def test_revert_middle_turn_keeps_later_turns_and_person_edits(ws: Path, engine)
     assert one.state == "reverted" and one.reverted_by == result.entry.id
     assert [engine.entry(n).state for n in ("2", "3")] == ["applied", "applied"]
 
-    with pytest.raises(NothingToDo, match="already reverted by #4; run .turnback revert 4. to bring it back"):
+    with pytest.raises(NothingToDo, match="already reverted by #4; run .takeback revert 4. to bring it back"):
         engine.revert("1")
 
     # the revert is an entry of its own: redo brings turn one back, keeping everything else
@@ -379,7 +379,7 @@ def test_on_conflict_force_is_recorded_and_undoable(ws: Path, engine) -> None:
 
 def test_bad_on_conflict_writes_nothing(ws: Path, engine) -> None:
     _conflicted(engine, ws)
-    from turnback.errors import InvalidInput
+    from takeback.errors import InvalidInput
 
     with nothing_written(engine, ws):
         with pytest.raises(InvalidInput, match="on-conflict must be one of abort, skip, markers, force, not 'theirs'"):

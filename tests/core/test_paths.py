@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from helpers import tree_state, write_files
-from turnback.errors import OutsideWorkspace
-from turnback.models import BatchChange
+from takeback.errors import OutsideWorkspace
+from takeback.models import BatchChange
 
 from .support import batch, full_state, nothing_written
 
@@ -41,8 +41,8 @@ def _cases(ws: Path, outside: Path) -> list[tuple[str, str]]:
         ("/etc/passwd", "is outside the workspace"),
         ("outlink/x.txt", "goes through a symlink that leads outside the workspace"),
         ("outlink/new/deeper.txt", "goes through a symlink that leads outside the workspace"),
-        (".git/config", "is inside a .git folder, which Turnback never touches"),
-        ("vendor/.git/HEAD", "is inside a .git folder, which Turnback never touches"),
+        (".git/config", "is inside a .git folder, which Takeback never touches"),
+        ("vendor/.git/HEAD", "is inside a .git folder, which Takeback never touches"),
         ("", "empty or contains a NUL byte"),
         ("bad\x00name", "empty or contains a NUL byte"),
         (".", "names the workspace root, not a file"),
@@ -127,7 +127,7 @@ def test_bracket_ignores_dot_git_contents(ws: Path, engine, ws_kind: str) -> Non
     if ws_kind == "plain":
         (ws / ".git").mkdir()
     engine.begin_turn()
-    write_files(ws, {".git/turnback-probe": "should never be recorded\n", "sub/.git/HEAD": "ref: x\n", "ok.txt": "ok\n"})
+    write_files(ws, {".git/takeback-probe": "should never be recorded\n", "sub/.git/HEAD": "ref: x\n", "ok.txt": "ok\n"})
     entry = engine.end_turn()
     assert all(".git" not in f.path.split("/") for f in entry.files)
     assert "ok.txt" in [f.path for f in entry.files]

@@ -33,8 +33,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule, run_state_machine_as_test
 
 from helpers import git, git_state, make_repo, write_files
-from turnback.errors import NothingToDo
-from turnback.models import BatchChange
+from takeback.errors import NothingToDo
+from takeback.models import BatchChange
 
 from .support import full_state, open_engine
 

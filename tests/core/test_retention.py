@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from turnback.engine import Engine
-from turnback.errors import NotFound
+from takeback.engine import Engine
+from takeback.errors import NotFound
 
 from .support import batch, full_state, open_engine
 

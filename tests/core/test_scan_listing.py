@@ -26,9 +26,9 @@ import pytest
 from pygit2.enums import ConfigLevel
 
 from helpers import git, git_state, make_repo, write_files
-from turnback import listing, scan
-from turnback.scan import GitScanner, ScanCache, make_scanner
-from turnback.workspace import Workspace
+from takeback import listing, scan
+from takeback.scan import GitScanner, ScanCache, make_scanner
+from takeback.workspace import Workspace
 
 from .support import open_engine
 
@@ -211,10 +211,10 @@ def test_names_with_spaces_unicode_newlines_and_raw_bytes(tmp_path: Path, walks:
 
 def test_store_folder_is_skipped(tmp_path: Path, walks: str) -> None:
     ws = make_repo(tmp_path / "ws", dict(BASE))
-    write_files(ws, {".turnback-store/objects/pack-1.pack": "p", ".turnback-store/log": "l", "kept.txt": "k"})
+    write_files(ws, {".takeback-store/objects/pack-1.pack": "p", ".takeback-store/log": "l", "kept.txt": "k"})
 
     def skip(rel: str) -> bool:
-        return rel == ".turnback-store" or rel.startswith(".turnback-store/")
+        return rel == ".takeback-store" or rel.startswith(".takeback-store/")
 
     assert both(ws, skip) == {"kept.txt"}
 

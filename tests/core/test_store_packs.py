@@ -13,9 +13,9 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from turnback import packs
-from turnback.errors import StoreError
-from turnback.store import MAX_PACKS, OPLOG_REF, Store
+from takeback import packs
+from takeback.errors import StoreError
+from takeback.store import MAX_PACKS, OPLOG_REF, Store
 
 
 def _files(store: Store) -> list[str]:

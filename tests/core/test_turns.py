@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from helpers import git, tree_state, write_files
-from turnback.errors import NothingToDo
-from turnback.models import BatchChange
+from takeback.errors import NothingToDo
+from takeback.models import BatchChange
 
 from .support import batch, full_state, open_engine
 
@@ -355,8 +355,8 @@ def test_numbers_and_timeline_survive_a_restart(ws: Path, engine, ws_kind: str) 
 
 
 def test_store_inside_the_workspace_is_never_recorded(ws: Path, ws_kind: str) -> None:
-    engine = open_engine(ws, store_dir=str(ws / ".turnback-store"), git_scanner=ws_kind != "git-walk")
-    assert engine.store.path == ws / ".turnback-store"
+    engine = open_engine(ws, store_dir=str(ws / ".takeback-store"), git_scanner=ws_kind != "git-walk")
+    assert engine.store.path == ws / ".takeback-store"
     engine.begin_turn()
     (ws / "a.txt").write_text("a\n")
     entry = engine.end_turn()
@@ -366,7 +366,7 @@ def test_store_inside_the_workspace_is_never_recorded(ws: Path, ws_kind: str) ->
     assert [f.path for f in entry.files] == ["a.txt"] and [f.path for f in entry2.files] == ["b.txt"]
     engine.undo()
     engine.undo()
-    assert (ws / ".turnback-store" / "objects.git").is_dir()
+    assert (ws / ".takeback-store" / "objects.git").is_dir()
     assert not (ws / "a.txt").exists() and not (ws / "b.txt").exists()
 
 
@@ -400,7 +400,7 @@ def test_fsync_policy_on(ws: Path, ws_kind: str) -> None:
 def test_a_begin_that_cannot_write_its_file_opens_no_turn(ws: Path, engine, monkeypatch: pytest.MonkeyPatch) -> None:
     """The store's disk fails as the open turn's file is written (full, say): no turn is opened,
     nothing is left in the store's brackets folder, and the next begin works."""
-    from turnback.errors import StoreError
+    from takeback.errors import StoreError
 
     write_files(ws, {"dirty.txt": "changed before the turn\n"})
     real_replace = os.replace
@@ -423,8 +423,8 @@ def test_a_begin_that_cannot_write_its_file_opens_no_turn(ws: Path, engine, monk
 def test_an_end_that_cannot_publish_keeps_the_turn_open(ws: Path, engine, monkeypatch: pytest.MonkeyPatch) -> None:
     """The log cannot be written as the turn ends: the turn stays open with its bracket's
     snapshot, and a later end records what changed since its begin."""
-    from turnback.errors import StoreError
-    from turnback.store import Store
+    from takeback.errors import StoreError
+    from takeback.store import Store
 
     engine.begin_turn(label="the turn")
     write_files(ws, {"made.txt": "by the agent\n"})

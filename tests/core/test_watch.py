@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from helpers import git, make_repo, write_files
-from turnback import scan
-from turnback.watch import TreeWatch
+from takeback import scan
+from takeback.watch import TreeWatch
 
 from .support import open_engine
 

@@ -22,7 +22,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
-SERVER = [sys.executable, "-m", "turnback", "serve", "--log-level", "INFO"]
+SERVER = [sys.executable, "-m", "takeback", "serve", "--log-level", "INFO"]
 
 
 def _converter():
@@ -209,7 +209,7 @@ class Editor:
 async def start(
     capabilities: str, folders: list[Path], options: dict | None = None, tweak: Any = None
 ) -> tuple[Editor, types.InitializeResult]:
-    """A real ``turnback serve`` process, initialised as the named client would (``tweak`` may
+    """A real ``takeback serve`` process, initialised as the named client would (``tweak`` may
     change the capabilities first)."""
     client = LanguageClient(converter_factory=_converter)
     register_lsp_features(client)
@@ -219,7 +219,7 @@ async def start(
     async def apply_edit(params: types.ApplyWorkspaceEditParams):
         return await editor.on_apply_edit(params)
 
-    @client.feature("turnback/timelineChanged")
+    @client.feature("takeback/timelineChanged")
     def timeline_changed(params: Any):
         editor.notifications.append(params)
 

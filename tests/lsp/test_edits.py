@@ -1,4 +1,4 @@
-"""turnback/applyEdit end to end: every WorkspaceEdit form, open buffers and files on disk,
+"""takeback/applyEdit end to end: every WorkspaceEdit form, open buffers and files on disk,
 position encodings with astral characters, and a client that refuses."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ async def test_apply_edit_open_buffer_and_closed_file(editor: Editor, repo: Path
     app = editor.open("src/app.py")
     util = editor.uri("src/util.py")
     result = await editor.request(
-        "turnback/applyEdit",
+        "takeback/applyEdit",
         {
             "label": "double the return",
             "sessionId": "s1",
@@ -44,7 +44,7 @@ async def test_apply_edit_open_buffer_and_closed_file(editor: Editor, repo: Path
     assert (repo / "src/util.py").read_text() == "def helper(x):\n    return x * 3\n"
     # the open file's disk copy is the editor's business until it saves
     assert (repo / "src/app.py").read_text() == "def main():\n    return 1\n\n\ndef other():\n    return 2\n"
-    timeline = await editor.request("turnback/timeline", {})
+    timeline = await editor.request("takeback/timeline", {})
     assert [e["number"] for e in timeline["entries"]] == [1]
     assert timeline["nextBefore"] is None
 
@@ -54,7 +54,7 @@ async def test_document_changes_with_file_operations_and_undo(editor: Editor, re
     new = editor.uri("src/new.py")
     moved = editor.uri("lib/helpers.py")
     result = await editor.request(
-        "turnback/applyEdit",
+        "takeback/applyEdit",
         {
             "label": "restructure",
             "edit": {
@@ -76,7 +76,7 @@ async def test_document_changes_with_file_operations_and_undo(editor: Editor, re
     assert (repo / "lib/helpers.py").read_text() == "def helper(x):\n    return x * 2\n"
     assert not (repo / "src/util.py").exists() and not (repo / "README.md").exists()
 
-    undo = await editor.request("turnback/undo", {})
+    undo = await editor.request("takeback/undo", {})
     assert undo["verdict"] == "safe" and undo["applied"] is True
     assert editor.text(app).startswith("def main():")
     assert not (repo / "src/new.py").exists() and not (repo / "lib/helpers.py").exists()
@@ -98,15 +98,15 @@ async def test_positions_in_negotiated_encoding_with_astral_characters(editor: E
     pos = to_position(text, start, editor.encoding)
     end = to_position(text, start + len("  # person"), editor.encoding)
     result = await editor.request(
-        "turnback/applyEdit",
+        "takeback/applyEdit",
         {"edit": {"changes": {uri: [{"range": {"start": vars_(pos), "end": vars_(end)}, "newText": "  # agent"}]}}},
     )
     assert result["applied"] is True
     expected = line.replace("# x", "# agent") + "t = 1\n"
     assert editor.text(uri) == expected
-    before = await editor.request("turnback/fileAt", {"turnId": "1", "uri": uri, "side": "before"})
+    before = await editor.request("takeback/fileAt", {"turnId": "1", "uri": uri, "side": "before"})
     assert before["content"] == line.replace("# x", "# person") + "t = 1\n"  # the buffer, unsaved edit included
-    after = await editor.request("turnback/fileAt", {"turnId": "1", "uri": uri, "side": "after"})
+    after = await editor.request("takeback/fileAt", {"turnId": "1", "uri": uri, "side": "after"})
     assert after["content"] == expected
 
 
@@ -119,7 +119,7 @@ async def test_client_refuses_the_edit(editor: Editor, repo: Path) -> None:
     editor.refuse = True
     before_util = (repo / "src/util.py").read_text()
     result = await editor.request(
-        "turnback/applyEdit",
+        "takeback/applyEdit",
         {
             "label": "refused",
             "edit": {
@@ -138,5 +138,5 @@ async def test_client_refuses_the_edit(editor: Editor, repo: Path) -> None:
     assert (repo / "src/util.py").read_text() == before_util
     assert editor.text(app).startswith("def main():\n    return 1\n")
     with pytest.raises(Exception) as info:
-        await editor.request("turnback/undo", {})
+        await editor.request("takeback/undo", {})
     assert getattr(info.value, "code", None) == -32003

@@ -1,5 +1,5 @@
 """Undo, redo, per-file revert and conflicts through the real server, driven the way editors do:
-code actions, workspace/executeCommand and the turnback/* requests, with the person's unsaved
+code actions, workspace/executeCommand and the takeback/* requests, with the person's unsaved
 edits in open buffers."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def _range(l1: int, c1: int, l2: int, c2: int) -> dict:
 
 async def agent_edit(editor: Editor, app: str, label: str = "return ten") -> dict:
     return await editor.request(
-        "turnback/applyEdit",
+        "takeback/applyEdit",
         {
             "label": label,
             "edit": {
@@ -77,7 +77,7 @@ async def test_code_actions_undo_redo_and_revert_one_file(editor: Editor, repo: 
     assert result["operation"] == "revert" and [r["path"] for r in result["restored"]] == ["src/app.py"]
     assert editor.text(app) == APP.replace("def other():", "def other():  # person")
     assert (repo / "src/util.py").read_text() == UTIL.replace("x * 2", "x * 3")  # the other file is kept
-    timeline = await editor.request("turnback/timeline", {})
+    timeline = await editor.request("takeback/timeline", {})
     assert [(e["number"], e["kind"], e["state"]) for e in timeline["entries"]] == [
         (4, "revert", "applied"), (3, "redo", "applied"), (2, "undo", "reverted"), (1, "turn", "applied"),
     ]
@@ -85,7 +85,7 @@ async def test_code_actions_undo_redo_and_revert_one_file(editor: Editor, repo: 
     assert any(n["reason"] == "request" for n in editor.notifications)
     # a code action offered for a timeline that moved since is refused, not acted on
     try:
-        await editor.command("turnback.undoTurn", {"expectTurnId": "01AAAAAAAAAAAAAAAAAAAAAAAA"})
+        await editor.command("takeback.undoTurn", {"expectTurnId": "01AAAAAAAAAAAAAAAAAAAAAAAA"})
         raise AssertionError("an undo for another turn was carried out")
     except Exception as exc:  # noqa: BLE001
         assert getattr(exc, "code", None) == -32005, exc
@@ -98,16 +98,16 @@ async def test_overlapping_unsaved_edit_is_a_conflict_and_nothing_is_written(edi
     await agent_edit(editor, app)
     editor.type(app, "return 10", "return 11")  # the person edits the agent's line, unsaved
     before = editor.text(app)
-    result = await editor.request("turnback/undo", {})
+    result = await editor.request("takeback/undo", {})
     assert result["verdict"] == "broken" and result["applied"] is False
     assert [c["path"] for c in result["conflicts"]] == ["src/app.py"]
     assert "--on-conflict" in result["next_action"]
     assert editor.text(app) == before
     assert (repo / "src/util.py").read_text() == UTIL.replace("x * 2", "x * 3")
     # the dry run shows what 'skip' would do; then do it
-    dry = await editor.request("turnback/undo", {"onConflict": "skip", "dryRun": True})
+    dry = await editor.request("takeback/undo", {"onConflict": "skip", "dryRun": True})
     assert dry["dry_run"] is True and [r["path"] for r in dry["restored"]] == ["src/util.py"] and dry["patch"]
-    done = await editor.request("turnback/undo", {"onConflict": "skip"})
+    done = await editor.request("takeback/undo", {"onConflict": "skip"})
     assert done["verdict"] == "partial" and done["applied"] is True
     assert editor.text(app) == before and (repo / "src/util.py").read_text() == UTIL
 
@@ -120,18 +120,18 @@ async def test_progress_is_reported_and_a_cancelled_operation_writes_nothing(edi
     await agent_edit(editor, app)
     # progress on a token the client gives
     editor.client.progress_reports["tok-1"] = []
-    dry = await editor.request("turnback/undo", {"dryRun": True, "workDoneToken": "tok-1"})
+    dry = await editor.request("takeback/undo", {"dryRun": True, "workDoneToken": "tok-1"})
     assert dry["dry_run"] is True
     kinds = [p.kind for p in editor.client.progress_reports["tok-1"]]
     assert kinds[0] == "begin" and kinds[-1] == "end"
 
     # cancel while the operation waits for the store (another process holds its lock)
-    status = await editor.request("turnback/status", {})
+    status = await editor.request("takeback/status", {})
     fd = os.open(Path(status["store"]) / "lock", os.O_RDWR | os.O_CREAT)
     fcntl.flock(fd, fcntl.LOCK_EX)
     try:
         pending = asyncio.ensure_future(
-            editor.client.protocol.send_request_async("turnback/undo", {}, msg_id="undo-to-cancel")
+            editor.client.protocol.send_request_async("takeback/undo", {}, msg_id="undo-to-cancel")
         )
         await asyncio.sleep(0.5)
         editor.client.protocol.notify("$/cancelRequest", types.CancelParams(id="undo-to-cancel"))
@@ -146,7 +146,7 @@ async def test_progress_is_reported_and_a_cancelled_operation_writes_nothing(edi
         assert getattr(exc, "code", None) == -32800, exc
     assert editor.text(app) == APP.replace("return 1", "return 10")
     assert (repo / "src/util.py").read_text() == UTIL.replace("x * 2", "x * 3")
-    timeline = await editor.request("turnback/timeline", {})
+    timeline = await editor.request("takeback/timeline", {})
     assert [e["kind"] for e in timeline["entries"]] == ["turn"]
     # and the server goes on working
-    assert (await editor.request("turnback/undo", {}))["applied"] is True
+    assert (await editor.request("takeback/undo", {}))["applied"] is True

@@ -1,4 +1,4 @@
-"""docs/protocol.md stays in step with server/turnback/lsp/protocol.py (no server needed)."""
+"""docs/protocol.md stays in step with server/takeback/lsp/protocol.py (no server needed)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import attrs
 
-from turnback.errors import TurnbackError
-from turnback.lsp import protocol
+from takeback.errors import TakebackError
+from takeback.lsp import protocol
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text()
 
@@ -36,7 +36,7 @@ def test_every_param_and_result_field_is_documented() -> None:
 
 
 def test_every_error_code_is_documented() -> None:
-    codes = {cls.rpc_code for cls in [TurnbackError, *_subclasses(TurnbackError)]} | set(protocol.ERROR_CODES)
+    codes = {cls.rpc_code for cls in [TakebackError, *_subclasses(TakebackError)]} | set(protocol.ERROR_CODES)
     table = DOC.split("## Error codes")[1]
     for code in codes:
         assert f"| {code} |" in table, code

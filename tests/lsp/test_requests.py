@@ -33,46 +33,46 @@ async def expect_error(editor: Editor, code: int, method: str, params: dict) -> 
 
 
 async def test_turn_bracket_checks_and_queries(editor: Editor, repo: Path) -> None:
-    begun = await editor.request("turnback/beginTurn", {"label": "add feature", "sessionId": "chat-7", "agent": "test-agent"})
+    begun = await editor.request("takeback/beginTurn", {"label": "add feature", "sessionId": "chat-7", "agent": "test-agent"})
     assert begun["state"] == "open" and begun["number"] == 1
     util = editor.uri("src/util.py")
-    applied = await editor.request("turnback/applyEdit", {"edit": _edit(util, 1, 15, 16, "3"), "turnId": begun["id"], "label": "batch 1"})
+    applied = await editor.request("takeback/applyEdit", {"edit": _edit(util, 1, 15, 16, "3"), "turnId": begun["id"], "label": "batch 1"})
     assert applied["entry"]["id"] == begun["id"]
     (repo / "generated.txt").write_text("made by a shell command\n")  # around the server
     ended = await editor.request(
-        "turnback/endTurn",
+        "takeback/endTurn",
         {"turnId": begun["id"], "commandsRun": ["make gen"], "checks": [{"name": "pytest", "status": "passed", "command": "pytest -q"}]},
     )
     assert ended["state"] == "applied" and ended["commands"] == ["make gen"]
     assert sorted(f["path"] for f in ended["files"]) == ["generated.txt", "src/util.py"]
     assert ended["checks"][0]["name"] == "pytest" and ended["checks"][0]["status"] == "passed"
 
-    second = await editor.request("turnback/applyEdit", {"edit": _edit(util, 1, 15, 16, "4"), "sessionId": "chat-8", "label": "four"})
+    second = await editor.request("takeback/applyEdit", {"edit": _edit(util, 1, 15, 16, "4"), "sessionId": "chat-8", "label": "four"})
     assert second["entry"]["number"] == 2
-    checked = await editor.request("turnback/recordCheck", {"name": "pytest", "status": "failed", "exitCode": 1})
+    checked = await editor.request("takeback/recordCheck", {"name": "pytest", "status": "failed", "exitCode": 1})
     assert checked["number"] == 2 and checked["checks"][-1]["status"] == "failed"
 
-    page = await editor.request("turnback/timeline", {"limit": 1})
+    page = await editor.request("takeback/timeline", {"limit": 1})
     assert [e["number"] for e in page["entries"]] == [2] and page["nextBefore"] == 2
-    page2 = await editor.request("turnback/timeline", {"limit": 1, "before": page["nextBefore"]})
+    page2 = await editor.request("takeback/timeline", {"limit": 1, "before": page["nextBefore"]})
     assert [e["number"] for e in page2["entries"]] == [1] and page2["nextBefore"] is None
-    only = await editor.request("turnback/timeline", {"sessionId": "chat-7"})
+    only = await editor.request("takeback/timeline", {"sessionId": "chat-7"})
     assert [e["number"] for e in only["entries"]] == [1]
 
-    turn = await editor.request("turnback/turn", {"turnId": "#1"})
+    turn = await editor.request("takeback/turn", {"turnId": "#1"})
     assert turn["label"] == "add feature" and turn["agent"] == "test-agent"
-    diff = await editor.request("turnback/diff", {"turnId": "1", "uri": util})
+    diff = await editor.request("takeback/diff", {"turnId": "1", "uri": util})
     assert "-    return x * 2" in diff["diff"] and "+    return x * 3" in diff["diff"] and "generated" not in diff["diff"]
-    created = await editor.request("turnback/fileAt", {"turnId": "1", "uri": editor.uri("generated.txt"), "side": "before"})
+    created = await editor.request("takeback/fileAt", {"turnId": "1", "uri": editor.uri("generated.txt"), "side": "before"})
     assert created["exists"] is False and created["content"] is None
-    after = await editor.request("turnback/fileAt", {"turnId": "1", "uri": editor.uri("generated.txt"), "side": "after"})
+    after = await editor.request("takeback/fileAt", {"turnId": "1", "uri": editor.uri("generated.txt"), "side": "after"})
     assert after == {"exists": True, "content": "made by a shell command\n", "encoding": "utf-8", "folder": page["folder"]}
 
     # turn #1 passed its checks, #2 failed: restore the last green state
-    restored = await editor.request("turnback/restore", {"checkpointId": "last-green"})
+    restored = await editor.request("takeback/restore", {"checkpointId": "last-green"})
     assert restored["operation"] == "restore" and restored["verdict"] == "safe"
     assert (repo / "src/util.py").read_text() == UTIL.replace("x * 2", "x * 3")
-    status = await editor.request("turnback/status", {})
+    status = await editor.request("takeback/status", {})
     assert status["entries"] == 3 and status["git_repository"] is True
 
 
@@ -81,46 +81,46 @@ async def test_bad_input_gets_clear_errors_and_nothing_is_written(editor: Editor
     util = editor.uri("src/util.py")
     before = tree_state(repo)
 
-    message = await expect_error(editor, -32002, "turnback/turn", {"turnId": "#99"})
+    message = await expect_error(editor, -32002, "takeback/turn", {"turnId": "#99"})
     assert "no turn #99" in message
-    await expect_error(editor, -32003, "turnback/undo", {})
-    await expect_error(editor, -32003, "turnback/redo", {})
+    await expect_error(editor, -32003, "takeback/undo", {})
+    await expect_error(editor, -32003, "takeback/redo", {})
     # by-position params are refused, never run with defaults (a preview must not undo for real)
-    (await editor.request("turnback/applyEdit", {"edit": _edit(util, 1, 15, 16, "4")}))
-    assert "named params" in await expect_error(editor, -32602, "turnback/undo", [{"dryRun": True}, None])
-    assert (await editor.request("turnback/timeline", []))["entries"]  # [] is Lua's empty table: no params
-    await editor.request("turnback/undo", {})
+    (await editor.request("takeback/applyEdit", {"edit": _edit(util, 1, 15, 16, "4")}))
+    assert "named params" in await expect_error(editor, -32602, "takeback/undo", [{"dryRun": True}, None])
+    assert (await editor.request("takeback/timeline", []))["entries"]  # [] is Lua's empty table: no params
+    await editor.request("takeback/undo", {})
     before = tree_state(repo)
     # malformed edits
     overlapping = {"changes": {util: [
         {"range": _range(1, 4, 1, 10), "newText": "a"}, {"range": _range(1, 8, 1, 12), "newText": "b"},
     ]}}
-    assert "overlap" in await expect_error(editor, -32602, "turnback/applyEdit", {"edit": overlapping})
-    await expect_error(editor, -32602, "turnback/applyEdit", {"label": "no edit at all"})
-    await expect_error(editor, -32602, "turnback/applyEdit", {"edit": {}})
-    await expect_error(editor, -32602, "turnback/applyEdit", {"edit": _edit(editor.uri("missing.py"), 0, 0, 0, "x")})
-    await expect_error(editor, -32602, "turnback/applyEdit", {"edit": _edit("untitled:Untitled-1", 0, 0, 0, "x")})
-    await expect_error(editor, -32602, "turnback/revertTurn", {"turnId": "1", "onConflict": "sometimes"})
-    await expect_error(editor, -32602, "turnback/timeline", {"limit": 0})
-    await expect_error(editor, -32602, "turnback/fileAt", {"turnId": "1", "uri": util, "side": "middle"})
+    assert "overlap" in await expect_error(editor, -32602, "takeback/applyEdit", {"edit": overlapping})
+    await expect_error(editor, -32602, "takeback/applyEdit", {"label": "no edit at all"})
+    await expect_error(editor, -32602, "takeback/applyEdit", {"edit": {}})
+    await expect_error(editor, -32602, "takeback/applyEdit", {"edit": _edit(editor.uri("missing.py"), 0, 0, 0, "x")})
+    await expect_error(editor, -32602, "takeback/applyEdit", {"edit": _edit("untitled:Untitled-1", 0, 0, 0, "x")})
+    await expect_error(editor, -32602, "takeback/revertTurn", {"turnId": "1", "onConflict": "sometimes"})
+    await expect_error(editor, -32602, "takeback/timeline", {"limit": 0})
+    await expect_error(editor, -32602, "takeback/fileAt", {"turnId": "1", "uri": util, "side": "middle"})
     # URIs outside the workspace
     outside = Path(repo).parent / "outside.py"
     outside.write_text("x = 1\n")
-    assert "outside" in await expect_error(editor, -32004, "turnback/applyEdit", {"edit": _edit(outside.as_uri(), 0, 0, 1, "y")})
+    assert "outside" in await expect_error(editor, -32004, "takeback/applyEdit", {"edit": _edit(outside.as_uri(), 0, 0, 1, "y")})
     dotdot = editor.uri("src") + "/../../outside.py"
-    await expect_error(editor, -32004, "turnback/applyEdit", {"edit": _edit(dotdot, 0, 0, 1, "y")})
-    await expect_error(editor, -32004, "turnback/applyEdit", {"edit": _edit(editor.uri(".git/config"), 0, 0, 0, "#")})
+    await expect_error(editor, -32004, "takeback/applyEdit", {"edit": _edit(dotdot, 0, 0, 1, "y")})
+    await expect_error(editor, -32004, "takeback/applyEdit", {"edit": _edit(editor.uri(".git/config"), 0, 0, 0, "#")})
     # a versioned edit for a version the editor no longer has
     stale = {"documentChanges": [{"textDocument": {"uri": app, "version": 99}, "edits": [{"range": _range(0, 0, 0, 0), "newText": "#"}]}]}
-    assert "stale document version" in await expect_error(editor, -32006, "turnback/applyEdit", {"edit": stale})
+    assert "stale document version" in await expect_error(editor, -32006, "takeback/applyEdit", {"edit": stale})
     # a batch may only join the open turn
-    await expect_error(editor, -32005, "turnback/endTurn", {})
+    await expect_error(editor, -32005, "takeback/endTurn", {})
 
     assert tree_state(repo) == before
     assert outside.read_text() == "x = 1\n"
-    assert [e["kind"] for e in (await editor.request("turnback/timeline", {}))["entries"]] == ["undo", "turn"]
+    assert [e["kind"] for e in (await editor.request("takeback/timeline", {}))["entries"]] == ["undo", "turn"]
     # the server is still up and answers
-    ok = await editor.request("turnback/applyEdit", {"edit": _edit(util, 1, 15, 16, "3")})
+    ok = await editor.request("takeback/applyEdit", {"edit": _edit(util, 1, 15, 16, "3")})
     assert ok["applied"] is True
 
 
@@ -138,18 +138,18 @@ async def test_a_cli_change_is_announced(editor: Editor, repo: Path) -> None:
         raise AssertionError(f"expected {count} external notification(s): {editor.notifications}")
 
     def cli(*args: str) -> None:
-        subprocess.run([sys.executable, "-m", "turnback", *args], cwd=repo, env=env, check=True, capture_output=True)
+        subprocess.run([sys.executable, "-m", "takeback", *args], cwd=repo, env=env, check=True, capture_output=True)
 
     cli("begin", "--label", "from a terminal")
     (opened,) = await announced(1)
     assert opened["folder"] == editor.uri("").rstrip("/")
-    timeline = await editor.request("turnback/timeline", {})
+    timeline = await editor.request("takeback/timeline", {})
     assert (timeline["entries"][0]["label"], timeline["entries"][0]["state"]) == ("from a terminal", "open")
     (repo / "from_shell.txt").write_text("written by a shell command\n")
     cli("end")
     ended = (await announced(2))[1]
     assert ended["head"] != opened["head"]
-    timeline = await editor.request("turnback/timeline", {})
+    timeline = await editor.request("takeback/timeline", {})
     assert (timeline["entries"][0]["label"], timeline["entries"][0]["state"]) == ("from a terminal", "applied")
     assert [f["path"] for f in timeline["entries"][0]["files"]] == ["from_shell.txt"]
 
@@ -161,21 +161,21 @@ async def test_multi_root_has_a_timeline_per_folder(client: str, tmp_path: Path,
     editor, init = await start(client, [a, b])
     try:
         assert init.capabilities.workspace.workspace_folders.supported is True
-        result = await editor.request("turnback/applyEdit", {"edit": _edit(editor.uri("b.py", b), 0, 4, 5, "2")})
+        result = await editor.request("takeback/applyEdit", {"edit": _edit(editor.uri("b.py", b), 0, 4, 5, "2")})
         assert result["applied"] is True and result["folder"] == editor.uri("", b).rstrip("/")
         assert (b / "b.py").read_text() == "B = 2\n"
-        assert (await editor.request("turnback/timeline", {}))["entries"] == []  # the first folder's
-        in_b = await editor.request("turnback/timeline", {"folder": editor.uri("", b)})
+        assert (await editor.request("takeback/timeline", {}))["entries"] == []  # the first folder's
+        in_b = await editor.request("takeback/timeline", {"folder": editor.uri("", b)})
         assert [e["number"] for e in in_b["entries"]] == [1]
         both = {"changes": {
             editor.uri("a.py", a): [{"range": _range(0, 4, 0, 5), "newText": "3"}],
             editor.uri("b.py", b): [{"range": _range(0, 4, 0, 5), "newText": "3"}],
         }}
-        await expect_error(editor, -32602, "turnback/applyEdit", {"edit": both})
-        undo = await editor.request("turnback/undo", {"folder": editor.uri("", b)})
+        await expect_error(editor, -32602, "takeback/applyEdit", {"edit": both})
+        undo = await editor.request("takeback/undo", {"folder": editor.uri("", b)})
         assert undo["applied"] is True and (b / "b.py").read_text() == "B = 1\n"
         # the turn id alone finds its folder
-        turn = await editor.request("turnback/turn", {"turnId": result["entry"]["id"]})
+        turn = await editor.request("takeback/turn", {"turnId": result["entry"]["id"]})
         assert turn["number"] == 1
     finally:
         await editor.client.shutdown_session()
@@ -186,9 +186,9 @@ async def test_pipelined_turn_requests_apply_in_the_order_sent(editor: Editor, r
     """An agent that sends begin, edits and end without waiting gets them in that order."""
     util = editor.uri("src/util.py")
     begun, *edits, ended = await asyncio.gather(
-        editor.request("turnback/beginTurn", {"label": "pipelined"}),
-        *[editor.request("turnback/applyEdit", {"edit": _edit(util, 0, 0, 0, f"# {i}\n")}) for i in range(3)],
-        editor.request("turnback/endTurn", {}),
+        editor.request("takeback/beginTurn", {"label": "pipelined"}),
+        *[editor.request("takeback/applyEdit", {"edit": _edit(util, 0, 0, 0, f"# {i}\n")}) for i in range(3)],
+        editor.request("takeback/endTurn", {}),
     )
     assert all(e["applied"] and e["entry"]["id"] == begun["id"] for e in edits)
     assert ended["id"] == begun["id"] and len(ended["checkpoints"]) == 3

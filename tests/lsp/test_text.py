@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lsprotocol import types
 
-from turnback.errors import InvalidInput
-from turnback.lsp.documents import TextIndex, apply_text_edits, diff_edits, split_lines, units
+from takeback.errors import InvalidInput
+from takeback.lsp.documents import TextIndex, apply_text_edits, diff_edits, split_lines, units
 
 ENCODINGS = ["utf-8", "utf-16", "utf-32"]
 

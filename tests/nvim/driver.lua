@@ -1,9 +1,9 @@
 -- The scripted session of tests/nvim/test_neovim.py, run inside a real headless Neovim after the
--- setup from docs/neovim.md (which defines the global `turnback`). It plays the agent (an edit
--- through turnback/applyEdit), then the person (an edit in the same buffer, left unsaved), then
+-- setup from docs/neovim.md (which defines the global `takeback`). It plays the agent (an edit
+-- through takeback/applyEdit), then the person (an edit in the same buffer, left unsaved), then
 -- picks "Undo agent turn" and "Redo agent turn" from vim.lsp.buf.code_action() with
--- vim.ui.select stubbed, and writes what it saw to $TURNBACK_TEST_OUT as JSON.
-local out = assert(os.getenv("TURNBACK_TEST_OUT"))
+-- vim.ui.select stubbed, and writes what it saw to $TAKEBACK_TEST_OUT as JSON.
+local out = assert(os.getenv("TAKEBACK_TEST_OUT"))
 local R = { steps = {} }
 
 local function save()
@@ -33,7 +33,7 @@ end
 
 -- The server says when the timeline changed: an operation is complete when that arrives.
 local changes = 0
-vim.lsp.handlers["turnback/timelineChanged"] = function()
+vim.lsp.handlers["takeback/timelineChanged"] = function()
   changes = changes + 1
 end
 
@@ -71,21 +71,21 @@ local function main()
   local util = root .. "/src/util.py"
   R.nvim = tostring(vim.version().major) .. "." .. tostring(vim.version().minor)
   assert(vim.wait(20000, function()
-    local client = turnback.client(bufnr)
+    local client = takeback.client(bufnr)
     return client ~= nil and client.initialized == true
-  end, 20), "the Turnback server never attached to the buffer")
+  end, 20), "the Takeback server never attached to the buffer")
   step("attached")
 
   -- The agent: one batch touching the open buffer (line 2) and a file that is not open.
   local agent_done = nil
-  turnback.request("turnback/applyEdit", {
+  takeback.request("takeback/applyEdit", {
     label = "return ten",
     edit = { changes = {
       [vim.uri_from_bufnr(bufnr)] = { { range = { start = { line = 1, character = 11 }, ["end"] = { line = 1, character = 12 } }, newText = "10" } },
       [vim.uri_from_fname(util)] = { { range = { start = { line = 1, character = 15 }, ["end"] = { line = 1, character = 16 } }, newText = "3" } },
     } },
   }, function(result) agent_done = result end)
-  assert(vim.wait(15000, function() return agent_done ~= nil end, 20), "turnback/applyEdit did not answer")
+  assert(vim.wait(15000, function() return agent_done ~= nil end, 20), "takeback/applyEdit did not answer")
   R.apply_applied = agent_done.applied
   R.after_agent = text(bufnr)
   vim.cmd("write") -- the agent's change reaches the disk the way edits do in Neovim
@@ -114,13 +114,13 @@ local function main()
   R.disk_after_redo = read(path)
   step("redone")
 
-  -- The documented user commands: :TurnbackUndo, then :TurnbackTimeline fills the quickfix list.
+  -- The documented user commands: :TakebackUndo, then :TakebackTimeline fills the quickfix list.
   local before_command = changes
-  vim.cmd("TurnbackUndo")
-  assert(vim.wait(15000, function() return changes > before_command end, 20), ":TurnbackUndo changed nothing")
+  vim.cmd("TakebackUndo")
+  assert(vim.wait(15000, function() return changes > before_command end, 20), ":TakebackUndo changed nothing")
   R.after_command_undo = text(bufnr)
-  vim.cmd("TurnbackTimeline")
-  assert(vim.wait(10000, function() return #vim.fn.getqflist() > 0 end, 20), ":TurnbackTimeline filled no quickfix list")
+  vim.cmd("TakebackTimeline")
+  assert(vim.wait(10000, function() return #vim.fn.getqflist() > 0 end, 20), ":TakebackTimeline filled no quickfix list")
   R.quickfix = {}
   for _, item in ipairs(vim.fn.getqflist()) do
     table.insert(R.quickfix, item.text)
@@ -129,8 +129,8 @@ local function main()
   step("user commands")
 
   local timeline = nil
-  turnback.request("turnback/timeline", {}, function(result) timeline = result end)
-  assert(vim.wait(10000, function() return timeline ~= nil end, 20), "turnback/timeline did not answer")
+  takeback.request("takeback/timeline", {}, function(result) timeline = result end)
+  assert(vim.wait(10000, function() return timeline ~= nil end, 20), "takeback/timeline did not answer")
   R.timeline = {}
   for _, entry in ipairs(timeline.entries) do
     table.insert(R.timeline, string.format("#%d %s %s", entry.number, entry.kind, entry.state))

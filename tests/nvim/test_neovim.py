@@ -1,5 +1,5 @@
 """A real headless Neovim (Debian's 0.7.2 and a current one) with the setup from docs/neovim.md:
-an agent edit through turnback/applyEdit, the person's unsaved edit in the same buffer, then
+an agent edit through takeback/applyEdit, the person's unsaved edit in the same buffer, then
 "Undo agent turn" and "Redo agent turn" chosen from vim.lsp.buf.code_action()."""
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ UTIL = "def helper(x):\n    return x * 2\n"
 
 
 def doc_snippet(name: str) -> str:
-    """The Lua block of docs/neovim.md marked ``<!-- turnback-test: NAME -->``."""
-    match = re.search(rf"<!-- turnback-test: {re.escape(name)} -->\s*```lua\n(.*?)```", DOC.read_text(), re.S)
+    """The Lua block of docs/neovim.md marked ``<!-- takeback-test: NAME -->``."""
+    match = re.search(rf"<!-- takeback-test: {re.escape(name)} -->\s*```lua\n(.*?)```", DOC.read_text(), re.S)
     assert match, f"docs/neovim.md has no block marked {name}"
     return match.group(1)
 
@@ -56,8 +56,8 @@ def test_undo_and_redo_agent_turn_from_code_actions(nvim: str | None, start: str
     init.write_text(doc_snippet(start) + "\n" + doc_snippet("commands"))
     out = tmp_path / "result.json"
     env = dict(os.environ)
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # `turnback` as users have it
-    env["TURNBACK_TEST_OUT"] = str(out)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # `takeback` as users have it
+    env["TAKEBACK_TEST_OUT"] = str(out)
     env.pop("VIMINIT", None)
     proc = subprocess.run(
         [nvim, "--headless", "-i", "NONE", "-u", str(init), "src/app.py", "-c", f"luafile {DRIVER}"],
@@ -85,7 +85,7 @@ def test_undo_and_redo_agent_turn_from_code_actions(nvim: str | None, start: str
     assert r["after_redo"] == agent_app.replace("def other():", person_line)
     assert r["disk_after_redo"] == r["after_redo"]
     assert r["util_after_redo"] == UTIL.replace("x * 2", "x * 3")
-    # the documented :TurnbackUndo and :TurnbackTimeline
+    # the documented :TakebackUndo and :TakebackTimeline
     assert r["after_command_undo"] == APP.replace("def other():", person_line)
     assert r["quickfix"][0].startswith("#4 undo") and r["quickfix"][-1].startswith("#1 turn")
     assert r["timeline"] == ["#4 undo applied", "#3 redo applied", "#2 undo reverted", "#1 turn reverted"]

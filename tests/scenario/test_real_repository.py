@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from helpers import git, git_state, tree_state
-from turnback.engine import Engine
-from turnback.models import BatchChange
+from takeback.engine import Engine
+from takeback.models import BatchChange
 
 PROJECT = Path(__file__).resolve().parents[2]
 
@@ -33,7 +33,7 @@ def test_scripted_session_on_a_real_repository(real_repo: Path) -> None:
     state0 = git_state(repo)
     engine = Engine(repo)
     readme0 = (repo / "README.md").read_bytes()
-    engine_py = "server/turnback/engine.py"
+    engine_py = "server/takeback/engine.py"
     engine0 = (repo / engine_py).read_bytes()
     assert (repo / "pyproject.toml").exists()
 
@@ -54,7 +54,7 @@ def test_scripted_session_on_a_real_repository(real_repo: Path) -> None:
     assert git_state(repo) == state0
 
     # The person edits the README by hand.
-    person_readme = readme0.replace(b"# Turnback", b"# Turnback (person's copy)")
+    person_readme = readme0.replace(b"# Takeback", b"# Takeback (person's copy)")
     (repo / "README.md").write_bytes(person_readme)
 
     # Turn 2: an edit batch that renames a file and edits the README further down.
@@ -106,5 +106,5 @@ def test_scripted_session_on_a_real_repository(real_repo: Path) -> None:
     assert engine.redo().verdict == "safe"
     assert tree_state(repo) == before_restore
     assert git_state(repo) == state0
-    assert not (repo / ".git" / "turnback").exists()
+    assert not (repo / ".git" / "takeback").exists()
     assert git(repo, "stash", "list") == ""

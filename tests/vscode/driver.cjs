@@ -72,7 +72,7 @@ function disk() {
 
 /** The timeline's entry numbers, from the CLI (the same store as the editor's server). */
 function timelineNumbers() {
-  const out = require("child_process").execFileSync("turnback", ["--json", "-C", config.repo, "log"], { encoding: "utf8" });
+  const out = require("child_process").execFileSync("takeback", ["--json", "-C", config.repo, "log"], { encoding: "utf8" });
   return JSON.parse(out).map((e) => e.number);
 }
 
@@ -134,13 +134,13 @@ async function documents() {
 }
 
 async function showPanel() {
-  const turnbackIcon = page.locator('.activitybar .action-item a[aria-label^="Turnback"]').first();
-  const checked = await page.locator('.activitybar .action-item.checked a[aria-label^="Turnback"]').count();
+  const takebackIcon = page.locator('.activitybar .action-item a[aria-label^="Takeback"]').first();
+  const checked = await page.locator('.activitybar .action-item.checked a[aria-label^="Takeback"]').count();
   if (!checked) {
-    await turnbackIcon.click();
+    await takebackIcon.click();
   }
   // One view in the container: VS Code hides its pane header and titles the side bar with it.
-  await sidebar().locator(".composite.title", { hasText: "Turnback" }).first().waitFor({ timeout: 10000 });
+  await sidebar().locator(".composite.title", { hasText: "Takeback" }).first().waitFor({ timeout: 10000 });
 }
 
 async function main() {
@@ -164,9 +164,9 @@ async function main() {
     await page.goto(config.url, { waitUntil: "domcontentloaded", timeout: 60000 });
     await page.locator(".monaco-workbench").waitFor({ timeout: 60000 });
     note("workbench visible");
-    await page.locator('.activitybar .action-item a[aria-label^="Turnback"]').first().waitFor({ timeout: 60000 });
+    await page.locator('.activitybar .action-item a[aria-label^="Takeback"]').first().waitFor({ timeout: 60000 });
     await showPanel();
-    note("Turnback panel shown");
+    note("Takeback panel shown");
     // The welcome content for a running server with no turns yet.
     await sidebar().getByText("No agent turns yet.").first().waitFor({ timeout: 60000 });
     return { url: config.url };
@@ -185,8 +185,8 @@ async function main() {
     await terminal.click();
     note("terminal ready");
     const command =
-      'turnback begin --label "Document how to run it (from the terminal)" --session terminal --agent shell' +
-      ' && printf "\\nRun it with: python -m app.main\\n" >> README.md && turnback end --command "edit README.md" && echo CLI-TURN-DONE';
+      'takeback begin --label "Document how to run it (from the terminal)" --session terminal --agent shell' +
+      ' && printf "\\nRun it with: python -m app.main\\n" >> README.md && takeback end --command "edit README.md" && echo CLI-TURN-DONE';
     await page.keyboard.type(command, { delay: 2 });
     await page.keyboard.press("Enter");
     note("CLI command typed");
@@ -199,7 +199,7 @@ async function main() {
     return { row: text };
   });
 
-  // (1) The test agent edits three files through Turnback's API, as one turn.
+  // (1) The test agent edits three files through Takeback's API, as one turn.
   await step("agent_turn", async () => {
     await openFile("app/greet.py");
     fs.rmSync(path.join(config.agentOut, "agent.json"), { force: true });
@@ -225,7 +225,7 @@ async function main() {
     await page.locator(".tabs-container .tab.dirty", { hasText: "greet.py" }).first().waitFor({ timeout: 5000 });
     const before = await documents();
 
-    await runCommand("Turnback: Undo Agent Turn");
+    await runCommand("Takeback: Undo Agent Turn");
     // The dry run's preview, as a modal confirmation.
     const dialog = page.locator(".monaco-dialog-box").first();
     await dialog.waitFor({ timeout: 20000 });
@@ -365,7 +365,7 @@ async function main() {
   // The palette's pickers: "Show Turn Diff" and "Revert Agent Turn…" list the turns to choose.
   await step("palette_pickers", async () => {
     await page.keyboard.press("Escape");
-    await runCommand("Turnback: Show Turn Diff", { followedByPick: true });
+    await runCommand("Takeback: Show Turn Diff", { followedByPick: true });
     const turnOne = palette().locator(".monaco-list-row", { hasText: "#1 Document how to run it" }).first();
     await turnOne.waitFor({ timeout: 15000 });
     const listed = await palette().locator(".monaco-list-row").allInnerTexts();
@@ -374,7 +374,7 @@ async function main() {
     await page.waitForTimeout(500);
     const patch = await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().innerText();
 
-    await runCommand("Turnback: Revert Agent Turn…", { followedByPick: true });
+    await runCommand("Takeback: Revert Agent Turn…", { followedByPick: true });
     const pick = palette().locator(".monaco-list-row", { hasText: "#1 Document how to run it" }).first();
     await pick.waitFor({ timeout: 15000 });
     await pick.click();
@@ -390,12 +390,12 @@ async function main() {
   await browser.close();
 }
 
-// No `turnback` anywhere: the person is told what is missing and how to fix it, with the log.
+// No `takeback` anywhere: the person is told what is missing and how to fix it, with the log.
 async function noServer() {
   await step("no_server", async () => {
     await page.goto(config.url, { waitUntil: "domcontentloaded", timeout: 60000 });
     await page.locator(".monaco-workbench").waitFor({ timeout: 60000 });
-    const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "Turnback:" }).first();
+    const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "Takeback:" }).first();
     await toast.waitFor({ timeout: 60000 });
     const message = await toast.innerText();
     await showPanel();

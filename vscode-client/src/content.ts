@@ -1,6 +1,6 @@
 /**
- * Read-only documents on the `turnback:` scheme: a file as a turn found it or left it (from
- * `turnback/fileAt`), a turn's patch (`turnback/diff`), or a dry run's patch kept in memory.
+ * Read-only documents on the `takeback:` scheme: a file as a turn found it or left it (from
+ * `takeback/fileAt`), a turn's patch (`takeback/diff`), or a dry run's patch kept in memory.
  * Opening a file of the panel shows VS Code's diff editor over two of these.
  */
 import * as vscode from "vscode";
@@ -10,9 +10,9 @@ import * as ext from "./lspExt";
 import { folderParam } from "./folders";
 import { ContentRef, contentUri, diffTitle, joinFolderUri, parseContentUri, SCHEME } from "./model/uris";
 
-const PREVIEW_SCHEME = "turnback-preview";
+const PREVIEW_SCHEME = "takeback-preview";
 
-export class TurnbackContentProvider implements vscode.TextDocumentContentProvider, vscode.Disposable {
+export class TakebackContentProvider implements vscode.TextDocumentContentProvider, vscode.Disposable {
   private readonly previews = new Map<string, string>();
   private previewCounter = 0;
   private readonly registrations: vscode.Disposable[];
@@ -38,7 +38,7 @@ export class TurnbackContentProvider implements vscode.TextDocumentContentProvid
       return result.diff || `# turn #${ref.number} changed no text\n`;
     }
     if (!ref.uri) {
-      throw new Error("turnback: URI without a file");
+      throw new Error("takeback: URI without a file");
     }
     const result = await this.ctx.request(ext.fileAt, { turnId: ref.turnId, uri: ref.uri, side: ref.side, ...folderParam(ref.folder) }, token);
     if (!result.exists || result.content == null) {

@@ -1,7 +1,7 @@
 /**
  * Owns the language client's life: find the server, start it, restart it when its settings
  * change, stop it on deactivate. Exactly one client per window (vscode-languageclient registers
- * the server's `turnback.*` commands, and a second client would clash with them).
+ * the server's `takeback.*` commands, and a second client would clash with them).
  *
  * Everything else talks to the server through `request`, which waits for a starting server and
  * camel-cases the answer (engine objects arrive snake_case, see lspExt.ts).
@@ -59,7 +59,7 @@ export class ServerContext implements vscode.Disposable {
   private setState(state: ServerState): void {
     if (state !== this._state) {
       this._state = state;
-      void vscode.commands.executeCommand("setContext", "turnback.serverState", state);
+      void vscode.commands.executeCommand("setContext", "takeback.serverState", state);
       this.stateEmitter.fire(state);
     }
   }
@@ -110,7 +110,7 @@ export class ServerContext implements vscode.Disposable {
         },
         workspace: {
           handleApplyEdit: async (params, next) => {
-            // Documents without unsaved changes before a Turnback edit are saved after it, so the
+            // Documents without unsaved changes before a Takeback edit are saved after it, so the
             // disk holds what the timeline says; the person's unsaved documents stay unsaved.
             const dirtyBefore = new Set(vscode.workspace.textDocuments.filter((d) => d.isDirty).map((d) => d.uri.toString()));
             const result = await next(params, new vscode.CancellationTokenSource().token);
@@ -122,7 +122,7 @@ export class ServerContext implements vscode.Disposable {
         },
       },
     };
-    const client = new LanguageClient("turnback", "Turnback", serverOptions, clientOptions);
+    const client = new LanguageClient("takeback", "Takeback", serverOptions, clientOptions);
     this.client = client;
     this.disposables.push(
       client.onDidChangeState((e) => {
@@ -142,15 +142,15 @@ export class ServerContext implements vscode.Disposable {
       await client.start();
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      this.lastProblem = `The Turnback server (${resolution.server.command}) did not start: ${message}`;
+      this.lastProblem = `The Takeback server (${resolution.server.command}) did not start: ${message}`;
       log().error(this.lastProblem);
       this.setState("failed");
-      void this.offerFix(this.lastProblem, "See the Turnback log for the server's output.");
+      void this.offerFix(this.lastProblem, "See the Takeback log for the server's output.");
       return false;
     }
     this.lastProblem = undefined;
     this.setState("running");
-    log().info(`Server running (${client.initializeResult?.serverInfo?.name ?? "turnback"} ${client.initializeResult?.serverInfo?.version ?? ""})`.trim());
+    log().info(`Server running (${client.initializeResult?.serverInfo?.name ?? "takeback"} ${client.initializeResult?.serverInfo?.version ?? ""})`.trim());
     this.timelineEmitter.fire(undefined);
     return true;
   }
@@ -164,12 +164,12 @@ export class ServerContext implements vscode.Disposable {
 
   private async offerFix(problem: string, fix: string): Promise<void> {
     // Notifications show no Markdown: `code` becomes 'code'.
-    const text = `Turnback: ${problem} ${fix}`.replace(/`([^`]*)`/g, "'$1'");
+    const text = `Takeback: ${problem} ${fix}`.replace(/`([^`]*)`/g, "'$1'");
     const choice = await vscode.window.showErrorMessage(text, "Show Logs", "Open Settings", "Retry");
     if (choice === "Show Logs") {
       showLogs();
     } else if (choice === "Open Settings") {
-      await vscode.commands.executeCommand("workbench.action.openSettings", "turnback.server");
+      await vscode.commands.executeCommand("workbench.action.openSettings", "takeback.server");
     } else if (choice === "Retry") {
       await this.restart();
     }
@@ -190,15 +190,15 @@ export class ServerContext implements vscode.Disposable {
   }
 
   async restart(): Promise<boolean> {
-    log().info("Restarting the Turnback server");
+    log().info("Restarting the Takeback server");
     await this.stop();
     return this.start();
   }
 
-  /** Send a Turnback request (starting the server if needed); the answer is camel-cased. */
+  /** Send a Takeback request (starting the server if needed); the answer is camel-cased. */
   async request<P, R>(type: RequestType<P, R, void>, params: P, token?: vscode.CancellationToken): Promise<R> {
     if (!(await this.start()) || !this.client) {
-      throw new TurnbackUnavailable(this.lastProblem ?? "the Turnback server is not running");
+      throw new TakebackUnavailable(this.lastProblem ?? "the Takeback server is not running");
     }
     // Pass the token only when there is one: vscode-jsonrpc counts an `undefined` argument as a
     // second parameter and would send the params by position, as an array.
@@ -225,7 +225,7 @@ export class ServerContext implements vscode.Disposable {
   }
 }
 
-export class TurnbackUnavailable extends Error {}
+export class TakebackUnavailable extends Error {}
 
 function lines(input: Readable, onLine: (line: string) => void): void {
   readline.createInterface({ input, crlfDelay: Infinity, terminal: false, historySize: 0 }).on("line", onLine);

@@ -1,13 +1,13 @@
 /**
- * Turnback for VS Code: wiring only. The server's life is ctx.ts, the panel timelineView.ts,
+ * Takeback for VS Code: wiring only. The server's life is ctx.ts, the panel timelineView.ts,
  * commands commands.ts (destructive ones via operations.ts), diff documents content.ts, the
  * agent API api.ts, and the protocol mirror lspExt.ts. Everything shown comes from the server.
  */
 import * as vscode from "vscode";
-import { createApi, TurnbackApi } from "./api";
+import { createApi, TakebackApi } from "./api";
 import { registerCommands } from "./commands";
 import { affectsServer } from "./config";
-import { TurnbackContentProvider } from "./content";
+import { TakebackContentProvider } from "./content";
 import { ServerContext } from "./ctx";
 import { createLogger, log } from "./logger";
 import { operationFromServerCommand } from "./model/args";
@@ -17,19 +17,19 @@ import { TimelineModel, TimelineTreeProvider } from "./timelineView";
 
 let server: ServerContext | undefined;
 
-export type { TurnbackApi } from "./api";
+export type { TakebackApi } from "./api";
 
-export async function activate(context: vscode.ExtensionContext): Promise<TurnbackApi> {
+export async function activate(context: vscode.ExtensionContext): Promise<TakebackApi> {
   context.subscriptions.push(createLogger());
-  log().info(`Turnback ${context.extension.packageJSON.version ?? ""} activating`);
-  void vscode.commands.executeCommand("setContext", "turnback.serverState", "starting");
+  log().info(`Takeback ${context.extension.packageJSON.version ?? ""} activating`);
+  void vscode.commands.executeCommand("setContext", "takeback.serverState", "starting");
 
   const ctx = new ServerContext(context);
   server = ctx;
   const model = new TimelineModel(ctx);
   const tree = new TimelineTreeProvider(model);
-  const view = vscode.window.createTreeView("turnback.timeline", { treeDataProvider: tree, showCollapseAll: true });
-  const content = new TurnbackContentProvider(ctx);
+  const view = vscode.window.createTreeView("takeback.timeline", { treeDataProvider: tree, showCollapseAll: true });
+  const content = new TakebackContentProvider(ctx);
   const changed = new vscode.EventEmitter<void>();
   const api = createApi(ctx, changed.event);
 
@@ -46,7 +46,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Turnba
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (affectsServer(e)) {
         void ctx.restart();
-      } else if (e.affectsConfiguration("turnback.timeline")) {
+      } else if (e.affectsConfiguration("takeback.timeline")) {
         model.scheduleRefresh();
       }
     }),

@@ -28,7 +28,7 @@ export async function chooseFolder(hint?: string): Promise<string | undefined> {
   }
   const all = vscode.workspace.workspaceFolders ?? [];
   if (all.length === 0) {
-    void vscode.window.showInformationMessage("Turnback: open a folder first; each workspace folder has its own timeline.");
+    void vscode.window.showInformationMessage("Takeback: open a folder first; each workspace folder has its own timeline.");
     return undefined;
   }
   if (all.length === 1) {

@@ -1,5 +1,5 @@
 /**
- * The "Turnback" output channel (a LogOutputChannel: levels, timestamps). The language client
+ * The "Takeback" output channel (a LogOutputChannel: levels, timestamps). The language client
  * writes the server's window/logMessage records and traces into the same channel.
  */
 import * as vscode from "vscode";
@@ -7,7 +7,7 @@ import * as vscode from "vscode";
 let channel: vscode.LogOutputChannel | undefined;
 
 export function createLogger(): vscode.LogOutputChannel {
-  channel ??= vscode.window.createOutputChannel("Turnback", { log: true });
+  channel ??= vscode.window.createOutputChannel("Takeback", { log: true });
   return channel;
 }
 

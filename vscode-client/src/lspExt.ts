@@ -1,13 +1,13 @@
 /**
- * Turnback's LSP extensions, as the client sees them.
+ * Takeback's LSP extensions, as the client sees them.
  *
- * This file MIRRORS server/turnback/lsp/protocol.py (method names, params, results) and the
- * engine objects of server/turnback/models.py; docs/protocol.md documents both. Change them
+ * This file MIRRORS server/takeback/lsp/protocol.py (method names, params, results) and the
+ * engine objects of server/takeback/models.py; docs/protocol.md documents both. Change them
  * together.
  *
  * Wire casing: params and the small result wrappers are camelCase (pygls's converter); engine
  * objects inside results (Entry, OperationResult, StoreStatus) are sent snake_case, exactly as
- * `turnback --json` prints them. The client camel-cases every result once on arrival
+ * `takeback --json` prints them. The client camel-cases every result once on arrival
  * (model/camel.ts), so the types below are camelCase throughout. Fields the server may omit are
  * optional.
  */
@@ -262,27 +262,27 @@ export interface TimelineChangedParams {
 
 // ------------------------------------------------------------------ methods
 
-export const beginTurn = new RequestType<BeginTurnParams, Entry, void>("turnback/beginTurn");
-export const endTurn = new RequestType<EndTurnParams, Entry, void>("turnback/endTurn");
-export const applyEdit = new RequestType<ApplyEditParams, ApplyEditResult, void>("turnback/applyEdit");
-export const undo = new RequestType<OperationParams, OperationResult, void>("turnback/undo");
-export const redo = new RequestType<OperationParams, OperationResult, void>("turnback/redo");
-export const revertTurn = new RequestType<RevertTurnParams, OperationResult, void>("turnback/revertTurn");
-export const restore = new RequestType<RestoreParams, OperationResult, void>("turnback/restore");
-export const timeline = new RequestType<TimelineParams, TimelineResult, void>("turnback/timeline");
-export const turn = new RequestType<TurnParams, Entry, void>("turnback/turn");
-export const diff = new RequestType<DiffParams, DiffResult, void>("turnback/diff");
-export const fileAt = new RequestType<FileAtParams, FileAtResult, void>("turnback/fileAt");
-export const recordCheck = new RequestType<RecordCheckParams, Entry, void>("turnback/recordCheck");
-export const status = new RequestType<FolderParams, StoreStatus, void>("turnback/status");
-export const timelineChanged = new NotificationType<TimelineChangedParams>("turnback/timelineChanged");
+export const beginTurn = new RequestType<BeginTurnParams, Entry, void>("takeback/beginTurn");
+export const endTurn = new RequestType<EndTurnParams, Entry, void>("takeback/endTurn");
+export const applyEdit = new RequestType<ApplyEditParams, ApplyEditResult, void>("takeback/applyEdit");
+export const undo = new RequestType<OperationParams, OperationResult, void>("takeback/undo");
+export const redo = new RequestType<OperationParams, OperationResult, void>("takeback/redo");
+export const revertTurn = new RequestType<RevertTurnParams, OperationResult, void>("takeback/revertTurn");
+export const restore = new RequestType<RestoreParams, OperationResult, void>("takeback/restore");
+export const timeline = new RequestType<TimelineParams, TimelineResult, void>("takeback/timeline");
+export const turn = new RequestType<TurnParams, Entry, void>("takeback/turn");
+export const diff = new RequestType<DiffParams, DiffResult, void>("takeback/diff");
+export const fileAt = new RequestType<FileAtParams, FileAtResult, void>("takeback/fileAt");
+export const recordCheck = new RequestType<RecordCheckParams, Entry, void>("takeback/recordCheck");
+export const status = new RequestType<FolderParams, StoreStatus, void>("takeback/status");
+export const timelineChanged = new NotificationType<TimelineChangedParams>("takeback/timelineChanged");
 
 /** `workspace/executeCommand` commands the server offers (registered by the language client). */
 export const SERVER_COMMANDS = {
-  undo: "turnback.undoTurn",
-  redo: "turnback.redoTurn",
-  revert: "turnback.revertTurn",
-  restore: "turnback.restore",
+  undo: "takeback.undoTurn",
+  redo: "takeback.redoTurn",
+  revert: "takeback.revertTurn",
+  restore: "takeback.restore",
 } as const;
 
 /** JSON-RPC error codes (protocol.py ERROR_CODES). */

@@ -1,15 +1,15 @@
 /**
  * Undo, redo, revert and restore, the careful way: the server's dry run first, shown as a
- * confirmation (which files change and how; setting `turnback.confirmDestructive`), a clear
+ * confirmation (which files change and how; setting `takeback.confirmDestructive`), a clear
  * choice when the operation meets later edits (clean files only / conflict markers / force /
  * cancel, with the conflicted files one click away), then the real operation and its outcome.
  */
 import * as vscode from "vscode";
 import { ResponseError } from "vscode-languageclient";
 import { confirmDestructive } from "./config";
-import type { TurnbackContentProvider } from "./content";
+import type { TakebackContentProvider } from "./content";
 import { workspaceFileUri } from "./content";
-import { ServerContext, TurnbackUnavailable } from "./ctx";
+import { ServerContext, TakebackUnavailable } from "./ctx";
 import { folderParam } from "./folders";
 import * as ext from "./lspExt";
 import { log, showLogs } from "./logger";
@@ -58,8 +58,8 @@ async function chooseOnConflict(op: OperationRequest, result: ext.OperationResul
     const picked = await vscode.window.showQuickPick(
       choices.map((c) => ({ label: c.label, description: c.description, value: c.value })),
       {
-        title: `Turnback: ${result.conflicts?.length ?? 0} conflicted file(s) — ${result.message}`,
-        placeHolder: "Later edits overlap this change. How should Turnback go on?",
+        title: `Takeback: ${result.conflicts?.length ?? 0} conflicted file(s) — ${result.message}`,
+        placeHolder: "Later edits overlap this change. How should Takeback go on?",
         ignoreFocusOut: true,
       },
     );
@@ -75,7 +75,7 @@ async function chooseOnConflict(op: OperationRequest, result: ext.OperationResul
 }
 
 /** The modal confirmation over a dry run. True: go ahead. */
-async function confirm(preview: TurnbackContentProvider, result: ext.OperationResult, what?: string): Promise<boolean> {
+async function confirm(preview: TakebackContentProvider, result: ext.OperationResult, what?: string): Promise<boolean> {
   const c = confirmationFor(result, what);
   for (;;) {
     const buttons = result.patch ? [c.confirm, "Show Changes"] : [c.confirm];
@@ -93,7 +93,7 @@ async function confirm(preview: TurnbackContentProvider, result: ext.OperationRe
 /** Run one operation with preview, confirmation, conflict choice and outcome. */
 export async function runOperation(
   ctx: ServerContext,
-  preview: TurnbackContentProvider,
+  preview: TakebackContentProvider,
   op: OperationRequest,
 ): Promise<ext.OperationResult | undefined> {
   try {
@@ -148,7 +148,7 @@ async function showOutcome(op: OperationRequest, result: ext.OperationResult): P
   if (choice === "Open Conflicted Files") {
     await openFiles(op.folder, outcome.openable);
   } else if (choice === "Redo") {
-    await vscode.commands.executeCommand("turnback.redoAgentTurn");
+    await vscode.commands.executeCommand("takeback.redoAgentTurn");
   }
 }
 
@@ -156,18 +156,18 @@ async function showOutcome(op: OperationRequest, result: ext.OperationResult): P
 export function reportError(what: string, error: unknown): void {
   if (error instanceof ResponseError) {
     if (error.code === ext.ErrorCodes.nothingToDo) {
-      void vscode.window.showInformationMessage(`Turnback: ${error.message}`);
+      void vscode.window.showInformationMessage(`Takeback: ${error.message}`);
       return;
     }
     log().error(`${what}: ${error.message} (code ${error.code})`);
-    void vscode.window.showErrorMessage(`Turnback: ${error.message}`, "Show Logs").then((c) => c && showLogs());
+    void vscode.window.showErrorMessage(`Takeback: ${error.message}`, "Show Logs").then((c) => c && showLogs());
     return;
   }
-  if (error instanceof TurnbackUnavailable) {
-    void vscode.window.showErrorMessage(`Turnback: ${error.message}`, "Show Logs").then((c) => c && showLogs());
+  if (error instanceof TakebackUnavailable) {
+    void vscode.window.showErrorMessage(`Takeback: ${error.message}`, "Show Logs").then((c) => c && showLogs());
     return;
   }
   const message = error instanceof Error ? error.message : String(error);
   log().error(`${what}: ${message}`);
-  void vscode.window.showErrorMessage(`Turnback: ${what}: ${message}`, "Show Logs").then((c) => c && showLogs());
+  void vscode.window.showErrorMessage(`Takeback: ${what}: ${message}`, "Show Logs").then((c) => c && showLogs());
 }

@@ -1,6 +1,6 @@
 /**
  * Finds the command that starts the language server: the decision is model/resolve.ts (pure);
- * this file gives it real probes (PATH lookup, "can this Python import turnback?") and logs
+ * this file gives it real probes (PATH lookup, "can this Python import takeback?") and logs
  * each step to the output channel.
  */
 import { spawnSync } from "child_process";
@@ -46,13 +46,13 @@ export function which(name: string): string | undefined {
 }
 
 function pythonProblem(python: string): string | undefined {
-  const result = spawnSync(python, ["-c", "import turnback.cli"], { timeout: 15000, encoding: "utf8" });
+  const result = spawnSync(python, ["-c", "import takeback.cli"], { timeout: 15000, encoding: "utf8" });
   if (result.error) {
     return `${python} could not be run (${result.error.message})`;
   }
   if (result.status !== 0) {
     const last = (result.stderr || "").trim().split("\n").pop() ?? "";
-    return `${python} cannot import turnback${last ? ` (${last})` : ""}`;
+    return `${python} cannot import takeback${last ? ` (${last})` : ""}`;
   }
   return undefined;
 }

@@ -5,23 +5,23 @@ import { entryTitle, statusBarText } from "./model/format";
 import type { TimelineModel } from "./timelineView";
 
 export class TurnStatusBar implements vscode.Disposable {
-  private readonly item = vscode.window.createStatusBarItem("turnback.lastTurn", vscode.StatusBarAlignment.Left, 10);
+  private readonly item = vscode.window.createStatusBarItem("takeback.lastTurn", vscode.StatusBarAlignment.Left, 10);
   private readonly disposables: vscode.Disposable[];
 
   constructor(
     private readonly ctx: ServerContext,
     private readonly model: TimelineModel,
   ) {
-    this.item.name = "Turnback: last agent turn";
+    this.item.name = "Takeback: last agent turn";
     this.disposables = [model.onDidChange(() => this.render()), ctx.onDidChangeState(() => this.render())];
     this.render();
   }
 
   private render(): void {
     if (this.ctx.state === "failed") {
-      this.item.text = "$(error) Turnback";
-      this.item.tooltip = `Turnback's server is not running: ${this.ctx.problem ?? "see the log"}`;
-      this.item.command = "turnback.showLogs";
+      this.item.text = "$(error) Takeback";
+      this.item.tooltip = `Takeback's server is not running: ${this.ctx.problem ?? "see the log"}`;
+      this.item.command = "takeback.showLogs";
       this.item.show();
       return;
     }
@@ -32,8 +32,8 @@ export class TurnStatusBar implements vscode.Disposable {
     }
     const { entry } = latest;
     this.item.text = `$(history) ${statusBarText(entry)}`;
-    this.item.tooltip = `Last agent turn ${entryTitle(entry)} — click to open the Turnback timeline`;
-    this.item.command = "turnback.showTimeline";
+    this.item.tooltip = `Last agent turn ${entryTitle(entry)} — click to open the Takeback timeline`;
+    this.item.command = "takeback.showTimeline";
     this.item.show();
   }
 

@@ -1,6 +1,6 @@
 /**
- * The "Turnback" side panel: the server's timeline per workspace folder, fetched on
- * `turnback/timelineChanged` (debounced) and shown as sessions → turns → files. The tree's
+ * The "Takeback" side panel: the server's timeline per workspace folder, fetched on
+ * `takeback/timelineChanged` (debounced) and shown as sessions → turns → files. The tree's
  * shape and wording come from model/tree.ts; this file only fetches and renders. It keeps no
  * timeline of its own beyond the last answer, and clears when the server stops.
  */
@@ -203,14 +203,14 @@ export class TimelineTreeProvider implements vscode.TreeDataProvider<TreeNode>, 
         item.resourceUri = workspaceFileUri(node.folder, node.file.path);
         item.tooltip = `${node.file.path} — ${node.file.kind} by #${node.entry.number}. Click to see the change.`;
         item.contextValue = node.contextValue;
-        item.command = { command: "turnback.openFileDiff", title: "Open Changes", arguments: [node] };
+        item.command = { command: "takeback.openFileDiff", title: "Open Changes", arguments: [node] };
         return item;
       }
       case "more": {
         const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
         item.id = node.id;
         item.iconPath = new vscode.ThemeIcon("ellipsis");
-        item.command = { command: "turnback.loadMore", title: node.label, arguments: [node] };
+        item.command = { command: "takeback.loadMore", title: node.label, arguments: [node] };
         return item;
       }
       case "message": {

@@ -79,7 +79,7 @@ test("file descriptions", () => {
 });
 
 test("status bar text", () => {
-  assert.equal(statusBarText(undefined), "Turnback");
+  assert.equal(statusBarText(undefined), "Takeback");
   assert.equal(statusBarText(entry({ number: 7 })), "#7 · 1 file");
   assert.equal(statusBarText(entry({ number: 7, state: "reverted", files: [] })), "#7 · 0 files · undone");
 });

@@ -71,7 +71,7 @@ test("workspace edits: text edits grouped per document with versions, file opera
 
 function probes(overrides: Partial<Probes> = {}): Probes {
   return {
-    which: (name) => ({ turnback: "/usr/bin/turnback", python3: "/usr/bin/python3", "/opt/tb/bin/turnback": "/opt/tb/bin/turnback", "/home/me/venv/bin/python": "/home/me/venv/bin/python" } as Record<string, string>)[name],
+    which: (name) => ({ takeback: "/usr/bin/takeback", python3: "/usr/bin/python3", "/opt/tb/bin/takeback": "/opt/tb/bin/takeback", "/home/me/venv/bin/python": "/home/me/venv/bin/python" } as Record<string, string>)[name],
     pythonProblem: () => undefined,
     home: "/home/me",
     workspaceFolder: "/w",
@@ -79,49 +79,49 @@ function probes(overrides: Partial<Probes> = {}): Probes {
   };
 }
 
-test("server resolution: setting, then PATH, then python3 -m turnback", () => {
+test("server resolution: setting, then PATH, then python3 -m takeback", () => {
   const base = { command: "", python: "", logLevel: "INFO" };
-  const explicit = resolveServer({ ...base, command: "/opt/tb/bin/turnback" }, probes());
+  const explicit = resolveServer({ ...base, command: "/opt/tb/bin/takeback" }, probes());
   assert.ok(explicit.ok && explicit.server.source === "setting:command" && explicit.server.args.join(" ") === "serve");
 
   const python = resolveServer({ ...base, python: "~/venv/bin/python", logLevel: "DEBUG" }, probes());
   assert.ok(python.ok);
-  assert.deepEqual(python.ok && [python.server.command, ...python.server.args], ["/home/me/venv/bin/python", "-m", "turnback", "serve", "--log-level", "DEBUG"]);
+  assert.deepEqual(python.ok && [python.server.command, ...python.server.args], ["/home/me/venv/bin/python", "-m", "takeback", "serve", "--log-level", "DEBUG"]);
 
   const onPath = resolveServer(base, probes());
-  assert.ok(onPath.ok && onPath.server.source === "path" && onPath.server.command === "/usr/bin/turnback");
-  assert.deepEqual(onPath.steps, ["turnback.server.command: not set", "turnback.server.python: not set", "turnback on PATH: /usr/bin/turnback"]);
+  assert.ok(onPath.ok && onPath.server.source === "path" && onPath.server.command === "/usr/bin/takeback");
+  assert.deepEqual(onPath.steps, ["takeback.server.command: not set", "takeback.server.python: not set", "takeback on PATH: /usr/bin/takeback"]);
 
   const viaPython = resolveServer(base, probes({ which: (n) => (n === "python3" ? "/usr/bin/python3" : undefined) }));
   assert.ok(viaPython.ok && viaPython.server.source === "python3");
-  assert.deepEqual(viaPython.ok && viaPython.server.args, ["-m", "turnback", "serve"]);
+  assert.deepEqual(viaPython.ok && viaPython.server.args, ["-m", "takeback", "serve"]);
 });
 
 test("server resolution failures say what is wrong and how to fix it", () => {
   const base = { command: "", python: "", logLevel: "INFO" };
-  const none = resolveServer(base, probes({ which: (n) => (n === "python3" ? "/usr/bin/python3" : undefined), pythonProblem: () => "no module named turnback" }));
+  const none = resolveServer(base, probes({ which: (n) => (n === "python3" ? "/usr/bin/python3" : undefined), pythonProblem: () => "no module named takeback" }));
   assert.ok(!none.ok);
-  assert.match(!none.ok ? none.fix : "", /pipx install turnback/);
-  assert.match(none.steps.at(-1) ?? "", /no module named turnback/);
+  assert.match(!none.ok ? none.fix : "", /pipx install takeback/);
+  assert.match(none.steps.at(-1) ?? "", /no module named takeback/);
 
   // A setting that is set but broken is an error, never silently skipped.
-  const broken = resolveServer({ ...base, command: "${workspaceFolder}/missing/turnback" }, probes());
+  const broken = resolveServer({ ...base, command: "${workspaceFolder}/missing/takeback" }, probes());
   assert.ok(!broken.ok);
-  assert.match(!broken.ok ? broken.problem : "", /\/w\/missing\/turnback/);
-  const badPython = resolveServer({ ...base, python: "/usr/bin/python3" }, probes({ pythonProblem: () => "cannot import turnback" }));
-  assert.ok(!badPython.ok && /python3 -m pip install turnback/.test(badPython.fix));
+  assert.match(!broken.ok ? broken.problem : "", /\/w\/missing\/takeback/);
+  const badPython = resolveServer({ ...base, python: "/usr/bin/python3" }, probes({ pythonProblem: () => "cannot import takeback" }));
+  assert.ok(!badPython.ok && /python3 -m pip install takeback/.test(badPython.fix));
 
   assert.equal(expandPath("~/x", "/home/me"), "/home/me/x");
-  assert.equal(expandPath("${workspaceFolder}/.venv/bin/turnback", "/h", "/w"), "/w/.venv/bin/turnback");
+  assert.equal(expandPath("${workspaceFolder}/.venv/bin/takeback", "/h", "/w"), "/w/.venv/bin/takeback");
 });
 
 test("content URIs round-trip and name the file (for its language)", () => {
   const parts = contentUri({ folder: "file:///w", turnId: "01J9", number: 9, side: "before", path: "src/a b.ts", uri: "file:///w/src/a%20b.ts" });
-  assert.equal(parts.scheme, "turnback");
+  assert.equal(parts.scheme, "takeback");
   assert.equal(parts.path, "/9/before/src/a b.ts");
   assert.deepEqual(parseContentUri(parts.query), { folder: "file:///w", turnId: "01J9", number: 9, side: "before", path: "src/a b.ts", uri: "file:///w/src/a%20b.ts" });
   assert.match(contentUri({ folder: "f", turnId: "t", number: 3, side: "patch" }).path, /turn-3\.diff$/);
-  assert.throws(() => parseContentUri("side=left"), /not a Turnback content URI/);
+  assert.throws(() => parseContentUri("side=left"), /not a Takeback content URI/);
   assert.equal(joinFolderUri("file:///w/", "src/a b.ts"), "file:///w/src/a%20b.ts");
   assert.equal(diffTitle(4, "a.ts"), "#4 a.ts (before ↔ after)");
 });
@@ -138,7 +138,7 @@ const dry: OperationResult = {
     { path: "new.ts", action: "delete" },
     { path: "same.ts", action: "unchanged" },
   ],
-  nextAction: "turnback redo",
+  nextAction: "takeback redo",
   message: "would undo turn #4",
   patch: "--- a\n+++ b\n",
 };
@@ -161,27 +161,27 @@ test("conflicts: the choices, and the outcome's severity", () => {
   const partial = outcomeFor({ ...conflicted, dryRun: false, applied: true });
   assert.equal(partial.severity, "warning");
   assert.deepEqual(partial.openable, ["b.ts"]);
-  assert.match(partial.message, /Next: turnback redo/);
+  assert.match(partial.message, /Next: takeback redo/);
   assert.equal(outcomeFor({ ...dry, dryRun: false, applied: false, verdict: "broken" }).severity, "error");
 });
 
 test("server stderr: its own records are dropped once they arrive as logMessage; the rest keeps its level", () => {
-  const info = "2026-11-25 23:01:54,195 INFO turnback.lsp: turnback 0.1.0 language server starting";
-  assert.deepEqual(classifyStderr(info, false), { level: "info", text: "turnback.lsp: turnback 0.1.0 language server starting" });
+  const info = "2026-11-25 23:01:54,195 INFO takeback.lsp: takeback 0.1.0 language server starting";
+  assert.deepEqual(classifyStderr(info, false), { level: "info", text: "takeback.lsp: takeback 0.1.0 language server starting" });
   assert.equal(classifyStderr(info, true).level, "drop");
   const pygls = "2026-11-25 22:51:42,306 ERROR pygls.protocol.json_rpc: Exception occurred for message \"10\"";
   assert.deepEqual(classifyStderr(pygls, true), { level: "error", text: 'pygls.protocol.json_rpc: Exception occurred for message "10"' });
   assert.equal(classifyStderr("Traceback (most recent call last):", true).level, "error");
-  assert.equal(classifyStderr("turnback: error: unrecognized arguments: --stdio", false).level, "error");
+  assert.equal(classifyStderr("takeback: error: unrecognized arguments: --stdio", false).level, "error");
   assert.equal(classifyStderr("   ", true).level, "drop");
 });
 
 test("server commands from code actions become previewed operations; raw calls pass through", () => {
-  assert.deepEqual(operationFromServerCommand("turnback.undoTurn", [{ expectTurnId: "01J", folder: "file:///w" }]), { kind: "undo", folder: "file:///w", expectTurnId: "01J" });
-  assert.deepEqual(operationFromServerCommand("turnback.redoTurn", []), { kind: "redo", folder: undefined, expectTurnId: undefined });
-  assert.deepEqual(operationFromServerCommand("turnback.revertTurn", [{ turnId: "3", uri: "file:///w/a.py" }]), { kind: "revert", folder: undefined, turnId: "3", uri: "file:///w/a.py" });
-  assert.deepEqual(operationFromServerCommand("turnback.restore", [{ checkpointId: "last-green" }]), { kind: "restore", folder: undefined, checkpointId: "last-green" });
-  assert.equal(operationFromServerCommand("turnback.undoTurn", [{ dryRun: true }]), undefined);
-  assert.equal(operationFromServerCommand("turnback.revertTurn", [{ uri: "x" }]), undefined);
+  assert.deepEqual(operationFromServerCommand("takeback.undoTurn", [{ expectTurnId: "01J", folder: "file:///w" }]), { kind: "undo", folder: "file:///w", expectTurnId: "01J" });
+  assert.deepEqual(operationFromServerCommand("takeback.redoTurn", []), { kind: "redo", folder: undefined, expectTurnId: undefined });
+  assert.deepEqual(operationFromServerCommand("takeback.revertTurn", [{ turnId: "3", uri: "file:///w/a.py" }]), { kind: "revert", folder: undefined, turnId: "3", uri: "file:///w/a.py" });
+  assert.deepEqual(operationFromServerCommand("takeback.restore", [{ checkpointId: "last-green" }]), { kind: "restore", folder: undefined, checkpointId: "last-green" });
+  assert.equal(operationFromServerCommand("takeback.undoTurn", [{ dryRun: true }]), undefined);
+  assert.equal(operationFromServerCommand("takeback.revertTurn", [{ uri: "x" }]), undefined);
   assert.equal(operationFromServerCommand("editor.action.other", [{}]), undefined);
 });

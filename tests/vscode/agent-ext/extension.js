@@ -1,11 +1,11 @@
-// A minimal agent extension, as a real one would use Turnback: get the API from the Turnback
+// A minimal agent extension, as a real one would use Takeback: get the API from the Takeback
 // extension, begin a turn, apply a vscode.WorkspaceEdit through it, end the turn with checks.
 const fs = require("fs");
 const path = require("path");
 const vscode = require("vscode");
 
 function out(name, data) {
-  const dir = process.env.TURNBACK_TEST_AGENT_OUT;
+  const dir = process.env.TAKEBACK_TEST_AGENT_OUT;
   if (dir) {
     fs.writeFileSync(path.join(dir, name), JSON.stringify(data, null, 2));
   }
@@ -23,8 +23,8 @@ function replaceAll(edit, doc, from, to) {
 async function run() {
   const started = Date.now();
   try {
-    const turnback = vscode.extensions.getExtension("turnback.turnback");
-    const api = await turnback.activate();
+    const takeback = vscode.extensions.getExtension("takeback.takeback");
+    const api = await takeback.activate();
     const folder = vscode.workspace.workspaceFolders[0].uri;
     const greet = await vscode.workspace.openTextDocument(vscode.Uri.joinPath(folder, "app", "greet.py"));
     const main = await vscode.workspace.openTextDocument(vscode.Uri.joinPath(folder, "app", "main.py"));
@@ -67,9 +67,9 @@ async function keybindings() {
 
 exports.activate = (context) => {
   context.subscriptions.push(
-    vscode.commands.registerCommand("turnbackTestAgent.keybindings", keybindings),
-    vscode.commands.registerCommand("turnbackTestAgent.run", run),
-    vscode.commands.registerCommand("turnbackTestAgent.dump", dump),
+    vscode.commands.registerCommand("takebackTestAgent.keybindings", keybindings),
+    vscode.commands.registerCommand("takebackTestAgent.run", run),
+    vscode.commands.registerCommand("takebackTestAgent.dump", dump),
   );
 };
 exports.deactivate = () => {};

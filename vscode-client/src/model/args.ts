@@ -82,14 +82,14 @@ export type OperationSpec =
   | { kind: "restore"; folder?: string; checkpointId: string };
 
 const SERVER_COMMAND_KIND: Record<string, OperationSpec["kind"]> = {
-  "turnback.undoTurn": "undo",
-  "turnback.redoTurn": "redo",
-  "turnback.revertTurn": "revert",
-  "turnback.restore": "restore",
+  "takeback.undoTurn": "undo",
+  "takeback.redoTurn": "redo",
+  "takeback.revertTurn": "revert",
+  "takeback.restore": "restore",
 };
 
 /**
- * A server command (from a code action: `turnback.undoTurn {expectTurnId, folder}` …) as an
+ * A server command (from a code action: `takeback.undoTurn {expectTurnId, folder}` …) as an
  * operation the client runs with its preview and confirmation. Undefined: pass the command to
  * the server unchanged (not ours, or the caller asked for a dry run or a conflict mode itself).
  */

@@ -1,6 +1,6 @@
 /**
  * Converts the parts of a `vscode.WorkspaceEdit` (text edits and file operations, in order) into
- * an LSP `WorkspaceEdit` with `documentChanges`, as `turnback/applyEdit` takes it. Open
+ * an LSP `WorkspaceEdit` with `documentChanges`, as `takeback/applyEdit` takes it. Open
  * documents carry their version, so the server can refuse a stale edit. Pure module: api.ts
  * reads the parts out of VS Code's object and hands them over as plain data.
  */

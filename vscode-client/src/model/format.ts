@@ -215,7 +215,7 @@ export function fileDescription(file: FileChange): string {
 /** The status bar text for the last turn: "#12 · 3 files". */
 export function statusBarText(entry: Entry | undefined): string {
   if (!entry) {
-    return "Turnback";
+    return "Takeback";
   }
   const files = entry.files?.length ?? 0;
   return `#${entry.number} · ${plural(files, "file")}${entry.state === "reverted" ? " · undone" : ""}`;

@@ -125,5 +125,5 @@ export function outcomeFor(result: OperationResult): Outcome {
   const conflicts = (result.conflicts ?? []).map((c) => c.path);
   const severity = !result.applied || result.verdict === "broken" ? "error" : result.verdict === "partial" || conflicts.length ? "warning" : "info";
   const next = result.nextAction && severity !== "info" ? ` Next: ${result.nextAction}` : "";
-  return { severity, message: `Turnback: ${headline} ${result.message}${next}`.trim(), openable: conflicts };
+  return { severity, message: `Takeback: ${headline} ${result.message}${next}`.trim(), openable: conflicts };
 }

@@ -1,7 +1,7 @@
 /**
- * Which command starts the Turnback language server, decided in a fixed order and logged step by
- * step: the `turnback.server.command` setting, the `turnback.server.python` setting, `turnback`
- * on PATH, then `python3 -m turnback`. A setting that is set but does not work is an error (it
+ * Which command starts the Takeback language server, decided in a fixed order and logged step by
+ * step: the `takeback.server.command` setting, the `takeback.server.python` setting, `takeback`
+ * on PATH, then `python3 -m takeback`. A setting that is set but does not work is an error (it
  * is never silently skipped: the person asked for it). Pure module: the probes are injected.
  */
 
@@ -14,7 +14,7 @@ export interface ServerSettings {
 export interface Probes {
   /** The absolute path of an executable file, or undefined (`name` may be a bare name: search PATH). */
   which(name: string): string | undefined;
-  /** Can `python` import the `turnback` package? Undefined when it can, else why not. */
+  /** Can `python` import the `takeback` package? Undefined when it can, else why not. */
   pythonProblem(python: string): string | undefined;
   home: string;
   workspaceFolder?: string;
@@ -53,8 +53,8 @@ export function serveArgs(settings: ServerSettings): string[] {
 }
 
 const INSTALL_FIX =
-  "Install Turnback (`pipx install turnback`, or `pip install turnback` in the environment you use), " +
-  "or set `turnback.server.command` to the `turnback` executable, or `turnback.server.python` to a Python that has it.";
+  "Install Takeback (`pipx install takeback`, or `pip install takeback` in the environment you use), " +
+  "or set `takeback.server.command` to the `takeback` executable, or `takeback.server.python` to a Python that has it.";
 
 export function resolveServer(settings: ServerSettings, probes: Probes): Resolution {
   const steps: string[] = [];
@@ -64,59 +64,59 @@ export function resolveServer(settings: ServerSettings, probes: Probes): Resolut
     const wanted = expandPath(settings.command, probes.home, probes.workspaceFolder);
     const found = probes.which(wanted);
     if (found) {
-      steps.push(`turnback.server.command = ${JSON.stringify(settings.command)}: using ${found}`);
+      steps.push(`takeback.server.command = ${JSON.stringify(settings.command)}: using ${found}`);
       return { ok: true, server: { source: "setting:command", command: found, args: serve }, steps };
     }
-    steps.push(`turnback.server.command = ${JSON.stringify(settings.command)}: ${wanted} is not an executable file`);
+    steps.push(`takeback.server.command = ${JSON.stringify(settings.command)}: ${wanted} is not an executable file`);
     return {
       ok: false,
       steps,
-      problem: `The setting turnback.server.command points to ${wanted}, which is not an executable file.`,
-      fix: "Fix or clear `turnback.server.command` (it should be the path of the `turnback` executable).",
+      problem: `The setting takeback.server.command points to ${wanted}, which is not an executable file.`,
+      fix: "Fix or clear `takeback.server.command` (it should be the path of the `takeback` executable).",
     };
   }
-  steps.push("turnback.server.command: not set");
+  steps.push("takeback.server.command: not set");
 
   if (settings.python.trim()) {
     const wanted = expandPath(settings.python, probes.home, probes.workspaceFolder);
     const found = probes.which(wanted);
     const problem = found ? probes.pythonProblem(found) : `${wanted} is not an executable file`;
     if (found && !problem) {
-      steps.push(`turnback.server.python = ${JSON.stringify(settings.python)}: using ${found} -m turnback`);
-      return { ok: true, server: { source: "setting:python", command: found, args: ["-m", "turnback", ...serve] }, steps };
+      steps.push(`takeback.server.python = ${JSON.stringify(settings.python)}: using ${found} -m takeback`);
+      return { ok: true, server: { source: "setting:python", command: found, args: ["-m", "takeback", ...serve] }, steps };
     }
-    steps.push(`turnback.server.python = ${JSON.stringify(settings.python)}: ${problem}`);
+    steps.push(`takeback.server.python = ${JSON.stringify(settings.python)}: ${problem}`);
     return {
       ok: false,
       steps,
-      problem: `The setting turnback.server.python (${wanted}) cannot run Turnback: ${problem}.`,
-      fix: `Install Turnback into that interpreter (\`${wanted} -m pip install turnback\`) or fix \`turnback.server.python\`.`,
+      problem: `The setting takeback.server.python (${wanted}) cannot run Takeback: ${problem}.`,
+      fix: `Install Takeback into that interpreter (\`${wanted} -m pip install takeback\`) or fix \`takeback.server.python\`.`,
     };
   }
-  steps.push("turnback.server.python: not set");
+  steps.push("takeback.server.python: not set");
 
-  const onPath = probes.which("turnback");
+  const onPath = probes.which("takeback");
   if (onPath) {
-    steps.push(`turnback on PATH: ${onPath}`);
+    steps.push(`takeback on PATH: ${onPath}`);
     return { ok: true, server: { source: "path", command: onPath, args: serve }, steps };
   }
-  steps.push("turnback on PATH: not found");
+  steps.push("takeback on PATH: not found");
 
   const python3 = probes.which("python3");
   if (python3) {
     const problem = probes.pythonProblem(python3);
     if (!problem) {
-      steps.push(`python3 -m turnback: ${python3} has the turnback package`);
-      return { ok: true, server: { source: "python3", command: python3, args: ["-m", "turnback", ...serve] }, steps };
+      steps.push(`python3 -m takeback: ${python3} has the takeback package`);
+      return { ok: true, server: { source: "python3", command: python3, args: ["-m", "takeback", ...serve] }, steps };
     }
-    steps.push(`python3 -m turnback: ${problem}`);
+    steps.push(`python3 -m takeback: ${problem}`);
   } else {
     steps.push("python3 on PATH: not found");
   }
   return {
     ok: false,
     steps,
-    problem: "The Turnback language server was not found: no setting, no `turnback` on PATH, and python3 has no turnback package.",
+    problem: "The Takeback language server was not found: no setting, no `takeback` on PATH, and python3 has no takeback package.",
     fix: INSTALL_FIX,
   };
 }
@@ -127,7 +127,7 @@ const LOG_LINE = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:,\d+)? (DEBUG|INFO|WARN
 
 /**
  * How a line the server wrote on stderr goes into the output channel. The server logs each of
- * its own records on stderr AND as window/logMessage: once the client runs, its `turnback.*`
+ * its own records on stderr AND as window/logMessage: once the client runs, its `takeback.*`
  * records on stderr are duplicates and are dropped. Everything else keeps its level; lines that
  * are not log records (a traceback, a crash before the connection) are errors.
  */
@@ -137,7 +137,7 @@ export function classifyStderr(line: string, running: boolean): { level: StderrL
     return { level: line.trim() ? "error" : "drop", text: line };
   }
   const [, levelName, logger, message] = m;
-  if (running && (logger === "turnback" || logger.startsWith("turnback."))) {
+  if (running && (logger === "takeback" || logger.startsWith("takeback."))) {
     return { level: "drop", text: line };
   }
   const level: StderrLevel = levelName === "DEBUG" ? "debug" : levelName === "INFO" ? "info" : levelName === "WARNING" ? "warn" : "error";

@@ -17,7 +17,7 @@ export interface FolderTimeline {
   entries: Entry[];
   /** The `before` of the next page, if there is one. */
   nextBefore?: number | null;
-  /** The numbers the server's `turnback/status` gives, when known. */
+  /** The numbers the server's `takeback/status` gives, when known. */
   undoTarget?: number | null;
   redoTarget?: number | null;
   error?: string;

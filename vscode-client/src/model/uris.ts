@@ -1,11 +1,11 @@
 /**
- * The `turnback:` URIs of read-only documents the content provider serves: one side of a file
- * as a turn found or left it (`turnback/fileAt`), or a turn's whole patch (`turnback/diff`).
+ * The `takeback:` URIs of read-only documents the content provider serves: one side of a file
+ * as a turn found or left it (`takeback/fileAt`), or a turn's whole patch (`takeback/diff`).
  * The path ends with the file's own name so VS Code picks the right language; the query
  * carries what the request needs. Pure module (no `vscode` import).
  */
 
-export const SCHEME = "turnback";
+export const SCHEME = "takeback";
 
 export type ContentSide = "before" | "after" | "patch";
 
@@ -16,7 +16,7 @@ export interface ContentRef {
   side: ContentSide;
   /** Workspace-relative path of the file (for `patch`: optional, limits the diff to it). */
   path?: string;
-  /** The file's URI, as `turnback/fileAt` and `turnback/diff` take it. */
+  /** The file's URI, as `takeback/fileAt` and `takeback/diff` take it. */
   uri?: string;
 }
 
@@ -46,7 +46,7 @@ export function parseContentUri(query: string): ContentRef {
   const folder = q.get("folder");
   const turnId = q.get("turn");
   if (!folder || !turnId || (side !== "before" && side !== "after" && side !== "patch")) {
-    throw new Error(`not a Turnback content URI (query: ${query})`);
+    throw new Error(`not a Takeback content URI (query: ${query})`);
   }
   return {
     folder,

@@ -1,0 +1,233 @@
+"""The open turn's file: a turn's begin, and what its bracket saw at begin, until the turn ends.
+
+Opening a turn publishes nothing to the operation log. Its ``TurnBegun`` record waits in
+``brackets/open-turn`` and goes into the log with the turn's first published record (an edit
+batch, a check, its end, or an operation that ends it), in the same commit, so a bracketed turn
+costs one log commit instead of two. Every Takeback process reads this file under the store's
+lock whenever it reads the log head, so the open turn is part of everyone's timeline from the
+moment ``begin`` returns.
+
+The file (one at a time: only the newest turn can be open) holds, in this order:
+
+* the line ``takeback open turn 1``;
+* one line of JSON: the ``TurnBegun`` record;
+* one line of JSON: ``{"scan": <the bracket's begin snapshot, or null>, "index_size": <bytes
+  of the index copy that follows, or null>}``;
+* a copy of the user's git index as it was at begin (git scanner only), byte for byte.
+
+It is written to a temporary file and renamed into place, so a reader sees all of it or the
+file before. The index copy lives in the same file because creating a file is most of what a
+small write costs on a real disk; it is read only when the index changed during the turn.
+
+Stores written before this layout kept an open bracket's snapshot in ``brackets/<entry>.json``
+and the index copy in ``brackets/<entry>.index``, with the ``TurnBegun`` in the log; those are
+still read (``read`` falls back to them) so a turn opened before an upgrade ends normally.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pygit2
+
+from .errors import StoreError
+from .models import TurnBegun
+
+FILE_NAME = "open-turn"
+_MAGIC = b"takeback open turn 1\n"
+_EXTRACTED = FILE_NAME + ".index.tmp"
+
+
+@dataclass
+class IndexCopy:
+    """The user's git index as it was at begin: ``size`` bytes of ``path`` from ``offset``."""
+
+    path: Path
+    offset: int
+    size: int
+
+    def same_as(self, index_file: Path) -> bool:
+        """Whether ``index_file`` holds the same bytes as this copy.
+
+        An index file ends with a checksum of everything before it, so equal sizes and equal
+        trailers mean equal content without reading 2 x 10 MB for a 100k-file index. An
+        all-zero trailer (``index.skipHash``) proves nothing: then the bytes are compared in full.
+        """
+        try:
+            with open(self.path, "rb") as mine, open(index_file, "rb") as theirs:
+                if os.fstat(theirs.fileno()).st_size != self.size:
+                    return False
+                tail = min(self.size, 32)
+                mine.seek(self.offset + self.size - tail)
+                theirs.seek(self.size - tail)
+                trailer = mine.read(tail)
+                if trailer != theirs.read(tail):
+                    return False
+                if self.size >= 32 and trailer[-20:].strip(b"\x00"):
+                    return True
+                mine.seek(self.offset)
+                theirs.seek(0)
+                left = self.size
+                while left:
+                    step = min(left, 1 << 20)
+                    if mine.read(step) != theirs.read(step):
+                        return False
+                    left -= step
+                return True
+        except FileNotFoundError:
+            return False
+
+    def parsed(self) -> pygit2.Index:
+        """The copy as libgit2 reads an index (written out to a scratch file to be parsed)."""
+        if self.offset == 0:
+            return pygit2.Index(str(self.path))
+        scratch = self.path.parent / _EXTRACTED
+        with open(self.path, "rb") as source, open(scratch, "wb") as out:
+            _copy_range(source.fileno(), out.fileno(), self.offset, self.size)
+        try:
+            return pygit2.Index(str(scratch))  # libgit2 reads the whole file as it opens it
+        finally:
+            scratch.unlink(missing_ok=True)
+
+
+@dataclass
+class OpenTurn:
+    """What ``begin`` left for the open turn's end."""
+
+    begun: TurnBegun | None  # None only in a file from an older store (the log holds it)
+    scan: dict | None  # the scanner's begin snapshot; None for a turn begun without a bracket
+    index: IndexCopy | None
+    files: list[Path] = field(default_factory=list)  # what to remove once the turn has ended
+
+    def remove(self) -> None:
+        for path in self.files:
+            path.unlink(missing_ok=True)
+
+
+def write(directory: Path, begun: TurnBegun, scan: dict | None, index_source: Path | None, fsync: bool) -> None:
+    """Put the open turn's file in place (replacing one left by a turn that has ended)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    tmp = directory / (FILE_NAME + ".tmp")
+    source = None
+    try:
+        if index_source is not None:
+            try:
+                source = open(index_source, "rb")  # git replaces its index by rename: this stays whole
+            except FileNotFoundError:
+                source = None
+        size = os.fstat(source.fileno()).st_size if source is not None else None
+        header = json.dumps({"scan": scan, "index_size": size}, separators=(",", ":")).encode()
+        with open(tmp, "wb") as out:
+            out.write(_MAGIC + begun.model_dump_json().encode() + b"\n" + header + b"\n")
+            out.flush()
+            if source is not None and size:
+                _copy_range(source.fileno(), out.fileno(), 0, size)
+            if fsync:
+                os.fsync(out.fileno())
+        os.replace(tmp, directory / FILE_NAME)
+        if fsync:
+            fd = os.open(directory, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    finally:
+        if source is not None:
+            source.close()
+
+
+def _read_file(path: Path, with_scan: bool) -> OpenTurn | None:
+    """The open turn's file at ``path``, or None when there is none; its snapshot and index copy
+    only ``with_scan`` (a walk's snapshot can be large; the begin record is two lines in)."""
+    try:
+        handle = open(path, "rb")
+    except FileNotFoundError:
+        return None
+    try:
+        with handle:
+            if handle.readline() != _MAGIC:
+                raise StoreError(f"{path} is not an open turn's file (remove it to go on)")
+            begun = TurnBegun.model_validate_json(handle.readline())
+            if not with_scan:
+                return OpenTurn(begun, None, None, [path])
+            header = json.loads(handle.readline())
+            size = header.get("index_size")
+            index = IndexCopy(path, handle.tell(), size) if size is not None else None
+            return OpenTurn(begun, header.get("scan"), index, [path])
+    except ValueError as exc:
+        raise StoreError(f"unreadable open turn in {path} (remove it to go on): {exc}") from exc
+
+
+def read_begun(directory: Path) -> TurnBegun | None:
+    """The ``TurnBegun`` of the open turn's file, if there is one (cheap: reads two lines)."""
+    opened = _read_file(directory / FILE_NAME, with_scan=False)
+    return opened.begun if opened is not None else None
+
+
+def read(directory: Path, entry: str) -> OpenTurn | None:
+    """What ``begin`` left for turn ``entry``, or None (a turn begun by an older version without
+    a bracket, or whose file is gone)."""
+    opened = _read_file(directory / FILE_NAME, with_scan=True)
+    if opened is not None and opened.begun is not None and opened.begun.entry == entry:
+        return opened
+    return _read_older(directory, entry)
+
+
+def _read_older(directory: Path, entry: str) -> OpenTurn | None:
+    snapshot_file = directory / f"{entry}.json"
+    try:
+        scan = json.loads(snapshot_file.read_text())
+    except FileNotFoundError:
+        return None
+    except ValueError as exc:
+        raise StoreError(f"unreadable bracket snapshot {snapshot_file}: {exc}") from exc
+    files = [snapshot_file]
+    index = None
+    if scan.get("index"):
+        index_file = Path(scan["index"])
+        files.append(index_file)
+        try:
+            index = IndexCopy(index_file, 0, index_file.stat().st_size)
+        except FileNotFoundError:
+            index = None
+    return OpenTurn(None, scan, index, files)
+
+
+def snapshots(directory: Path) -> list[dict]:
+    """Every bracket snapshot kept in ``directory`` (the open turn's, and older stores'), for gc:
+    the content they name must stay in the store."""
+    found: list[dict] = []
+    for path in sorted(directory.glob("*.json")) if directory.exists() else []:
+        try:
+            found.append(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue
+    try:
+        opened = _read_file(directory / FILE_NAME, with_scan=True)
+    except (OSError, StoreError):
+        opened = None
+    if opened is not None and opened.scan:
+        found.append(opened.scan)
+    return found
+
+
+def _copy_range(source: int, target: int, offset: int, size: int) -> None:
+    """Copy ``size`` bytes of ``source`` from ``offset`` to the end of ``target``."""
+    left = size
+    while left:
+        try:
+            sent = os.sendfile(target, source, offset, left)
+        except OSError:  # no sendfile between these files: copy through memory
+            os.lseek(source, offset, os.SEEK_SET)
+            chunk = os.read(source, min(left, 1 << 20))
+            sent = os.write(target, chunk) if chunk else 0
+        if sent == 0:
+            raise StoreError("the git index shrank while it was copied")
+        offset += sent
+        left -= sent

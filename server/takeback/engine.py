@@ -1,0 +1,723 @@
+"""The turn engine: opens a workspace's store, records agent turns, answers questions.
+
+``Engine`` is the one API the CLI and the language server call; it knows nothing of either.
+Recording (brackets, edit batches, checks) and reading (timeline, diffs, status, gc) are here;
+undo, redo, revert and restore come from ``operations.Operations``.
+Every mutating call holds the store's lock, brings the in-memory timeline up to the log's
+head (another process may have written) and the open turn's file, does its work and appends
+its records in one compare-and-swap (a turn's begin waits in its file and is published with the
+turn's first record: ``brackets.py``). Operations that write the workspace go through the journal, so they
+complete or leave every file as it was.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+from collections.abc import Iterable
+from pathlib import Path
+
+import pygit2
+
+from . import brackets
+from .capture import Capturer
+from .clock import new_id as _new_id
+from .clock import now as _now
+from .config import Config, default_store_dir, load_config
+from .errors import (
+    InvalidInput,
+    NotFound,
+    NothingToDo,
+    StateError,
+    StoreError,
+    TakebackError,
+)
+from .journal import Journal, JournalFile
+from .merge import Version
+from .models import (
+    MODE_FILE,
+    BatchChange,
+    Check,
+    CheckpointApplied,
+    CheckpointRecorded,
+    CheckRecorded,
+    Entry,
+    FileVersion,
+    GcReport,
+    PathChange,
+    Record,
+    RecordEnvelope,
+    StoreStatus,
+    TurnBegun,
+    TurnEnded,
+    same_version,
+)
+from .operations import EditorApply, Operations
+from .scan import Changed, ScanCache, WalkScanner, make_scanner
+from .store import Store
+from .textdiff import is_binary, line_stats, unified_diff
+from .timeline import EntryState, Timeline
+from .workspace import Workspace
+
+log = logging.getLogger("takeback.engine")
+
+_CACHE_FILE = "timeline.pickle"
+_CACHE_FORMAT = 3  # bump when Timeline's shape changes
+_CACHE_AFTER_RECORDS = 50  # rewrite the cache when opening had to read this many log commits
+
+
+class Engine(Operations):
+    """One workspace's timeline and the operations on it."""
+
+    def __init__(self, workspace: str | os.PathLike[str], config: Config | None = None, long_lived: bool = False) -> None:
+        """``long_lived``: the process keeps this engine for many calls (the language server);
+        it then watches the work tree (``watch.py``, unless the ``watch_tree`` setting is off)
+        so a bracket's begin can reuse the previous listing when nothing changed."""
+        root = Path(workspace)
+        if not root.is_dir():
+            raise InvalidInput(f"workspace {root} is not a folder")
+        self.workspace = Workspace(root)
+        self.config = config or load_config(self.workspace.root)
+        store_dir = self.config.store_dir or default_store_dir(self.workspace.root)
+        self.store = Store(Path(store_dir), self.workspace.root, self.config.fsync, self.config.lock_timeout)
+        self.capture = Capturer(self.store, self.workspace, self.config)
+        self.journal = Journal(self.store, self.workspace, self.config.fsync)
+        self.timeline = Timeline()
+        self._head: str | None = None
+        self._user_repo: pygit2.Repository | None | bool = False
+        self._scan_cache = ScanCache(watch_tree=long_lived and self.config.watch_tree)
+        self._brackets = self.store.path / "brackets"
+        store_real = os.path.realpath(self.store.path)
+        root_real = str(self.workspace.root)
+        self._store_rel = os.path.relpath(store_real, root_real) if store_real.startswith(root_real + os.sep) else None
+        with self.store.locked():
+            self._load_cache()
+            replayed = self._refresh()
+            if replayed >= _CACHE_AFTER_RECORDS:
+                self._save_cache()
+            self.last_recovery = self.journal.recover(self._committed)
+            if self.last_recovery:
+                log.warning(
+                    "recovered an interrupted %s: %s %d files",
+                    self.last_recovery.operation,
+                    self.last_recovery.action,
+                    len(self.last_recovery.paths),
+                )
+
+    # ------------------------------------------------------------------ log plumbing
+
+    def _load_cache(self) -> None:
+        """Start from the timeline cached at some log head, so opening costs what is new."""
+        try:
+            fmt, head, timeline = pickle.loads((self.store.path / _CACHE_FILE).read_bytes())
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+            return
+        if fmt == _CACHE_FORMAT and isinstance(timeline, Timeline):
+            self.timeline, self._head = timeline, head
+
+    def _save_cache(self) -> None:
+        if self.timeline.tentative is not None:
+            return  # the cache holds what the log holds; the next open saves it
+        tmp = self.store.path / (_CACHE_FILE + ".tmp")
+        try:
+            tmp.write_bytes(pickle.dumps((_CACHE_FORMAT, self._head, self.timeline), protocol=pickle.HIGHEST_PROTOCOL))
+            os.replace(tmp, self.store.path / _CACHE_FILE)
+        except OSError as exc:
+            log.warning("could not write the timeline cache: %s", exc)
+
+    def _refresh(self) -> int:
+        """Fold the log's new commits, and the open turn's begin if the log does not hold it
+        yet, into the timeline; answers how many log commits it read."""
+        head = self.store.head()
+        begun = brackets.read_begun(self._brackets)
+        replayed = 0
+        if head != self._head:
+            self.timeline.retract()  # the log may hold it now
+            replayed = self._fold(head)
+        tentative = self.timeline.tentative
+        if tentative is not None and (begun is None or begun.entry != tentative.entry):
+            self.timeline.retract()
+        if begun is not None and self.timeline.tentative is None:
+            published = self.timeline.entries.get(begun.entry)
+            if published is None:
+                self.timeline.add_tentative(begun)
+            elif published.state != "open":  # its turn ended, and the file outlived it (a crash)
+                (self._brackets / brackets.FILE_NAME).unlink(missing_ok=True)
+        return replayed
+
+    def _fold(self, head: str | None) -> int:
+        try:
+            chain = self.store.commit_chain(head, self._head) if head else []
+        except StoreError:
+            self.timeline = Timeline()
+            chain = self.store.commit_chain(head, None) if head else []
+        if head is None or self._head is None:
+            self.timeline = Timeline()  # a full replay (gc resets _head) starts from nothing
+        for oid in chain:
+            try:
+                envelope = RecordEnvelope.model_validate_json(self.store.read_meta(oid))
+            except ValueError as exc:
+                raise StoreError(f"unreadable record {oid} in {self.store.path}: {exc}") from exc
+            for record in envelope.records:
+                self.timeline.apply(record)
+        self._head = head
+        return len(chain)
+
+    def _append(self, records: list[Record]) -> None:
+        """Publish records as one log commit (all or none) and fold them into the timeline.
+        The open turn's begin, while it waits outside the log, is published first in the same
+        commit."""
+        tentative = self.timeline.tentative
+        published = [tentative, *records] if tentative is not None else records
+        blobs: set[str] = set()
+        for record in records:
+            if isinstance(record, CheckpointRecorded):
+                for change in record.changes:
+                    for version in (change.before, change.after):
+                        if version is not None and not version.withheld:
+                            blobs.add(version.oid)
+        meta = RecordEnvelope(records=published).model_dump_json().encode()
+        self._head = self.store.append(meta, blobs, _message(published), self._head)
+        self.timeline.confirm()
+        for record in records:
+            self.timeline.apply(record)
+
+    def close(self) -> None:
+        """Let go of what a long-lived engine holds besides its store (the work tree's watch)."""
+        with self.store.locked():
+            self._scan_cache.close()
+
+    def timeline_version(self) -> str | None:
+        """A token that changes whenever the timeline does: the log head, followed by
+        ``+<entry>`` while an open turn's begin waits outside the log (opening a turn does not
+        move the head). Cheap: reads the ref and two lines of the open turn's file."""
+        with self.store.locked():
+            head = self.store.head()
+            begun = brackets.read_begun(self._brackets)
+        return head if begun is None else f"{head or ''}+{begun.entry}"
+
+    def _committed(self, journal_id: str) -> bool:
+        """Whether the operation a journal belongs to reached the log (then it rolls forward).
+
+        An operation's journal is named by its entry (committed with its ``OperationDone``);
+        an applied batch's by its checkpoint (recorded before the files are written).
+        """
+        if journal_id in self.timeline.checkpoint_owner:
+            return True
+        state = self.timeline.entries.get(journal_id)
+        return state is not None and state.operation is not None
+
+    def _user_head(self) -> str | None:
+        if self._user_repo is False:
+            try:
+                found = pygit2.discover_repository(str(self.workspace.root))
+                self._user_repo = pygit2.Repository(found) if found else None
+            except pygit2.GitError:
+                self._user_repo = None
+        repo = self._user_repo
+        if not repo:
+            return None
+        try:
+            return None if repo.head_is_unborn else str(repo.head.target)
+        except pygit2.GitError:
+            return None
+
+    def _skip(self, rel: str) -> bool:
+        return self._store_rel is not None and (rel == self._store_rel or rel.startswith(self._store_rel + "/"))
+
+    def _scanner(self, kind: str | None = None):
+        """The scanner for a new bracket, or (``kind``) for ending one begun with that kind: a
+        walk's snapshot is compared by a walk even if the folder became a repository since."""
+        scanner = make_scanner(
+            self.workspace,
+            self.store.path / "statcache.json",
+            self.config.git_scanner and kind != WalkScanner.kind,
+            self._skip,
+            self._scan_cache,
+        )
+        scanner.before_save = self.store.flush  # content a cache names is stored before the cache
+        return scanner
+
+    # ------------------------------------------------------------------ turns
+
+    def begin_turn(
+        self,
+        label: str | None = None,
+        session: str | None = None,
+        agent: str | None = None,
+        source: str = "bracket",
+        bracket: bool = True,
+    ) -> Entry:
+        """Open a turn. With ``bracket`` (the default), whatever changes on disk until
+        ``end_turn`` is recorded too. A turn left open (an agent that died) is ended first.
+
+        The turn's begin goes to the open turn's file, with the bracket's snapshot, and reaches
+        the log with the turn's first record (``brackets.py``): nothing is published here."""
+        with self.store.locked():
+            self._refresh()
+            open_state = self.timeline.open_turn()
+            if open_state is not None:
+                log.info("turn #%d was still open; ending it first", open_state.begun.number)
+                self._end(open_state, [], [])
+            entry_id = _new_id()
+            scanner = self._scanner() if bracket else None
+            snapshot = scanner.begin(self.capture.from_disk) if scanner is not None else None
+            record = TurnBegun(
+                id=entry_id,
+                at=_now(),
+                entry=entry_id,
+                number=self.timeline.max_number + 1,
+                session=session,
+                label=label,
+                agent=agent,
+                source=source,  # type: ignore[arg-type]
+                head=self._user_head(),
+            )
+            self.store.flush()  # the content the snapshot names is on disk before the snapshot
+            try:
+                brackets.write(
+                    self._brackets, record, snapshot, scanner.index_file() if scanner is not None else None, self.config.fsync
+                )
+            except OSError as exc:
+                raise StoreError(f"cannot write to the store {self.store.path}: {exc}") from exc
+            self.timeline.add_tentative(record)
+            return self.timeline.view(self.timeline.entries[entry_id])
+
+    def end_turn(
+        self,
+        turn: str | None = None,
+        commands: Iterable[str] = (),
+        checks: Iterable[Check] = (),
+    ) -> Entry:
+        """Close the open turn, recording what its bracket saw change on disk."""
+        with self.store.locked():
+            self._refresh()
+            state = self.timeline.open_turn()
+            if state is None:
+                raise StateError("no turn is open: start one with 'takeback begin'")
+            if turn is not None and self.timeline.resolve(turn) is not state:
+                raise StateError(f"turn {turn} is not the open turn (#{state.begun.number} is)")
+            self._end(state, list(commands), list(checks))
+            self._auto_gc()
+            return self.timeline.view(state)
+
+    def _end(self, state: EntryState, commands: list[str], checks: list[Check]) -> None:
+        records: list[Record] = []
+        opened = brackets.read(self._brackets, state.begun.entry)
+        if opened is not None and opened.scan is not None:
+            cp = self._bracket_checkpoint(state, opened)
+            if cp is not None:
+                records.append(cp)
+        now = _now()
+        checks = [c if c.at else c.model_copy(update={"at": now}) for c in checks]
+        records.append(TurnEnded(id=_new_id(), at=now, entry=state.begun.entry, commands=commands, checks=checks))
+        self._append(records)
+        if opened is not None:
+            opened.remove()
+
+    def _bracket_checkpoint(self, state: EntryState, opened: brackets.OpenTurn) -> CheckpointRecorded | None:
+        """What changed on disk since the bracket's snapshot, as the turn's bracket checkpoint."""
+        assert opened.scan is not None
+        scanner = self._scanner(opened.scan.get("kind"))
+        if scanner.kind != opened.scan.get("kind"):
+            # Begun in a git work tree that is gone (or git is): no index to tell what changed.
+            return CheckpointRecorded(
+                id=_new_id(), at=_now(), entry=state.begun.entry, label="changes on disk", changes=[], bracket=True,
+                notices=["what changed on disk during this turn was not recorded: the git repository "
+                         "its bracket began with is gone (or git, or the git_scanner setting is)"],
+            )
+        changed = scanner.end(opened.scan, opened.index, self.capture.from_disk, self.capture.version)
+        changed = [c for c in changed if not _explained_by_batches(state, c)]
+        if not changed:
+            return None
+        return CheckpointRecorded(
+            id=_new_id(),
+            at=_now(),
+            entry=state.begun.entry,
+            label="changes on disk",
+            changes=[self._path_change(c.path, c.before, c.after) for c in changed],
+            bracket=True,
+            notices=_notices(changed),
+        )
+
+    def _path_change(
+        self,
+        path: str,
+        before: FileVersion | None,
+        after: FileVersion | None,
+        renamed_from: str | None = None,
+        old: bytes | None = None,
+        new: bytes | None = None,
+    ) -> PathChange:
+        """Describe one path's change; ``old``/``new`` are its bytes when the caller has them."""
+        additions = deletions = 0
+        binary = False
+        if not any(v is not None and v.withheld for v in (before, after)):
+            if old is None and before is not None:
+                old = self.store.read_blob(before.oid)
+            if new is None and after is not None:
+                new = self.store.read_blob(after.oid)
+            binary = is_binary(old) or is_binary(new)
+            additions, deletions = line_stats(old, new)
+        return PathChange(
+            path=path, before=before, after=after, renamed_from=renamed_from,
+            additions=additions, deletions=deletions, binary=binary,
+        )
+
+    def record_batch(
+        self,
+        changes: list[BatchChange],
+        label: str | None = None,
+        session: str | None = None,
+        agent: str | None = None,
+        turn: str | None = None,
+        applied: bool = True,
+        source: str = "edit",
+    ) -> tuple[Entry, str]:
+        """Record one edit batch (before-images now, content after) as a checkpoint.
+
+        The batch joins the open turn; with no open turn it is a turn of its own.
+        Answers the entry and the new checkpoint's id. Nothing in the workspace is written.
+        """
+        if not changes:
+            raise InvalidInput("an edit batch needs at least one file change")
+        rels = [self.workspace.rel(c.path) for c in changes]
+        if len(set(rels)) != len(rels):
+            raise InvalidInput("an edit batch names the same path twice")
+        renamed = [self.workspace.rel(c.renamed_from) if c.renamed_from else None for c in changes]
+        with self.store.locked():
+            self._refresh()
+            state = self.timeline.open_turn()
+            if turn is not None and self.timeline.resolve(turn) is not state:
+                # checked before any content is stored: a refused batch writes nothing
+                raise StateError(f"turn {turn} is not open; batches can only join the open turn")
+            path_changes = []
+            notices: list[str] = []
+            for rel, change, source_path in zip(rels, changes, renamed):
+                if change.before == "disk":
+                    disk = self.workspace.read(rel)
+                    old = disk.content if disk else None
+                    before_mode = disk.mode if disk else None
+                else:
+                    old = change.before
+                    if change.mode is not None:
+                        before_mode = change.mode
+                    else:
+                        size = self.workspace.size(rel)
+                        disk = self.workspace.read(rel) if size is not None else None
+                        before_mode = disk.mode if disk else None
+                before = None if old is None else self.capture.version(rel, old, before_mode or MODE_FILE)
+                mode = change.mode or before_mode or MODE_FILE
+                after = None if change.after is None else self.capture.version(rel, change.after, mode)
+                for version in (before, after):
+                    if version is not None and version.withheld:
+                        notices.append(_withheld_notice(rel, version))
+                        break
+                path_changes.append(self._path_change(rel, before, after, source_path, old, change.after))
+            records: list[Record] = []
+            standalone = state is None
+            entry_id = state.begun.entry if state else _new_id()
+            if standalone:
+                records.append(
+                    TurnBegun(
+                        id=entry_id, at=_now(), entry=entry_id, number=self.timeline.max_number + 1,
+                        session=session, label=label, agent=agent, source=source,  # type: ignore[arg-type]
+                        head=self._user_head(),
+                    )
+                )
+            checkpoint_id = _new_id()
+            records.append(
+                CheckpointRecorded(
+                    id=checkpoint_id, at=_now(), entry=entry_id, label=label, changes=path_changes,
+                    applied=applied, notices=notices,
+                )
+            )
+            if standalone:
+                records.append(TurnEnded(id=_new_id(), at=_now(), entry=entry_id))
+            self._append(records)
+            if standalone:
+                self._auto_gc()
+            return self.timeline.view(self.timeline.entries[entry_id]), checkpoint_id
+
+    def apply_batch(self, changes: list[BatchChange], **kwargs) -> tuple[Entry, str]:
+        """Record a batch and write it to disk (for callers with no editor to apply it)."""
+        with self.store.locked():
+            entry, checkpoint_id = self.record_batch(changes, **kwargs)
+            cp = self.timeline._checkpoint(entry.id, checkpoint_id)
+            items = [JournalFile(path=c.path, before=c.before, after=c.after) for c in cp.changes]
+            self.journal.start(checkpoint_id, "apply", items, {})
+            for item in items:
+                if item.after is not None and item.after.withheld:
+                    content = next(c.after for c in changes if self.workspace.rel(c.path) == item.path)
+                    self.workspace.write(item.path, content or b"", item.after.mode, fsync=self.config.fsync)
+                else:
+                    self.journal.write_side(item, "after")
+            self.journal.finish()
+            return entry, checkpoint_id
+
+    def apply_recorded(
+        self,
+        checkpoint_id: str,
+        changes: list[BatchChange],
+        editor: EditorApply | None = None,
+        in_editor: Iterable[str] = (),
+    ) -> bool:
+        """Bring a checkpoint recorded by ``record_batch`` into the workspace.
+
+        ``changes`` is the batch it was recorded from (the content, also where the store withheld
+        it). Paths in ``in_editor`` (documents open in an editor) go through ``editor``; the rest
+        are written on disk under the journal, first. All or nothing: if the editor refuses, the
+        disk writes are rolled back, the checkpoint is marked not applied and False is answered;
+        if anything raises, the disk writes are rolled back too.
+        """
+        with self.store.locked():
+            self._refresh()
+            owner = self.timeline.checkpoint_owner.get(checkpoint_id)
+            if owner is None:
+                raise NotFound(f"no checkpoint {checkpoint_id}")
+            cp = self.timeline._checkpoint(owner, checkpoint_id)
+            given = {self.workspace.rel(c.path): c for c in changes}
+            editor_rels = {self.workspace.rel(p) for p in in_editor}
+            editor_writes: list[tuple[str, Version | None]] = []
+            items: list[JournalFile] = []
+            backups: dict[str, bytes] = {}
+            for i, change in enumerate(cp.changes):
+                source = given.get(change.path)
+                if change.path in editor_rels:
+                    content = source.after if source is not None else None
+                    if change.after is not None and content is None:
+                        content = self.store.read_blob(change.after.oid)
+                    editor_writes.append((change.path, None if change.after is None else Version(content, change.after.mode)))
+                    continue
+                backup = None
+                if change.before is not None and change.before.withheld:
+                    old = source.before if source is not None and isinstance(source.before, bytes) else None
+                    if old is None:
+                        disk = self.workspace.read(change.path)
+                        old = disk.content if disk else None
+                    if old is not None:
+                        backup = f"{i}.bin"
+                        backups[backup] = old
+                items.append(JournalFile(path=change.path, before=change.before, after=change.after, backup=backup))
+            self.journal.start(checkpoint_id, "apply", items, backups)
+            written: list[JournalFile] = []
+            applied = True
+            try:
+                for item in items:
+                    if item.after is not None and item.after.withheld:
+                        content = given[item.path].after if item.path in given else None
+                        self.workspace.write(item.path, content or b"", item.after.mode, fsync=self.config.fsync)
+                    else:
+                        self.journal.write_side(item, "after")
+                    written.append(item)
+                if editor_writes:
+                    applied = bool(editor is not None and editor(editor_writes))
+            except BaseException as exc:
+                self.journal.roll_back(written)
+                self.journal.finish()
+                try:
+                    self.set_applied(checkpoint_id, False, f"not applied: {exc}")
+                except TakebackError:
+                    log.exception("could not mark checkpoint %s as not applied", checkpoint_id)
+                raise
+            if not applied:
+                self.journal.roll_back(written)
+            self.journal.finish()
+            if not applied:
+                self.set_applied(checkpoint_id, False, "the editor did not apply the edit")
+            return applied
+
+    def set_applied(self, checkpoint_id: str, applied: bool, reason: str | None = None) -> Entry:
+        """Say whether a recorded checkpoint reached the workspace (the editor may refuse)."""
+        with self.store.locked():
+            self._refresh()
+            owner = self.timeline.checkpoint_owner.get(checkpoint_id)
+            if owner is None:
+                raise NotFound(f"no checkpoint {checkpoint_id}")
+            record = CheckpointApplied(
+                id=_new_id(), at=_now(), entry=owner, checkpoint=checkpoint_id, applied=applied, reason=reason
+            )
+            self._append([record])
+            return self.timeline.view(self.timeline.entries[owner])
+
+    def record_check(
+        self,
+        turn: str | None,
+        name: str,
+        status: str,
+        command: str | None = None,
+        exit_code: int | None = None,
+    ) -> Entry:
+        """Attach a check (tests, lint …) with its status to a turn (default: the open or last one)."""
+        if status not in ("passed", "failed", "error", "skipped"):
+            raise InvalidInput(f"check status {status!r} is not one of passed, failed, error, skipped")
+        if not name:
+            raise InvalidInput("a check needs a name")
+        with self.store.locked():
+            self._refresh()
+            state = self.timeline.resolve(turn) if turn else (self.timeline.open_turn() or self.timeline.resolve("last"))
+            check = Check(name=name, status=status, command=command, exit_code=exit_code, at=_now())  # type: ignore[arg-type]
+            self._append([CheckRecorded(id=_new_id(), at=_now(), entry=state.begun.entry, check=check)])
+            return self.timeline.view(state)
+
+    # ------------------------------------------------------------------ reading
+
+    def refresh(self) -> None:
+        with self.store.locked():
+            self._refresh()
+
+    def entries(self, session: str | None = None, limit: int | None = None, before: int | None = None) -> list[Entry]:
+        """Timeline entries, newest first; ``before`` pages by entry number."""
+        self.refresh()
+        out = []
+        for state in reversed(self.timeline.ordered()):
+            if session is not None and state.begun.session != session:
+                continue
+            if before is not None and state.begun.number >= before:
+                continue
+            out.append(self.timeline.view(state))
+            if limit is not None and len(out) >= limit:
+                break
+        return out
+
+    def entry(self, turn: str) -> Entry:
+        self.refresh()
+        return self.timeline.view(self.timeline.resolve(turn))
+
+    def diff(self, turn: str, path: str | None = None) -> str:
+        """The unified diff of what an entry changed (one file, or all)."""
+        entry = self.entry(turn)
+        rel = self.workspace.rel(path) if path else None
+        parts = []
+        for change in entry.files:
+            if rel is not None and rel not in (change.path, change.old_path):
+                continue
+            if change.withheld:
+                parts.append(f"diff --takeback a/{change.path} b/{change.path}\n# content withheld ({change.withheld}): not stored\n")
+                continue
+            before = self.store.read_blob(change.before.oid) if change.before else None
+            after = self.store.read_blob(change.after.oid) if change.after else None
+            parts.append(
+                unified_diff(
+                    change.path, before, after, old_path=change.old_path,
+                    before_mode=change.before.mode if change.before else None,
+                    after_mode=change.after.mode if change.after else None,
+                )
+            )
+        if rel is not None and not parts:
+            raise NotFound(f"turn #{entry.number} did not change {rel}")
+        return "".join(parts)
+
+    def file_at(self, turn: str, path: str, side: str = "after") -> bytes | None:
+        """A path's content before or after an entry (None: it did not exist then)."""
+        if side not in ("before", "after"):
+            raise InvalidInput(f"side must be 'before' or 'after', not {side!r}")
+        entry = self.entry(turn)
+        rel = self.workspace.rel(path)
+        for change in entry.files:
+            if rel == change.path or (side == "before" and rel == change.old_path):
+                version = change.before if side == "before" else change.after
+                if rel == change.old_path and change.kind == "renamed":
+                    version = change.before
+                if version is None:
+                    return None
+                if version.withheld:
+                    raise StateError(f"{rel}: content withheld by policy ({version.withheld}); it was never stored")
+                return self.store.read_blob(version.oid)
+        raise NotFound(f"turn #{entry.number} did not change {rel}")
+
+    def status(self) -> StoreStatus:
+        self.refresh()
+        ordered = self.timeline.ordered()
+        open_state = self.timeline.open_turn()
+        try:
+            undo_target = self.timeline.undo_target().begun.number
+        except NothingToDo:
+            undo_target = None
+        try:
+            redo_target = self.timeline.redo_target().begun.number
+        except NothingToDo:
+            redo_target = None
+        user_head = self._user_head()
+        return StoreStatus(
+            workspace=str(self.workspace.root),
+            store=str(self.store.path),
+            store_bytes=self.store.size_bytes(),
+            entries=len(ordered),
+            turns=sum(1 for s in ordered if s.begun.kind == "turn"),
+            open_turn=self.timeline.view(open_state) if open_state else None,
+            last_entry=self.timeline.view(ordered[-1]) if ordered else None,
+            undo_target=undo_target,
+            redo_target=redo_target,
+            git_repository=bool(self._user_repo),
+            head=user_head,
+            retention=self.config.retention,
+            fsync=self.config.fsync,
+            last_recovery=self.last_recovery or self.journal.last_report(),
+        )
+
+    # ------------------------------------------------------------------ retention
+
+    def _auto_gc(self) -> None:
+        policy = self.config.retention
+        if len(self.timeline.order) > policy.max_entries * 1.1 + 10:
+            self.gc()
+
+    def gc(self) -> GcReport:
+        """Apply the retention policy: drop old entries, then unreachable objects."""
+        from .retention import collect
+
+        with self.store.locked():
+            self._refresh()
+            if self.timeline.tentative is not None:
+                self._append([])  # the open turn's begin goes into the log that gc rewrites
+            report = collect(self)
+            self._head = None
+            self._refresh()
+            return report
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _explained_by_batches(state: EntryState, change: Changed) -> bool:
+    """Whether the turn's applied edit batches account for all of a path's change on disk
+    (the batches chain from the bracket's start to its end): then the bracket adds nothing."""
+    steps = [
+        c
+        for cp in state.checkpoints
+        if not cp.bracket and state.applied.get(cp.id, True)
+        for c in cp.changes
+        if c.path == change.path
+    ]
+    if not steps or not same_version(steps[0].before, change.before) or not same_version(steps[-1].after, change.after):
+        return False
+    return all(same_version(a.after, b.before) for a, b in zip(steps, steps[1:]))
+
+
+def _withheld_notice(rel: str, version: FileVersion) -> str:
+    if version.withheld == "secret":
+        return f"{rel}: secret file, content not stored (secrets policy)"
+    return f"{rel}: {version.size} bytes, over the size cap; content not stored"
+
+
+def _notices(changed: list[Changed]) -> list[str]:
+    notices = []
+    for c in changed:
+        for version in (c.before, c.after):
+            if version is not None and version.withheld:
+                notices.append(_withheld_notice(c.path, version))
+                break
+    return notices
+
+
+def _message(records: list[Record]) -> str:
+    """The log commit's subject, for people reading the store with git tools."""
+    first = records[0]
+    if isinstance(first, TurnBegun):
+        text = f"{first.kind} #{first.number}" + (f": {first.label}" if first.label else "")
+    else:
+        text = f"{first.type} in {first.entry}"
+    kinds = [r.type for r in records]
+    return f"{text} ({', '.join(kinds)})"

@@ -1,0 +1,84 @@
+"""The engine's errors: one base class and a few precise kinds.
+
+Each kind carries a stable ``code`` (a short name), the CLI exit status it maps to and the
+JSON-RPC error code the language server answers with. The message is one line saying what
+went wrong and why, written for a person.
+"""
+
+from __future__ import annotations
+
+
+class TakebackError(Exception):
+    """Base of every error the engine raises on purpose."""
+
+    code = "error"
+    exit_status = 1
+    rpc_code = -32001
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class NotFound(TakebackError):
+    """An unknown turn, checkpoint or path in a turn."""
+
+    code = "not-found"
+    exit_status = 3
+    rpc_code = -32002
+
+
+class NothingToDo(TakebackError):
+    """Nothing to undo, nothing to redo, no green turn to restore."""
+
+    code = "nothing-to-do"
+    exit_status = 4
+    rpc_code = -32003
+
+
+class InvalidInput(TakebackError):
+    """Malformed arguments: a bad turn spec, a bad option, a malformed edit."""
+
+    code = "invalid-input"
+    exit_status = 2
+    rpc_code = -32602
+
+
+class OutsideWorkspace(InvalidInput):
+    """A path that leads out of the workspace (``..``, absolute, a symlink going out)."""
+
+    code = "outside-workspace"
+    exit_status = 2
+    rpc_code = -32004
+
+
+class StateError(TakebackError):
+    """The request does not fit the timeline's state (no open turn, a turn already open …)."""
+
+    code = "state"
+    exit_status = 5
+    rpc_code = -32005
+
+
+class StaleContent(TakebackError):
+    """A before-image or document version that no longer matches the workspace."""
+
+    code = "stale"
+    exit_status = 6
+    rpc_code = -32006
+
+
+class StoreError(TakebackError):
+    """The private store cannot be read or written."""
+
+    code = "store"
+    exit_status = 7
+    rpc_code = -32007
+
+
+class Busy(TakebackError):
+    """Another process held the store's lock for too long."""
+
+    code = "busy"
+    exit_status = 8
+    rpc_code = -32008

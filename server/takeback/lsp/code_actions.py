@@ -1,0 +1,114 @@
+"""Code actions in files the last agent turn touched.
+
+In a file the last applied turn (the one "undo" would take back) changed:
+"Undo agent turn #N: <label> (k files)" and "Revert turn #N's changes to this file"; in a file
+the last undo (or revert, restore) changed: "Redo agent turn #N". Each carries the command
+(``takeback.undoTurn`` …) with the entry it was offered for (``expectTurnId``), so a timeline
+that moved in between is refused instead of acted on. Code actions are asked for often, so
+what they need is computed once per timeline version and cached.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from ..errors import InvalidInput, OutsideWorkspace
+from ..models import Entry
+from .documents import file_path, real_path
+from .folders import read, read_version
+from .protocol import CMD_REDO, CMD_REVERT, CMD_UNDO
+
+if TYPE_CHECKING:
+    from ..engine import Engine
+    from .server import TakebackServer
+
+KIND = types.CodeActionKind.QuickFix
+
+
+@dataclass(frozen=True)
+class Targets:
+    undo: Entry | None
+    redo: Entry | None
+    redo_subject: Entry | None
+    """The turn a redo would bring back (the undo's target)."""
+
+
+def find_targets(engine: Engine) -> Targets:
+    """What undo and redo would act on (the engine's rules, read from its public timeline)."""
+    entries = engine.entries()
+    undo = next((e for e in entries if e.kind == "turn" and e.state in ("applied", "open") and e.checkpoints), None)
+    redo = next((e for e in entries if e.kind in ("undo", "revert", "restore") and e.state == "applied"), None)
+    subject = None
+    if redo is not None and redo.target:
+        subject = next((e for e in entries if e.id == redo.target), None)
+    return Targets(undo, redo, subject)
+
+
+def _touches(entry: Entry | None, rel: str) -> bool:
+    return entry is not None and any(rel in (f.path, f.old_path) for f in entry.files)
+
+
+def _action(title: str, command: str, argument: dict) -> types.CodeAction:
+    return types.CodeAction(
+        title=title,
+        kind=KIND,
+        command=types.Command(title=title, command=command, arguments=[argument]),
+    )
+
+
+def _wanted(only: list[str] | None) -> bool:
+    if not only:
+        return True
+    return any(KIND == kind or KIND.startswith(f"{kind}.") or kind == "" for kind in only)
+
+
+def setup(server: TakebackServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[KIND]))
+    async def code_actions(ls: TakebackServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        if not _wanted(params.context.only):
+            return None
+        try:
+            path = real_path(file_path(params.text_document.uri))
+            folder = ls.folders.for_path(path)
+            engine = folder.require()
+            rel = engine.workspace.rel(path)
+        except (InvalidInput, OutsideWorkspace):
+            return None
+        except Exception:  # noqa: BLE001 - no store: no actions
+            return None
+        # Reading the version waits for an operation in progress (it holds the store's lock), so
+        # the actions offered always match the timeline as it is once that is done.
+        version = await asyncio.to_thread(read_version, engine)
+        cached = ls.code_action_cache.get(folder.path)
+        if cached is not None and cached[0] == version:
+            targets = cached[1]
+        else:
+            targets = await read(engine, find_targets, engine)
+            ls.code_action_cache[folder.path] = (version, targets)
+        actions = []
+        undo = targets.undo
+        if _touches(undo, rel):
+            assert undo is not None
+            label = f": {undo.label}" if undo.label else ""
+            count = len(undo.files)
+            actions.append(
+                _action(
+                    f"Undo agent turn #{undo.number}{label} ({count} file{'s' if count != 1 else ''})",
+                    CMD_UNDO, {"expectTurnId": undo.id, "folder": folder.uri},
+                )
+            )
+            actions.append(
+                _action(
+                    f"Revert turn #{undo.number}'s changes to this file",
+                    CMD_REVERT, {"turnId": undo.id, "uri": params.text_document.uri, "folder": folder.uri},
+                )
+            )
+        redo = targets.redo
+        if redo is not None and _touches(redo, rel):
+            number = targets.redo_subject.number if targets.redo_subject else redo.target_number
+            actions.append(_action(f"Redo agent turn #{number}", CMD_REDO, {"expectTurnId": redo.id, "folder": folder.uri}))
+        return actions or None

@@ -1,0 +1,211 @@
+"""Workspace folders: one engine (one store, one timeline) per folder, and change detection.
+
+Folders come from ``initialize`` (``workspaceFolders``, else ``rootUri``) and
+``workspace/didChangeWorkspaceFolders``. A request names its folder with ``folder`` (a folder
+URI), or through a document URI, or through a turn id that only one folder knows; otherwise
+the first folder is meant. A poller reads each store's timeline version about once a second
+(cheap: the log's ref and the open turn's file, see ``Engine.timeline_version``) and sends
+``takeback/timelineChanged`` when another process, e.g. the CLI, changed it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from ..engine import Engine
+from ..errors import InvalidInput, NotFound, OutsideWorkspace, StateError, TakebackError
+from .documents import file_path, path_uri, real_path
+from .protocol import TIMELINE_CHANGED, TimelineChangedParams
+
+if TYPE_CHECKING:
+    from .server import TakebackServer
+
+log = logging.getLogger("takeback.lsp.folders")
+
+POLL_SECONDS = 1.0
+_ULID_CHARS = set("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
+
+
+@dataclass
+class Folder:
+    uri: str
+    path: str
+    """Real path of the folder."""
+    engine: Engine | None = None
+    error: str | None = None
+    version: str | None = None
+    """The timeline version last announced (``Engine.timeline_version``)."""
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    writes: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """Serialises this server's writing requests for the folder in arrival order (FIFO)."""
+
+    def require(self) -> Engine:
+        if self.engine is None:
+            raise StateError(f"the workspace folder {self.path} has no Takeback store: {self.error or 'not opened yet'}")
+        return self.engine
+
+    def contains(self, path: str) -> bool:
+        return path == self.path or path.startswith(self.path.rstrip(os.sep) + os.sep)
+
+
+def read_version(engine: Engine) -> str | None:
+    return engine.timeline_version()
+
+
+async def read(engine: Engine, fn, *args, **kwargs):
+    """Run an engine read in a worker thread under the store's lock, so an operation running
+    in another thread (which holds the lock while it writes) is never seen half-way."""
+
+    def locked():
+        with engine.store.locked():
+            return fn(*args, **kwargs)
+
+    return await asyncio.to_thread(locked)
+
+
+class Folders:
+    def __init__(self, server: TakebackServer) -> None:
+        self.server = server
+        self.items: list[Folder] = []
+        self.poll_seconds = POLL_SECONDS
+
+    # ------------------------------------------------------------------ membership
+
+    async def add(self, uri: str) -> Folder | None:
+        try:
+            path = os.path.realpath(file_path(uri))
+        except InvalidInput as exc:
+            log.warning("ignoring workspace folder %s: %s", uri, exc.message)
+            return None
+        if any(f.path == path for f in self.items):
+            return None
+        folder = Folder(uri=uri, path=path)
+        self.items.append(folder)
+        try:
+            folder.engine = await asyncio.to_thread(Engine, path, None, True)  # long-lived: watches the tree
+            folder.version = await asyncio.to_thread(read_version, folder.engine)
+            log.info("workspace folder %s: store %s", path, folder.engine.store.path)
+            if folder.engine.last_recovery:
+                log.warning(
+                    "%s: recovered an interrupted %s (%s)",
+                    path, folder.engine.last_recovery.operation, folder.engine.last_recovery.action,
+                )
+        except TakebackError as exc:
+            folder.error = exc.message
+            log.error("workspace folder %s cannot be used: %s", path, exc.message)
+        return folder
+
+    def remove(self, uri: str) -> None:
+        try:
+            path = os.path.realpath(file_path(uri))
+        except InvalidInput:
+            return
+        for folder in self.items:
+            if folder.path == path and folder.engine is not None:
+                folder.engine.close()
+        self.items = [f for f in self.items if f.path != path]
+
+    # ------------------------------------------------------------------ lookup
+
+    def default(self) -> Folder:
+        if not self.items:
+            raise StateError("no workspace folder is open: start the server with a root folder or workspace folders")
+        return self.items[0]
+
+    def for_path(self, path: str) -> Folder:
+        """The innermost folder holding ``path`` (a real path)."""
+        best = None
+        for folder in self.items:
+            if folder.contains(path) and (best is None or len(folder.path) > len(best.path)):
+                best = folder
+        if best is None:
+            raise OutsideWorkspace(f"{path} is outside every workspace folder")
+        return best
+
+    def for_uri(self, uri: str) -> Folder:
+        return self.for_path(real_path(file_path(uri)))
+
+    def named(self, uri: str) -> Folder:
+        path = os.path.realpath(file_path(uri))
+        for folder in self.items:
+            if folder.path == path:
+                return folder
+        raise NotFound(f"{uri} is not one of the workspace folders")
+
+    async def resolve(self, folder: str | None = None, uri: str | None = None, turn: str | None = None) -> Folder:
+        """The folder a request means (see the module's docstring)."""
+        if folder:
+            return self.named(folder)
+        if uri:
+            return self.for_uri(uri)
+        if turn and len(self.items) > 1 and len(turn) >= 10 and set(turn.upper()) <= _ULID_CHARS:
+            for item in self.items:
+                if item.engine is None:
+                    continue
+                try:
+                    await read(item.engine, item.engine.entry, turn)
+                    return item
+                except TakebackError:
+                    continue
+        return self.default()
+
+    # ------------------------------------------------------------------ changes
+
+    async def changed(self, folder: Folder, reason: str = "request") -> None:
+        """Tell the client when the folder's timeline changed (``reason`` says who changed it)."""
+        if folder.engine is None:
+            return
+        async with folder.lock:
+            try:
+                version = await asyncio.to_thread(read_version, folder.engine)
+            except TakebackError as exc:
+                log.debug("could not read %s's timeline version: %s", folder.path, exc.message)
+                return
+            if version == folder.version:
+                return
+            folder.version = version
+        self.server.invalidate(folder)
+        self.server.protocol.notify(
+            TIMELINE_CHANGED, TimelineChangedParams(folder=folder.uri, head=version, reason=reason)
+        )
+
+    async def poll(self) -> None:
+        """Notice log heads moved by other processes (the CLI, another editor's server)."""
+        while True:
+            await asyncio.sleep(self.poll_seconds)
+            for folder in list(self.items):
+                await self.changed(folder, reason="external")
+
+
+def setup(server: TakebackServer) -> None:
+    @server.feature(types.INITIALIZE)
+    async def initialize(ls: TakebackServer, params: types.InitializeParams) -> None:
+        ls.loop = asyncio.get_running_loop()
+        options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
+        poll = options.get("pollInterval")
+        if isinstance(poll, (int, float)) and poll > 0:
+            ls.folders.poll_seconds = float(poll)
+        uris = [f.uri for f in params.workspace_folders or []]
+        if not uris:
+            root = params.root_uri or (params.root_path and path_uri(params.root_path))
+            if root:
+                uris = [root]
+        for uri in uris:
+            await ls.folders.add(uri)
+
+    @server.feature(types.INITIALIZED)
+    def initialized(ls: TakebackServer, params: types.InitializedParams) -> None:
+        ls.background(ls.folders.poll(), "timeline poller")
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    async def folders_changed(ls: TakebackServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        for removed in params.event.removed or []:
+            ls.folders.remove(removed.uri)
+        for added in params.event.added or []:
+            await ls.folders.add(added.uri)

@@ -1,0 +1,345 @@
+"""The public protocol of the Takeback language server: method names, params and results.
+
+Every custom request lives under ``takeback/``; its params are an attrs class here (pygls's
+converter reads and writes them in camelCase). Results that are engine objects (an ``Entry``,
+an ``OperationResult``, a ``StoreStatus``) are sent exactly as the CLI prints them with
+``--json`` (``model_dump(mode="json")``, snake_case keys); the small wrappers defined here are
+camelCase. docs/protocol.md documents all of it and vscode-client/src mirrors it; a test keeps
+the doc in step with the names below.
+
+``TakebackProtocol`` maps each method to its request type, so pygls structures the params
+(without it pygls turns unknown params into namedtuples and mangles URI keys).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Union
+
+import attrs
+import cattrs
+from lsprotocol import types
+from pygls.protocol import JsonRPCRequestMessage, LanguageServerProtocol, lsp_method
+
+# --------------------------------------------------------------------------- method names
+
+BEGIN_TURN = "takeback/beginTurn"
+END_TURN = "takeback/endTurn"
+APPLY_EDIT = "takeback/applyEdit"
+UNDO = "takeback/undo"
+REDO = "takeback/redo"
+REVERT_TURN = "takeback/revertTurn"
+RESTORE = "takeback/restore"
+TIMELINE = "takeback/timeline"
+TURN = "takeback/turn"
+DIFF = "takeback/diff"
+FILE_AT = "takeback/fileAt"
+RECORD_CHECK = "takeback/recordCheck"
+STATUS = "takeback/status"
+TIMELINE_CHANGED = "takeback/timelineChanged"  # notification, server -> client
+
+# workspace/executeCommand commands
+CMD_UNDO = "takeback.undoTurn"
+CMD_REDO = "takeback.redoTurn"
+CMD_REVERT = "takeback.revertTurn"
+CMD_RESTORE = "takeback.restore"
+COMMANDS = (CMD_UNDO, CMD_REDO, CMD_REVERT, CMD_RESTORE)
+
+# JSON-RPC error codes (the engine's errors carry them; see takeback.errors)
+ERROR_CODES = {
+    -32001: "error: an unexpected Takeback error",
+    -32002: "not-found: unknown turn, checkpoint, or a path the turn did not change",
+    -32003: "nothing-to-do: nothing to undo / redo, no green turn",
+    -32602: "invalid-input: malformed params or edit, bad turn spec or option",
+    -32004: "outside-workspace: a URI outside every workspace folder (or into .git)",
+    -32005: "state: the request does not fit the timeline (no open turn, editor refused)",
+    -32006: "stale: a document version or content that no longer matches",
+    -32007: "store: the private store cannot be read or written",
+    -32008: "busy: another process held the store's lock too long",
+    -32800: "cancelled: the request was cancelled before anything was written",
+}
+
+OnConflict = Literal["abort", "skip", "markers", "force"]
+
+
+# --------------------------------------------------------------------------- params
+
+
+@attrs.define
+class FolderParams:
+    """Common to every request: which workspace folder (default: the first one)."""
+
+    folder: str | None = None
+    """A workspace folder URI; needed only in a multi-root workspace."""
+
+
+@attrs.define
+class BeginTurnParams:
+    session_id: str | None = None
+    label: str | None = None
+    agent: str | None = None
+    folder: str | None = None
+    bracket: bool = True
+    """Also record whatever changes on disk until endTurn (shell commands, formatters)."""
+
+
+@attrs.define
+class CheckParams:
+    name: str
+    status: Literal["passed", "failed", "error", "skipped"]
+    command: str | None = None
+    exit_code: int | None = None
+
+
+@attrs.define
+class EndTurnParams:
+    turn_id: str | None = None
+    commands_run: list[str] = attrs.field(factory=list)
+    checks: list[CheckParams] = attrs.field(factory=list)
+    folder: str | None = None
+
+
+@attrs.define
+class ApplyEditParams:
+    edit: types.WorkspaceEdit
+    label: str | None = None
+    session_id: str | None = None
+    turn_id: str | None = None
+    agent: str | None = None
+
+
+@attrs.define
+class OperationParams:
+    """undo and redo."""
+
+    dry_run: bool = False
+    on_conflict: OnConflict = "abort"
+    folder: str | None = None
+    expect_turn_id: str | None = None
+    """Only act if the operation would target this entry (code actions pass it)."""
+    work_done_token: Union[int, str, None] = None
+
+
+@attrs.define
+class RevertTurnParams:
+    turn_id: str
+    dry_run: bool = False
+    on_conflict: OnConflict = "abort"
+    uri: str | None = None
+    """Revert only the turn's changes to this file."""
+    folder: str | None = None
+    work_done_token: Union[int, str, None] = None
+
+
+@attrs.define
+class RestoreParams:
+    checkpoint_id: str
+    """A checkpoint id, ``#N`` (turn N's last checkpoint), ``#N.k``, or ``last-green``."""
+    dry_run: bool = False
+    on_conflict: OnConflict = "abort"
+    folder: str | None = None
+    work_done_token: Union[int, str, None] = None
+
+
+@attrs.define
+class TimelineParams:
+    session_id: str | None = None
+    limit: int | None = None
+    before: int | None = None
+    folder: str | None = None
+
+
+@attrs.define
+class TurnParams:
+    turn_id: str
+    folder: str | None = None
+
+
+@attrs.define
+class DiffParams:
+    turn_id: str
+    uri: str | None = None
+    folder: str | None = None
+
+
+@attrs.define
+class FileAtParams:
+    turn_id: str
+    uri: str
+    side: Literal["before", "after"] = "after"
+    folder: str | None = None
+
+
+@attrs.define
+class RecordCheckParams:
+    name: str
+    status: Literal["passed", "failed", "error", "skipped"]
+    turn_id: str | None = None
+    command: str | None = None
+    exit_code: int | None = None
+    folder: str | None = None
+
+
+# --------------------------------------------------------------------------- results
+
+Json = Any
+"""An engine object as the CLI's ``--json`` prints it (see server/takeback/models.py)."""
+
+
+@attrs.define
+class ApplyEditResult:
+    applied: bool
+    checkpoint_id: str
+    entry: Json
+    """The turn the batch joined (models.Entry)."""
+    failure_reason: str | None
+    folder: str
+
+
+@attrs.define
+class TimelineResult:
+    entries: list[Json]
+    """models.Entry, newest first."""
+    next_before: int | None
+    """Pass as ``before`` for the next page; null on the last page."""
+    folder: str
+
+
+@attrs.define
+class DiffResult:
+    diff: str
+    folder: str
+
+
+@attrs.define
+class FileAtResult:
+    exists: bool
+    content: str | None
+    encoding: Literal["utf-8", "base64"]
+    folder: str
+
+
+@attrs.define
+class TimelineChangedParams:
+    folder: str
+    head: str | None
+    """The timeline's version: the log head, with ``+<entry>`` while an open turn's begin is not
+    in the log yet. Opaque to clients: it only tells one state from another."""
+    reason: str
+    """What changed it: ``request`` (this server) or ``external`` (another process, e.g. the CLI)."""
+
+
+# --------------------------------------------------------------------------- request types
+
+
+@attrs.define
+class InvalidParams:
+    """Stands for params that did not match their type; handlers answer -32602 with ``message``."""
+
+    message: str
+
+    @classmethod
+    def of(cls, exc: Exception) -> "InvalidParams":
+        if isinstance(exc, (cattrs.ClassValidationError, cattrs.IterableValidationError)):
+            details = "; ".join(m.replace("$.params.", "").replace("$.params", "params") for m in cattrs.transform_error(exc))
+        else:
+            details = str(exc)
+        return cls(f"invalid params: {details}")
+
+
+def _request(method: str, params_type: type) -> type:
+    cls = attrs.make_class(
+        f"{params_type.__name__.removesuffix('Params')}Request",
+        {
+            "id": attrs.field(type=Union[int, str]),
+            "params": attrs.field(type=params_type),
+            "method": attrs.field(type=str, default=method),
+            "jsonrpc": attrs.field(type=str, default="2.0"),
+        },
+    )
+    return cls
+
+
+PARAMS: dict[str, type] = {
+    BEGIN_TURN: BeginTurnParams,
+    END_TURN: EndTurnParams,
+    APPLY_EDIT: ApplyEditParams,
+    UNDO: OperationParams,
+    REDO: OperationParams,
+    REVERT_TURN: RevertTurnParams,
+    RESTORE: RestoreParams,
+    TIMELINE: TimelineParams,
+    TURN: TurnParams,
+    DIFF: DiffParams,
+    FILE_AT: FileAtParams,
+    RECORD_CHECK: RecordCheckParams,
+    STATUS: FolderParams,
+}
+"""Every custom request and its params type."""
+
+COMMAND_ARGUMENTS: dict[str, type] = {
+    CMD_UNDO: OperationParams,
+    CMD_REDO: OperationParams,
+    CMD_REVERT: RevertTurnParams,
+    CMD_RESTORE: RestoreParams,
+}
+"""Every command takes at most one argument, an object shaped like the matching request's params."""
+
+_REQUESTS = {method: _request(method, params) for method, params in PARAMS.items()}
+
+
+class TakebackProtocol(LanguageServerProtocol):
+    """pygls's protocol, taught the custom methods' types.
+
+    Documents are synchronised by takeback.lsp.documents alone: the builtin handlers below
+    only hand over to it (pygls's own copies use a position codec that rewrites the incoming
+    ranges in place and splits lines where LSP does not).
+    """
+
+    def structure_message(self, data: dict[str, Any]):
+        """Structure our requests here, so bad params get an error response.
+
+        pygls logs a message it cannot structure and answers nothing, which leaves the client
+        waiting; a request with bad params is handed over as ``InvalidParams`` instead and the
+        handler answers -32602 with what was wrong.
+        """
+        method = data.get("method") if "jsonrpc" in data else None
+        request = _REQUESTS.get(method) if "id" in data else None
+        if request is None:
+            return super().structure_message(data)
+        if data.get("params") is None or data.get("params") == []:
+            data = {**data, "params": {}}  # Lua clients (Neovim) encode an empty table as []
+        if not isinstance(data["params"], dict):
+            # By-position params would be structured field by field into defaults: a preview
+            # could run for real. Takeback's requests take named params only.
+            kind = type(data["params"]).__name__
+            return JsonRPCRequestMessage(
+                id=data["id"], method=method, jsonrpc=data["jsonrpc"],
+                params=InvalidParams(f"invalid params: {method} takes an object of named params, not a {kind}"),
+            )
+        try:
+            return self._converter.structure(data, request)
+        except Exception as exc:  # noqa: BLE001 - any structuring failure is the client's input
+            return JsonRPCRequestMessage(
+                id=data["id"], method=method, jsonrpc=data["jsonrpc"], params=InvalidParams.of(exc)
+            )
+
+    def get_message_type(self, method: str) -> type | None:
+        request = _REQUESTS.get(method)
+        if request is not None:
+            return request
+        return super().get_message_type(method)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_OPEN)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CLOSE)) is not None:
+            yield handler, (params,), None

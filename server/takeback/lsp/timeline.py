@@ -1,0 +1,86 @@
+"""Timeline queries: ``takeback/timeline`` (paged), ``takeback/turn``, ``takeback/diff``,
+``takeback/fileAt`` and ``takeback/status``. They read only; each runs in a worker thread
+because opening the log takes the store's lock."""
+
+from __future__ import annotations
+
+import base64
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidInput
+from .documents import file_path
+from .errors import rpc_errors
+from .folders import read
+from .protocol import (
+    DIFF,
+    FILE_AT,
+    STATUS,
+    TIMELINE,
+    TURN,
+    DiffParams,
+    DiffResult,
+    FileAtParams,
+    FileAtResult,
+    FolderParams,
+    TimelineParams,
+    TimelineResult,
+    TurnParams,
+)
+
+if TYPE_CHECKING:
+    from .server import TakebackServer
+
+DEFAULT_LIMIT = 50
+
+
+def setup(server: TakebackServer) -> None:
+    @server.feature(TIMELINE)
+    @rpc_errors
+    async def timeline(ls: TakebackServer, params: TimelineParams) -> TimelineResult:
+        folder = await ls.folders.resolve(params.folder)
+        engine = folder.require()
+        limit = params.limit if params.limit is not None else DEFAULT_LIMIT
+        if limit < 1:
+            raise InvalidInput("limit must be 1 or more")
+        entries = await read(engine, engine.entries, session=params.session_id, limit=limit + 1, before=params.before)
+        more = len(entries) > limit
+        entries = entries[:limit]
+        return TimelineResult(
+            entries=[e.model_dump(mode="json") for e in entries],
+            next_before=entries[-1].number if more and entries else None,
+            folder=folder.uri,
+        )
+
+    @server.feature(TURN)
+    @rpc_errors
+    async def turn(ls: TakebackServer, params: TurnParams) -> Any:
+        folder = await ls.folders.resolve(params.folder, turn=params.turn_id)
+        entry = await read(folder.require(), folder.require().entry, params.turn_id)
+        return entry.model_dump(mode="json")
+
+    @server.feature(DIFF)
+    @rpc_errors
+    async def diff(ls: TakebackServer, params: DiffParams) -> DiffResult:
+        folder = await ls.folders.resolve(params.folder, uri=params.uri, turn=params.turn_id)
+        path = file_path(params.uri) if params.uri else None
+        text = await read(folder.require(), folder.require().diff, params.turn_id, path)
+        return DiffResult(diff=text, folder=folder.uri)
+
+    @server.feature(FILE_AT)
+    @rpc_errors
+    async def file_at(ls: TakebackServer, params: FileAtParams) -> FileAtResult:
+        folder = await ls.folders.resolve(params.folder, uri=params.uri, turn=params.turn_id)
+        content = await read(folder.require(), folder.require().file_at, params.turn_id, file_path(params.uri), params.side)
+        if content is None:
+            return FileAtResult(exists=False, content=None, encoding="utf-8", folder=folder.uri)
+        try:
+            return FileAtResult(exists=True, content=content.decode("utf-8"), encoding="utf-8", folder=folder.uri)
+        except UnicodeDecodeError:
+            return FileAtResult(exists=True, content=base64.b64encode(content).decode(), encoding="base64", folder=folder.uri)
+
+    @server.feature(STATUS)
+    @rpc_errors
+    async def status(ls: TakebackServer, params: FolderParams) -> Any:
+        folder = await ls.folders.resolve(params.folder)
+        result = await read(folder.require(), folder.require().status)
+        return result.model_dump(mode="json")

@@ -1,0 +1,334 @@
+"""Every data type Takeback passes around, in one place (pydantic models).
+
+Three groups live here:
+
+* what the operation log stores (``Record`` and its kinds), which is the storage format;
+* what the engine derives from the log (``Entry``, ``FileChange``, ``Checkpoint``);
+* what operations answer (``OperationResult``, ``StoreStatus``, ``GcReport``).
+
+The engine, the CLI and the language server all speak these types; the CLI prints
+them as JSON with ``model_dump(mode="json")`` and the server sends the same shape.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MODE_FILE = 0o100644
+MODE_EXEC = 0o100755
+MODE_LINK = 0o120000
+
+EntryKind = Literal["turn", "undo", "redo", "revert", "restore"]
+EntryState = Literal["open", "applied", "reverted", "partial", "not-applied"]
+Verdict = Literal["safe", "partial", "broken"]
+OnConflict = Literal["abort", "skip", "markers", "force"]
+CheckStatus = Literal["passed", "failed", "error", "skipped"]
+Withheld = Literal["secret", "oversize"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=False)
+
+
+# --------------------------------------------------------------------------- storage
+
+
+class FileVersion(_Model):
+    """One side of a file change: what a path held at a moment.
+
+    ``oid`` is the git blob id of the content, which is in the store, unless the content was
+    withheld by policy (a secret, or over the size cap): then ``oid`` is a keyed digest
+    (``hmac:…``) that still tells whether a file on disk is the same, and the bytes are not kept.
+    """
+
+    oid: str
+    mode: int = MODE_FILE
+    size: int = 0
+    withheld: Withheld | None = None
+
+
+def same_version(a: FileVersion | None, b: FileVersion | None) -> bool:
+    """Whether two sides hold the same file: same content id and mode (None = absent)."""
+    if a is None or b is None:
+        return a is b
+    return (a.oid, a.mode) == (b.oid, b.mode)
+
+
+class PathChange(_Model):
+    """What one checkpoint did to one path. ``None`` on a side means the path did not exist."""
+
+    path: str
+    before: FileVersion | None
+    after: FileVersion | None
+    renamed_from: str | None = None
+    additions: int = 0
+    deletions: int = 0
+    binary: bool = False
+
+
+class Check(_Model):
+    """A check the agent (or a person) ran for a turn, e.g. the test suite."""
+
+    name: str
+    status: CheckStatus
+    command: str | None = None
+    exit_code: int | None = None
+    at: datetime | None = None
+
+
+class TurnBegun(_Model):
+    """Opens a timeline entry: an agent turn, or an operation (undo, revert …)."""
+
+    type: Literal["begin"] = "begin"
+    id: str
+    at: datetime
+    entry: str
+    number: int
+    kind: EntryKind = "turn"
+    session: str | None = None
+    label: str | None = None
+    agent: str | None = None
+    source: Literal["edit", "bracket", "cli", "lsp", "operation"] = "bracket"
+    head: str | None = None
+
+
+class CheckpointRecorded(_Model):
+    """One edit batch inside an entry, with the before and after of every touched path."""
+
+    type: Literal["checkpoint"] = "checkpoint"
+    id: str
+    at: datetime
+    entry: str
+    label: str | None = None
+    changes: list[PathChange]
+    applied: bool = True
+    bracket: bool = False  # recorded by a bracket's end scan: covers the whole turn for its paths
+    notices: list[str] = []
+
+
+class CheckpointApplied(_Model):
+    """Says whether a checkpoint recorded before it was applied did reach the workspace."""
+
+    type: Literal["applied"] = "applied"
+    id: str
+    at: datetime
+    entry: str
+    checkpoint: str
+    applied: bool
+    reason: str | None = None
+
+
+class TurnEnded(_Model):
+    type: Literal["end"] = "end"
+    id: str
+    at: datetime
+    entry: str
+    commands: list[str] = []
+    checks: list[Check] = []
+
+
+class CheckRecorded(_Model):
+    type: Literal["check"] = "check"
+    id: str
+    at: datetime
+    entry: str
+    check: Check
+
+
+class OperationDone(_Model):
+    """Closes an operation entry (its changes are in the checkpoint before it).
+
+    ``effects`` maps the entries whose state the operation changed to their new state:
+    an undo of #4 says ``{#4's id: "reverted"}``; a redo of that undo says
+    ``{undo's id: "reverted", #4's id: "applied"}``.
+    """
+
+    type: Literal["operation"] = "operation"
+    id: str
+    at: datetime
+    entry: str
+    target: str | None = None
+    checkpoint_target: str | None = None
+    on_conflict: OnConflict = "abort"
+    verdict: Verdict
+    effects: dict[str, EntryState] = {}
+    previous: dict[str, EntryState] = {}
+    skipped: list[str] = []
+    conflicts: list[str] = []
+
+
+Record = Annotated[
+    Union[TurnBegun, CheckpointRecorded, CheckpointApplied, TurnEnded, CheckRecorded, OperationDone],
+    Field(discriminator="type"),
+]
+
+
+class RecordEnvelope(_Model):
+    """The JSON document stored in each operation-log commit (``meta.json``).
+
+    One commit holds the records of one engine call (a standalone batch is begin, checkpoint
+    and end together), so a call is published or not as a whole.
+    """
+
+    format: int = 1
+    records: list[Record]
+
+
+class BatchChange(_Model):
+    """One path of an edit batch handed to the engine (content after; None deletes it).
+
+    ``before`` is what the path held just before the batch: the bytes the editor shows for an
+    open document, or ``"disk"`` to read the file now; None means it did not exist.
+    """
+
+    path: str
+    after: bytes | None
+    before: bytes | None | Literal["disk"] = "disk"
+    mode: int | None = None
+    renamed_from: str | None = None
+
+
+# --------------------------------------------------------------------------- derived views
+
+
+class FileChange(_Model):
+    """A path as an entry changed it overall (first before, last after)."""
+
+    path: str
+    kind: Literal["added", "modified", "deleted", "renamed"]
+    old_path: str | None = None
+    before: FileVersion | None = None
+    after: FileVersion | None = None
+    additions: int = 0
+    deletions: int = 0
+    binary: bool = False
+    withheld: Withheld | None = None
+
+
+class Checkpoint(_Model):
+    id: str
+    at: datetime
+    label: str | None = None
+    paths: list[str]
+    applied: bool = True
+
+
+class Entry(_Model):
+    """One item of the timeline: an agent turn, or an operation on earlier entries."""
+
+    id: str
+    number: int
+    kind: EntryKind = "turn"
+    session: str | None = None
+    label: str | None = None
+    agent: str | None = None
+    source: str = "bracket"
+    created_at: datetime
+    finished_at: datetime | None = None
+    head: str | None = None
+    state: EntryState = "open"
+    checkpoints: list[Checkpoint] = []
+    files: list[FileChange] = []
+    additions: int = 0
+    deletions: int = 0
+    state_hash: str | None = None
+    commands: list[str] = []
+    checks: list[Check] = []
+    target: str | None = None
+    target_number: int | None = None
+    verdict: Verdict | None = None
+    reverted_by: str | None = None
+    notices: list[str] = []
+
+    @property
+    def checks_passed(self) -> bool | None:
+        if not self.checks:
+            return None
+        latest: dict[str, Check] = {}
+        for check in self.checks:
+            latest[check.name] = check
+        return all(c.status in ("passed", "skipped") for c in latest.values())
+
+
+# --------------------------------------------------------------------------- results
+
+
+class FileOutcome(_Model):
+    path: str
+    action: Literal["write", "create", "delete", "unchanged"]
+    additions: int = 0
+    deletions: int = 0
+    merged: bool = False
+
+
+class SkippedFile(_Model):
+    path: str
+    reason: str
+
+
+class Conflict(_Model):
+    path: str
+    reason: str
+    hunks: int = 0
+    binary: bool = False
+    markers_written: bool = False
+
+
+class OperationResult(_Model):
+    """The answer to undo, redo, revert and restore (also for a dry run)."""
+
+    operation: Literal["undo", "redo", "revert", "restore"]
+    verdict: Verdict
+    applied: bool
+    dry_run: bool = False
+    on_conflict: OnConflict = "abort"
+    target: str | None = None
+    target_number: int | None = None
+    entry: Entry | None = None
+    restored: list[FileOutcome] = []
+    skipped: list[SkippedFile] = []
+    conflicts: list[Conflict] = []
+    next_action: str
+    message: str
+    patch: str | None = None
+
+
+class RecoveryReport(_Model):
+    at: datetime
+    operation: str
+    action: Literal["rolled-back", "rolled-forward"]
+    paths: list[str]
+
+
+class RetentionPolicy(_Model):
+    max_entries: int = 500
+    max_age_days: int = 30
+    max_bytes: int = 512 * 1024 * 1024
+
+
+class StoreStatus(_Model):
+    workspace: str
+    store: str
+    store_bytes: int
+    entries: int
+    turns: int
+    open_turn: Entry | None = None
+    last_entry: Entry | None = None
+    undo_target: int | None = None
+    redo_target: int | None = None
+    git_repository: bool
+    head: str | None = None
+    retention: RetentionPolicy
+    fsync: bool
+    last_recovery: RecoveryReport | None = None
+
+
+class GcReport(_Model):
+    removed_entries: int
+    removed_objects: int
+    bytes_before: int
+    bytes_after: int
+    kept_entries: int

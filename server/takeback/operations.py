@@ -1,0 +1,471 @@
+"""Undo, redo, revert and restore: planning them against the timeline and carrying them out.
+
+``Operations`` is the part of ``Engine`` that takes recorded changes back. Each operation
+picks the changes to take back (a turn's, an operation's, everything after a checkpoint),
+plans every path as a chain of three-way merges (``revert.Planner``), answers a dry run or a
+conflict without writing, and otherwise writes under the journal and appends the operation's
+own entry, so it too can be undone. The wording of results (verdict, advice, labels) is here.
+"""
+
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable, Iterable
+
+from . import brackets
+from .clock import new_id as _new_id
+from .clock import now as _now
+from .errors import (
+    InvalidInput,
+    NotFound,
+    NothingToDo,
+    StateError,
+)
+from .journal import JournalFile
+from .merge import Version
+from .models import (
+    CheckpointRecorded,
+    Entry,
+    FileOutcome,
+    FileVersion,
+    OnConflict,
+    OperationDone,
+    OperationResult,
+    PathChange,
+    Record,
+    TurnBegun,
+    same_version,
+)
+from .revert import Plan, Planner
+from .textdiff import is_binary, line_stats, unified_diff
+from .timeline import EntryState, Timeline, relevant_steps
+from .workspace import DiskFile
+
+log = logging.getLogger("takeback.engine")
+
+EditorApply = Callable[[list[tuple[str, Version | None]]], bool]
+"""Applies new content to documents open in an editor; answers whether the editor took it."""
+
+_CACHE_FILE = "timeline.pickle"
+_CACHE_FORMAT = 1  # bump when Timeline's shape changes
+_CACHE_AFTER_RECORDS = 50  # rewrite the cache when opening had to read this many log commits
+_ON_CONFLICT = ("abort", "skip", "markers", "force")
+
+EditorApply = Callable[[list[tuple[str, Version | None]]], bool]
+"""Applies new content to documents open in an editor; answers whether the editor took it."""
+
+_ON_CONFLICT = ("abort", "skip", "markers", "force")
+
+
+class Operations:
+    """Undo, redo, revert and restore (mixed into ``Engine``, whose state they use)."""
+
+    def undo(self, dry_run: bool = False, on_conflict: OnConflict = "abort", **io) -> OperationResult:
+        """Revert the last applied agent turn (a turn still open is ended first, so its
+        bracket's changes are recorded and it is the one undone)."""
+        _check_on_conflict(on_conflict)
+        with self.store.locked():
+            self._refresh()
+            open_state = self.timeline.open_turn()
+            if open_state is not None:
+                pending = self._with_pending_bracket(open_state)
+                if any(pending.applied.get(cp.id, True) for cp in pending.checkpoints):
+                    return self._revert_entry("undo", pending, dry_run, on_conflict, **io)
+            target = self.timeline.undo_target()
+            return self._revert_entry("undo", target, dry_run, on_conflict, **io)
+
+    def redo(self, dry_run: bool = False, on_conflict: OnConflict = "abort", **io) -> OperationResult:
+        """Re-apply what the last undo, revert or restore took away."""
+        _check_on_conflict(on_conflict)
+        with self.store.locked():
+            self._refresh()
+            target = self.timeline.redo_target()
+            return self._revert_entry("redo", target, dry_run, on_conflict, **io)
+
+    def revert(
+        self,
+        turn: str,
+        dry_run: bool = False,
+        on_conflict: OnConflict = "abort",
+        paths: Iterable[str] | None = None,
+        **io,
+    ) -> OperationResult:
+        """Take back one entry's changes, keeping everything done after it.
+
+        With ``paths``, only the changes to those paths (and their rename partners) are taken
+        back; the entry's own state stays as it is, and the revert is its own timeline entry.
+        """
+        _check_on_conflict(on_conflict)
+        with self.store.locked():
+            self._refresh()
+            target = self.timeline.resolve(turn)
+            if target is self.timeline.open_turn():
+                target = self._with_pending_bracket(target)
+            return self._revert_entry("revert", target, dry_run, on_conflict, paths=paths, **io)
+
+    def restore(self, checkpoint: str, dry_run: bool = False, on_conflict: OnConflict = "abort", **io) -> OperationResult:
+        """Bring every file touched since ``checkpoint`` (or ``last-green``) back to its state then."""
+        _check_on_conflict(on_conflict)
+        with self.store.locked():
+            self._refresh()
+            if checkpoint == "last-green":
+                green = self.timeline.last_green()
+                cp = green.checkpoints[-1]
+            else:
+                cp = self.timeline.resolve_checkpoint(checkpoint)
+            owner = self.timeline.entries[cp.entry]
+            later = self.timeline.checkpoints_after(cp.id)
+            open_state = self.timeline.open_turn()
+            unrecorded: CheckpointRecorded | None = None  # what the open turn's bracket saw so far
+            if open_state is not None and (dry_run or not later):
+                pending = self._with_pending_bracket(open_state)
+                unrecorded = pending.checkpoints[-1] if pending is not open_state else None
+            if open_state is not None and not dry_run and (later or unrecorded is not None):
+                self._end(open_state, [], [])  # its changes on disk are then among those restored
+                later = self.timeline.checkpoints_after(cp.id)
+            elif unrecorded is not None:  # a preview plans with what ending the turn would record
+                later = [*later, unrecorded]
+            if not later:
+                raise NothingToDo(f"nothing to restore: no change was recorded after checkpoint {cp.id} (turn #{owner.begun.number})")
+            steps: dict[str, list[PathChange]] = {}
+            by_entry: dict[str, list[CheckpointRecorded]] = {}
+            for item in later:
+                by_entry.setdefault(item.entry, []).append(item)
+            for entry_id, cps in by_entry.items():
+                if entry_id == owner.begun.entry:
+                    cps = _from_checkpoint(owner, cp, cps)
+                for path, changes in relevant_steps(cps).items():
+                    steps.setdefault(path, []).extend(changes)
+            effects: dict[str, str] = {}
+            previous: dict[str, str] = {}
+            for state in self.timeline.entries_after(cp.id):
+                if state.state in ("applied", "open", "partial"):
+                    previous[state.begun.entry] = state.state
+                    effects[state.begun.entry] = "reverted"
+            if owner.checkpoints and owner.checkpoints[-1].id != cp.id and owner.state in ("applied", "open"):
+                previous[owner.begun.entry] = owner.state
+                effects[owner.begun.entry] = "partial"
+            label = f"restore to checkpoint {cp.id[-8:]} of turn #{owner.begun.number}"
+            return self._operate(
+                "restore", owner, steps, effects, previous, dry_run, on_conflict, label, checkpoint_target=cp.id, **io
+            )
+
+    def _end_open_turn(self) -> None:
+        """End the open turn just before an operation writes: what the turn's bracket saw
+        change is recorded as the agent's, and the operation's own writes never land in it.
+        (Previews, and operations that stop or fail validation, record nothing.)"""
+        state = self.timeline.open_turn()
+        if state is not None:
+            self._end(state, [], [])
+
+    def _with_pending_bracket(self, state: EntryState) -> EntryState:
+        """The open turn as 'end' would record it now, recording nothing: what an operation plans
+        with (the turn itself is ended only when the operation goes on to write)."""
+        opened = brackets.read(self._brackets, state.begun.entry)
+        if opened is None or opened.scan is None:
+            return state
+        cp = self._bracket_checkpoint(state, opened)
+        if cp is None:
+            return state
+        return dataclasses.replace(
+            state, checkpoints=[*state.checkpoints, cp], applied={**state.applied, cp.id: True}, _view=None
+        )
+
+    def _revert_entry(
+        self, kind: str, target: EntryState, dry_run: bool, on_conflict: OnConflict,
+        paths: Iterable[str] | None = None, **io
+    ) -> OperationResult:
+        number = target.begun.number
+        if target.state in ("reverted",):
+            by = self.timeline.entries.get(target.reverted_by or "")
+            hint = f" by #{by.begun.number}; run 'takeback revert {by.begun.number}' to bring it back" if by else ""
+            raise NothingToDo(f"turn #{number} is already reverted{hint}")
+        if target.state == "not-applied":
+            raise NothingToDo(f"turn #{number} was never applied to the workspace")
+        checkpoints = [cp for cp in target.checkpoints if target.applied.get(cp.id, True)]
+        steps = relevant_steps(checkpoints)
+        previous = {target.begun.entry: target.state if target.state != "open" else "applied"}
+        effects = {target.begun.entry: "reverted"}
+        if target.operation is not None:
+            for entry_id, old in target.operation.previous.items():
+                if entry_id != target.begun.entry and entry_id in self.timeline.entries:
+                    previous[entry_id] = self.timeline.entries[entry_id].state
+                    effects[entry_id] = old
+        label = _operation_label(kind, target, self.timeline)
+        if paths is not None:
+            steps = _only_paths(steps, {self.workspace.rel(p) for p in paths}, number)
+            if set(steps) != set(relevant_steps(checkpoints)):
+                effects, previous = {}, {}  # a few files only: the entry itself stays as it is
+            label = f"{kind} {', '.join(sorted(steps))} from " + label.split(" ", 1)[1]
+        return self._operate(kind, target, steps, effects, previous, dry_run, on_conflict, label, **io)
+
+    def _operate(
+        self,
+        kind: str,
+        target: EntryState,
+        steps: dict[str, list[PathChange]],
+        effects: dict[str, str],
+        previous: dict[str, str],
+        dry_run: bool,
+        on_conflict: OnConflict,
+        label: str,
+        checkpoint_target: str | None = None,
+        overlay: dict[str, DiskFile | None] | None = None,
+        editor: EditorApply | None = None,
+    ) -> OperationResult:
+        if on_conflict not in _ON_CONFLICT:
+            raise InvalidInput(f"on-conflict must be one of {', '.join(_ON_CONFLICT)}, not {on_conflict!r}")
+        for path in steps:
+            # A folder may have been swapped for a symlink leading out since the path was recorded.
+            self.workspace.rel(path)
+        overlay = {self.workspace.rel(p): v for p, v in (overlay or {}).items()}
+
+        def read(rel: str) -> DiskFile | None:
+            return overlay[rel] if rel in overlay else self.workspace.read(rel)
+
+        planner = Planner(
+            self.capture, read, on_conflict, label_theirs=f"before #{target.begun.number}", obstacle=self.workspace.obstacle
+        )
+        plan = planner.plan(steps)
+        number = target.begun.number
+        blocking = plan.blocking_conflicts
+        outcomes = [_outcome(p.path, p.ours, p.result, p.merged) for p in plan.writes]
+        base = dict(
+            operation=kind, dry_run=dry_run, on_conflict=on_conflict, target=target.begun.entry,
+            target_number=number, restored=outcomes, skipped=plan.skipped, conflicts=plan.conflicts,
+        )
+        if blocking and on_conflict == "abort":
+            return OperationResult(
+                **{**base, "restored": []}, verdict="broken", applied=False,
+                message=f"{kind} of #{number} stopped: {len(blocking)} file(s) changed since in ways that overlap; nothing was written",
+                next_action=_conflict_advice(kind, number, plan, target, checkpoint_target),
+            )
+        verdict = _verdict(plan)
+        if dry_run:
+            return OperationResult(
+                **base, verdict=verdict, applied=False,
+                message=f"dry run: {kind} of #{number} would change {len(outcomes)} file(s)" + _tail(plan),
+                next_action="run it without --dry-run to carry it out",
+                patch=self._patch(plan),
+            )
+        if verdict == "broken":
+            return OperationResult(
+                **base, verdict="broken", applied=False,
+                message=f"{kind} of #{number} changed nothing: every file was skipped or in conflict",
+                next_action=_conflict_advice(kind, number, plan, target, checkpoint_target),
+            )
+        if verdict == "partial" and target.begun.entry in effects and effects[target.begun.entry] == "reverted":
+            effects[target.begun.entry] = "partial"
+        self._end_open_turn()
+        entry = self._execute(kind, plan, effects, previous, verdict, on_conflict, label, target, checkpoint_target, overlay, editor)
+        return OperationResult(
+            **base, verdict=verdict, applied=True, entry=entry,
+            message=f"{kind} of #{number} done as #{entry.number}: {len(outcomes)} file(s) changed" + _tail(plan),
+            next_action=_next_action(kind, entry, plan),
+        )
+
+    def _execute(
+        self,
+        kind: str,
+        plan: Plan,
+        effects: dict[str, str],
+        previous: dict[str, str],
+        verdict: str,
+        on_conflict: OnConflict,
+        label: str,
+        target: EntryState,
+        checkpoint_target: str | None,
+        overlay: dict[str, DiskFile | None],
+        editor: EditorApply | None,
+    ) -> Entry:
+        entry_id = _new_id()
+        changes: list[PathChange] = []
+        journal_files: list[JournalFile] = []
+        backups: dict[str, bytes] = {}
+        editor_writes: list[tuple[str, Version | None]] = []
+        for i, item in enumerate(plan.writes):
+            ours = item.ours
+            before = None if ours is None else self.capture.version(item.path, ours.content, ours.mode)
+            after = None if item.result is None else self.capture.version(item.path, item.result.content, item.result.mode)
+            changes.append(
+                self._path_change(
+                    item.path, before, after, None,
+                    ours.content if ours else None, item.result.content if item.result else None,
+                )
+            )
+            if item.path in overlay:
+                editor_writes.append((item.path, item.result))
+                continue
+            backup = None
+            if before is not None and before.withheld and ours is not None:
+                backup = f"{i}.bin"
+                backups[backup] = ours.content
+            journal_files.append(JournalFile(path=item.path, before=before, after=after, backup=backup))
+        self.journal.start(entry_id, kind, journal_files, backups)
+        written: list[JournalFile] = []
+        try:
+            if editor_writes:
+                if editor is None or not editor(editor_writes):
+                    raise StateError("the editor did not apply the changes to its open documents; nothing was written")
+            for item in journal_files:
+                self._write_after(item, plan)
+                written.append(item)
+            now = _now()
+            records: list[Record] = [
+                TurnBegun(
+                    id=entry_id, at=now, entry=entry_id, number=self.timeline.max_number + 1, kind=kind,  # type: ignore[arg-type]
+                    label=label, source="operation", head=self._user_head(), session=target.begun.session,
+                ),
+                CheckpointRecorded(id=_new_id(), at=now, entry=entry_id, label=label, changes=changes),
+                OperationDone(
+                    id=_new_id(), at=now, entry=entry_id, target=target.begun.entry,
+                    checkpoint_target=checkpoint_target, on_conflict=on_conflict, verdict=verdict,  # type: ignore[arg-type]
+                    effects=effects, previous=previous,  # type: ignore[arg-type]
+                    skipped=[s.path for s in plan.skipped], conflicts=[c.path for c in plan.conflicts],
+                ),
+            ]
+            self._append(records)
+        except BaseException:
+            self.journal.roll_back(written)
+            self.journal.finish()
+            raise
+        self.journal.finish()
+        return self.timeline.view(self.timeline.entries[entry_id])
+
+    def _write_after(self, item: JournalFile, plan: Plan) -> None:
+        if item.after is not None and item.after.withheld:
+            result = next(p.result for p in plan.paths if p.path == item.path)
+            assert result is not None
+            self.workspace.write(item.path, result.content, result.mode, fsync=self.config.fsync)
+        else:
+            self.journal.write_side(item, "after")
+
+    def _patch(self, plan: Plan) -> str:
+        parts = []
+        for item in plan.writes:
+            ours = item.ours
+            result = item.result
+            if (ours and is_binary(ours.content)) or (result and is_binary(result.content)):
+                parts.append(f"Binary file {item.path} would change\n")
+                continue
+            parts.append(
+                unified_diff(
+                    item.path,
+                    ours.content if ours else None,
+                    result.content if result else None,
+                    before_mode=ours.mode if ours else None,
+                    after_mode=result.mode if result else None,
+                )
+            )
+        return "".join(parts)
+
+
+def _check_on_conflict(on_conflict: str) -> None:
+    """Refuse a bad option before anything happens (an open turn would otherwise be ended first)."""
+    if on_conflict not in _ON_CONFLICT:
+        raise InvalidInput(f"on-conflict must be one of {', '.join(_ON_CONFLICT)}, not {on_conflict!r}")
+
+def _from_checkpoint(
+    owner: EntryState, cp: CheckpointRecorded, later: list[CheckpointRecorded]
+) -> list[CheckpointRecorded]:
+    """The owner's checkpoints after ``cp``, with its bracket checkpoint starting at ``cp``.
+
+    A bracket checkpoint's before-images are the turn's start; restoring to a checkpoint inside
+    that turn must take back only what came after it, so a path an earlier batch (up to ``cp``)
+    touched starts from that batch's after-image instead.
+    """
+    at_cp: dict[str, FileVersion | None] = {}
+    for item in owner.checkpoints[: owner.checkpoints.index(cp) + 1]:
+        if owner.applied.get(item.id, True):
+            for change in item.changes:
+                at_cp[change.path] = change.after
+    out = []
+    for item in later:
+        if item.bracket:
+            changes = []
+            for change in item.changes:
+                if change.path in at_cp:
+                    start = at_cp[change.path]
+                    if same_version(start, change.after):
+                        continue
+                    change = change.model_copy(update={"before": start})
+                changes.append(change)
+            item = item.model_copy(update={"changes": changes})
+        out.append(item)
+    return out
+
+def _outcome(path: str, ours: DiskFile | None, result: Version | None, merged: bool) -> FileOutcome:
+    old = ours.content if ours else None
+    new = result.content if result else None
+    additions, deletions = line_stats(old, new)
+    action = "delete" if result is None else ("create" if ours is None else "write")
+    return FileOutcome(path=path, action=action, additions=additions, deletions=deletions, merged=merged)
+
+def _verdict(plan: Plan) -> str:
+    trouble = plan.skipped or [c for c in plan.conflicts if not c.reason.startswith("forced:")]
+    if not trouble:
+        return "safe"
+    return "partial" if plan.writes else "broken"
+
+def _tail(plan: Plan) -> str:
+    bits = []
+    if plan.skipped:
+        bits.append(f"{len(plan.skipped)} skipped")
+    markers = [c for c in plan.conflicts if c.markers_written]
+    forced = [c for c in plan.conflicts if c.reason.startswith("forced:")]
+    other = [c for c in plan.conflicts if not c.markers_written and not c.reason.startswith("forced:")]
+    if markers:
+        bits.append(f"conflict markers written in {len(markers)}")
+    if forced:
+        bits.append(f"{len(forced)} forced over later edits")
+    if other:
+        bits.append(f"{len(other)} left in conflict")
+    return f" ({', '.join(bits)})" if bits else ""
+
+def _conflict_advice(kind: str, number: int, plan: Plan, target: EntryState, checkpoint_target: str | None) -> str:
+    what = f"restore {checkpoint_target}" if kind == "restore" else ("revert " + str(number) if kind == "revert" else kind)
+    clean = len(plan.writes)
+    if not plan.conflicts:
+        return "nothing can be done automatically; the skipped files list why"
+    options = []
+    if clean:
+        options.append(f"'takeback {what} --on-conflict skip' changes only the {clean} clean file(s)")
+    options.append(f"'takeback {what} --on-conflict markers' writes conflict markers to resolve by hand")
+    options.append(
+        f"'takeback {what} --on-conflict force' puts back the starting content over your later edits (undoable)"
+    )
+    return "nothing was written; choose: " + "; ".join(options)
+
+def _next_action(kind: str, entry: Entry, plan: Plan) -> str:
+    markers = [c.path for c in plan.conflicts if c.markers_written]
+    if markers:
+        return f"resolve the conflict markers in {', '.join(markers)}; 'takeback revert {entry.number}' takes this back"
+    if kind == "undo":
+        return f"'takeback redo' brings turn #{entry.target_number} back"
+    if kind == "redo":
+        return "'takeback undo' takes it away again"
+    return f"'takeback revert {entry.number}' takes this {kind} back"
+
+def _only_paths(steps: dict[str, list[PathChange]], wanted: set[str], number: int) -> dict[str, list[PathChange]]:
+    """The steps for ``wanted`` paths, with the other side of any rename among them."""
+    keep = {p for p in wanted if p in steps}
+    if not keep:
+        raise NotFound(f"turn #{number} did not change {', '.join(sorted(wanted))}")
+    for path, changes in steps.items():
+        for change in changes:
+            if change.renamed_from and (path in keep or change.renamed_from in keep):
+                keep.update({path, change.renamed_from} & set(steps))
+    return {p: s for p, s in steps.items() if p in keep}
+
+def _operation_label(kind: str, target: EntryState, timeline: Timeline) -> str:
+    """'undo turn #4: add login', 'redo turn #4: add login' (for a redo of that undo) …"""
+    subject = target
+    if kind == "redo" and target.operation is not None and target.operation.target in timeline.entries:
+        subject = timeline.entries[target.operation.target]
+    what = "turn" if subject.begun.kind == "turn" else subject.begun.kind
+    text = f"{kind} {what} #{subject.begun.number}"
+    if subject.begun.kind == "turn" and subject.begun.label:
+        text += f": {subject.begun.label}"
+    return text

@@ -1,0 +1,106 @@
+"""Human-readable output for the CLI (the JSON output needs nothing: it is the models)."""
+
+from __future__ import annotations
+
+from .models import Entry, GcReport, OperationResult, StoreStatus
+
+_STATE_MARK = {"applied": " ", "reverted": "↶", "partial": "±", "open": "…", "not-applied": "✗"}
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def _checks(entry: Entry) -> str:
+    passed = entry.checks_passed
+    if passed is None:
+        return ""
+    return " checks:passed" if passed else " checks:FAILED"
+
+
+def entry_line(entry: Entry) -> str:
+    when = entry.created_at.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    label = entry.label or ""
+    kind = entry.kind if entry.kind != "turn" else "turn"
+    target = f" → #{entry.target_number}" if entry.target_number else ""
+    files = f"{len(entry.files)} file{'s' if len(entry.files) != 1 else ''} +{entry.additions} -{entry.deletions}"
+    mark = _STATE_MARK.get(entry.state, "?")
+    who = f" [{entry.agent}]" if entry.agent else ""
+    return f"{mark} #{entry.number:<4} {kind:<7} {entry.state:<11} {when}  {files}{_checks(entry)}{target}{who}  {label}"
+
+
+def print_log(entries: list[Entry]) -> None:
+    if not entries:
+        print("No turns recorded yet. Start one with 'takeback begin --label \"...\"'.")
+        return
+    for entry in entries:
+        print(entry_line(entry))
+
+
+def print_begun(entry: Entry) -> None:
+    print(f"turn #{entry.number} open ({entry.id}); run 'takeback end' when the agent is done")
+
+
+def print_entry(entry: Entry) -> None:
+    print(entry_line(entry))
+    print(f"  id {entry.id}  session {entry.session or '-'}  source {entry.source}  head {entry.head or '-'}")
+    if entry.state_hash:
+        print(f"  state {entry.state_hash}")
+    for change in entry.files:
+        name = f"{change.old_path} → {change.path}" if change.old_path else change.path
+        extra = " (binary)" if change.binary else ""
+        if change.withheld:
+            extra += f" (content withheld: {change.withheld})"
+        print(f"  {change.kind:<9} {name}  +{change.additions} -{change.deletions}{extra}")
+    for command in entry.commands:
+        print(f"  ran    {command}")
+    for check in entry.checks:
+        print(f"  check  {check.name}: {check.status}" + (f" (exit {check.exit_code})" if check.exit_code is not None else ""))
+    for notice in entry.notices:
+        print(f"  note   {notice}")
+    if entry.reverted_by:
+        print(f"  reverted by {entry.reverted_by}")
+
+
+def print_result(result: OperationResult) -> None:
+    print(f"{result.verdict.upper()}: {result.message}")
+    for item in result.restored:
+        merged = " (merged with later edits)" if item.merged else ""
+        print(f"  {item.action:<7} {item.path}  +{item.additions} -{item.deletions}{merged}")
+    for item in result.skipped:
+        print(f"  skipped {item.path}: {item.reason}")
+    for conflict in result.conflicts:
+        note = " — markers written" if conflict.markers_written else ""
+        print(f"  conflict {conflict.path}: {conflict.reason}{note}")
+    if result.patch:
+        print(result.patch, end="" if result.patch.endswith("\n") else "\n")
+    print(f"next: {result.next_action}")
+
+
+def print_status(status: StoreStatus) -> None:
+    print(f"workspace  {status.workspace}" + ("  (git)" if status.git_repository else "  (not a git repository)"))
+    print(f"store      {status.store}  {_size(status.store_bytes)}")
+    policy = status.retention
+    print(
+        f"retention  {policy.max_entries} entries, {policy.max_age_days} days, {_size(policy.max_bytes)}"
+        f"  fsync {'on' if status.fsync else 'off'}"
+    )
+    print(f"timeline   {status.entries} entries ({status.turns} agent turns)")
+    if status.open_turn:
+        print(f"open turn  #{status.open_turn.number} {status.open_turn.label or ''}")
+    print(f"undo       {'#' + str(status.undo_target) if status.undo_target else 'nothing to undo'}")
+    print(f"redo       {'#' + str(status.redo_target) if status.redo_target else 'nothing to redo'}")
+    if status.last_recovery:
+        r = status.last_recovery
+        print(f"recovery   {r.at.astimezone():%Y-%m-%d %H:%M:%S}: interrupted {r.operation} {r.action} ({len(r.paths)} files)")
+
+
+def print_gc(report: GcReport) -> None:
+    print(
+        f"dropped {report.removed_entries} entries and {report.removed_objects} objects; "
+        f"store {_size(report.bytes_before)} → {_size(report.bytes_after)}; {report.kept_entries} entries kept"
+    )

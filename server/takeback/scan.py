@@ -1,0 +1,550 @@
+"""Finding what changed on disk between a bracket's begin and end.
+
+Two scanners share one interface:
+
+* ``GitScanner`` for a workspace inside a git work tree. git's index already knows which
+  files are clean, so the scan asks which files are dirty or untracked: on a small tree
+  in-process with libgit2 (``listing.py``: no process started, nothing written), otherwise,
+  or whenever libgit2 might answer differently, the user's git, read-only and with optional
+  locks off (``git diff-files`` and ``git ls-files -o --exclude-standard``, run side by
+  side). Only those files are read. Clean tracked files are known by their index blob; the
+  engine keeps a copy of the index file from begin (``index_file``; ``brackets.py`` holds it)
+  so their before-image survives a ``git add`` or commit made during the bracket. Cost: about
+  one ``git status``, less on small trees. In a long-lived process a ``TreeWatch``
+  (``watch.py``) can tell that nothing changed since the last listing; then it is used again.
+* ``WalkScanner`` for any other folder: walks the tree, honouring ``.gitignore`` at every
+  level, and keeps a stat cache in the store so unchanged files are not read again.
+
+Both hand back ``(path, before, after)`` triples of ``FileVersion`` (None = absent).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import stat
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+import pygit2
+
+from . import watch
+from .brackets import IndexCopy
+from .models import FileVersion, same_version
+from .store import clean_git_env
+from .workspace import Workspace, file_stamp, mode_of
+
+try:
+    from . import listing
+except ImportError:  # a pygit2 without its cffi layer: git is always asked
+    listing = None  # type: ignore[assignment]
+
+log = logging.getLogger("takeback.scan")
+
+Capture = Callable[[str], FileVersion | None]
+CaptureContent = Callable[[str, bytes, int], FileVersion]
+
+# A file whose ctime is this close to when we looked at it may change again within the
+# same timestamp tick; it is never trusted from the stat cache ("racily clean" in git).
+_RACY_NS = 50_000_000
+
+#: How a git scanner lists dirty and untracked files: "auto" (in-process with libgit2 where
+#: it answers as git does, else git), "git" (always start git) or "libgit2" (in-process only,
+#: an error where it cannot; for tests and measurements).
+LISTING = "auto"
+
+
+@dataclass
+class Changed:
+    path: str
+    before: FileVersion | None
+    after: FileVersion | None
+
+
+_found_git: tuple[str | None, str | None] = (None, None)  # (PATH, what was found on it)
+
+
+def _git_executable() -> str | None:
+    """Where git is on PATH (looked up again when PATH changes, or when it is gone)."""
+    global _found_git
+    path = os.environ.get("PATH")
+    known_path, known = _found_git
+    if known is None or path != known_path or not os.path.exists(known):
+        _found_git = (path, shutil.which("git"))
+    return _found_git[1]
+
+
+class GitScanner:
+    """Uses the user's git (read-only) to list dirty and untracked files."""
+
+    kind = "git"
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        repo: pygit2.Repository,
+        git: str,
+        skip: Callable[[str], bool] | None,
+        lister: listing.Lister | None = None,
+        cache: ScanCache | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.skip = skip
+        self.repo = repo
+        self.git = git
+        self.lister = lister
+        self.cache = cache
+        self.workdir = os.path.realpath(repo.workdir)
+        self.prefix = os.path.relpath(workspace.root, self.workdir).replace(os.sep, "/")
+        if self.prefix == ".":
+            self.prefix = ""
+
+    def _repo_path(self, rel: str) -> str:
+        return f"{self.prefix}/{rel}" if self.prefix else rel
+
+    def _keep(self, found: list[bytes]) -> set[str]:
+        paths: set[str] = set()
+        for raw in found:
+            if not raw or raw.endswith(b"/"):
+                continue  # empty, or a nested repository shown as a folder
+            rel = os.fsdecode(raw)
+            if self.skip is None or not self.skip(rel):
+                paths.add(rel)
+        return paths
+
+    def _list(self) -> set[str]:
+        """Workspace-relative paths that are dirty (against the index) or untracked: the last
+        listing again if the tree's watch saw no change since it was made and the files that
+        decide what git lists (the index, ignore and configuration files) are as they were."""
+        if self.cache is None or not self.cache.wants_watch:
+            return self._list_now()
+        key = self._listing_key()
+        paths = self.cache.listing(key)
+        if paths is None:
+            self.cache.before_listing(str(self.workspace.root), self._ignored, self.skip)
+            paths = self._list_now()
+            self.cache.after_listing(key, paths)
+        return paths
+
+    def _ignored(self, rel: str) -> bool:
+        try:
+            return self.repo.path_is_ignored(self._repo_path(rel))
+        except pygit2.GitError:
+            return False  # watched: one folder too many costs nothing but its events
+
+    def _listing_key(self) -> tuple:
+        """What a listing depends on besides the work tree itself."""
+        git_dir = self.repo.path
+        index = os.path.join(git_dir, "index")
+        files = [index, os.path.join(git_dir, "info", "exclude"), os.path.join(git_dir, "config"),
+                 os.path.join(git_dir, "config.worktree")]
+        try:
+            with open(os.path.join(git_dir, "commondir")) as handle:  # a linked worktree
+                common_dir = os.path.realpath(os.path.join(git_dir, handle.read().strip()))
+            files += [os.path.join(common_dir, "config"), os.path.join(common_dir, "info", "exclude")]
+        except OSError:
+            pass
+        if listing is not None:
+            files += listing._git_config_files(os.environ)
+            xdg = listing._xdg_git_dir(os.environ)
+            if xdg:
+                files.append(os.path.join(xdg, "ignore"))
+        files += [os.path.expanduser(f) for f in self.repo.config.get_multivar("core.excludesFile")]
+        env = tuple(os.environ.get(n) for n in ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"))
+        return (self.workdir, self.prefix, LISTING, env, tuple(map(file_stamp, files)), _index_trailer(index))
+
+    def _list_now(self) -> set[str]:
+        if LISTING != "git" and self.lister is not None:
+            try:
+                found = self.lister.list_dirty(self.workdir, self.prefix)
+            except (listing.Unsupported, pygit2.GitError, OSError) as exc:
+                if LISTING == "libgit2":
+                    raise
+                log.debug("listing with git instead of in-process: %s", exc)
+            except (AttributeError, TypeError, ValueError) as exc:  # e.g. a pygit2 whose cffi layer changed
+                if LISTING == "libgit2":
+                    raise
+                log.warning("in-process listing failed, asking git: %r", exc)
+            else:
+                cut = len(os.fsencode(self.prefix)) + 1 if self.prefix else 0
+                return self._keep([raw[cut:] for raw in found])
+        elif LISTING == "libgit2":
+            raise RuntimeError("no in-process listing for this scanner")
+        return self._run()
+
+    def _run(self) -> set[str]:
+        env = clean_git_env()
+        env["GIT_OPTIONAL_LOCKS"] = "0"
+        env["LC_ALL"] = "C"
+        base = [self.git, "--no-optional-locks", "-c", "core.quotePath=false"]
+        commands = [
+            [*base, "diff-files", "-z", "--name-only", "--relative", "--ignore-submodules=all"],
+            [*base, "ls-files", "-z", "--others", "--exclude-standard"],
+        ]
+        procs = [
+            subprocess.Popen(
+                cmd, cwd=self.workspace.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL
+            )
+            for cmd in commands
+        ]
+        found: list[bytes] = []
+        for cmd, proc in zip(commands, procs):
+            out, err = proc.communicate()
+            if proc.returncode != 0:
+                raise RuntimeError(f"{' '.join(cmd[3:5])} failed: {err.decode(errors='replace').strip()}")
+            found += out.split(b"\x00")
+        return self._keep(found)
+
+    def _index_entries(self, index_file: Path | None) -> pygit2.Index | None:
+        if index_file is None or not index_file.exists():
+            return None
+        return pygit2.Index(str(index_file))
+
+    def index_file(self) -> Path:
+        """The user's index, of which the engine keeps a copy from begin to end."""
+        return Path(self.repo.path) / "index"
+
+    def begin(self, capture: Capture) -> dict:
+        """The snapshot ``end`` compares with: the content of every dirty or untracked file."""
+        dirty = self._list()
+        versions = {p: capture(p) for p in sorted(dirty) if self._is_file_or_absent(p)}
+        return {"kind": self.kind, "dirty": {p: (v.model_dump() if v else None) for p, v in versions.items()}}
+
+    def _is_file_or_absent(self, rel: str) -> bool:
+        try:
+            st = os.lstat(self.workspace.abs(rel))
+        except (FileNotFoundError, NotADirectoryError):
+            return True
+        return not stat.S_ISDIR(st.st_mode)
+
+    def end(
+        self, snapshot: dict, begin_copy: IndexCopy | None, capture: Capture, capture_content: CaptureContent
+    ) -> list[Changed]:
+        """What changed since ``snapshot`` (``begin_copy``: the index as it was then)."""
+        dirty_before: dict[str, FileVersion | None] = {
+            p: (FileVersion.model_validate(v) if v else None) for p, v in snapshot["dirty"].items()
+        }
+        dirty_now = self._list()
+        index_file = self.index_file()
+        unchanged = begin_copy.same_as(index_file) if begin_copy is not None else not index_file.exists()
+        if unchanged:
+            # The index was not rewritten during the bracket: one index serves as both, and it
+            # is parsed only if some path needs it (a large index takes tens of ms to parse).
+            loaded: list[pygit2.Index | None] = []
+
+            def begin_index() -> pygit2.Index | None:
+                if not loaded:
+                    loaded.append(self._index_entries(index_file))
+                return loaded[0]
+
+            now_index = begin_index
+            staged: set[str] = set()
+        else:
+            begin_loaded = begin_copy.parsed() if begin_copy is not None else None
+            now_loaded = self._index_entries(index_file)
+            staged = self._staged_during(begin_loaded, now_loaded)
+
+            def begin_index() -> pygit2.Index | None:
+                return begin_loaded
+
+            def now_index() -> pygit2.Index | None:
+                return now_loaded
+
+        changes: list[Changed] = []
+        for rel in sorted(set(dirty_before) | dirty_now | staged):
+            if not self._is_file_or_absent(rel):
+                continue
+            if rel in dirty_before:
+                before = dirty_before[rel]
+            else:
+                before = self._from_index(begin_index(), rel, capture_content)
+            if rel in dirty_now:
+                after = capture(rel)
+            else:
+                after = self._from_index(now_index(), rel, capture_content)
+                if after is None and self.workspace.read(rel) is not None:
+                    continue  # present but ignored now: not ours to record
+            if same_version(before, after):
+                continue
+            changes.append(Changed(rel, before, after))
+        return changes
+
+    def _staged_during(self, begin: pygit2.Index | None, now: pygit2.Index | None) -> set[str]:
+        """Paths whose index entry moved during the bracket (an agent's ``git add`` or commit):
+        clean again at end, so neither git listing names them. Only called when the index file
+        was rewritten."""
+        old = {} if begin is None else {e.path: (e.id, e.mode) for e in begin}
+        new = {} if now is None else {e.path: (e.id, e.mode) for e in now}
+        prefix = f"{self.prefix}/" if self.prefix else ""
+        out: set[str] = set()
+        for path in set(old) | set(new):
+            if old.get(path) != new.get(path) and path.startswith(prefix):
+                rel = path[len(prefix):]
+                if self.skip is None or not self.skip(rel):
+                    out.add(rel)
+        return out
+
+    def _from_index(self, index: pygit2.Index | None, rel: str, capture_content: CaptureContent) -> FileVersion | None:
+        if index is None:
+            return None
+        try:
+            entry = index[self._repo_path(rel)]
+        except KeyError:
+            return None
+        if entry.mode == 0o160000:  # submodule
+            return None
+        try:
+            content = self.repo[entry.id].data
+        except KeyError:
+            return None
+        return capture_content(rel, content, entry.mode)
+
+
+class IgnoreRules:
+    """.gitignore files at every level, plus ``.git/info/exclude`` when there is one."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
+
+    def spec_for(self, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
+        if rel_dir not in self._specs:
+            lines: list[str] = []
+            folder = self.root / rel_dir if rel_dir else self.root
+            try:
+                lines = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
+            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+                pass
+            if not rel_dir:
+                try:
+                    lines += (self.root / ".git" / "info" / "exclude").read_text(errors="replace").splitlines()
+                except (FileNotFoundError, NotADirectoryError):
+                    pass
+            self._specs[rel_dir] = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+        return self._specs[rel_dir]
+
+    def ignored(self, rel: str, is_dir: bool, parents: list[str]) -> bool:
+        """Deepest .gitignore with a matching rule decides (as git does)."""
+        for base in reversed(parents):
+            spec = self.spec_for(base)
+            if spec is None:
+                continue
+            sub = rel[len(base) + 1 :] if base else rel
+            result = spec.check_file(sub + "/" if is_dir else sub)
+            if result.include is not None:
+                return bool(result.include)
+        return False
+
+
+def walk_files(root: Path, skip: Callable[[str], bool] | None = None) -> Iterator[tuple[str, os.stat_result]]:
+    """Every regular file and symlink under ``root`` that .gitignore does not exclude."""
+    rules = IgnoreRules(root)
+    stack: list[tuple[str, list[str]]] = [("", [""])]
+    while stack:
+        rel_dir, parents = stack.pop()
+        try:
+            with os.scandir(root / rel_dir if rel_dir else root) as entries:
+                items = list(entries)
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            continue
+        for item in items:
+            if item.name == ".git":
+                continue
+            rel = f"{rel_dir}/{item.name}" if rel_dir else item.name
+            if skip is not None and skip(rel):
+                continue
+            try:
+                st = item.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if rules.ignored(rel, True, parents):
+                    continue
+                if os.path.lexists(os.path.join(item.path, ".git")):
+                    continue  # a nested repository is its own world
+                stack.append((rel, [*parents, rel]))
+            elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+                if not rules.ignored(rel, False, parents):
+                    yield rel, st
+
+
+def _sig(st: os.stat_result) -> list[int]:
+    return [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, mode_of(st)]
+
+
+class WalkScanner:
+    """Walks the folder; a stat cache in the store avoids re-reading unchanged files."""
+
+    kind = "walk"
+    before_save: Callable[[], None] | None = None  # called before the cache is written
+
+    def __init__(self, workspace: Workspace, cache_file: Path, skip: Callable[[str], bool] | None) -> None:
+        self.workspace = workspace
+        self.cache_file = cache_file
+        self.skip = skip
+
+    def _load_cache(self) -> dict[str, list]:
+        try:
+            data = json.loads(self.cache_file.read_text())
+            return data if isinstance(data, dict) else {}
+        except (FileNotFoundError, ValueError):
+            return {}
+
+    def _save_cache(self, cache: dict[str, list]) -> None:
+        if self.before_save is not None:
+            self.before_save()
+        tmp = self.cache_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(cache, separators=(",", ":")))
+        os.replace(tmp, self.cache_file)
+
+    def _state(self, capture: Capture) -> dict[str, FileVersion | None]:
+        cache = self._load_cache()
+        fresh: dict[str, list] = {}
+        state: dict[str, FileVersion | None] = {}
+        now = time.time_ns()
+        for rel, st in walk_files(self.workspace.root, self.skip):
+            sig = _sig(st)
+            cached = cache.get(rel)
+            if cached and cached[0] == sig and sig[1] < cached[2] - _RACY_NS:
+                version = FileVersion.model_validate(cached[1])
+                fresh[rel] = cached
+            else:
+                version = capture(rel)
+                if version is None:
+                    continue
+                fresh[rel] = [sig, version.model_dump(), now]
+            state[rel] = version
+        self._save_cache(fresh)
+        return state
+
+    def index_file(self) -> Path | None:
+        return None  # no git index here
+
+    def begin(self, capture: Capture) -> dict:
+        state = self._state(capture)
+        return {"kind": self.kind, "files": {p: v.model_dump() for p, v in state.items() if v}}
+
+    def end(
+        self, snapshot: dict, begin_copy: IndexCopy | None, capture: Capture, capture_content: CaptureContent
+    ) -> list[Changed]:
+        before = {p: FileVersion.model_validate(v) for p, v in snapshot["files"].items()}
+        after = self._state(capture)
+        changes = []
+        for rel in sorted(set(before) | set(after)):
+            b, a = before.get(rel), after.get(rel)
+            if not same_version(b, a):
+                changes.append(Changed(rel, b, a))
+        return changes
+
+
+def _index_trailer(index_file: str) -> bytes | None:
+    try:
+        with open(index_file, "rb") as handle:
+            handle.seek(-20, os.SEEK_END)
+            return handle.read(20)
+    except OSError:
+        return None
+
+
+class ScanCache:
+    """What the scanners of one engine keep between brackets in one process (used under the
+    store's lock, so by one thread at a time): the in-process lister of the user's repository,
+    with the repository opened once (libgit2 then re-reads its index and ignore files only
+    when they change); and, with ``watch_tree`` (a long-lived process), a watch on the work tree and
+    the last listing, used again while the watch sees no change."""
+
+    @property
+    def wants_watch(self) -> bool:
+        """Whether listings go through the watch (a long-lived engine where watching works)."""
+        return self._watching
+
+    @property
+    def watching(self) -> bool:
+        return self._watch is not None
+
+    def __init__(self, watch_tree: bool = False) -> None:
+        self._key: tuple | None = None
+        self._lister: listing.Lister | None = None
+        self._watching = watch_tree
+        self._watch: watch.TreeWatch | None = None
+        self._listed: tuple[tuple, frozenset[str]] | None = None
+        self.reused = 0  # listings answered from the last one (for the benchmark's report)
+
+    def listing(self, key: tuple) -> set[str] | None:
+        """The last listing, if it was made under ``key`` and nothing changed under the tree
+        since it began."""
+        if self._listed is None or self._watch is None or self._listed[0] != key:
+            return None
+        if not self._watch.quiet():
+            self._listed = None
+            return None
+        self.reused += 1
+        return set(self._listed[1])
+
+    def before_listing(self, root: str, ignored: Callable[[str], bool], skip: Callable[[str], bool] | None) -> None:
+        """Mark the watch (set up on first use) just before the tree is listed."""
+        self._listed = None
+        if not self._watching:
+            return
+        try:
+            if self._watch is None or self._watch.root != root:
+                self.close()
+                self._watch = watch.TreeWatch(root, ignored, skip)
+            self._watch.mark()
+        except (watch.Unavailable, OSError) as exc:
+            log.info("not watching %s (each bracket lists the tree): %s", root, exc)
+            self._watching = False
+            self.close()
+
+    def after_listing(self, key: tuple, paths: set[str]) -> None:
+        if self._watch is not None:
+            self._listed = (key, frozenset(paths))
+
+    def close(self) -> None:
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
+        self._listed = None
+
+    def lister(self, git_dir: str) -> listing.Lister:
+        st = os.stat(git_dir)
+        key = (git_dir, st.st_dev, st.st_ino)  # a repository made anew at the same place is another
+        if self._lister is None or key != self._key:
+            self._key, self._lister = key, listing.Lister(git_dir)
+            self.close()  # another repository: its tree is watched afresh
+        return self._lister
+
+
+def make_scanner(
+    workspace: Workspace,
+    cache_file: Path,
+    use_git: bool,
+    skip: Callable[[str], bool] | None,
+    cache: ScanCache | None = None,
+) -> GitScanner | WalkScanner:
+    """The git scanner when the workspace is in a git work tree and git is installed."""
+    git = _git_executable() if use_git else None
+    if git:
+        try:
+            found = pygit2.discover_repository(str(workspace.root))
+        except pygit2.GitError:
+            found = None
+        if found:
+            lister = None
+            try:
+                if listing is not None:
+                    lister = cache.lister(found) if cache is not None else listing.Lister(found)
+                    repo = lister.repository()
+                else:
+                    repo = pygit2.Repository(found)
+            except (pygit2.GitError, OSError):
+                repo = None
+            if repo is not None and not repo.is_bare and repo.workdir:
+                return GitScanner(workspace, repo, git, skip, lister, cache)
+    return WalkScanner(workspace, cache_file, skip)

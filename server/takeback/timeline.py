@@ -1,0 +1,372 @@
+"""The timeline: what the operation log means, rebuilt by replaying its records.
+
+Records are facts appended in order; this module folds them into entries (turns and
+operations), their checkpoints and states, and answers the questions every operation asks:
+which entry does ``#17`` name, what would undo and redo target, which turn was last green.
+It never writes anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from .errors import InvalidInput, NotFound, NothingToDo
+from .models import (
+    Check,
+    Checkpoint,
+    CheckpointApplied,
+    CheckpointRecorded,
+    CheckRecorded,
+    Entry,
+    FileChange,
+    FileVersion,
+    OperationDone,
+    PathChange,
+    Record,
+    TurnBegun,
+    TurnEnded,
+    same_version,
+)
+
+REDO_KINDS = ("undo", "revert", "restore")
+
+
+@dataclass
+class EntryState:
+    """An entry being folded from its records."""
+
+    begun: TurnBegun
+    checkpoints: list[CheckpointRecorded] = field(default_factory=list)
+    applied: dict[str, bool] = field(default_factory=dict)
+    ended: TurnEnded | None = None
+    checks: list[Check] = field(default_factory=list)
+    operation: OperationDone | None = None
+    state: str = "open"
+    reverted_by: str | None = None
+    _view: Entry | None = None
+
+
+class Timeline:
+    """Every entry of one workspace, in log order."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, EntryState] = {}
+        self.order: list[str] = []
+        self.checkpoint_owner: dict[str, str] = {}
+        self.checkpoint_seq: list[str] = []  # every checkpoint id in log order
+        self.max_number = 0
+        self.record_count = 0
+        self.latest_turn: str | None = None  # the newest agent turn: the only one that can be open
+        self.tentative: TurnBegun | None = None  # the open turn's begin, not yet in the log
+        self._before_tentative: tuple[int, int, str | None] | None = None
+
+    # ------------------------------------------------------------------ folding
+
+    def apply(self, record: Record) -> None:
+        self.record_count += 1
+        if isinstance(record, TurnBegun):
+            self.entries[record.entry] = EntryState(begun=record)
+            self.order.append(record.entry)
+            self.max_number = max(self.max_number, record.number)
+            if record.kind == "turn":
+                self.latest_turn = record.entry
+            return
+        state = self.entries.get(record.entry)
+        if state is None:
+            return  # its entry was dropped by retention
+        state._view = None
+        if isinstance(record, CheckpointRecorded):
+            state.checkpoints.append(record)
+            state.applied[record.id] = record.applied
+            self.checkpoint_owner[record.id] = record.entry
+            self.checkpoint_seq.append(record.id)
+        elif isinstance(record, CheckpointApplied):
+            state.applied[record.checkpoint] = record.applied
+            if state.ended is not None and state.operation is None and state.state in ("applied", "not-applied"):
+                # an editor refused (or later took) a batch of an ended turn: its state follows
+                state.state = "applied" if any(state.applied.values()) else "not-applied"
+        elif isinstance(record, TurnEnded):
+            state.ended = record
+            state.checks.extend(record.checks)
+            any_applied = any(state.applied.values()) or not state.checkpoints
+            if state.state == "open":
+                state.state = "applied" if any_applied else "not-applied"
+        elif isinstance(record, CheckRecorded):
+            state.checks.append(record.check)
+        elif isinstance(record, OperationDone):
+            state.operation = record
+            state.state = "applied"
+            for entry_id, new_state in record.effects.items():
+                target = self.entries.get(entry_id)
+                if target is None:
+                    continue
+                target._view = None
+                target.state = new_state
+                target.reverted_by = record.entry if new_state in ("reverted", "partial") else None
+
+    def add_tentative(self, begun: TurnBegun) -> None:
+        """Fold in the open turn's begin, which waits outside the log until the turn's first
+        record is published (``brackets.py``); ``retract`` takes it out again."""
+        if self.tentative is not None:
+            raise ValueError("a tentative begin is already folded in")
+        self._before_tentative = (self.max_number, self.record_count, self.latest_turn)
+        self.apply(begun)
+        self.tentative = begun
+
+    def retract(self) -> None:
+        """Take the tentative begin out (the log may hold it now, or the turn's file is gone)."""
+        begun = self.tentative
+        if begun is None:
+            return
+        assert self._before_tentative is not None
+        self.order.remove(begun.entry)  # the last entry: nothing is folded in while it is tentative
+        del self.entries[begun.entry]
+        self.max_number, self.record_count, self.latest_turn = self._before_tentative
+        self.tentative = self._before_tentative = None
+
+    def confirm(self) -> None:
+        """The tentative begin was published: it is part of the log's timeline from now on."""
+        self.tentative = self._before_tentative = None
+
+    # ------------------------------------------------------------------ questions
+
+    def ordered(self) -> list[EntryState]:
+        return [self.entries[i] for i in self.order]
+
+    def open_turn(self) -> EntryState | None:
+        """The open agent turn, if any. Beginning a turn ends the one before (and a lone batch
+        is begun and ended at once), so only the newest turn can be open: no scan needed."""
+        state = self.entries.get(self.latest_turn) if self.latest_turn else None
+        return state if state is not None and state.state == "open" else None
+
+    def resolve(self, spec: str) -> EntryState:
+        """An entry from ``17``, ``#17``, ``last``, a ULID or a unique ULID prefix."""
+        text = (spec or "").strip()
+        if not text:
+            raise InvalidInput("empty turn: give a number like 17 or #17, a turn id, or 'last'")
+        if text == "last":
+            for entry_id in reversed(self.order):
+                if self.entries[entry_id].begun.kind == "turn":
+                    return self.entries[entry_id]
+            raise NotFound("there is no turn yet in this workspace")
+        number_text = text[1:] if text.startswith("#") else text
+        if number_text.isdigit():
+            number = int(number_text)
+            for state in self.entries.values():
+                if state.begun.number == number:
+                    return state
+            raise NotFound(f"no turn #{number} in this workspace's timeline (it has {len(self.order)} entries)")
+        upper = text.upper()
+        if upper in self.entries:
+            return self.entries[upper]
+        if len(upper) >= 4 and all(c in "0123456789ABCDEFGHJKMNPQRSTVWXYZ" for c in upper):
+            found = [s for i, s in self.entries.items() if i.startswith(upper)]
+            if len(found) == 1:
+                return found[0]
+            if len(found) > 1:
+                raise InvalidInput(f"turn id prefix {text} is ambiguous ({len(found)} entries match)")
+        raise NotFound(f"no turn matches {text!r}: use a number like 17 or #17, a turn id, or 'last'")
+
+    def resolve_checkpoint(self, spec: str) -> CheckpointRecorded:
+        """A checkpoint from its id (or unique prefix), ``#N`` (a turn's last) or ``#N.k``."""
+        text = (spec or "").strip()
+        upper = text.upper()
+        owner = self.checkpoint_owner.get(upper)
+        if owner:
+            return self._checkpoint(owner, upper)
+        if len(upper) >= 4 and not text.startswith("#") and not text.replace(".", "").isdigit():
+            found = [c for c in self.checkpoint_owner if c.startswith(upper)]
+            if len(found) == 1:
+                return self._checkpoint(self.checkpoint_owner[found[0]], found[0])
+            if len(found) > 1:
+                raise InvalidInput(f"checkpoint id prefix {text} is ambiguous ({len(found)} match)")
+        turn_part, dot, index_part = text.partition(".")
+        if dot and turn_part.lstrip("#").isdigit() and index_part.isdigit():
+            state = self.resolve(turn_part)
+            index = int(index_part)
+            if not 1 <= index <= len(state.checkpoints):
+                raise NotFound(f"turn #{state.begun.number} has {len(state.checkpoints)} checkpoints, not {index}")
+            return state.checkpoints[index - 1]
+        state = self.resolve(text)
+        if not state.checkpoints:
+            raise NotFound(f"turn #{state.begun.number} has no checkpoint")
+        return state.checkpoints[-1]
+
+    def _checkpoint(self, owner: str, checkpoint_id: str) -> CheckpointRecorded:
+        for cp in self.entries[owner].checkpoints:
+            if cp.id == checkpoint_id:
+                return cp
+        raise NotFound(f"checkpoint {checkpoint_id} not found")
+
+    def undo_target(self) -> EntryState:
+        for entry_id in reversed(self.order):
+            state = self.entries[entry_id]
+            if state.begun.kind == "turn" and state.state in ("applied", "open") and state.checkpoints:
+                return state
+        raise NothingToDo("nothing to undo: no applied agent turn is left on the timeline")
+
+    def redo_target(self) -> EntryState:
+        for entry_id in reversed(self.order):
+            state = self.entries[entry_id]
+            if state.begun.kind in REDO_KINDS and state.state == "applied":
+                return state
+        raise NothingToDo("nothing to redo: no undo, revert or restore is waiting to be re-applied")
+
+    def last_green(self) -> EntryState:
+        for entry_id in reversed(self.order):
+            state = self.entries[entry_id]
+            if state.begun.kind == "turn" and state.checkpoints and self.view(state).checks_passed:
+                return state
+        raise NothingToDo("no turn has passing checks: record checks with 'takeback check -- COMMAND'")
+
+    def checkpoints_after(self, checkpoint_id: str) -> list[CheckpointRecorded]:
+        """Every applied checkpoint recorded after ``checkpoint_id``, in log order."""
+        index = self.checkpoint_seq.index(checkpoint_id)
+        later = []
+        for cp_id in self.checkpoint_seq[index + 1 :]:
+            owner = self.entries[self.checkpoint_owner[cp_id]]
+            if owner.applied.get(cp_id, True):
+                later.append(self._checkpoint(owner.begun.entry, cp_id))
+        return later
+
+    def entries_after(self, checkpoint_id: str) -> list[EntryState]:
+        owner = self.checkpoint_owner[checkpoint_id]
+        seen: list[EntryState] = []
+        for cp_id in self.checkpoint_seq[self.checkpoint_seq.index(checkpoint_id) + 1 :]:
+            state = self.entries[self.checkpoint_owner[cp_id]]
+            if state.begun.entry != owner and state not in seen:
+                seen.append(state)
+        return seen
+
+    # ------------------------------------------------------------------ views
+
+    def view(self, state: EntryState) -> Entry:
+        if state._view is None:
+            state._view = self._build_view(state)
+        return state._view
+
+    def _build_view(self, state: EntryState) -> Entry:
+        begun = state.begun
+        files = aggregate_files([cp for cp in state.checkpoints if state.applied.get(cp.id, True)])
+        notices: list[str] = []
+        for cp in state.checkpoints:
+            notices.extend(n for n in cp.notices if n not in notices)
+            if not state.applied.get(cp.id, True):
+                notice = f"checkpoint {cp.id} was not applied by the editor"
+                if notice not in notices:
+                    notices.append(notice)
+        target = None
+        target_number = None
+        verdict = None
+        if state.operation is not None:
+            target = state.operation.target
+            verdict = state.operation.verdict
+            if target and target in self.entries:
+                target_number = self.entries[target].begun.number
+            for path in state.operation.skipped:
+                notices.append(f"skipped {path}")
+        return Entry(
+            id=begun.entry,
+            number=begun.number,
+            kind=begun.kind,
+            session=begun.session,
+            label=begun.label,
+            agent=begun.agent,
+            source=begun.source,
+            created_at=begun.at,
+            finished_at=(state.ended.at if state.ended else (state.operation.at if state.operation else None)),
+            head=begun.head,
+            state=state.state,  # type: ignore[arg-type]
+            checkpoints=[
+                Checkpoint(
+                    id=cp.id,
+                    at=cp.at,
+                    label=cp.label,
+                    paths=[c.path for c in cp.changes],
+                    applied=state.applied.get(cp.id, True),
+                )
+                for cp in state.checkpoints
+            ],
+            files=files,
+            additions=sum(f.additions for f in files),
+            deletions=sum(f.deletions for f in files),
+            state_hash=state_hash(files) if files else None,
+            commands=list(state.ended.commands) if state.ended else [],
+            checks=list(state.checks),
+            target=target,
+            target_number=target_number,
+            verdict=verdict,
+            reverted_by=state.reverted_by,
+            notices=notices,
+        )
+
+
+def relevant_steps(checkpoints: list[CheckpointRecorded]) -> dict[str, list[PathChange]]:
+    """Per path, the changes that together take it from the entry's start to its end.
+
+    A bracket checkpoint covers the whole turn for its paths (its before is the state at
+    begin), so the edit batches inside the bracket are not needed for those paths.
+    """
+    steps: dict[str, list[PathChange]] = {}
+    covered: dict[str, PathChange] = {}
+    for cp in checkpoints:
+        for change in cp.changes:
+            steps.setdefault(change.path, []).append(change)
+            if cp.bracket:
+                covered[change.path] = change
+    for path, change in covered.items():
+        steps[path] = [change]
+    return steps
+
+
+def aggregate_files(checkpoints: list[CheckpointRecorded]) -> list[FileChange]:
+    """Per path: first before, last after; renames paired when the content moved."""
+    steps = relevant_steps(checkpoints)
+    firsts: dict[str, tuple[FileVersion | None, FileVersion | None, PathChange]] = {}
+    for path, changes in steps.items():
+        firsts[path] = (changes[0].before, changes[-1].after, changes[-1])
+    files: list[FileChange] = []
+    deleted = {p: b for p, (b, a, _c) in firsts.items() if b is not None and a is None}
+    paired: set[str] = set()
+    for path in sorted(firsts):
+        before, after, last = firsts[path]
+        if same_version(before, after):
+            continue
+        additions = sum(c.additions for c in steps[path])
+        deletions = sum(c.deletions for c in steps[path])
+        binary = any(c.binary for c in steps[path])
+        withheld = (after or before).withheld if (after or before) else None
+        if before is None and after is not None:
+            source = last.renamed_from if last.renamed_from in deleted else None
+            if source is None:
+                source = next((p for p, b in deleted.items() if p not in paired and b.oid == after.oid and not b.withheld), None)
+            if source is not None:
+                paired.add(source)
+                if deleted[source].oid == after.oid:
+                    additions = deletions = 0  # the content moved unchanged: no line changed
+                files.append(
+                    FileChange(path=path, kind="renamed", old_path=source, before=deleted[source], after=after,
+                               additions=additions, deletions=deletions, binary=binary, withheld=withheld)
+                )
+                continue
+            kind = "added"
+        elif after is None:
+            kind = "deleted"
+        else:
+            kind = "modified"
+        files.append(FileChange(path=path, kind=kind, before=before, after=after, additions=additions,
+                                deletions=deletions, binary=binary, withheld=withheld))
+    return [f for f in files if not (f.kind == "deleted" and f.path in paired)]
+
+
+def state_hash(files: list[FileChange]) -> str:
+    """A digest of the paths an entry left behind and their content (its resulting state)."""
+    digest = hashlib.sha256()
+    for change in sorted(files, key=lambda f: f.path):
+        after = change.after
+        digest.update(change.path.encode() + b"\0")
+        digest.update((f"{after.oid}:{after.mode:o}" if after else "-").encode() + b"\n")
+        if change.old_path:
+            digest.update(change.old_path.encode() + b"\0-\n")
+    return digest.hexdigest()[:16]

@@ -1,3 +1,0 @@
-"""Turnback: exact undo for coding-agent turns (engine, CLI and language server)."""
-
-__version__ = "0.1.0"

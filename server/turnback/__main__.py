@@ -1,7 +1,0 @@
-"""``python -m turnback`` runs the CLI."""
-
-import sys
-
-from .cli import main
-
-sys.exit(main())
