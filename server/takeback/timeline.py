@@ -165,7 +165,10 @@ class Timeline:
             if len(found) == 1:
                 return found[0]
             if len(found) > 1:
-                raise InvalidInput(f"turn id prefix {text} is ambiguous ({len(found)} entries match)")
+                raise InvalidInput(
+                    f"turn id prefix {text} is ambiguous: it matches {_listed(found)}; "
+                    "give more of the id, or the number"
+                )
         raise NotFound(f"no turn matches {text!r}: use a number like 17 or #17, a turn id, or 'last'")
 
     def resolve_checkpoint(self, spec: str) -> CheckpointRecorded:
@@ -180,7 +183,10 @@ class Timeline:
             if len(found) == 1:
                 return self._checkpoint(self.checkpoint_owner[found[0]], found[0])
             if len(found) > 1:
-                raise InvalidInput(f"checkpoint id prefix {text} is ambiguous ({len(found)} match)")
+                raise InvalidInput(
+                    f"checkpoint id prefix {text} is ambiguous: it matches {self._checkpoints_listed(found)}; "
+                    "give more of the id, or #N.k"
+                )
         turn_part, dot, index_part = text.partition(".")
         if dot and turn_part.lstrip("#").isdigit() and index_part.isdigit():
             state = self.resolve(turn_part)
@@ -192,6 +198,15 @@ class Timeline:
         if not state.checkpoints:
             raise NotFound(f"turn #{state.begun.number} has no checkpoint")
         return state.checkpoints[-1]
+
+    def _checkpoints_listed(self, found: list[str], shown: int = 3) -> str:
+        """``#3.1 (01J…9Q), #3.2 (01J…9R)``: the checkpoints an ambiguous prefix matched."""
+        names = []
+        for checkpoint_id in sorted(found)[:shown]:
+            state = self.entries[self.checkpoint_owner[checkpoint_id]]
+            index = next(i for i, cp in enumerate(state.checkpoints, 1) if cp.id == checkpoint_id)
+            names.append(f"#{state.begun.number}.{index} ({checkpoint_id})")
+        return ", ".join(names) + (f" and {len(found) - shown} more" if len(found) > shown else "")
 
     def _checkpoint(self, owner: str, checkpoint_id: str) -> CheckpointRecorded:
         for cp in self.entries[owner].checkpoints:
@@ -370,3 +385,11 @@ def state_hash(files: list[FileChange]) -> str:
         if change.old_path:
             digest.update(change.old_path.encode() + b"\0-\n")
     return digest.hexdigest()[:16]
+
+
+def _listed(found: list[EntryState], shown: int = 3) -> str:
+    """``#3 (01J…9Q), #4 (01J…9R)``: the entries an ambiguous prefix matched, oldest first."""
+    found = sorted(found, key=lambda s: s.begun.number)
+    names = [f"#{s.begun.number} ({s.begun.entry})" for s in found[:shown]]
+    more = f" and {len(found) - shown} more" if len(found) > shown else ""
+    return ", ".join(names) + more

@@ -102,7 +102,9 @@ def test_log_human_and_json(tb: Takeback) -> None:
 
 def test_turn_specs(tb: Takeback, history: History) -> None:
     ulid = history.ids[2]
-    specs = ["2", "#2", ulid, ulid[:12], ulid.lower()]
+    # The shortest prefix (12 at least) only this id has: ids made in one millisecond differ at the end.
+    unique = next(ulid[:n] for n in range(12, 27) if not any(o.startswith(ulid[:n]) for o in history.ids.values() if o != ulid))
+    specs = ["2", "#2", ulid, unique, ulid.lower()]
     *named, last, missing, ambiguous, unknown, empty = tb.many(
         *[("--json", "show", spec) for spec in specs],
         ("--json", "show", "last"), ("show", "#17"), ("show", ulid[:4]),
@@ -113,7 +115,7 @@ def test_turn_specs(tb: Takeback, history: History) -> None:
         assert (entry["id"], entry["number"], entry["label"]) == (ulid, 2, "tidy up"), spec
     assert expect_ok(last).json()["id"] == history.ids[3]
     expect_error(missing, 3, r"no turn #17 in this workspace's timeline \(it has 3 entries\)")
-    expect_error(ambiguous, 2, r"turn id prefix \w{4} is ambiguous \(3 entries match\)")
+    expect_error(ambiguous, 2, r"turn id prefix \w{4} is ambiguous: it matches #1 \(\w{26}\), #2 \(\w{26}\), #3 \(\w{26}\); give more of the id, or the number")
     expect_error(unknown, 3, r"no turn matches 'ZZZZZZZZ'")
     expect_error(empty, 2, r"empty turn")
 

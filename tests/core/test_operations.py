@@ -6,12 +6,13 @@ action; conflicts by default write nothing; each conflict option is recorded and
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from helpers import make_repo, write_files
-from takeback.errors import NothingToDo
+from takeback.errors import InvalidInput, NothingToDo
 from takeback.models import BatchChange
 
 from .support import assert_result_shape, batch, full_state, nothing_written, open_engine
@@ -174,12 +175,33 @@ def test_revert_middle_turn_keeps_later_turns_and_person_edits(ws: Path, engine)
     assert engine.entry("1").state == "applied" and engine.entry("4").state == "reverted"
 
 
+def _unique_prefix(entry_id: str, others: list[str]) -> str:
+    """The shortest prefix (12 characters at least) of entry_id that no other id starts with."""
+    for length in range(12, len(entry_id) + 1):
+        if not any(other.startswith(entry_id[:length]) for other in others):
+            return entry_id[:length]
+    raise AssertionError(f"{entry_id} is not unique")
+
+
 def test_revert_by_id_prefix_and_last(ws: Path, engine) -> None:
     first, _ = batch(engine, ws, {"a.txt": "a\n"})
-    batch(engine, ws, {"b.txt": "b\n"})
-    assert engine.revert(first.id[:12].lower()).target_number == 1
+    second, _ = batch(engine, ws, {"b.txt": "b\n"})
+    # Ids made in one millisecond share all but their last characters (ULIDs are monotonic).
+    assert engine.revert(_unique_prefix(first.id, [second.id]).lower()).target_number == 1
     assert engine.revert("last").target_number == 2
     assert read(ws, "a.txt") is None and read(ws, "b.txt") is None
+
+
+def test_ambiguous_id_prefix_names_the_entries_it_matches(ws: Path, engine) -> None:
+    first, _ = batch(engine, ws, {"a.txt": "a\n"})
+    second, _ = batch(engine, ws, {"b.txt": "b\n"})
+    common = os.path.commonprefix([first.id, second.id])
+    assert len(common) >= 4  # ids share their first 4 characters for 12 days
+    with nothing_written(engine, ws), pytest.raises(InvalidInput) as raised:
+        engine.revert(common)
+    message = str(raised.value)
+    assert f"#1 ({first.id})" in message and f"#2 ({second.id})" in message, message
+    assert "give more of the id, or the number" in message
 
 
 def test_created_file_removed_only_if_unchanged(ws: Path, engine) -> None:
