@@ -96,7 +96,7 @@ class Engine(Operations):
             replayed = self._refresh()
             if replayed >= _CACHE_AFTER_RECORDS:
                 self._save_cache()
-            self.last_recovery = self.journal.recover(self._committed)
+            self.last_recovery = self.journal.recover(self._committed, self.capture.matches)
             if self.last_recovery:
                 log.warning(
                     "recovered an interrupted %s: %s %d files",
@@ -331,12 +331,20 @@ class Engine(Operations):
         changed = [c for c in changed if not _explained_by_batches(state, c)]
         if not changed:
             return None
+        begun_ns = int(state.begun.at.timestamp() * 1_000_000) * 1000
+        known = [c.path for c in changed if c.before is not None]  # files there at begin
         return CheckpointRecorded(
             id=_new_id(),
             at=_now(),
             entry=state.begun.entry,
             label="changes on disk",
-            changes=[self._path_change(c.path, c.before, c.after) for c in changed],
+            changes=[
+                self._path_change(
+                    c.path, c.before, c.after,
+                    new_folders=self.workspace.folders_made_since(c.path, begun_ns, known) if c.before is None else [],
+                )
+                for c in changed
+            ],
             bracket=True,
             notices=_notices(changed),
         )
@@ -349,8 +357,10 @@ class Engine(Operations):
         renamed_from: str | None = None,
         old: bytes | None = None,
         new: bytes | None = None,
+        new_folders: list[str] = (),
     ) -> PathChange:
-        """Describe one path's change; ``old``/``new`` are its bytes when the caller has them."""
+        """Describe one path's change; ``old``/``new`` are its bytes when the caller has them;
+        ``new_folders``: the folders it created along with the file."""
         additions = deletions = 0
         binary = False
         if not any(v is not None and v.withheld for v in (before, after)):
@@ -362,7 +372,7 @@ class Engine(Operations):
             additions, deletions = line_stats(old, new)
         return PathChange(
             path=path, before=before, after=after, renamed_from=renamed_from,
-            additions=additions, deletions=deletions, binary=binary,
+            additions=additions, deletions=deletions, binary=binary, new_folders=list(new_folders),
         )
 
     def record_batch(
@@ -414,7 +424,8 @@ class Engine(Operations):
                     if version is not None and version.withheld:
                         notices.append(_withheld_notice(rel, version))
                         break
-                path_changes.append(self._path_change(rel, before, after, source_path, old, change.after))
+                made = self.workspace.missing_folders(rel) if old is None and after is not None else []
+                path_changes.append(self._path_change(rel, before, after, source_path, old, change.after, made))
             records: list[Record] = []
             standalone = state is None
             entry_id = state.begun.entry if state else _new_id()
@@ -445,14 +456,12 @@ class Engine(Operations):
         with self.store.locked():
             entry, checkpoint_id = self.record_batch(changes, **kwargs)
             cp = self.timeline._checkpoint(entry.id, checkpoint_id)
-            items = [JournalFile(path=c.path, before=c.before, after=c.after) for c in cp.changes]
+            items = [
+                JournalFile(path=c.path, before=c.before, after=c.after, new_folders=c.new_folders) for c in cp.changes
+            ]
             self.journal.start(checkpoint_id, "apply", items, {})
-            for item in items:
-                if item.after is not None and item.after.withheld:
-                    content = next(c.after for c in changes if self.workspace.rel(c.path) == item.path)
-                    self.workspace.write(item.path, content or b"", item.after.mode, fsync=self.config.fsync)
-                else:
-                    self.journal.write_side(item, "after")
+            given = {self.workspace.rel(c.path): c for c in changes}
+            self.journal.forward(items, [], [], lambda item: self._write_batch_after(item, given))
             self.journal.finish()
             return entry, checkpoint_id
 
@@ -499,18 +508,17 @@ class Engine(Operations):
                     if old is not None:
                         backup = f"{i}.bin"
                         backups[backup] = old
-                items.append(JournalFile(path=change.path, before=change.before, after=change.after, backup=backup))
+                items.append(
+                    JournalFile(
+                        path=change.path, before=change.before, after=change.after, backup=backup,
+                        new_folders=change.new_folders,
+                    )
+                )
             self.journal.start(checkpoint_id, "apply", items, backups)
             written: list[JournalFile] = []
             applied = True
             try:
-                for item in items:
-                    if item.after is not None and item.after.withheld:
-                        content = given[item.path].after if item.path in given else None
-                        self.workspace.write(item.path, content or b"", item.after.mode, fsync=self.config.fsync)
-                    else:
-                        self.journal.write_side(item, "after")
-                    written.append(item)
+                self.journal.forward(items, [], written, lambda item: self._write_batch_after(item, given))
                 if editor_writes:
                     applied = bool(editor is not None and editor(editor_writes))
             except BaseException as exc:
@@ -527,6 +535,15 @@ class Engine(Operations):
             if not applied:
                 self.set_applied(checkpoint_id, False, "the editor did not apply the edit")
             return applied
+
+    def _write_batch_after(self, item: JournalFile, given: dict[str, BatchChange]) -> None:
+        """Write one path of an edit batch: its content from the batch where the store withheld
+        it (a secret, or over the size cap), else from the store."""
+        if item.after is not None and item.after.withheld:
+            content = given[item.path].after if item.path in given else None
+            self.workspace.write(item.path, content or b"", item.after.mode, fsync=self.config.fsync)
+        else:
+            self.journal.write_side(item, "after")
 
     def set_applied(self, checkpoint_id: str, applied: bool, reason: str | None = None) -> Entry:
         """Say whether a recorded checkpoint reached the workspace (the editor may refuse)."""

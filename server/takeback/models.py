@@ -58,7 +58,12 @@ def same_version(a: FileVersion | None, b: FileVersion | None) -> bool:
 
 
 class PathChange(_Model):
-    """What one checkpoint did to one path. ``None`` on a side means the path did not exist."""
+    """What one checkpoint did to one path. ``None`` on a side means the path did not exist.
+
+    ``new_folders``: the parent folders the change created along with the file (shallowest
+    first); taking the change back removes them again once they are empty. Records written
+    before the field existed have none, and their folders stay.
+    """
 
     path: str
     before: FileVersion | None
@@ -67,6 +72,7 @@ class PathChange(_Model):
     additions: int = 0
     deletions: int = 0
     binary: bool = False
+    new_folders: list[str] = []
 
 
 class Check(_Model):
@@ -297,10 +303,15 @@ class OperationResult(_Model):
 
 
 class RecoveryReport(_Model):
+    """What recovery did with an operation a dead process left half-done: every path of the
+    operation (``paths``) was rolled to one side, except those in ``left``, which held content
+    that was neither side (changed since, by someone else) and were not touched."""
+
     at: datetime
     operation: str
     action: Literal["rolled-back", "rolled-forward"]
     paths: list[str]
+    left: list[str] = []
 
 
 class RetentionPolicy(_Model):

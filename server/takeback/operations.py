@@ -226,7 +226,7 @@ class Operations:
             return overlay[rel] if rel in overlay else self.workspace.read(rel)
 
         planner = Planner(
-            self.capture, read, on_conflict, label_theirs=f"before #{target.begun.number}", obstacle=self.workspace.obstacle
+            self.capture, read, on_conflict, label_theirs=f"before #{target.begun.number}", layout=self.workspace
         )
         plan = planner.plan(steps)
         number = target.begun.number
@@ -293,6 +293,7 @@ class Operations:
                 self._path_change(
                     item.path, before, after, None,
                     ours.content if ours else None, item.result.content if item.result else None,
+                    new_folders=item.new_folders,
                 )
             )
             if item.path in overlay:
@@ -302,16 +303,16 @@ class Operations:
             if before is not None and before.withheld and ours is not None:
                 backup = f"{i}.bin"
                 backups[backup] = ours.content
-            journal_files.append(JournalFile(path=item.path, before=before, after=after, backup=backup))
-        self.journal.start(entry_id, kind, journal_files, backups)
+            journal_files.append(
+                JournalFile(path=item.path, before=before, after=after, backup=backup, new_folders=item.new_folders)
+            )
+        self.journal.start(entry_id, kind, journal_files, backups, plan.folders)
         written: list[JournalFile] = []
         try:
             if editor_writes:
                 if editor is None or not editor(editor_writes):
                     raise StateError("the editor did not apply the changes to its open documents; nothing was written")
-            for item in journal_files:
-                self._write_after(item, plan)
-                written.append(item)
+            self.journal.forward(journal_files, plan.folders, written, lambda item: self._write_after(item, plan))
             now = _now()
             records: list[Record] = [
                 TurnBegun(

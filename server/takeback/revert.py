@@ -4,13 +4,17 @@ Every operation that moves files back (undo, redo, revert, restore) is a list of
 changes to take back. For each path they are taken back newest first, each as a three-way
 merge (base = what the change produced, ours = the file now, theirs = what it started from),
 so edits made in between — by the person or by later turns — stay. The plan says per path
-the final content, or the conflict or the reason it is skipped. Nothing is written here.
+the final content, or the conflict or the reason it is skipped, and then where the files go:
+the folders the taken-back changes created that the plan's deletions empty are removed, so a
+file can come back where a folder stood (and the reverse); a folder that still holds what the
+changes did not add is a conflict. Nothing is written here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from .capture import Capturer
 from .merge import MergeResult, Version, merge_file
@@ -18,7 +22,16 @@ from .models import Conflict, FileVersion, OnConflict, PathChange, SkippedFile
 from .workspace import DiskFile
 
 Reader = Callable[[str], DiskFile | None]
-Obstacle = Callable[[str], str | None]  # why a file cannot be put at a path now, or None
+
+
+class Layout(Protocol):
+    """What the planner asks about folders on disk (``workspace.Workspace`` answers)."""
+
+    def obstacle(self, rel: str, going: frozenset[str] = ...) -> str | None: ...
+
+    def left_in(self, folder: str, going: frozenset[str]) -> list[str]: ...
+
+    def missing_folders(self, rel: str, going: frozenset[str] = ...) -> list[str]: ...
 
 
 def _version_of(disk: DiskFile | None) -> Version | None:
@@ -37,6 +50,7 @@ class PathPlan:
     conflict: Conflict | None = None
     merged: bool = False
     forced: bool = False
+    new_folders: list[str] = field(default_factory=list)  # folders writing it creates
 
     @property
     def writes(self) -> bool:
@@ -51,6 +65,7 @@ class PathPlan:
 @dataclass
 class Plan:
     paths: list[PathPlan] = field(default_factory=list)
+    folders: list[str] = field(default_factory=list)  # removed once its deletions empty them
 
     @property
     def writes(self) -> list[PathPlan]:
@@ -71,24 +86,46 @@ class Plan:
 
 class Planner:
     def __init__(
-        self, capture: Capturer, read: Reader, on_conflict: OnConflict, label_theirs: str, obstacle: Obstacle | None = None
+        self, capture: Capturer, read: Reader, on_conflict: OnConflict, label_theirs: str, layout: Layout | None = None
     ) -> None:
         self.capture = capture
         self.read = read
-        self.obstacle = obstacle
+        self.layout = layout
         self.on_conflict = on_conflict
         self.label_theirs = label_theirs
 
     def plan(self, steps: dict[str, list[PathChange]]) -> Plan:
-        plan = Plan()
-        for path in sorted(steps):
-            planned = self._plan_path(path, steps[path])
-            if planned.writes and planned.result is not None and self.obstacle is not None:
-                reason = self.obstacle(path)
-                if reason is not None:  # seen now, so a dry run and the run itself agree
-                    planned = PathPlan(path, planned.ours, _version_of(planned.ours), skipped=reason)
-            plan.paths.append(planned)
+        plan = Plan(paths=[self._plan_path(path, steps[path]) for path in sorted(steps)])
+        if self.layout is not None:
+            self._place(plan, steps, self.layout)
         return plan
+
+    def _place(self, plan: Plan, steps: dict[str, list[PathChange]], layout: Layout) -> None:
+        """Where the files go (seen now, so a dry run and the run itself agree): the folders
+        the deleted files' changes created go too, unless a file is written under them; a
+        file whose place is taken by one of those folders needs it empty but for what goes."""
+        deleted = {p.path for p in plan.paths if p.writes and p.result is None}
+        written = [p for p in plan.paths if p.writes and p.result is not None]
+        needed = {p.path.rsplit("/", depth)[0] for p in written for depth in range(1, p.path.count("/") + 1)}
+        folders = {f for path in deleted for change in steps[path] for f in change.new_folders} - needed
+        going = frozenset(deleted | folders)
+        for i, planned in enumerate(plan.paths):
+            if not (planned.writes and planned.result is not None):
+                continue
+            path, ours = planned.path, planned.ours
+            if path in folders and (left := layout.left_in(path, going)):
+                shown = ", ".join(left[:3]) + (f" and {len(left) - 3} more" if len(left) > 3 else "")
+                conflict = Conflict(
+                    path=path,
+                    reason=f"{path} is now a folder, and it holds what the changes taken back did not put "
+                    f"there ({shown}); move that away and run this again",
+                )
+                plan.paths[i] = PathPlan(path, ours, _version_of(ours), conflict=conflict)
+            elif (reason := layout.obstacle(path, going)) is not None:
+                plan.paths[i] = PathPlan(path, ours, _version_of(ours), skipped=reason)
+            elif ours is None:
+                planned.new_folders = layout.missing_folders(path, going)
+        plan.folders = sorted(folders)
 
     def _materialize(self, version: FileVersion | None) -> Version | None:
         if version is None:

@@ -213,15 +213,9 @@ class GitScanner:
     def begin(self, capture: Capture) -> dict:
         """The snapshot ``end`` compares with: the content of every dirty or untracked file."""
         dirty = self._list()
-        versions = {p: capture(p) for p in sorted(dirty) if self._is_file_or_absent(p)}
+        # A listed path where a folder stands (a tracked file replaced by a folder) is absent.
+        versions = {p: capture(p) for p in sorted(dirty)}
         return {"kind": self.kind, "dirty": {p: (v.model_dump() if v else None) for p, v in versions.items()}}
-
-    def _is_file_or_absent(self, rel: str) -> bool:
-        try:
-            st = os.lstat(self.workspace.abs(rel))
-        except (FileNotFoundError, NotADirectoryError):
-            return True
-        return not stat.S_ISDIR(st.st_mode)
 
     def end(
         self, snapshot: dict, begin_copy: IndexCopy | None, capture: Capture, capture_content: CaptureContent
@@ -258,8 +252,7 @@ class GitScanner:
 
         changes: list[Changed] = []
         for rel in sorted(set(dirty_before) | dirty_now | staged):
-            if not self._is_file_or_absent(rel):
-                continue
+            # A file replaced by a folder is a deletion (the files in the folder are listed too).
             if rel in dirty_before:
                 before = dirty_before[rel]
             else:

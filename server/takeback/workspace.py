@@ -2,15 +2,23 @@
 
 Every path the engine touches goes through ``Workspace.rel`` (which rejects ``..``, absolute
 paths, ``.git`` internals and symlinked folders that lead out) before anything is read or
-written. Files are written atomically (a temporary file beside the target, then a rename),
-with their executable bit; symlinks are recorded and restored as links, never followed.
+written. Files are written atomically (a temporary file beside the target, then a rename).
+A file written over an existing one keeps its permission bits and owner (only the executable
+bit follows the record, as git sets it); a new file gets the default under the umask; a
+roll-back passes the exact bits it saw. Symlinks are recorded and restored as links, never
+followed. Deleting a file never removes a folder: folders go only through ``remove_folders``,
+for the folders an operation knows its changes created, and only when they are empty. What
+folders are where (``obstacle``, ``left_in``, ``missing_folders``, ``folders_made_since``)
+is answered here too.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import stat
-import tempfile
+import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -42,6 +50,40 @@ def mode_of(st: os.stat_result) -> int:
     if stat.S_ISLNK(st.st_mode):
         return MODE_LINK
     return MODE_EXEC if st.st_mode & 0o111 else MODE_FILE
+
+
+def with_exec_bit(perm: int, executable: bool) -> int:
+    """``perm`` with its x bits following the record, as git does: an executable file gets x
+    wherever it has r (0600 -> 0700, 0644 -> 0755), a plain file loses every x."""
+    return perm | ((perm & 0o444) >> 2) if executable else perm & ~0o111
+
+
+_STATX_BTIME = 0x800
+_AT_FDCWD = -100
+_AT_SYMLINK_NOFOLLOW = 0x100
+_statx_call = None  # libc's statx once looked up; False where there is none
+
+
+def birth_ns(path: str | os.PathLike[str]) -> int | None:
+    """When ``path`` came into being (statx's birth time, in ns), or None where the system or
+    the file system cannot say (Python has no statx before 3.15: libc's is called directly)."""
+    global _statx_call
+    if _statx_call is None:
+        try:
+            _statx_call = ctypes.CDLL(None, use_errno=True).statx
+        except (AttributeError, OSError):
+            _statx_call = False
+    if _statx_call is False:
+        return None
+    buf = ctypes.create_string_buffer(256)  # struct statx
+    if _statx_call(_AT_FDCWD, os.fsencode(path), _AT_SYMLINK_NOFOLLOW, _STATX_BTIME, buf) != 0:
+        return None
+    order = sys.byteorder
+    if not int.from_bytes(buf.raw[0:4], order) & _STATX_BTIME:  # stx_mask
+        return None
+    seconds = int.from_bytes(buf.raw[80:88], order, signed=True)  # stx_btime.tv_sec
+    nanos = int.from_bytes(buf.raw[88:92], order)
+    return seconds * 1_000_000_000 + nanos
 
 
 class Workspace:
@@ -124,12 +166,13 @@ class Workspace:
 
     # ------------------------------------------------------------------ writing
 
-    def obstacle(self, rel: str) -> str | None:
+    def obstacle(self, rel: str, going: frozenset[str] = frozenset()) -> str | None:
         """Why a file cannot be put at ``rel`` now, or None: a folder stands at its place, or a
-        file (or a broken link) where one of its folders must be. Takeback never removes a
-        folder or a file it was not asked to change, so such a path is skipped, with this reason."""
+        file (or a broken link) where one of its folders must be. ``going``: the files and
+        folders the same operation removes first (they are no obstacle). Takeback never removes
+        a folder or a file it was not asked to change, so such a path is skipped, with this reason."""
         try:
-            if stat.S_ISDIR(os.lstat(self.root / rel).st_mode):
+            if stat.S_ISDIR(os.lstat(self.root / rel).st_mode) and rel not in going:
                 return "a folder is in the way (Takeback does not remove folders); move it away and run this again"
             return None
         except FileNotFoundError:
@@ -139,37 +182,102 @@ class Workspace:
         probe = self.root
         for part in rel.split("/")[:-1]:
             probe = probe / part
+            where = probe.relative_to(self.root).as_posix()
+            if where in going:
+                return None  # removed first; what is below it is made anew
             try:
                 if not stat.S_ISDIR(os.stat(probe).st_mode):
-                    where = probe.relative_to(self.root).as_posix()
                     return f"{where} is a file where a folder must be; move it away and run this again"
             except FileNotFoundError:
                 if os.path.lexists(probe):
-                    where = probe.relative_to(self.root).as_posix()
                     return f"{where} is a broken link where a folder must be; remove it and run this again"
                 return None
         return None
 
-    def write(self, rel: str, content: bytes, mode: int, fsync: bool = False) -> None:
-        """Replace ``rel`` atomically with ``content`` (creating parent folders)."""
+    def left_in(self, folder: str, going: frozenset[str]) -> list[str]:
+        """What would still be under ``folder`` once the files and folders in ``going`` are
+        removed (sorted, workspace-relative): what keeps the folder from being removed."""
+        out = []
+        for top, dirs, files in os.walk(self.root / folder):
+            base = Path(top).relative_to(self.root).as_posix()
+            out += [f"{base}/{name}" for name in dirs + files if f"{base}/{name}" not in going]
+        return sorted(out)
+
+    def missing_folders(self, rel: str, going: frozenset[str] = frozenset()) -> list[str]:
+        """The folders that writing ``rel`` creates (shallowest first): its parents that are not
+        folders now, or that the same operation removes first (``going``)."""
+        parts = rel.split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            folder = "/".join(parts[:depth])
+            if folder in going or not os.path.isdir(self.root / folder):
+                return ["/".join(parts[:d]) for d in range(depth, len(parts) + 1)]
+        return []
+
+    def folders_made_since(self, rel: str, since_ns: int, known: Iterable[str]) -> list[str]:
+        """The parents of ``rel`` (shallowest first) that came into being after ``since_ns``
+        (their birth time) and hold none of the ``known`` paths (files that were there before):
+        the folders a turn made for a file it added. A folder whose birth the file system cannot
+        tell is not counted: an empty folder left behind is safe, a removed one is not."""
+        known = set(known)
+        parts = rel.split("/")[:-1]
+        made: list[str] = []
+        for depth in range(len(parts), 0, -1):
+            folder = "/".join(parts[:depth])
+            born = birth_ns(self.root / folder)
+            if born is None or born <= since_ns or any(k.startswith(folder + "/") for k in known):
+                break
+            made.insert(0, folder)
+        return made
+
+    def permissions(self, rel: str) -> int | None:
+        """The permission bits of the regular file at ``rel`` (None: no regular file there)."""
+        try:
+            st = os.lstat(self.root / rel)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
+
+    def write(self, rel: str, content: bytes, mode: int, fsync: bool = False, perm: int | None = None) -> None:
+        """Replace ``rel`` atomically with ``content`` (creating parent folders).
+
+        A file that is there keeps its permission bits and owner, with the x bits following
+        ``mode``; a new one gets the umask's default. ``perm`` (a roll-back) sets exact bits.
+        The rename gives the path a new inode: other hard links keep the old content."""
         path = self.root / rel
         parent = path.parent
         self._make_parents(parent)
-        if os.path.isdir(path) and not os.path.islink(path):
+        try:
+            old = os.lstat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            old = None
+        if old is not None and stat.S_ISDIR(old.st_mode):
             raise OutsideWorkspace(f"cannot write {rel}: a folder is in the way")
         if mode == MODE_LINK:
             tmp = parent / f"{TEMP_PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
             os.symlink(content.decode("utf-8", "surrogateescape"), tmp)
             os.replace(tmp, path)
             return
-        fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=parent)
+        kept = old if old is not None and stat.S_ISREG(old.st_mode) else None
+        if perm is None and kept is not None:
+            perm = with_exec_bit(stat.S_IMODE(kept.st_mode), mode == MODE_EXEC)
+        # Made private first when its bits are known (no moment where a 0600 file's new
+        # content is readable by others); otherwise the kernel applies the umask.
+        create = 0o600 if perm is not None else (0o777 if mode == MODE_EXEC else 0o666)
+        tmp = parent / f"{TEMP_PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), create)
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(content)
                 if fsync:
                     handle.flush()
                     os.fsync(handle.fileno())
-            os.chmod(tmp, 0o755 if mode == MODE_EXEC else 0o644)
+                if kept is not None and (kept.st_uid, kept.st_gid) != (os.geteuid(), os.getegid()):
+                    try:
+                        os.fchown(handle.fileno(), kept.st_uid, kept.st_gid)
+                    except OSError:
+                        pass  # only root may give a file away; it is then the writer's
+                if perm is not None:
+                    os.fchmod(handle.fileno(), perm)  # after chown, which clears set-id bits
             os.replace(tmp, path)
         except BaseException:
             try:
@@ -211,16 +319,17 @@ class Workspace:
                     pass
 
     def delete(self, rel: str) -> None:
-        """Remove ``rel`` and then the folders it leaves empty (never the root)."""
-        path = self.root / rel
+        """Remove the file (or link) ``rel``; its folders stay (``remove_folders`` takes those)."""
         try:
-            os.unlink(path)
+            os.unlink(self.root / rel)
         except FileNotFoundError:
-            return
-        parent = path.parent
-        while parent != self.root:
+            pass
+
+    def remove_folders(self, folders: Iterable[str]) -> None:
+        """Remove those of ``folders`` that are empty, deepest first (never the root; a folder
+        that still holds anything stays)."""
+        for folder in sorted(set(folders), key=lambda f: (-f.count("/"), f)):
             try:
-                os.rmdir(parent)
-            except OSError:
-                break
-            parent = parent.parent
+                os.rmdir(self.root / self.rel(folder))
+            except (OSError, OutsideWorkspace):
+                continue
