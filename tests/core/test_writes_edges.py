@@ -58,6 +58,13 @@ def knows_birth(path: Path) -> bool:
     return birth_ns(path) is not None
 
 
+def agent_pause() -> None:
+    """A folder's birth time comes from the file system's coarse clock, which may lag the
+    turn's begin by a clock tick: a folder made within that tick counts as the person's (kept,
+    the safe side). Real agents do not create folders within milliseconds of begin; tests wait."""
+    time.sleep(0.03)
+
+
 def round_trip(engine: Engine, ws: Path, before, after) -> None:
     """Undo gives ``before`` (content, git modes, permission bits, folders), redo ``after``,
     twice over: undo then redo is the identity."""
@@ -199,6 +206,22 @@ def test_permissions_hold_for_an_unprivileged_user() -> None:
         shutil.rmtree(base, ignore_errors=True)
 
 
+def test_a_file_keeps_its_owner(tmp_path: Path) -> None:
+    """Run by root (an agent hook under sudo), an undo leaves the person's file theirs."""
+    if os.geteuid() != 0:
+        pytest.skip("only root can give a file to another user")
+    ws = make_repo(tmp_path / "ws", {"mine.txt": "v0\n"})
+    os.chown(ws / "mine.txt", 65534, 65534)
+    engine = open_engine(ws)
+    engine.begin_turn()
+    (ws / "mine.txt").write_text("v1\n")
+    engine.end_turn()
+    for operation in (engine.undo, engine.redo):
+        assert operation().verdict == "safe"
+        st = os.stat(ws / "mine.txt")
+        assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (65534, 65534, 0o644)
+
+
 def test_hard_links_are_not_written_through(tmp_path: Path) -> None:
     """A file hard-linked to one outside the workspace: the undo gives the workspace path its
     own inode with the restored content; the outside link keeps what it held (Takeback never
@@ -229,6 +252,7 @@ def test_folders_the_person_had_stay_and_the_turns_own_go(ws: Path, engine: Engi
     before = snapshot(ws)
     time.sleep(0.02)
     engine.begin_turn()
+    agent_pause()
     write_files(ws, {"logs/run.log": "x\n", "cache/deep/made/by/agent.txt": "y\n", "fresh/new.txt": "z\n"})
     engine.end_turn()
     after = snapshot(ws)
@@ -278,6 +302,7 @@ def test_a_file_replaced_by_a_folder_comes_back_in_one_step(ws: Path, engine: En
     before = snapshot(ws)
     time.sleep(0.02)
     engine.begin_turn()
+    agent_pause()
     _file_to_folder(ws, "README.md")
     _file_to_folder(ws, "untracked.cfg")
     entry = engine.end_turn()
