@@ -195,12 +195,14 @@ class Workspace:
         return None
 
     def left_in(self, folder: str, going: frozenset[str]) -> list[str]:
-        """What would still be under ``folder`` once the files and folders in ``going`` are
-        removed (sorted, workspace-relative): what keeps the folder from being removed."""
+        """The files (and links) that would still be under ``folder`` once those in ``going``
+        are removed (sorted, workspace-relative): what keeps the folder from being removed.
+        Folders that hold no file do not count: they go with it (``remove_folders``)."""
         out = []
         for top, dirs, files in os.walk(self.root / folder):
             base = Path(top).relative_to(self.root).as_posix()
-            out += [f"{base}/{name}" for name in dirs + files if f"{base}/{name}" not in going]
+            links = [name for name in dirs if os.path.islink(os.path.join(top, name))]
+            out += [f"{base}/{name}" for name in files + links if f"{base}/{name}" not in going]
         return sorted(out)
 
     def missing_folders(self, rel: str, going: frozenset[str] = frozenset()) -> list[str]:
@@ -326,10 +328,23 @@ class Workspace:
             pass
 
     def remove_folders(self, folders: Iterable[str]) -> None:
-        """Remove those of ``folders`` that are empty, deepest first (never the root; a folder
-        that still holds anything stays)."""
+        """Remove those of ``folders`` that hold no file, deepest first, with the empty folders
+        under them (younger than the folder, so none was there before the change that made it);
+        never the root, and a folder that still holds a file stays."""
         for folder in sorted(set(folders), key=lambda f: (-f.count("/"), f)):
             try:
-                os.rmdir(self.root / self.rel(folder))
-            except (OSError, OutsideWorkspace):
+                path = self.root / self.rel(folder)
+            except OutsideWorkspace:
+                continue
+            if os.path.islink(path):
+                continue
+            for top, dirs, _files in os.walk(path, topdown=False):
+                for name in dirs:
+                    try:
+                        os.rmdir(os.path.join(top, name))
+                    except OSError:
+                        pass  # holds a file (or is a link): it stays, and so does the folder
+            try:
+                os.rmdir(path)
+            except OSError:
                 continue

@@ -1,5 +1,6 @@
 """The edges of writing a person's files: permission bits, hard links, folders the person had,
-a file and a folder swapping places, and recovery after a crash when the person typed since.
+a file and a folder swapping places, and recovery after a crash when the person typed since;
+then random turns mixing all of these.
 
 Every case runs on real folders (git repositories and plain folders); each checks that undo
 then redo is the identity and that nothing of the person's is lost.
@@ -19,6 +20,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from helpers import git_state, make_repo, write_files
 from takeback import render
@@ -421,3 +424,111 @@ def test_recovery_leaves_a_path_that_is_neither_side(tmp_path: Path) -> None:
     assert (ws / "a.txt").read_text() == "a0\n" and perm(ws / "a.txt") == 0o600
     assert (ws / "b.txt").read_text() == "the person's\n" and (ws / "c.txt").read_text() == "c0\n"
     assert not (ws / "new").exists()
+
+
+# ---------------------------------------------------------------------- random turns
+
+PERSON_FOLDERS = {"empty", "keep/inner"}  # empty folders the person had before any turn
+ACTIONS = st.lists(
+    st.tuples(st.sampled_from(["to_folder", "to_file", "chmod", "new", "edit", "delete"]), st.integers(0, 99),
+              st.sampled_from([0o600, 0o640, 0o644, 0o700, 0o755, 0o444])),
+    min_size=1, max_size=4,
+)
+
+
+def _agent_action(ws: Path, action: str, pick: int, bits: int, turn: int, step: int) -> None:
+    """One thing an agent does on disk (what it picks among is what is there now)."""
+    files = sorted(p for p in full_state(ws)[0] if not p.startswith(".takeback"))
+    folder_names = sorted(f for f in folders(ws) if f not in PERSON_FOLDERS and "keep" != f)
+    if action == "new":
+        write_files(ws, {f"n{turn}{step}/m/f.txt": f"new {turn} {step}\n"})
+    elif action == "to_folder" and files:
+        path = files[pick % len(files)]
+        (ws / path).unlink()
+        write_files(ws, {f"{path}/x.txt": f"x {turn}\n", f"{path}/sub/y.txt": "y\n"})
+    elif action == "to_file" and folder_names:
+        path = folder_names[pick % len(folder_names)]
+        shutil.rmtree(ws / path)
+        (ws / path).write_text(f"was a folder, turn {turn}\n")
+    elif action == "chmod" and files:
+        os.chmod(ws / files[pick % len(files)], bits)
+    elif action == "edit" and files:
+        path = ws / files[pick % len(files)]
+        os.chmod(path, perm(path) | 0o200)
+        with open(path, "ab") as handle:
+            handle.write(f"turn {turn}\n".encode())
+    elif action == "delete" and files:
+        (ws / files[pick % len(files)]).unlink()
+
+
+def lived_in(ws: Path) -> set[str]:
+    """The folders that hold a file at some depth, and the person's empty ones (an empty folder
+    an agent makes is not recorded: no file changed)."""
+    found = set(PERSON_FOLDERS & folders(ws))
+    for path in full_state(ws)[0]:
+        parts = path.split("/")[:-1]
+        found |= {"/".join(parts[: i + 1]) for i in range(len(parts))}
+    return found
+
+
+def _no_bits_but_x_changed(before: dict[str, int], after: dict[str, int]) -> None:
+    """An operation never changes a file's permission bits other than x (x follows r)."""
+    for path in before.keys() & after.keys():
+        assert before[path] & ~0o111 == after[path] & ~0o111, (path, oct(before[path]), oct(after[path]))
+        x = after[path] & 0o111
+        assert x in (0, (after[path] & 0o444) >> 2), (path, oct(after[path]))
+
+
+@settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(use_git=st.booleans(), turns=st.lists(ACTIONS, min_size=1, max_size=3))
+def test_random_turns_swap_files_and_folders_and_change_modes(use_git: bool, turns: list) -> None:
+    """Random turns swap files and folders, change modes, add files in new folders, edit and
+    delete; undoing them all, one by one, gives back each earlier state exactly (content, git
+    modes, the folders that hold files, the person's empty folders), redoing them all gives
+    each later state, and no operation changes permission bits other than x."""
+    base = Path(tempfile.mkdtemp(prefix="takeback-random-"))
+    try:
+        files = {"a.txt": "a\n", "b.txt": "b\n", "dir/c.txt": "c\n", "dir/deep/d.txt": "d\n", "tool.sh": "#!/bin/sh\n"}
+        ws = make_repo(base / "ws", files) if use_git else base / "ws"
+        if not use_git:
+            ws.mkdir()
+            write_files(ws, files)
+        os.chmod(ws / "a.txt", 0o600)
+        os.chmod(ws / "tool.sh", 0o755)
+        for folder in PERSON_FOLDERS:
+            (ws / folder).mkdir(parents=True)
+        git_before = git_state(ws) if use_git else None
+        engine = open_engine(ws)
+        states = [(full_state(ws), lived_in(ws))]
+        for turn, actions in enumerate(turns):
+            time.sleep(0.02)
+            engine.begin_turn(label=f"turn {turn}")
+            agent_pause()
+            for step, (action, pick, bits) in enumerate(actions):
+                _agent_action(ws, action, pick, bits, turn, step)
+            engine.end_turn()
+            states.append((full_state(ws), lived_in(ws)))
+        birth = knows_birth(ws)
+        for k in range(len(turns), 0, -1):
+            if states[k][0] == states[k - 1][0]:
+                continue  # a turn that changed no file recorded nothing to undo
+            bits_before = perms(ws)
+            result = engine.undo()
+            _no_bits_but_x_changed(bits_before, perms(ws))
+            assert PERSON_FOLDERS <= folders(ws)
+            if not birth:
+                return  # folders a turn made stay where birth times are unknown: no exact states
+            assert result.verdict == "safe", (result.message, result.skipped, result.conflicts)
+            assert (full_state(ws), lived_in(ws)) == states[k - 1], f"undo of turn {k}"
+        for k in range(1, len(turns) + 1):
+            if states[k][0] == states[k - 1][0]:
+                continue
+            bits_before = perms(ws)
+            result = engine.redo()
+            assert result.verdict == "safe", (result.message, result.skipped, result.conflicts)
+            _no_bits_but_x_changed(bits_before, perms(ws))
+            assert (full_state(ws), lived_in(ws)) == states[k], f"redo of turn {k}"
+        if git_before is not None:
+            assert git_state(ws) == git_before
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
