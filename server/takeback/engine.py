@@ -99,10 +99,12 @@ class Engine(Operations):
             self.last_recovery = self.journal.recover(self._committed, self.capture.matches)
             if self.last_recovery:
                 log.warning(
-                    "recovered an interrupted %s: %s %d files",
+                    "recovered an interrupted %s: %s %d files; %d left as they were (changed since): %s",
                     self.last_recovery.operation,
                     self.last_recovery.action,
                     len(self.last_recovery.paths),
+                    len(self.last_recovery.left),
+                    ", ".join(self.last_recovery.left) or "-",
                 )
 
     # ------------------------------------------------------------------ log plumbing
