@@ -7,7 +7,7 @@ A file written over an existing one keeps its permission bits and owner (only th
 bit follows the record, as git sets it); a new file gets the default under the umask; a
 roll-back passes the exact bits it saw. Symlinks are recorded and restored as links, never
 followed. Deleting a file never removes a folder: folders go only through ``remove_folders``,
-for the folders an operation knows its changes created, and only when they are empty. What
+for the folders an operation knows its changes created, and only when they hold no file. What
 folders are where (``obstacle``, ``left_in``, ``missing_folders``, ``folders_made_since``)
 is answered here too.
 """
