@@ -359,7 +359,7 @@ class Engine(Operations):
         renamed_from: str | None = None,
         old: bytes | None = None,
         new: bytes | None = None,
-        new_folders: list[str] = (),
+        new_folders: Iterable[str] = (),
     ) -> PathChange:
         """Describe one path's change; ``old``/``new`` are its bytes when the caller has them;
         ``new_folders``: the folders it created along with the file."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -68,7 +68,7 @@ class Journal:
         self.report_file = store.path / "last-recovery.json"
 
     def start(
-        self, entry: str, operation: str, files: list[JournalFile], backups: dict[str, bytes], folders: list[str] = ()
+        self, entry: str, operation: str, files: list[JournalFile], backups: dict[str, bytes], folders: Iterable[str] = ()
     ) -> None:
         """Write the journal for ``files`` (and the ``folders`` to remove) before any of them."""
         for item in files:
