@@ -74,6 +74,8 @@ class Engine(Operations):
         """``long_lived``: the process keeps this engine for many calls (the language server);
         it then watches the work tree (``watch.py``, unless the ``watch_tree`` setting is off)
         so a bracket's begin can reuse the previous listing when nothing changed."""
+        if not os.fspath(workspace).strip():  # Path("") would quietly mean the current folder
+            raise InvalidInput("the workspace folder is empty: name a folder")
         root = Path(workspace)
         if not root.is_dir():
             raise InvalidInput(f"workspace {root} is not a folder")
