@@ -259,9 +259,14 @@ class Engine(Operations):
         with self.store.locked():
             self._refresh()
             open_state = self.timeline.open_turn()
+            notices = []
             if open_state is not None:
                 log.info("turn #%d was still open; ending it first", open_state.begun.number)
                 self._end(open_state, [], [])
+                notices.append(
+                    f"turn #{open_state.begun.number} was still open; this begin ended it first "
+                    "(what changed on disk until now is recorded as its changes)"
+                )
             entry_id = _new_id()
             scanner = self._scanner() if bracket else None
             snapshot = scanner.begin(self.capture.from_disk) if scanner is not None else None
@@ -284,7 +289,8 @@ class Engine(Operations):
             except OSError as exc:
                 raise StoreError(f"cannot write to the store {self.store.path}: {exc}") from exc
             self.timeline.add_tentative(record)
-            return self.timeline.view(self.timeline.entries[entry_id])
+            entry = self.timeline.view(self.timeline.entries[entry_id])
+            return entry.model_copy(update={"notices": [*notices, *entry.notices]}) if notices else entry
 
     def end_turn(
         self,

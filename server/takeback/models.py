@@ -270,11 +270,18 @@ class SkippedFile(_Model):
 
 
 class Conflict(_Model):
+    """A path the operation could not bring back cleanly. ``markers_possible``: a text merge
+    overlapped, so ``--on-conflict markers`` can write conflict markers into it (never for a
+    binary file, a file created or deleted on one side, or a mode or symlink change).
+    ``advice`` is what the person can do about this path."""
+
     path: str
     reason: str
     hunks: int = 0
     binary: bool = False
+    markers_possible: bool = False
     markers_written: bool = False
+    advice: str = ""
 
 
 class OperationResult(_Model):
@@ -293,6 +300,7 @@ class OperationResult(_Model):
     conflicts: list[Conflict] = []
     next_action: str
     message: str
+    notices: list[str] = []
     patch: str | None = None
 
 

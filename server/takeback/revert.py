@@ -134,8 +134,11 @@ class Planner:
 
     def _conflict(self, path: str, ours: DiskFile | None, current: Version | None, outcome: MergeResult) -> PathPlan:
         binary = outcome.markers is None and outcome.hunks == 0 and "binary" in (outcome.conflict or "")
-        conflict = Conflict(path=path, reason=outcome.conflict or "conflict", hunks=outcome.hunks, binary=binary)
-        if self.on_conflict == "markers" and outcome.markers is not None and current is not None:
+        possible = outcome.markers is not None and current is not None
+        conflict = Conflict(
+            path=path, reason=outcome.conflict or "conflict", hunks=outcome.hunks, binary=binary, markers_possible=possible
+        )
+        if self.on_conflict == "markers" and possible:
             conflict.markers_written = True
             return PathPlan(path, ours, Version(outcome.markers, current.mode), conflict=conflict)
         return PathPlan(path, ours, _version_of(ours), conflict=conflict)

@@ -42,3 +42,60 @@ def test_an_empty_workspace_is_refused_not_taken_for_the_current_folder(tb: Take
             assert result.json()["error"] == "invalid-input"
     snap.assert_unchanged()
     assert tb.json("status")["turns"] == 0
+
+
+def test_conflict_advice_offers_markers_only_where_they_can_go(tb: Takeback) -> None:
+    write_files(tb.cwd, {"logo.bin": b"\x89PNG\x00\x01"})
+    turn(tb, {"logo.bin": b"\x89PNG\x00\x02", "made.txt": "agent's\n"}, "binary and created")
+    write_files(tb.cwd, {"logo.bin": b"\x89PNG\x00\x03", "made.txt": "the person's since\n"})
+    snap = Snapshot(tb)
+    human, as_json = tb("undo"), tb("--json", "undo")
+    snap.assert_unchanged()
+    assert human.code == as_json.code == 11
+    text = human.text
+    assert "markers" not in text.split("next: ")[1]
+    assert text.endswith(
+        "next: nothing was written; choose: 'takeback undo --on-conflict force' puts back the starting content "
+        "over your later edits (undoable)\n"
+    )
+    assert (
+        "  conflict logo.bin: binary file changed since; it cannot be merged\n"
+        "           conflict markers cannot be written into it (it is binary); 'takeback undo --on-conflict force'"
+    ) in text
+    assert "  conflict made.txt: changed since, so it is not removed\n" in text
+    data = as_json.json()
+    assert [(c["path"], c["markers_possible"]) for c in data["conflicts"]] == [("logo.bin", False), ("made.txt", False)]
+    assert all("--on-conflict markers" not in c["advice"] for c in data["conflicts"])
+
+    # Asking for markers anyway writes nothing and says what does work.
+    snap = Snapshot(tb)
+    refused = tb("undo", "--on-conflict", "markers")
+    snap.assert_unchanged()
+    assert refused.code == 11 and "next: nothing was written; choose: 'takeback undo --on-conflict force'" in refused.text
+    # The advice, followed, works.
+    expect_ok(tb("undo", "--on-conflict", "force"))
+    assert (tb.cwd / "logo.bin").read_bytes() == b"\x89PNG\x00\x01" and not (tb.cwd / "made.txt").exists()
+
+
+def test_undo_and_begin_say_when_they_end_the_open_turn(tb: Takeback) -> None:
+    tb.ok("begin", "--label", "one")
+    write_files(tb.cwd, {"src/app.py": "during one\n"})
+    second = tb.ok("begin", "--label", "two").text
+    assert second.splitlines() == [
+        "note: turn #1 was still open; this begin ended it first (what changed on disk until now is recorded as its changes)",
+        second.splitlines()[1],
+    ]
+    assert second.splitlines()[1].startswith("turn #2 open (")
+    write_files(tb.cwd, {"src/util.py": "during two\n"})
+    data = tb.json("undo")
+    assert data["notices"] == [
+        "turn #2 was still open; undo ended it first (what changed on disk during it is recorded as its changes)"
+    ]
+    tb.ok("begin", "--label", "three")
+    text = tb.ok("undo").text
+    assert text.splitlines()[1] == (
+        "  note    turn #4 was still open; undo ended it first (what changed on disk during it is recorded as its changes)"
+    )
+    assert tb.json("log", "--limit", "1")[0]["kind"] == "undo"
+    begun = tb.json("begin", "--label", "five")
+    assert begun["notices"] == []
