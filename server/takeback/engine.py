@@ -26,6 +26,7 @@ from .clock import new_id as _new_id
 from .clock import now as _now
 from .config import Config, default_store_dir, load_config
 from .errors import (
+    CannotWrite,
     InvalidInput,
     NotFound,
     NothingToDo,
@@ -513,11 +514,14 @@ class Engine(Operations):
             applied = True
             try:
                 for item in items:
-                    if item.after is not None and item.after.withheld:
-                        content = given[item.path].after if item.path in given else None
-                        self.workspace.write(item.path, content or b"", item.after.mode, fsync=self.config.fsync)
-                    else:
-                        self.journal.write_side(item, "after")
+                    try:
+                        if item.after is not None and item.after.withheld:
+                            content = given[item.path].after if item.path in given else None
+                            self.workspace.write(item.path, content or b"", item.after.mode, fsync=self.config.fsync)
+                        else:
+                            self.journal.write_side(item, "after")
+                    except OSError as exc:  # rolled back below; the person reads the workspace path
+                        raise CannotWrite.at(item.path, exc) from exc
                     written.append(item)
                 if editor_writes:
                     applied = bool(editor is not None and editor(editor_writes))

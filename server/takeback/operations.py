@@ -18,6 +18,7 @@ from . import brackets
 from .clock import new_id as _new_id
 from .clock import now as _now
 from .errors import (
+    CannotWrite,
     InvalidInput,
     NotFound,
     NothingToDo,
@@ -230,8 +231,14 @@ class Operations:
         def read(rel: str) -> DiskFile | None:
             return overlay[rel] if rel in overlay else self.workspace.read(rel)
 
+        def obstacle(rel: str, removing: bool) -> str | None:
+            found = None if removing else self.workspace.obstacle(rel)
+            if found is None and rel not in overlay:  # an open document is written by the editor
+                found = self.workspace.unwritable(rel)
+            return found
+
         planner = Planner(
-            self.capture, read, on_conflict, label_theirs=f"before #{target.begun.number}", obstacle=self.workspace.obstacle
+            self.capture, read, on_conflict, label_theirs=f"before #{target.begun.number}", obstacle=obstacle
         )
         plan = planner.plan(steps)
         number = target.begun.number
@@ -322,7 +329,10 @@ class Operations:
                 if editor is None or not editor(editor_writes):
                     raise StateError("the editor did not apply the changes to its open documents; nothing was written")
             for item in journal_files:
-                self._write_after(item, plan)
+                try:
+                    self._write_after(item, plan)
+                except OSError as exc:  # rolled back below; the person reads the workspace path
+                    raise CannotWrite.at(item.path, exc) from exc
                 written.append(item)
             now = _now()
             records: list[Record] = [
@@ -495,6 +505,8 @@ def _conflict_advice(command: str, plan: Plan) -> str:
 def _next_action(kind: str, entry: Entry, plan: Plan, command: str) -> str:
     left = [c.path for c in plan.conflicts if not c.markers_written and not c.reason.startswith("forced:")]
     still = f"{', '.join(left)} left in conflict: {_force_option(command)}; " if left else ""
+    if plan.blocked:
+        still += f"{', '.join(plan.blocked)} skipped: once what stands in the way is fixed, '{command}' takes them back too; "
     markers = [c.path for c in plan.conflicts if c.markers_written]
     if markers:
         return f"{still}resolve the conflict markers in {', '.join(markers)}; 'takeback revert {entry.number}' takes this back"

@@ -18,7 +18,7 @@ from .models import Conflict, FileVersion, OnConflict, PathChange, SkippedFile
 from .workspace import DiskFile
 
 Reader = Callable[[str], DiskFile | None]
-Obstacle = Callable[[str], str | None]  # why a file cannot be put at a path now, or None
+Obstacle = Callable[[str, bool], str | None]  # why a path cannot be written (or, True: removed) now, or None
 
 
 def _version_of(disk: DiskFile | None) -> Version | None:
@@ -34,6 +34,7 @@ class PathPlan:
     ours: DiskFile | None
     result: Version | None
     skipped: str | None = None
+    blocked: bool = False  # skipped for what stands on disk now (a folder in the way, no permission)
     conflict: Conflict | None = None
     merged: bool = False
     forced: bool = False
@@ -65,6 +66,11 @@ class Plan:
         return [p.conflict for p in self.paths if p.conflict is not None and not (p.forced or p.conflict.markers_written)]
 
     @property
+    def blocked(self) -> list[str]:
+        """Skipped paths that running the operation again can bring back once the disk allows."""
+        return [p.path for p in self.paths if p.blocked]
+
+    @property
     def skipped(self) -> list[SkippedFile]:
         return [SkippedFile(path=p.path, reason=p.skipped) for p in self.paths if p.skipped]
 
@@ -83,10 +89,10 @@ class Planner:
         plan = Plan()
         for path in sorted(steps):
             planned = self._plan_path(path, steps[path])
-            if planned.writes and planned.result is not None and self.obstacle is not None:
-                reason = self.obstacle(path)
+            if planned.writes and self.obstacle is not None:
+                reason = self.obstacle(path, planned.result is None)
                 if reason is not None:  # seen now, so a dry run and the run itself agree
-                    planned = PathPlan(path, planned.ours, _version_of(planned.ours), skipped=reason)
+                    planned = PathPlan(path, planned.ours, _version_of(planned.ours), skipped=reason, blocked=True)
             plan.paths.append(planned)
         return plan
 

@@ -4,11 +4,18 @@ or a second begin, turns dropped by retention, files that cannot be written."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from helpers import write_files
 
-from .conftest import Snapshot, Takeback, expect_error, expect_ok
+from .conftest import Snapshot, Takeback, expect_error, expect_ok, isolated_env
 from .test_operations import turn
 
 
@@ -99,3 +106,90 @@ def test_undo_and_begin_say_when_they_end_the_open_turn(tb: Takeback) -> None:
     assert tb.json("log", "--limit", "1")[0]["kind"] == "undo"
     begun = tb.json("begin", "--label", "five")
     assert begun["notices"] == []
+
+
+@pytest.fixture
+def unprivileged(tmp_path: Path) -> Iterator[Takeback]:
+    """A CLI runner over a plain folder, as a user the file permissions apply to: root may write
+    anywhere, so when the tests run as root the CLI runs as 'nobody' (in a folder it owns)."""
+    if os.geteuid() != 0:
+        yield Takeback(_plain_folder(tmp_path), isolated_env(tmp_path / "env"))
+        return
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: no unprivileged user to run the CLI as")
+    base = Path(tempfile.mkdtemp(prefix="takeback-messages-"))  # outside root's private pytest folder
+    try:
+        base.chmod(0o755)
+        tb = Takeback(_plain_folder(base), isolated_env(base / "env"), prefix=NOBODY)
+        subprocess.run(["chown", "-R", "65534:65534", str(base)], check=True)
+        yield tb
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
+
+
+def _plain_folder(base: Path) -> Path:
+    folder = base / "ws"
+    write_files(folder, {"ro/a.txt": "one\n", "b.txt": "keep\n"})
+    return folder
+
+
+def _temporaries(root: Path) -> list[str]:
+    return [str(p) for p in root.rglob(".takeback-tmp-*")]
+
+
+def test_a_read_only_folder_is_skipped_with_the_reason_and_can_be_finished_later(unprivileged: Takeback) -> None:
+    tb, ws = unprivileged, unprivileged.cwd
+    turn(tb, {"ro/a.txt": "two\n", "b.txt": "agent\n", "ro/new.txt": "new\n"}, "writes into ro")
+    (ws / "ro").chmod(0o555)
+    try:
+        reason = "permission denied: the folder ro is not writable; make it writable and run this again"
+        preview = tb("--json", "undo", "--dry-run")
+        assert preview.code == 10, str(preview)
+        data = preview.json()
+        assert data["skipped"] == [{"path": "ro/a.txt", "reason": reason}, {"path": "ro/new.txt", "reason": reason}]
+        assert [o["path"] for o in data["restored"]] == ["b.txt"]
+        done = tb("undo")
+        assert done.code == 10 and done.err == "", str(done)
+        assert f"  skipped ro/a.txt: {reason}\n" in done.text
+        assert done.text.endswith(
+            "next: ro/a.txt, ro/new.txt skipped: once what stands in the way is fixed, 'takeback revert 1' takes "
+            "them back too; 'takeback redo' brings turn #1 back\n"
+        )
+        assert (ws / "b.txt").read_text() == "keep\n"
+        assert (ws / "ro/a.txt").read_text() == "two\n" and (ws / "ro/new.txt").exists()
+        assert _temporaries(ws) == []
+    finally:
+        (ws / "ro").chmod(0o755)
+    expect_ok(tb("revert", "1"))  # the advice, followed
+    assert (ws / "ro/a.txt").read_text() == "one\n" and not (ws / "ro/new.txt").exists()
+    assert (ws / "b.txt").read_text() == "keep\n"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs a file owned by another user (made as root)")
+def test_a_write_the_system_refuses_is_an_error_naming_the_file_and_nothing_is_half_written(unprivileged: Takeback) -> None:
+    tb, ws = unprivileged, unprivileged.cwd
+    shared = ws / "shared"  # like /tmp: anyone may add files, only a file's owner may replace it
+    shared.mkdir()
+    (shared / "a.txt").write_text("root's\n")
+    os.chown(shared, 0, 0)
+    shared.chmod(0o1777)
+    os.chown(shared / "a.txt", 0, 0)
+    tb.ok("begin")
+    write_files(ws, {"b.txt": "agent\n", "shared/a.txt": "agent's\n"})  # written in place: the owner stays root
+    tb.ok("end")
+    snap = Snapshot(tb)
+    human, as_json = tb("undo"), tb("--json", "undo")
+    snap.assert_unchanged()
+    expect_error(
+        human, 9,
+        r"^takeback: error: cannot write shared/a\.txt: operation not permitted; nothing was written "
+        r"\(files already written were put back\)$",
+    )
+    assert expect_error(as_json, 9).json()["error"] == "cannot-write"
+    assert ".takeback-tmp" not in human.err
+    assert (ws / "b.txt").read_text() == "agent\n"  # written first, then put back
+    assert _temporaries(ws) == []
+    assert [e["kind"] for e in tb.json("log")] == ["turn"] and tb.json("status")["last_recovery"] is None
