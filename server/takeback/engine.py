@@ -64,7 +64,7 @@ from .workspace import Workspace
 log = logging.getLogger("takeback.engine")
 
 _CACHE_FILE = "timeline.pickle"
-_CACHE_FORMAT = 3  # bump when Timeline's shape changes
+_CACHE_FORMAT = 4  # bump when Timeline's shape changes
 _CACHE_AFTER_RECORDS = 50  # rewrite the cache when opening had to read this many log commits
 
 

@@ -160,8 +160,28 @@ class OperationDone(_Model):
     conflicts: list[str] = []
 
 
+class DroppedSpan(_Model):
+    """Entries ``first`` to ``last`` (numbers) that retention dropped at ``at``, and why."""
+
+    first: int
+    last: int
+    at: datetime
+    why: str
+
+
+class EntriesDropped(_Model):
+    """What retention has dropped so far (the newest spans), so a dropped entry's number is
+    answered with when and why rather than 'no such turn'. Written by gc at the tip of the log
+    it rewrites, replacing the one before; it belongs to no entry."""
+
+    type: Literal["dropped"] = "dropped"
+    id: str
+    at: datetime
+    spans: list[DroppedSpan]
+
+
 Record = Annotated[
-    Union[TurnBegun, CheckpointRecorded, CheckpointApplied, TurnEnded, CheckRecorded, OperationDone],
+    Union[TurnBegun, CheckpointRecorded, CheckpointApplied, TurnEnded, CheckRecorded, OperationDone, EntriesDropped],
     Field(discriminator="type"),
 ]
 

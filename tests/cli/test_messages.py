@@ -193,3 +193,20 @@ def test_a_write_the_system_refuses_is_an_error_naming_the_file_and_nothing_is_h
     assert (ws / "b.txt").read_text() == "agent\n"  # written first, then put back
     assert _temporaries(ws) == []
     assert [e["kind"] for e in tb.json("log")] == ["turn"] and tb.json("status")["last_recovery"] is None
+
+
+def test_a_turn_dropped_by_retention_is_reported_as_dropped(tb: Takeback) -> None:
+    write_files(tb.cwd, {".takeback.toml": "[retention]\nmax_entries = 2\n"})  # lowers a bound: a preference
+    for i in range(4):
+        turn(tb, {"src/app.py": f"version {i}\n"}, f"turn {i + 1}")
+    assert tb.json("gc")["removed_entries"] == 2
+    snap = Snapshot(tb)
+    for args in (("show", "1"), ("revert", "2"), ("--json", "diff", "#1")):
+        result = expect_error(
+            tb(*args), 3,
+            r"^takeback: error: turn #[12] was dropped by retention on \d{4}-\d\d-\d\d \(keeping the newest 2 entries\); "
+            r"the store no longer holds it$",
+        )
+    assert result.json()["error"] == "not-found"
+    expect_error(tb("show", "5"), 3, r"no turn #5 in this workspace's timeline")
+    snap.assert_unchanged()

@@ -5,11 +5,14 @@ and files the person's permissions keep Takeback from writing."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 from helpers import make_repo
+from takeback.errors import NotFound
+from takeback.models import RecordEnvelope
 
 from .support import assert_result_shape, batch, full_state, nothing_written, open_engine
 
@@ -136,3 +139,38 @@ def test_a_second_begin_says_it_ended_the_open_turn(ws: Path, engine) -> None:
     ]
     assert [f.path for f in engine.entry("1").files] == ["other.txt"]
     assert engine.entry("2").notices == []  # the notice belongs to that answer, not to turn #2
+
+
+def _records(engine) -> list[str]:
+    chain = engine.store.commit_chain(engine.store.head())
+    return [r.type for oid in chain for r in RecordEnvelope.model_validate_json(engine.store.read_meta(oid)).records]
+
+
+def test_a_turn_dropped_by_retention_is_named_as_dropped_with_when_and_why(ws: Path) -> None:
+    engine = open_engine(ws, retention={"max_entries": 3, "max_age_days": 365})
+    for i in range(6):
+        batch(engine, ws, {"other.txt": f"turn {i}\n"}, label=f"turn {i}")
+    engine.gc()
+    today = datetime.now().strftime("%Y-%m-%d")
+    dropped = f"turn #2 was dropped by retention on {today} (keeping the newest 3 entries); the store no longer holds it"
+    with nothing_written(engine, ws):
+        for call in (lambda: engine.entry("2"), lambda: engine.revert("#2"), lambda: engine.restore("#2.1"),
+                     lambda: engine.record_check("2", "tests", "passed")):
+            with pytest.raises(NotFound) as raised:
+                call()
+            assert raised.value.message == dropped
+        with pytest.raises(NotFound, match=r"^no turn #7 in this workspace's timeline \(it has 3 entries\)$"):
+            engine.entry("7")  # never existed: still 'no turn'
+
+    # A later gc for another reason keeps what the first one said, in one record at the log's tip.
+    aged = open_engine(ws, retention={"max_entries": 3, "max_age_days": 0})
+    aged.gc()
+    reopened = open_engine(ws)  # another process reads it from the log
+    with pytest.raises(NotFound, match=r"^turn #1 was dropped by retention on .* \(keeping the newest 3 entries\)"):
+        reopened.entry("1")
+    with pytest.raises(NotFound, match=r"^turn #5 was dropped by retention on .* \(older than 0 days\)"):
+        reopened.entry("5")
+    assert [e.number for e in reopened.entries()] == [6]
+    assert _records(reopened).count("dropped") == 1 and _records(reopened)[-1] == "dropped"
+    batch(reopened, ws, {"other.txt": "after\n"})
+    assert reopened.entries()[0].number == 7  # numbers go on after the dropped ones
