@@ -360,3 +360,4 @@ class GcReport(_Model):
     bytes_before: int
     bytes_after: int
     kept_entries: int
+    dropped: list[DroppedSpan] = []  # which entries this run dropped, and why

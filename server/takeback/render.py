@@ -110,3 +110,6 @@ def print_gc(report: GcReport) -> None:
         f"dropped {report.removed_entries} entries and {report.removed_objects} objects; "
         f"store {_size(report.bytes_before)} → {_size(report.bytes_after)}; {report.kept_entries} entries kept"
     )
+    for span in report.dropped:
+        numbers = f"#{span.first}" if span.first == span.last else f"#{span.first}–#{span.last}"
+        print(f"  dropped {numbers}: {span.why}")

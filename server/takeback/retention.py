@@ -38,7 +38,8 @@ def _drop_set(engine: "Engine", extra_fraction: float) -> dict[str, str]:
         if state is open_state or index == len(ordered) - 1:
             continue
         if index < by_count:
-            drop[state.begun.entry] = f"keeping the newest {policy.max_entries} entries"
+            kept = "entry" if policy.max_entries == 1 else f"{policy.max_entries} entries"
+            drop[state.begun.entry] = f"keeping the newest {kept}"
         elif index < by_bytes:
             drop[state.begun.entry] = f"the store was over its size limit of {_size(policy.max_bytes)}"
         elif state.begun.at < cutoff:
@@ -83,15 +84,17 @@ def _referenced_blobs(engine: "Engine") -> set[str]:
     return keep
 
 
-def _rewrite(engine: "Engine", drop: dict[str, str]) -> None:
+def _rewrite(engine: "Engine", drop: dict[str, str]) -> list[DroppedSpan]:
     """The log without the dropped entries' records, topped by one record of everything dropped
-    so far (it replaces the previous one), published by one compare-and-swap."""
+    so far (it replaces the previous one), published by one compare-and-swap. Answers what this
+    rewrite dropped."""
     store = engine.store
     head = store.head()
     if head is None or not drop:
-        return
+        return []
     at = _now()
-    spans = [*engine.timeline.dropped, *_spans(engine, drop, at)][-_SPANS_KEPT:]
+    new_spans = _spans(engine, drop, at)
+    spans = [*engine.timeline.dropped, *new_spans][-_SPANS_KEPT:]
     new_tip: str | None = None
     for oid in store.commit_chain(head, None):
         records = RecordEnvelope.model_validate_json(store.read_meta(oid)).records
@@ -106,6 +109,7 @@ def _rewrite(engine: "Engine", drop: dict[str, str]) -> None:
     meta = RecordEnvelope(records=[record]).model_dump_json().encode()
     new_tip = store.stack(meta, new_tip, f"retention dropped {len(drop)} entries (dropped)")
     store.set_head(new_tip, head)
+    return new_spans
 
 
 def collect(engine: "Engine") -> GcReport:
@@ -115,7 +119,7 @@ def collect(engine: "Engine") -> GcReport:
     entries_before = len(engine.timeline.order)
     removed_objects = 0
     drop = _drop_set(engine, 0.0)
-    _rewrite(engine, drop)
+    spans = _rewrite(engine, drop)
     removed_objects += store.prune(store.reachable(_referenced_blobs(engine)))
     dropped = set(drop)
     fraction = 0.25
@@ -125,7 +129,7 @@ def collect(engine: "Engine") -> GcReport:
         more = _drop_set(engine, fraction)
         if not more:
             break
-        _rewrite(engine, more)
+        spans += _rewrite(engine, more)
         removed_objects += store.prune(store.reachable(_referenced_blobs(engine)))
         dropped.update(more)
         fraction += 0.25
@@ -135,4 +139,5 @@ def collect(engine: "Engine") -> GcReport:
         bytes_before=bytes_before,
         bytes_after=store.size_bytes(),
         kept_entries=entries_before - len(dropped),
+        dropped=spans,
     )

@@ -185,7 +185,7 @@ class Timeline:
             if span.first <= number <= span.last:
                 when = span.at.astimezone().strftime("%Y-%m-%d")
                 return f"turn #{number} was dropped by retention on {when} ({span.why}); the store no longer holds it"
-        return "turn #%d was dropped by retention (its record is no longer kept); the store no longer holds it" % number
+        return f"turn #{number} was dropped by retention (when is no longer recorded); the store no longer holds it"
 
     def resolve_checkpoint(self, spec: str) -> CheckpointRecorded:
         """A checkpoint from its id (or unique prefix), ``#N`` (a turn's last) or ``#N.k``."""

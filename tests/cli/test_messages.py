@@ -199,7 +199,12 @@ def test_a_turn_dropped_by_retention_is_reported_as_dropped(tb: Takeback) -> Non
     write_files(tb.cwd, {".takeback.toml": "[retention]\nmax_entries = 2\n"})  # lowers a bound: a preference
     for i in range(4):
         turn(tb, {"src/app.py": f"version {i}\n"}, f"turn {i + 1}")
-    assert tb.json("gc")["removed_entries"] == 2
+    report = tb.json("gc")
+    assert report["removed_entries"] == 2
+    assert [(s["first"], s["last"], s["why"]) for s in report["dropped"]] == [(1, 2, "keeping the newest 2 entries")]
+    turn(tb, {"src/app.py": "version 5\n"}, "turn 5")
+    turn(tb, {"src/app.py": "version 6\n"}, "turn 6")
+    assert tb.ok("gc").text.splitlines()[1:] == ["  dropped #3–#4: keeping the newest 2 entries"]
     snap = Snapshot(tb)
     for args in (("show", "1"), ("revert", "2"), ("--json", "diff", "#1")):
         result = expect_error(
@@ -208,5 +213,5 @@ def test_a_turn_dropped_by_retention_is_reported_as_dropped(tb: Takeback) -> Non
             r"the store no longer holds it$",
         )
     assert result.json()["error"] == "not-found"
-    expect_error(tb("show", "5"), 3, r"no turn #5 in this workspace's timeline")
+    expect_error(tb("show", "9"), 3, r"no turn #9 in this workspace.s timeline")
     snap.assert_unchanged()
