@@ -4,6 +4,7 @@
 what happened between ``base`` and ``ours`` (the person's later edits, later turns). For a
 revert of a turn: base = the turn's result, ours = the workspace now, theirs = the turn's
 starting point. ``None`` means the file does not exist. Content and mode merge separately.
+Only a text file that both sides edited gets conflict markers, in the file's own line endings.
 """
 
 from __future__ import annotations
