@@ -52,65 +52,79 @@ def _add_operation_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_global_flags(p: argparse.ArgumentParser, after_command: bool = False) -> None:
+    """The options every command takes, before or after its name (``takeback --json status``
+    and ``takeback status --json``). After the name they default to ``argparse.SUPPRESS``, so
+    a flag given before the name is not reset by the command's own default."""
+    unset = argparse.SUPPRESS if after_command else None
+    p.add_argument("--workspace", "-C", default=unset, help="workspace folder (default: the current folder)")
+    p.add_argument("--json", action="store_true", default=unset if after_command else False,
+                   help="print machine-readable JSON")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="takeback",
         description="Exact undo for coding-agent turns: record, undo, redo, revert, restore.",
     )
-    parser.add_argument("--workspace", "-C", default=None, help="workspace folder (default: the current folder)")
-    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    _add_global_flags(parser)
     parser.add_argument("--version", action="version", version=f"takeback {__version__}")
+    global_flags = _Parser(add_help=False)
+    _add_global_flags(global_flags, after_command=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
-    p = sub.add_parser("begin", help="open a turn; changes on disk until 'end' are recorded")
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, parents=[global_flags])
+
+    p = command("begin", "open a turn; changes on disk until 'end' are recorded")
     p.add_argument("--label", help="the prompt or a summary")
     p.add_argument("--session", help="the agent conversation this turn belongs to")
     p.add_argument("--agent", help="which agent or tool is working")
 
-    p = sub.add_parser("end", help="close the open turn, recording what changed")
+    p = command("end", "close the open turn, recording what changed")
     p.add_argument("--command", dest="commands", action="append", default=[], help="a command the agent ran (repeatable)")
     p.add_argument("--turn", help="the open turn (checked, optional)")
 
-    p = sub.add_parser("log", help="the timeline, newest first")
+    p = command("log", "the timeline, newest first")
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--session", default=None)
     p.add_argument("--before", type=int, default=None, help="only entries numbered below this")
 
-    p = sub.add_parser("show", help="one turn: its files, checks and state")
+    p = command("show", "one turn: its files, checks and state")
     p.add_argument("turn")
     p.add_argument("--patch", action="store_true", help="also print its diff")
 
-    p = sub.add_parser("diff", help="unified diff of what a turn changed")
+    p = command("diff", "unified diff of what a turn changed")
     p.add_argument("turn")
     p.add_argument("path", nargs="?")
 
-    p = sub.add_parser("cat", help="a file as a turn left it (or found it, with --before)")
+    p = command("cat", "a file as a turn left it (or found it, with --before)")
     p.add_argument("turn")
     p.add_argument("path")
     p.add_argument("--before", action="store_true")
 
-    p = sub.add_parser("undo", help="revert the last applied agent turn")
+    p = command("undo", "revert the last applied agent turn")
     _add_operation_flags(p)
-    p = sub.add_parser("redo", help="re-apply what the last undo, revert or restore took away")
+    p = command("redo", "re-apply what the last undo, revert or restore took away")
     _add_operation_flags(p)
-    p = sub.add_parser("revert", help="take back one turn's changes, keeping later edits")
+    p = command("revert", "take back one turn's changes, keeping later edits")
     p.add_argument("turn")
     _add_operation_flags(p)
-    p = sub.add_parser("restore", help="bring files touched since a checkpoint back to their state then")
+    p = command("restore", "bring files touched since a checkpoint back to their state then")
     p.add_argument("checkpoint", help="a checkpoint id, a turn (#N: its last checkpoint), #N.k, or last-green")
     _add_operation_flags(p)
 
-    p = sub.add_parser("check", help="run a command and record its pass/fail on a turn")
+    p = command("check", "run a command and record its pass/fail on a turn")
     p.add_argument("--turn", default=None, help="default: the open turn, else the last one")
     p.add_argument("--name", default=None, help="default: the command's first word")
     p.add_argument("argv", nargs=argparse.REMAINDER, help="-- COMMAND ...")
 
-    sub.add_parser("gc", help="apply the retention policy now")
-    sub.add_parser("status", help="store size, open turn, undo/redo targets, recovery")
-    p = sub.add_parser("serve", help="run the language server on stdio")
+    command("gc", "apply the retention policy now")
+    command("status", "store size, open turn, undo/redo targets, recovery")
+    p = command("serve", "run the language server on stdio")
     p.add_argument("--log-level", default="INFO")
-    p = sub.add_parser("demo", help="a scripted agent session in a throw-away repository")
+    p = command("demo", "a scripted agent session in a throw-away repository")
     p.add_argument("--keep", action="store_true", help="keep the demo folder")
     return parser
 
@@ -190,7 +204,9 @@ def _run(args: argparse.Namespace) -> int:
     from . import render
     from .engine import Engine
 
-    workspace = Path(args.workspace or os.getcwd())
+    if args.workspace is not None and not args.workspace.strip():
+        raise InvalidInput("--workspace is empty: give a folder, or leave the option out to use the current folder")
+    workspace = Path(args.workspace if args.workspace is not None else os.getcwd())
     engine = Engine(workspace)
     out = _print_json if args.json else None
     cmd = args.command

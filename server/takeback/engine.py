@@ -63,7 +63,7 @@ from .workspace import Workspace
 log = logging.getLogger("takeback.engine")
 
 _CACHE_FILE = "timeline.pickle"
-_CACHE_FORMAT = 3  # bump when Timeline's shape changes
+_CACHE_FORMAT = 4  # bump when Timeline's shape changes
 _CACHE_AFTER_RECORDS = 50  # rewrite the cache when opening had to read this many log commits
 
 
@@ -74,6 +74,8 @@ class Engine(Operations):
         """``long_lived``: the process keeps this engine for many calls (the language server);
         it then watches the work tree (``watch.py``, unless the ``watch_tree`` setting is off)
         so a bracket's begin can reuse the previous listing when nothing changed."""
+        if not os.fspath(workspace).strip():  # Path("") would quietly mean the current folder
+            raise InvalidInput("the workspace folder is empty: name a folder")
         root = Path(workspace)
         if not root.is_dir():
             raise InvalidInput(f"workspace {root} is not a folder")
@@ -259,9 +261,14 @@ class Engine(Operations):
         with self.store.locked():
             self._refresh()
             open_state = self.timeline.open_turn()
+            notices = []
             if open_state is not None:
                 log.info("turn #%d was still open; ending it first", open_state.begun.number)
                 self._end(open_state, [], [])
+                notices.append(
+                    f"turn #{open_state.begun.number} was still open; this begin ended it first "
+                    "(what changed on disk until now is recorded as its changes)"
+                )
             entry_id = _new_id()
             scanner = self._scanner() if bracket else None
             snapshot = scanner.begin(self.capture.from_disk) if scanner is not None else None
@@ -284,7 +291,8 @@ class Engine(Operations):
             except OSError as exc:
                 raise StoreError(f"cannot write to the store {self.store.path}: {exc}") from exc
             self.timeline.add_tentative(record)
-            return self.timeline.view(self.timeline.entries[entry_id])
+            entry = self.timeline.view(self.timeline.entries[entry_id])
+            return entry.model_copy(update={"notices": [*notices, *entry.notices]}) if notices else entry
 
     def end_turn(
         self,

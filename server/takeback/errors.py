@@ -76,6 +76,21 @@ class StoreError(TakebackError):
     rpc_code = -32007
 
 
+class CannotWrite(TakebackError):
+    """A workspace file could not be written or removed (a read-only folder or file, a
+    read-only file system, a full disk). Raised before the files already written are put back."""
+
+    code = "cannot-write"
+    exit_status = 9
+    rpc_code = -32009
+
+    @classmethod
+    def at(cls, path: str, exc: OSError) -> CannotWrite:
+        """The error for ``path`` (workspace-relative: never the temporary file the OS named)."""
+        why = (exc.strerror or type(exc).__name__).lower()
+        return cls(f"cannot write {path}: {why}; nothing was written (files already written were put back)")
+
+
 class Busy(TakebackError):
     """Another process held the store's lock for too long."""
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from .errors import CannotWrite
 from .models import FileVersion, RecoveryReport
 from .store import Store
 from .workspace import DiskFile, Workspace
@@ -116,10 +117,13 @@ class Journal:
         the store); each path is added to ``written`` once done, for ``roll_back``."""
 
         def step(item: JournalFile) -> None:
-            if write_after is not None and item.after is not None:
-                write_after(item)
-            else:
-                self.write_side(item, "after")
+            try:
+                if write_after is not None and item.after is not None:
+                    write_after(item)
+                else:
+                    self.write_side(item, "after")
+            except OSError as exc:  # rolled back by the caller; the person reads the workspace path
+                raise CannotWrite.at(item.path, exc) from exc
             written.append(item)
 
         self._in_order(files, folders, step)

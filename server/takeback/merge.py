@@ -4,6 +4,7 @@
 what happened between ``base`` and ``ours`` (the person's later edits, later turns). For a
 revert of a turn: base = the turn's result, ours = the workspace now, theirs = the turn's
 starting point. ``None`` means the file does not exist. Content and mode merge separately.
+Only a text file that both sides edited gets conflict markers, in the file's own line endings.
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ def _merge_text(
     out: list[bytes] = []
     marked: list[bytes] = []
     hunks = 0
+    eol = _line_ending(ours)
     for region in merge3.Merge3(base, ours, theirs).merge_regions():
         kind = region[0]
         if kind == "unchanged":
@@ -113,11 +115,11 @@ def _merge_text(
             if resolved is None:
                 hunks += 1
                 out.extend(ours[a1:a2])
-                marked.append(f"<<<<<<< {label_ours}\n".encode())
-                marked.extend(_terminated(ours[a1:a2]))
-                marked.append(b"=======\n")
-                marked.extend(_terminated(theirs[b1:b2]))
-                marked.append(f">>>>>>> {label_theirs}\n".encode())
+                marked.append(f"<<<<<<< {label_ours}".encode() + eol)
+                marked.extend(_terminated(ours[a1:a2], eol))
+                marked.append(b"=======" + eol)
+                marked.extend(_terminated(theirs[b1:b2], eol))
+                marked.append(f">>>>>>> {label_theirs}".encode() + eol)
                 continue
             chunk = resolved
         out.extend(chunk)
@@ -125,10 +127,17 @@ def _merge_text(
     return b"".join(out), hunks, b"".join(marked)
 
 
-def _terminated(lines: list[bytes]) -> list[bytes]:
-    """Lines for a marker block: a last line without a newline gets one, so markers stay on their own line."""
+def _line_ending(lines: list[bytes]) -> bytes:
+    """The file's own line ending, for the lines a merge adds: CRLF when most of its lines end so."""
+    crlf = sum(1 for line in lines if line.endswith(b"\r\n"))
+    lf = sum(1 for line in lines if line.endswith(b"\n")) - crlf
+    return b"\r\n" if crlf > lf else b"\n"
+
+
+def _terminated(lines: list[bytes], eol: bytes) -> list[bytes]:
+    """Lines for a marker block: a last line without a line ending gets one, so markers stay on their own line."""
     if lines and not lines[-1].endswith(b"\n"):
-        return [*lines[:-1], lines[-1] + b"\n"]
+        return [*lines[:-1], lines[-1] + eol]
     return lines
 
 

@@ -166,8 +166,28 @@ class OperationDone(_Model):
     conflicts: list[str] = []
 
 
+class DroppedSpan(_Model):
+    """Entries ``first`` to ``last`` (numbers) that retention dropped at ``at``, and why."""
+
+    first: int
+    last: int
+    at: datetime
+    why: str
+
+
+class EntriesDropped(_Model):
+    """What retention has dropped so far (the newest spans), so a dropped entry's number is
+    answered with when and why rather than 'no such turn'. Written by gc at the tip of the log
+    it rewrites, replacing the one before; it belongs to no entry."""
+
+    type: Literal["dropped"] = "dropped"
+    id: str
+    at: datetime
+    spans: list[DroppedSpan]
+
+
 Record = Annotated[
-    Union[TurnBegun, CheckpointRecorded, CheckpointApplied, TurnEnded, CheckRecorded, OperationDone],
+    Union[TurnBegun, CheckpointRecorded, CheckpointApplied, TurnEnded, CheckRecorded, OperationDone, EntriesDropped],
     Field(discriminator="type"),
 ]
 
@@ -276,11 +296,18 @@ class SkippedFile(_Model):
 
 
 class Conflict(_Model):
+    """A path the operation could not bring back cleanly. ``markers_possible``: a text merge
+    overlapped, so ``--on-conflict markers`` can write conflict markers into it (never for a
+    binary file, a file created or deleted on one side, or a mode or symlink change).
+    ``advice`` is what the person can do about this path."""
+
     path: str
     reason: str
     hunks: int = 0
     binary: bool = False
+    markers_possible: bool = False
     markers_written: bool = False
+    advice: str = ""
 
 
 class OperationResult(_Model):
@@ -299,6 +326,7 @@ class OperationResult(_Model):
     conflicts: list[Conflict] = []
     next_action: str
     message: str
+    notices: list[str] = []
     patch: str | None = None
 
 
@@ -343,3 +371,4 @@ class GcReport(_Model):
     bytes_before: int
     bytes_after: int
     kept_entries: int
+    dropped: list[DroppedSpan] = []  # which entries this run dropped, and why

@@ -122,8 +122,10 @@ class Operations:
             if open_state is not None and (dry_run or not later):
                 pending = self._with_pending_bracket(open_state)
                 unrecorded = pending.checkpoints[-1] if pending is not open_state else None
+            ended: EntryState | None = None
             if open_state is not None and not dry_run and (later or unrecorded is not None):
                 self._end(open_state, [], [])  # its changes on disk are then among those restored
+                ended = open_state
                 later = self.timeline.checkpoints_after(cp.id)
             elif unrecorded is not None:  # a preview plans with what ending the turn would record
                 later = [*later, unrecorded]
@@ -149,7 +151,8 @@ class Operations:
                 effects[owner.begun.entry] = "partial"
             label = f"restore to checkpoint {cp.id[-8:]} of turn #{owner.begun.number}"
             return self._operate(
-                "restore", owner, steps, effects, previous, dry_run, on_conflict, label, checkpoint_target=cp.id, **io
+                "restore", owner, steps, effects, previous, dry_run, on_conflict, label, checkpoint_target=cp.id,
+                ended=ended, **io
             )
 
     def _end_open_turn(self) -> None:
@@ -214,7 +217,9 @@ class Operations:
         checkpoint_target: str | None = None,
         overlay: dict[str, DiskFile | None] | None = None,
         editor: EditorApply | None = None,
+        ended: EntryState | None = None,
     ) -> OperationResult:
+        """``ended``: the open turn, when the caller already ended it to plan with its changes."""
         if on_conflict not in _ON_CONFLICT:
             raise InvalidInput(f"on-conflict must be one of {', '.join(_ON_CONFLICT)}, not {on_conflict!r}")
         for path in steps:
@@ -225,22 +230,34 @@ class Operations:
         def read(rel: str) -> DiskFile | None:
             return overlay[rel] if rel in overlay else self.workspace.read(rel)
 
+        def unwritable(rel: str) -> str | None:
+            return None if rel in overlay else self.workspace.unwritable(rel)  # the editor writes open documents
+
         planner = Planner(
-            self.capture, read, on_conflict, label_theirs=f"before #{target.begun.number}", layout=self.workspace
+            self.capture,
+            read,
+            on_conflict,
+            label_theirs=f"before #{target.begun.number}",
+            layout=self.workspace,
+            unwritable=unwritable,
         )
         plan = planner.plan(steps)
         number = target.begun.number
         blocking = plan.blocking_conflicts
         outcomes = [_outcome(p.path, p.ours, p.result, p.merged) for p in plan.writes]
+        open_state = ended or self.timeline.open_turn()
         base = dict(
             operation=kind, dry_run=dry_run, on_conflict=on_conflict, target=target.begun.entry,
             target_number=number, restored=outcomes, skipped=plan.skipped, conflicts=plan.conflicts,
+            notices=_open_turn_notices(kind, open_state, ended is not None),
         )
+        again = _command(kind, number, checkpoint_target, done=False)
+        _advise(plan, again)
         if blocking and on_conflict == "abort":
             return OperationResult(
                 **{**base, "restored": []}, verdict="broken", applied=False,
                 message=f"{kind} of #{number} stopped: {len(blocking)} file(s) changed since in ways that overlap; nothing was written",
-                next_action=_conflict_advice(kind, number, plan, target, checkpoint_target),
+                next_action=_conflict_advice(again, plan),
             )
         verdict = _verdict(plan)
         if dry_run:
@@ -254,16 +271,19 @@ class Operations:
             return OperationResult(
                 **base, verdict="broken", applied=False,
                 message=f"{kind} of #{number} changed nothing: every file was skipped or in conflict",
-                next_action=_conflict_advice(kind, number, plan, target, checkpoint_target),
+                next_action=_conflict_advice(again, plan),
             )
         if verdict == "partial" and target.begun.entry in effects and effects[target.begun.entry] == "reverted":
             effects[target.begun.entry] = "partial"
         self._end_open_turn()
+        base["notices"] = _open_turn_notices(kind, open_state, True)
         entry = self._execute(kind, plan, effects, previous, verdict, on_conflict, label, target, checkpoint_target, overlay, editor)
+        rest = _command(kind, number, checkpoint_target, done=True)
+        _advise(plan, rest, done=True)
         return OperationResult(
             **base, verdict=verdict, applied=True, entry=entry,
             message=f"{kind} of #{number} done as #{entry.number}: {len(outcomes)} file(s) changed" + _tail(plan),
-            next_action=_next_action(kind, entry, plan),
+            next_action=_next_action(kind, entry, plan, rest),
         )
 
     def _execute(
@@ -404,6 +424,16 @@ def _outcome(path: str, ours: DiskFile | None, result: Version | None, merged: b
     action = "delete" if result is None else ("create" if ours is None else "write")
     return FileOutcome(path=path, action=action, additions=additions, deletions=deletions, merged=merged)
 
+def _open_turn_notices(kind: str, state: EntryState | None, ended: bool) -> list[str]:
+    """What an operation did (or, not carried out, would do) to the open turn: it ends it first,
+    so the turn's changes on disk are recorded as the turn's and the operation's are not."""
+    if state is None:
+        return []
+    number = state.begun.number
+    if ended:
+        return [f"turn #{number} was still open; {kind} ended it first (what changed on disk during it is recorded as its changes)"]
+    return [f"turn #{number} is open; carrying out this {kind} ends it first"]
+
 def _verdict(plan: Plan) -> str:
     trouble = plan.skipped or [c for c in plan.conflicts if not c.reason.startswith("forced:")]
     if not trouble:
@@ -425,29 +455,65 @@ def _tail(plan: Plan) -> str:
         bits.append(f"{len(other)} left in conflict")
     return f" ({', '.join(bits)})" if bits else ""
 
-def _conflict_advice(kind: str, number: int, plan: Plan, target: EntryState, checkpoint_target: str | None) -> str:
-    what = f"restore {checkpoint_target}" if kind == "restore" else ("revert " + str(number) if kind == "revert" else kind)
+def _command(kind: str, number: int, checkpoint_target: str | None, done: bool) -> str:
+    """The command that runs this operation (again): once it was carried out in part, the one
+    that takes back what it left (an undo of #4 left files in conflict: 'takeback revert 4')."""
+    if kind == "restore":
+        return f"takeback restore {checkpoint_target}"
+    if kind == "revert" or done:
+        return f"takeback revert {number}"
+    return f"takeback {kind}"
+
+def _force_option(command: str) -> str:
+    return f"'{command} --on-conflict force' puts back the starting content over your later edits (undoable)"
+
+def _advise(plan: Plan, command: str, done: bool = False) -> None:
+    """Give each conflict the ways out that work for it (``command`` runs the operation again)."""
+    if done:
+        leave = "it is left as it is"
+    elif plan.writes:
+        leave = f"leave it as it is ('{command} --on-conflict skip' changes only the clean files)"
+    else:
+        leave = "leave it as it is"
+    for conflict in plan.conflicts:
+        if conflict.markers_written:
+            conflict.advice = "resolve the conflict markers (<<<<<<< … >>>>>>>) in it by hand"
+        elif conflict.reason.startswith("forced:"):
+            conflict.advice = ""
+        elif conflict.markers_possible:
+            conflict.advice = f"'{command} --on-conflict markers' writes conflict markers into it; " + _force_option(command)
+        else:
+            why = "it is binary" if conflict.binary else "only a text file both sides edited can take them"
+            conflict.advice = f"conflict markers cannot be written into it ({why}); {_force_option(command)}, or {leave}"
+
+def _conflict_advice(command: str, plan: Plan) -> str:
+    """The next action when nothing was written: only the ways out that can work."""
     clean = len(plan.writes)
     if not plan.conflicts:
         return "nothing can be done automatically; the skipped files list why"
     options = []
     if clean:
-        options.append(f"'takeback {what} --on-conflict skip' changes only the {clean} clean file(s)")
-    options.append(f"'takeback {what} --on-conflict markers' writes conflict markers to resolve by hand")
-    options.append(
-        f"'takeback {what} --on-conflict force' puts back the starting content over your later edits (undoable)"
-    )
+        options.append(f"'{command} --on-conflict skip' changes only the {clean} clean file(s)")
+    markable = [c.path for c in plan.conflicts if c.markers_possible]
+    if markable:
+        where = "" if len(markable) == len(plan.conflicts) else f" into {', '.join(markable)} (the others cannot take markers)"
+        options.append(f"'{command} --on-conflict markers' writes conflict markers{where} to resolve by hand")
+    options.append(_force_option(command))
     return "nothing was written; choose: " + "; ".join(options)
 
-def _next_action(kind: str, entry: Entry, plan: Plan) -> str:
+def _next_action(kind: str, entry: Entry, plan: Plan, command: str) -> str:
+    left = [c.path for c in plan.conflicts if not c.markers_written and not c.reason.startswith("forced:")]
+    still = f"{', '.join(left)} left in conflict: {_force_option(command)}; " if left else ""
+    if plan.blocked:
+        still += f"{', '.join(plan.blocked)} skipped: once what stands in the way is fixed, '{command}' takes them back too; "
     markers = [c.path for c in plan.conflicts if c.markers_written]
     if markers:
-        return f"resolve the conflict markers in {', '.join(markers)}; 'takeback revert {entry.number}' takes this back"
+        return f"{still}resolve the conflict markers in {', '.join(markers)}; 'takeback revert {entry.number}' takes this back"
     if kind == "undo":
-        return f"'takeback redo' brings turn #{entry.target_number} back"
+        return f"{still}'takeback redo' brings turn #{entry.target_number} back"
     if kind == "redo":
-        return "'takeback undo' takes it away again"
-    return f"'takeback revert {entry.number}' takes this {kind} back"
+        return f"{still}'takeback undo' takes it away again"
+    return f"{still}'takeback revert {entry.number}' takes this {kind} back"
 
 def _only_paths(steps: dict[str, list[PathChange]], wanted: set[str], number: int) -> dict[str, list[PathChange]]:
     """The steps for ``wanted`` paths, with the other side of any rename among them."""

@@ -42,6 +42,8 @@ def print_log(entries: list[Entry]) -> None:
 
 
 def print_begun(entry: Entry) -> None:
+    for notice in entry.notices:
+        print(f"note: {notice}")
     print(f"turn #{entry.number} open ({entry.id}); run 'takeback end' when the agent is done")
 
 
@@ -68,6 +70,8 @@ def print_entry(entry: Entry) -> None:
 
 def print_result(result: OperationResult) -> None:
     print(f"{result.verdict.upper()}: {result.message}")
+    for notice in result.notices:
+        print(f"  note    {notice}")
     for item in result.restored:
         merged = " (merged with later edits)" if item.merged else ""
         print(f"  {item.action:<7} {item.path}  +{item.additions} -{item.deletions}{merged}")
@@ -76,6 +80,8 @@ def print_result(result: OperationResult) -> None:
     for conflict in result.conflicts:
         note = " — markers written" if conflict.markers_written else ""
         print(f"  conflict {conflict.path}: {conflict.reason}{note}")
+        if conflict.advice and not conflict.markers_possible:  # the general choices in 'next:' do not all apply
+            print(f"           {conflict.advice}")
     if result.patch:
         print(result.patch, end="" if result.patch.endswith("\n") else "\n")
     print(f"next: {result.next_action}")
@@ -106,3 +112,6 @@ def print_gc(report: GcReport) -> None:
         f"dropped {report.removed_entries} entries and {report.removed_objects} objects; "
         f"store {_size(report.bytes_before)} → {_size(report.bytes_after)}; {report.kept_entries} entries kept"
     )
+    for span in report.dropped:
+        numbers = f"#{span.first}" if span.first == span.last else f"#{span.first}–#{span.last}"
+        print(f"  dropped {numbers}: {span.why}")

@@ -1,9 +1,11 @@
 """Retention: keep the store bounded (entries kept, age, bytes) and drop what falls out.
 
 Dropping an entry rewrites the operation log without that entry's records (the records of
-every kept entry are copied unchanged, so ids and numbers stay), moves the ref by
-compare-and-swap, then deletes the objects nothing references any more. Blobs still named by
-an open bracket or the stat cache are kept. The open turn is never dropped.
+every kept entry are copied unchanged, so ids and numbers stay), tops it with a record of what
+retention has dropped so far (numbers, when, why: a dropped turn is then named as dropped, not
+unknown), moves the ref by compare-and-swap, then deletes the objects nothing references any
+more. Blobs still named by an open bracket or the stat cache are kept. The open turn is never
+dropped.
 """
 
 from __future__ import annotations
@@ -13,28 +15,56 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
 from . import brackets
-from .models import GcReport, RecordEnvelope
+from .clock import new_id as _new_id
+from .clock import now as _now
+from .models import DroppedSpan, EntriesDropped, GcReport, RecordEnvelope
 
 if TYPE_CHECKING:
     from .engine import Engine
 
+_SPANS_KEPT = 1000  # what retention dropped is remembered for this many runs of numbers
 
 
-def _drop_set(engine: "Engine", extra_fraction: float) -> set[str]:
+def _drop_set(engine: "Engine", extra_fraction: float) -> dict[str, str]:
+    """The entries to drop, each with why (the policy's words for the person)."""
     policy = engine.config.retention
     ordered = engine.timeline.ordered()
     open_state = engine.timeline.open_turn()
-    keep_from = max(0, len(ordered) - policy.max_entries)
-    if extra_fraction:
-        keep_from = max(keep_from, int(len(ordered) * extra_fraction))
+    by_count = max(0, len(ordered) - policy.max_entries)
+    by_bytes = max(by_count, int(len(ordered) * extra_fraction)) if extra_fraction else by_count
     cutoff = datetime.now(timezone.utc) - timedelta(days=policy.max_age_days)
-    drop = set()
+    drop: dict[str, str] = {}
     for index, state in enumerate(ordered):
         if state is open_state or index == len(ordered) - 1:
             continue
-        if index < keep_from or state.begun.at < cutoff:
-            drop.add(state.begun.entry)
+        if index < by_count:
+            kept = "entry" if policy.max_entries == 1 else f"{policy.max_entries} entries"
+            drop[state.begun.entry] = f"keeping the newest {kept}"
+        elif index < by_bytes:
+            drop[state.begun.entry] = f"the store was over its size limit of {_size(policy.max_bytes)}"
+        elif state.begun.at < cutoff:
+            drop[state.begun.entry] = f"older than {policy.max_age_days} days"
     return drop
+
+
+def _size(n: int) -> str:
+    return f"{n // 2**20} MiB" if n % 2**20 == 0 else f"{n} bytes"
+
+
+def _spans(engine: "Engine", drop: dict[str, str], at: datetime) -> list[DroppedSpan]:
+    """The dropped entries as runs of numbers with one reason each."""
+    spans: list[DroppedSpan] = []
+    for state in engine.timeline.ordered():
+        why = drop.get(state.begun.entry)
+        if why is None:
+            continue
+        number = state.begun.number
+        last = spans[-1] if spans else None
+        if last is not None and last.why == why and last.last == number - 1:
+            last.last = number
+        else:
+            spans.append(DroppedSpan(first=number, last=number, at=at, why=why))
+    return spans
 
 
 def _referenced_blobs(engine: "Engine") -> set[str]:
@@ -54,25 +84,32 @@ def _referenced_blobs(engine: "Engine") -> set[str]:
     return keep
 
 
-def _rewrite(engine: "Engine", drop: set[str]) -> None:
+def _rewrite(engine: "Engine", drop: dict[str, str]) -> list[DroppedSpan]:
+    """The log without the dropped entries' records, topped by one record of everything dropped
+    so far (it replaces the previous one), published by one compare-and-swap. Answers what this
+    rewrite dropped."""
     store = engine.store
     head = store.head()
     if head is None or not drop:
-        return
+        return []
+    at = _now()
+    new_spans = _spans(engine, drop, at)
+    spans = [*engine.timeline.dropped, *new_spans][-_SPANS_KEPT:]
     new_tip: str | None = None
     for oid in store.commit_chain(head, None):
         records = RecordEnvelope.model_validate_json(store.read_meta(oid)).records
-        entries = {record.entry for record in records}
-        if entries <= drop:
+        kept = [r for r in records if not isinstance(r, EntriesDropped) and r.entry not in drop]
+        if not kept:
             continue
-        if entries & drop:
-            kept = [r for r in records if r.entry not in drop]
+        if len(kept) < len(records):
             new_tip = store.rewrite(oid, RecordEnvelope(records=kept).model_dump_json().encode(), new_tip)
             continue
         new_tip = store.recommit(oid, new_tip)
-    if new_tip is None:
-        return
+    record = EntriesDropped(id=_new_id(), at=at, spans=spans)
+    meta = RecordEnvelope(records=[record]).model_dump_json().encode()
+    new_tip = store.stack(meta, new_tip, f"retention dropped {len(drop)} entries (dropped)")
     store.set_head(new_tip, head)
+    return new_spans
 
 
 def collect(engine: "Engine") -> GcReport:
@@ -82,7 +119,7 @@ def collect(engine: "Engine") -> GcReport:
     entries_before = len(engine.timeline.order)
     removed_objects = 0
     drop = _drop_set(engine, 0.0)
-    _rewrite(engine, drop)
+    spans = _rewrite(engine, drop)
     removed_objects += store.prune(store.reachable(_referenced_blobs(engine)))
     dropped = set(drop)
     fraction = 0.25
@@ -92,9 +129,9 @@ def collect(engine: "Engine") -> GcReport:
         more = _drop_set(engine, fraction)
         if not more:
             break
-        _rewrite(engine, more)
+        spans += _rewrite(engine, more)
         removed_objects += store.prune(store.reachable(_referenced_blobs(engine)))
-        dropped |= more
+        dropped.update(more)
         fraction += 0.25
     return GcReport(
         removed_entries=len(dropped),
@@ -102,4 +139,5 @@ def collect(engine: "Engine") -> GcReport:
         bytes_before=bytes_before,
         bytes_after=store.size_bytes(),
         kept_entries=entries_before - len(dropped),
+        dropped=spans,
     )

@@ -34,6 +34,9 @@ class Layout(Protocol):
     def missing_folders(self, rel: str, going: frozenset[str] = ...) -> list[str]: ...
 
 
+Unwritable = Callable[[str], str | None]  # why a path cannot be written or removed for lack of permission, or None
+
+
 def _version_of(disk: DiskFile | None) -> Version | None:
     """A file as it is now, in the merge's terms (None = absent)."""
     return None if disk is None else Version(disk.content, disk.mode)
@@ -47,6 +50,7 @@ class PathPlan:
     ours: DiskFile | None
     result: Version | None
     skipped: str | None = None
+    blocked: bool = False  # skipped for what stands on disk now (a folder in the way, no permission)
     conflict: Conflict | None = None
     merged: bool = False
     forced: bool = False
@@ -80,17 +84,29 @@ class Plan:
         return [p.conflict for p in self.paths if p.conflict is not None and not (p.forced or p.conflict.markers_written)]
 
     @property
+    def blocked(self) -> list[str]:
+        """Skipped paths that running the operation again can bring back once the disk allows."""
+        return [p.path for p in self.paths if p.blocked]
+
+    @property
     def skipped(self) -> list[SkippedFile]:
         return [SkippedFile(path=p.path, reason=p.skipped) for p in self.paths if p.skipped]
 
 
 class Planner:
     def __init__(
-        self, capture: Capturer, read: Reader, on_conflict: OnConflict, label_theirs: str, layout: Layout | None = None
+        self,
+        capture: Capturer,
+        read: Reader,
+        on_conflict: OnConflict,
+        label_theirs: str,
+        layout: Layout | None = None,
+        unwritable: Unwritable | None = None,
     ) -> None:
         self.capture = capture
         self.read = read
         self.layout = layout
+        self.unwritable = unwritable
         self.on_conflict = on_conflict
         self.label_theirs = label_theirs
 
@@ -98,6 +114,11 @@ class Planner:
         plan = Plan(paths=[self._plan_path(path, steps[path]) for path in sorted(steps)])
         if self.layout is not None:
             self._place(plan, steps, self.layout)
+        if self.unwritable is not None:
+            for i, planned in enumerate(plan.paths):
+                reason = self.unwritable(planned.path) if planned.writes else None
+                if reason is not None:  # seen now, so a dry run and the run itself agree
+                    plan.paths[i] = PathPlan(planned.path, planned.ours, _version_of(planned.ours), skipped=reason, blocked=True)
         return plan
 
     def _place(self, plan: Plan, steps: dict[str, list[PathChange]], layout: Layout) -> None:
@@ -122,7 +143,7 @@ class Planner:
                 )
                 plan.paths[i] = PathPlan(path, ours, _version_of(ours), conflict=conflict)
             elif (reason := layout.obstacle(path, going)) is not None:
-                plan.paths[i] = PathPlan(path, ours, _version_of(ours), skipped=reason)
+                plan.paths[i] = PathPlan(path, ours, _version_of(ours), skipped=reason, blocked=True)
             elif ours is None:
                 planned.new_folders = layout.missing_folders(path, going)
         plan.folders = sorted(folders)
@@ -171,8 +192,11 @@ class Planner:
 
     def _conflict(self, path: str, ours: DiskFile | None, current: Version | None, outcome: MergeResult) -> PathPlan:
         binary = outcome.markers is None and outcome.hunks == 0 and "binary" in (outcome.conflict or "")
-        conflict = Conflict(path=path, reason=outcome.conflict or "conflict", hunks=outcome.hunks, binary=binary)
-        if self.on_conflict == "markers" and outcome.markers is not None and current is not None:
+        possible = outcome.markers is not None and current is not None
+        conflict = Conflict(
+            path=path, reason=outcome.conflict or "conflict", hunks=outcome.hunks, binary=binary, markers_possible=possible
+        )
+        if self.on_conflict == "markers" and possible:
             conflict.markers_written = True
             return PathPlan(path, ours, Version(outcome.markers, current.mode), conflict=conflict)
         return PathPlan(path, ours, _version_of(ours), conflict=conflict)

@@ -437,7 +437,7 @@ class Store:
         with self.locked():
             if self.head() != parent:
                 raise StoreError("the operation log moved while appending (another writer); nothing was published")
-            tip = self._commit(self._tree(self._add("blob", meta, new=True), blobs), parent, message)
+            tip = self.stack(meta, parent, message, blobs)
             self.flush()
             self._set_ref(tip)
             return tip
@@ -476,6 +476,11 @@ class Store:
                 raise StoreError("the operation log moved during garbage collection")
             self.flush()
             self._set_ref(new)
+
+    def stack(self, meta: bytes, parent: str | None, message: str, blobs: Iterable[str] = ()) -> str:
+        """A new log commit on top of ``parent``; the ref does not move (``append`` and
+        ``set_head`` publish)."""
+        return self._commit(self._tree(self._add("blob", meta, new=True), blobs), parent, message)
 
     def recommit(self, commit_oid: str, parent: str | None) -> str:
         """A copy of ``commit_oid`` (same tree, author and message) on top of ``parent``; the

@@ -18,6 +18,8 @@ from .models import (
     CheckpointApplied,
     CheckpointRecorded,
     CheckRecorded,
+    DroppedSpan,
+    EntriesDropped,
     Entry,
     FileChange,
     FileVersion,
@@ -58,6 +60,7 @@ class Timeline:
         self.max_number = 0
         self.record_count = 0
         self.latest_turn: str | None = None  # the newest agent turn: the only one that can be open
+        self.dropped: list[DroppedSpan] = []  # what retention dropped (its latest record)
         self.tentative: TurnBegun | None = None  # the open turn's begin, not yet in the log
         self._before_tentative: tuple[int, int, str | None] | None = None
 
@@ -65,6 +68,9 @@ class Timeline:
 
     def apply(self, record: Record) -> None:
         self.record_count += 1
+        if isinstance(record, EntriesDropped):
+            self.dropped = list(record.spans)
+            return
         if isinstance(record, TurnBegun):
             self.entries[record.entry] = EntryState(begun=record)
             self.order.append(record.entry)
@@ -156,6 +162,8 @@ class Timeline:
             for state in self.entries.values():
                 if state.begun.number == number:
                     return state
+            if 1 <= number <= self.max_number:  # numbers are never reused: only retention leaves gaps
+                raise NotFound(self._dropped(number))
             raise NotFound(f"no turn #{number} in this workspace's timeline (it has {len(self.order)} entries)")
         upper = text.upper()
         if upper in self.entries:
@@ -170,6 +178,14 @@ class Timeline:
                     "give more of the id, or the number"
                 )
         raise NotFound(f"no turn matches {text!r}: use a number like 17 or #17, a turn id, or 'last'")
+
+    def _dropped(self, number: int) -> str:
+        """Why entry ``number``, lower than the newest, is not on the timeline any more."""
+        for span in reversed(self.dropped):
+            if span.first <= number <= span.last:
+                when = span.at.astimezone().strftime("%Y-%m-%d")
+                return f"turn #{number} was dropped by retention on {when} ({span.why}); the store no longer holds it"
+        return f"turn #{number} was dropped by retention (when is no longer recorded); the store no longer holds it"
 
     def resolve_checkpoint(self, spec: str) -> CheckpointRecorded:
         """A checkpoint from its id (or unique prefix), ``#N`` (a turn's last) or ``#N.k``."""

@@ -194,6 +194,17 @@ class Workspace:
                 return None
         return None
 
+    def unwritable(self, rel: str) -> str | None:
+        """Why ``rel`` cannot be written or removed for lack of permission, or None: the folder
+        it goes in (or the nearest one that exists, where folders must be made) is not writable."""
+        folder = (self.root / rel).parent
+        while not os.path.isdir(folder) and folder != self.root:
+            folder = folder.parent
+        if os.access(folder, os.W_OK | os.X_OK):
+            return None
+        where = "the workspace folder" if folder == self.root else f"the folder {folder.relative_to(self.root).as_posix()}"
+        return f"permission denied: {where} is not writable; make it writable and run this again"
+
     def left_in(self, folder: str, going: frozenset[str]) -> list[str]:
         """The files (and links) that would still be under ``folder`` once those in ``going``
         are removed (sorted, workspace-relative): what keeps the folder from being removed.

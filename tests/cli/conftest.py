@@ -85,10 +85,12 @@ class Takeback:
     cwd: Path
     env: dict[str, str] = field(repr=False)
     calls: list[Result] = field(default_factory=list, repr=False)
+    prefix: tuple[str, ...] = ()
+    """Words run before the command (e.g. ``setpriv`` to run it as another user)."""
 
     def __call__(self, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> Result:
         proc = subprocess.run(
-            [sys.executable, "-m", "takeback", *args],
+            [*self.prefix, sys.executable, "-m", "takeback", *args],
             cwd=cwd or self.cwd,
             env=env or self.env,
             capture_output=True,

@@ -63,8 +63,9 @@ def test_gc_applies_the_retention_policy(tb: Takeback) -> None:
     for i in (1, 2):
         turn(tb, {"src/app.py": f"v{i}\n"}, f"turn {i}")
     data = tb.json("gc")
-    assert set(data) == {"removed_entries", "removed_objects", "bytes_before", "bytes_after", "kept_entries"}
+    assert set(data) == {"removed_entries", "removed_objects", "bytes_before", "bytes_after", "kept_entries", "dropped"}
     assert (data["removed_entries"], data["kept_entries"]) == (1, 1)
+    assert [(s["first"], s["last"], s["why"]) for s in data["dropped"]] == [(1, 1, "keeping the newest entry")]
     status, log, again = tb.many(("--json", "status"), ("--json", "log"), ("gc",))
     # numbers stay stable after retention: #2 is still #2
     assert [(e["number"], e["label"]) for e in expect_ok(log).json()] == [(2, "turn 2")]

@@ -55,7 +55,7 @@ def test_gc_drops_old_entries_keeps_numbers_and_undo(ws: Path, ws_kind: str) -> 
     status = engine.status()
     assert status.store_bytes < size_before and status.entries == 3
     assert [e.number for e in engine.entries()] == [10, 9, 8]
-    with pytest.raises(NotFound, match="no turn #1 "):
+    with pytest.raises(NotFound, match=r"^turn #1 was dropped by retention on \d{4}-\d\d-\d\d \(keeping the newest 3 entries\); the store no longer holds it$"):
         engine.entry("1")
 
     reopened = Engine(ws, engine.config)  # a fresh process reads the same shortened timeline

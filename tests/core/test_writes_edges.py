@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from helpers import git_state, make_repo, write_files
 from takeback import render
+from takeback.errors import CannotWrite
 from takeback.engine import Engine
 from takeback.models import BatchChange
 from takeback.workspace import Workspace, birth_ns
@@ -149,7 +150,7 @@ def test_a_failed_undo_puts_back_the_exact_bits(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setattr(Workspace, "write", disk_full_on_b)
     before = perms(ws)
     with nothing_written(engine, ws, objects=False):
-        with pytest.raises(Exception, match="No space left"):
+        with pytest.raises(CannotWrite, match="cannot write b.txt: no space left on device"):
             engine.undo()
     assert perms(ws) == before and before["a.txt"] == 0o751
 

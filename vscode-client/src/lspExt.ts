@@ -101,7 +101,11 @@ export interface Conflict {
   reason: string;
   hunks?: number;
   binary?: boolean;
+  /** False for a binary file, a file created or deleted on one side, a mode or symlink change. */
+  markersPossible?: boolean;
   markersWritten?: boolean;
+  /** What the person can do about this file. */
+  advice?: string;
 }
 
 export interface OperationResult {
@@ -118,6 +122,8 @@ export interface OperationResult {
   conflicts?: Conflict[];
   nextAction: string;
   message: string;
+  /** E.g. that the operation ended the turn still open. */
+  notices?: string[];
   patch?: string | null;
 }
 

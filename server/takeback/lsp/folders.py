@@ -132,6 +132,8 @@ class Folders:
         return self.for_path(real_path(file_path(uri)))
 
     def named(self, uri: str) -> Folder:
+        if not uri.strip():  # an empty 'folder' never quietly means the first folder
+            raise InvalidInput("'folder' is empty: give a workspace folder URI, or leave it out to mean the first folder")
         path = os.path.realpath(file_path(uri))
         for folder in self.items:
             if folder.path == path:
@@ -140,7 +142,7 @@ class Folders:
 
     async def resolve(self, folder: str | None = None, uri: str | None = None, turn: str | None = None) -> Folder:
         """The folder a request means (see the module's docstring)."""
-        if folder:
+        if folder is not None:
             return self.named(folder)
         if uri:
             return self.for_uri(uri)

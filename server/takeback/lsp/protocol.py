@@ -55,6 +55,7 @@ ERROR_CODES = {
     -32006: "stale: a document version or content that no longer matches",
     -32007: "store: the private store cannot be read or written",
     -32008: "busy: another process held the store's lock too long",
+    -32009: "cannot-write: a workspace file could not be written (permission, read-only file system, full disk)",
     -32800: "cancelled: the request was cancelled before anything was written",
 }
 

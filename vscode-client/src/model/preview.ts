@@ -83,21 +83,28 @@ export interface ConflictChoice {
 export function conflictChoices(result: OperationResult): ConflictChoice[] {
   const conflicts = result.conflicts?.length ?? 0;
   const clean = (result.restored ?? []).filter((r) => r.action !== "unchanged").length;
+  const markable = (result.conflicts ?? []).filter((c) => c.markersPossible).map((c) => c.path);
   const choices: ConflictChoice[] = [];
-  choices.push(
-    {
-      value: "skip",
-      label: "$(check) Revert only the clean files",
-      description:
-        clean > 0
-          ? `${plural(clean, "file")}; the ${plural(conflicts, "conflicted file")} stay as they are`
-          : `the files without conflicts; the ${plural(conflicts, "conflicted file")} stay as they are`,
-    },
-    {
+  choices.push({
+    value: "skip",
+    label: "$(check) Revert only the clean files",
+    description:
+      clean > 0
+        ? `${plural(clean, "file")}; the ${plural(conflicts, "conflicted file")} stay as they are`
+        : `the files without conflicts; the ${plural(conflicts, "conflicted file")} stay as they are`,
+  });
+  if (markable.length) {
+    // Only text files both sides edited can take markers (not binary, created or deleted files).
+    choices.push({
       value: "markers",
       label: "$(git-merge) Write conflict markers",
-      description: "conflicted files get <<<<<<< / >>>>>>> sections to resolve by hand",
-    },
+      description:
+        markable.length === conflicts
+          ? "conflicted files get <<<<<<< / >>>>>>> sections to resolve by hand"
+          : `${markable.join(", ")} get <<<<<<< / >>>>>>> sections; the others cannot take markers`,
+    });
+  }
+  choices.push(
     {
       value: "force",
       label: "$(warning) Force",
@@ -125,5 +132,6 @@ export function outcomeFor(result: OperationResult): Outcome {
   const conflicts = (result.conflicts ?? []).map((c) => c.path);
   const severity = !result.applied || result.verdict === "broken" ? "error" : result.verdict === "partial" || conflicts.length ? "warning" : "info";
   const next = result.nextAction && severity !== "info" ? ` Next: ${result.nextAction}` : "";
-  return { severity, message: `Takeback: ${headline} ${result.message}${next}`.trim(), openable: conflicts };
+  const notes = (result.notices ?? []).map((n) => ` Note: ${n}.`).join("");
+  return { severity, message: `Takeback: ${headline} ${result.message}${notes}${next}`.trim(), openable: conflicts };
 }

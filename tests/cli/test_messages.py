@@ -1,0 +1,217 @@
+"""What the person reads when something cannot be done as asked: global flags after the
+command name, an empty --workspace, conflict advice that can be followed, a turn ended by undo
+or a second begin, turns dropped by retention, files that cannot be written."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from helpers import write_files
+
+from .conftest import Snapshot, Takeback, expect_error, expect_ok, isolated_env
+from .test_operations import turn
+
+
+def test_global_flags_go_before_or_after_the_command(tb: Takeback, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    turn(tb, {"src/app.py": "changed\n"}, "one")
+    before, after, mixed = tb.many(
+        ("--json", "status"), ("status", "--json"), ("-C", str(tb.cwd), "log", "--limit", "1", "--json"),
+    )
+    assert expect_ok(before).json()["workspace"] == expect_ok(after).json()["workspace"] == str(tb.cwd.resolve())
+    assert [e["number"] for e in expect_ok(mixed).json()] == [1]
+    # --workspace after the name wins over the current folder, as it does before it.
+    moved = tb.ok("status", "--json", "--workspace", str(tb.cwd), cwd=elsewhere).json()
+    assert moved["workspace"] == str(tb.cwd.resolve()) and moved["turns"] == 1
+    # A flag given before the name is not reset by the command's own parsing.
+    assert tb.ok("-C", str(tb.cwd), "--json", "show", "1", cwd=elsewhere).json()["number"] == 1
+    # Errors after the name answer in JSON too.
+    data = expect_error(tb("show", "9", "--json"), 3, r"no turn #9").json()
+    assert data["error"] == "not-found"
+    # What follows 'check --' is the command's, not Takeback's.
+    result = tb("check", "--json", "--", "sh", "-c", 'test "$1" = --json', "sh", "--json")
+    assert expect_ok(result).json()["status"] == "passed"
+
+
+def test_an_empty_workspace_is_refused_not_taken_for_the_current_folder(tb: Takeback) -> None:
+    snap = Snapshot(tb)
+    for args in (("--workspace", "", "status"), ("status", "-C", ""), ("--json", "-C", " ", "begin")):
+        result = expect_error(tb(*args), 2, r"--workspace is empty: give a folder, or leave the option out")
+        if "--json" in args:
+            assert result.json()["error"] == "invalid-input"
+    snap.assert_unchanged()
+    assert tb.json("status")["turns"] == 0
+
+
+def test_conflict_advice_offers_markers_only_where_they_can_go(tb: Takeback) -> None:
+    write_files(tb.cwd, {"logo.bin": b"\x89PNG\x00\x01"})
+    turn(tb, {"logo.bin": b"\x89PNG\x00\x02", "made.txt": "agent's\n"}, "binary and created")
+    write_files(tb.cwd, {"logo.bin": b"\x89PNG\x00\x03", "made.txt": "the person's since\n"})
+    snap = Snapshot(tb)
+    human, as_json = tb("undo"), tb("--json", "undo")
+    snap.assert_unchanged()
+    assert human.code == as_json.code == 11
+    text = human.text
+    assert "markers" not in text.split("next: ")[1]
+    assert text.endswith(
+        "next: nothing was written; choose: 'takeback undo --on-conflict force' puts back the starting content "
+        "over your later edits (undoable)\n"
+    )
+    assert (
+        "  conflict logo.bin: binary file changed since; it cannot be merged\n"
+        "           conflict markers cannot be written into it (it is binary); 'takeback undo --on-conflict force'"
+    ) in text
+    assert "  conflict made.txt: changed since, so it is not removed\n" in text
+    data = as_json.json()
+    assert [(c["path"], c["markers_possible"]) for c in data["conflicts"]] == [("logo.bin", False), ("made.txt", False)]
+    assert all("--on-conflict markers" not in c["advice"] for c in data["conflicts"])
+
+    # Asking for markers anyway writes nothing and says what does work.
+    snap = Snapshot(tb)
+    refused = tb("undo", "--on-conflict", "markers")
+    snap.assert_unchanged()
+    assert refused.code == 11 and "next: nothing was written; choose: 'takeback undo --on-conflict force'" in refused.text
+    # The advice, followed, works.
+    expect_ok(tb("undo", "--on-conflict", "force"))
+    assert (tb.cwd / "logo.bin").read_bytes() == b"\x89PNG\x00\x01" and not (tb.cwd / "made.txt").exists()
+
+
+def test_undo_and_begin_say_when_they_end_the_open_turn(tb: Takeback) -> None:
+    tb.ok("begin", "--label", "one")
+    write_files(tb.cwd, {"src/app.py": "during one\n"})
+    second = tb.ok("begin", "--label", "two").text
+    assert second.splitlines() == [
+        "note: turn #1 was still open; this begin ended it first (what changed on disk until now is recorded as its changes)",
+        second.splitlines()[1],
+    ]
+    assert second.splitlines()[1].startswith("turn #2 open (")
+    write_files(tb.cwd, {"src/util.py": "during two\n"})
+    data = tb.json("undo")
+    assert data["notices"] == [
+        "turn #2 was still open; undo ended it first (what changed on disk during it is recorded as its changes)"
+    ]
+    tb.ok("begin", "--label", "three")
+    text = tb.ok("undo").text
+    assert text.splitlines()[1] == (
+        "  note    turn #4 was still open; undo ended it first (what changed on disk during it is recorded as its changes)"
+    )
+    assert tb.json("log", "--limit", "1")[0]["kind"] == "undo"
+    begun = tb.json("begin", "--label", "five")
+    assert begun["notices"] == []
+
+
+@pytest.fixture
+def unprivileged(tmp_path: Path) -> Iterator[Takeback]:
+    """A CLI runner over a plain folder, as a user the file permissions apply to: root may write
+    anywhere, so when the tests run as root the CLI runs as 'nobody' (in a folder it owns)."""
+    if os.geteuid() != 0:
+        yield Takeback(_plain_folder(tmp_path), isolated_env(tmp_path / "env"))
+        return
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: no unprivileged user to run the CLI as")
+    base = Path(tempfile.mkdtemp(prefix="takeback-messages-"))  # outside root's private pytest folder
+    try:
+        base.chmod(0o755)
+        tb = Takeback(_plain_folder(base), isolated_env(base / "env"), prefix=NOBODY)
+        subprocess.run(["chown", "-R", "65534:65534", str(base)], check=True)
+        yield tb
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
+
+
+def _plain_folder(base: Path) -> Path:
+    folder = base / "ws"
+    write_files(folder, {"ro/a.txt": "one\n", "b.txt": "keep\n"})
+    return folder
+
+
+def _temporaries(root: Path) -> list[str]:
+    return [str(p) for p in root.rglob(".takeback-tmp-*")]
+
+
+def test_a_read_only_folder_is_skipped_with_the_reason_and_can_be_finished_later(unprivileged: Takeback) -> None:
+    tb, ws = unprivileged, unprivileged.cwd
+    turn(tb, {"ro/a.txt": "two\n", "b.txt": "agent\n", "ro/new.txt": "new\n"}, "writes into ro")
+    (ws / "ro").chmod(0o555)
+    try:
+        reason = "permission denied: the folder ro is not writable; make it writable and run this again"
+        preview = tb("--json", "undo", "--dry-run")
+        assert preview.code == 10, str(preview)
+        data = preview.json()
+        assert data["skipped"] == [{"path": "ro/a.txt", "reason": reason}, {"path": "ro/new.txt", "reason": reason}]
+        assert [o["path"] for o in data["restored"]] == ["b.txt"]
+        done = tb("undo")
+        assert done.code == 10 and done.err == "", str(done)
+        assert f"  skipped ro/a.txt: {reason}\n" in done.text
+        assert done.text.endswith(
+            "next: ro/a.txt, ro/new.txt skipped: once what stands in the way is fixed, 'takeback revert 1' takes "
+            "them back too; 'takeback redo' brings turn #1 back\n"
+        )
+        assert (ws / "b.txt").read_text() == "keep\n"
+        assert (ws / "ro/a.txt").read_text() == "two\n" and (ws / "ro/new.txt").exists()
+        assert _temporaries(ws) == []
+    finally:
+        (ws / "ro").chmod(0o755)
+    expect_ok(tb("revert", "1"))  # the advice, followed
+    assert (ws / "ro/a.txt").read_text() == "one\n" and not (ws / "ro/new.txt").exists()
+    assert (ws / "b.txt").read_text() == "keep\n"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs a file owned by another user (made as root)")
+def test_a_write_the_system_refuses_is_an_error_naming_the_file_and_nothing_is_half_written(unprivileged: Takeback) -> None:
+    tb, ws = unprivileged, unprivileged.cwd
+    shared = ws / "shared"  # like /tmp: anyone may add files, only a file's owner may replace it
+    shared.mkdir()
+    (shared / "a.txt").write_text("root's\n")
+    os.chown(shared, 0, 0)
+    shared.chmod(0o1777)
+    os.chown(shared / "a.txt", 0, 0)
+    tb.ok("begin")
+    write_files(ws, {"b.txt": "agent\n", "shared/a.txt": "agent's\n"})  # written in place: the owner stays root
+    tb.ok("end")
+    snap = Snapshot(tb)
+    human, as_json = tb("undo"), tb("--json", "undo")
+    snap.assert_unchanged()
+    expect_error(
+        human, 9,
+        r"^takeback: error: cannot write shared/a\.txt: operation not permitted; nothing was written "
+        r"\(files already written were put back\)$",
+    )
+    assert expect_error(as_json, 9).json()["error"] == "cannot-write"
+    assert ".takeback-tmp" not in human.err
+    assert (ws / "b.txt").read_text() == "agent\n"  # written first, then put back
+    assert _temporaries(ws) == []
+    assert [e["kind"] for e in tb.json("log")] == ["turn"] and tb.json("status")["last_recovery"] is None
+
+
+def test_a_turn_dropped_by_retention_is_reported_as_dropped(tb: Takeback) -> None:
+    write_files(tb.cwd, {".takeback.toml": "[retention]\nmax_entries = 2\n"})  # lowers a bound: a preference
+    for i in range(4):
+        turn(tb, {"src/app.py": f"version {i}\n"}, f"turn {i + 1}")
+    report = tb.json("gc")
+    assert report["removed_entries"] == 2
+    assert [(s["first"], s["last"], s["why"]) for s in report["dropped"]] == [(1, 2, "keeping the newest 2 entries")]
+    turn(tb, {"src/app.py": "version 5\n"}, "turn 5")
+    turn(tb, {"src/app.py": "version 6\n"}, "turn 6")
+    assert tb.ok("gc").text.splitlines()[1:] == ["  dropped #3–#4: keeping the newest 2 entries"]
+    snap = Snapshot(tb)
+    for args in (("show", "1"), ("revert", "2"), ("--json", "diff", "#1")):
+        result = expect_error(
+            tb(*args), 3,
+            r"^takeback: error: turn #[12] was dropped by retention on \d{4}-\d\d-\d\d \(keeping the newest 2 entries\); "
+            r"the store no longer holds it$",
+        )
+    assert result.json()["error"] == "not-found"
+    expect_error(tb("show", "9"), 3, r"no turn #9 in this workspace.s timeline")
+    snap.assert_unchanged()
