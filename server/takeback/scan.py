@@ -512,13 +512,29 @@ class ScanCache:
             self._watch = None
         self._listed = None
 
-    def lister(self, git_dir: str) -> listing.Lister:
+    def lister(self, git_dir: str, workdir: str) -> listing.Lister:
         st = os.stat(git_dir)
-        key = (git_dir, st.st_dev, st.st_ino)  # a repository made anew at the same place is another
+        key = (git_dir, workdir, st.st_dev, st.st_ino)  # a repository made anew at the same place is another
         if self._lister is None or key != self._key:
-            self._key, self._lister = key, listing.Lister(git_dir)
+            self._key, self._lister = key, listing.Lister(git_dir, workdir)
             self.close()  # another repository: its tree is watched afresh
         return self._lister
+
+
+def _work_tree(root: Path) -> tuple[str, str] | None:
+    """The git folder and the work tree git itself uses for ``root``, or None when ``root`` is
+    in no work tree. The work tree is found from ``root`` as git finds it, not guessed from the
+    git folder's place: a ``.git`` file (``git init --separate-git-dir``, ``git worktree add``,
+    submodules), a ``.git`` symlink (Android's ``repo``) and ``core.worktree`` all name it."""
+    try:
+        repo = pygit2.Repository(str(root))
+    except pygit2.GitError:
+        return None
+    if repo.is_bare or not repo.workdir:
+        return None
+    workdir = os.path.realpath(repo.workdir)
+    inside = str(root) == workdir or str(root).startswith(workdir.rstrip(os.sep) + os.sep)
+    return (repo.path, workdir) if inside else None  # core.worktree elsewhere: root is not in it
 
 
 def make_scanner(
@@ -530,21 +546,19 @@ def make_scanner(
 ) -> GitScanner | WalkScanner:
     """The git scanner when the workspace is in a git work tree and git is installed."""
     git = _git_executable() if use_git else None
-    if git:
+    found = _work_tree(workspace.root) if git else None
+    if git and found:
+        git_dir, workdir = found
+        lister = None
         try:
-            found = pygit2.discover_repository(str(workspace.root))
-        except pygit2.GitError:
-            found = None
-        if found:
-            lister = None
-            try:
-                if listing is not None:
-                    lister = cache.lister(found) if cache is not None else listing.Lister(found)
-                    repo = lister.repository()
-                else:
-                    repo = pygit2.Repository(found)
-            except (pygit2.GitError, OSError):
-                repo = None
-            if repo is not None and not repo.is_bare and repo.workdir:
-                return GitScanner(workspace, repo, git, skip, lister, cache)
+            if listing is not None:
+                lister = cache.lister(git_dir, workdir) if cache is not None else listing.Lister(git_dir, workdir)
+                repo = lister.repository()
+            else:
+                repo = pygit2.Repository(git_dir)
+                repo.workdir = workdir
+        except (pygit2.GitError, OSError):
+            repo = None
+        if repo is not None:
+            return GitScanner(workspace, repo, git, skip, lister, cache)
     return WalkScanner(workspace, cache_file, skip)
