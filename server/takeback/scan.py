@@ -34,7 +34,7 @@ from pathlib import Path
 import pathspec
 import pygit2
 
-from . import watch
+from . import birth, checkout, watch
 from .brackets import IndexCopy
 from .models import FileVersion, same_version
 from .store import clean_git_env
@@ -100,6 +100,7 @@ class GitScanner:
         self.git = git
         self.lister = lister
         self.cache = cache
+        self.notices: list[str] = []  # what the last ``end`` left out of the turn, and why
         self.workdir = os.path.realpath(repo.workdir)
         self.prefix = os.path.relpath(workspace.root, self.workdir).replace(os.sep, "/")
         if self.prefix == ".":
@@ -140,9 +141,16 @@ class GitScanner:
 
     def _listing_key(self) -> tuple:
         """What a listing depends on besides the work tree itself."""
+        index = os.path.join(self.repo.path, "index")
+        env = tuple(os.environ.get(n) for n in ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"))
+        files = [index, *self._rule_files()]
+        return (self.workdir, self.prefix, LISTING, env, tuple(map(file_stamp, files)), _index_trailer(index))
+
+    def _rule_files(self) -> list[str]:
+        """The files besides the work tree's own ``.gitignore`` files that decide what git
+        ignores: ``info/exclude``, the configuration files, the global excludes file."""
         git_dir = self.repo.path
-        index = os.path.join(git_dir, "index")
-        files = [index, os.path.join(git_dir, "info", "exclude"), os.path.join(git_dir, "config"),
+        files = [os.path.join(git_dir, "info", "exclude"), os.path.join(git_dir, "config"),
                  os.path.join(git_dir, "config.worktree")]
         try:
             with open(os.path.join(git_dir, "commondir")) as handle:  # a linked worktree
@@ -156,8 +164,7 @@ class GitScanner:
             if xdg:
                 files.append(os.path.join(xdg, "ignore"))
         files += [os.path.expanduser(f) for f in self.repo.config.get_multivar("core.excludesFile")]
-        env = tuple(os.environ.get(n) for n in ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"))
-        return (self.workdir, self.prefix, LISTING, env, tuple(map(file_stamp, files)), _index_trailer(index))
+        return files
 
     def _list_now(self) -> set[str]:
         if LISTING != "git" and self.lister is not None:
@@ -211,10 +218,12 @@ class GitScanner:
         return Path(self.repo.path) / "index"
 
     def begin(self, capture: Capture) -> dict:
-        """The snapshot ``end`` compares with: the content of every dirty or untracked file."""
+        """The snapshot ``end`` compares with: the content of every dirty or untracked file
+        (and when, under which ignore rules, it was taken)."""
+        rules = _RuleStamp.now(self._rule_files())
         dirty = self._list()
         versions = {p: capture(p) for p in sorted(dirty) if self._is_file_or_absent(p)}
-        return {"kind": self.kind, "dirty": {p: (v.model_dump() if v else None) for p, v in versions.items()}}
+        return {"kind": self.kind, "dirty": {p: (v.model_dump() if v else None) for p, v in versions.items()}, **rules.saved()}
 
     def _is_file_or_absent(self, rel: str) -> bool:
         try:
@@ -230,6 +239,7 @@ class GitScanner:
         dirty_before: dict[str, FileVersion | None] = {
             p: (FileVersion.model_validate(v) if v else None) for p, v in snapshot["dirty"].items()
         }
+        self.notices = []
         dirty_now = self._list()
         index_file = self.index_file()
         unchanged = begin_copy.same_as(index_file) if begin_copy is not None else not index_file.exists()
@@ -243,7 +253,6 @@ class GitScanner:
                     loaded.append(self._index_entries(index_file))
                 return loaded[0]
 
-            now_index = begin_index
             staged: set[str] = set()
         else:
             begin_loaded = begin_copy.parsed() if begin_copy is not None else None
@@ -253,9 +262,6 @@ class GitScanner:
             def begin_index() -> pygit2.Index | None:
                 return begin_loaded
 
-            def now_index() -> pygit2.Index | None:
-                return now_loaded
-
         changes: list[Changed] = []
         for rel in sorted(set(dirty_before) | dirty_now | staged):
             if not self._is_file_or_absent(rel):
@@ -263,17 +269,25 @@ class GitScanner:
             if rel in dirty_before:
                 before = dirty_before[rel]
             else:
-                before = self._from_index(begin_index(), rel, capture_content)
-            if rel in dirty_now:
-                after = capture(rel)
-            else:
-                after = self._from_index(now_index(), rel, capture_content)
-                if after is None and self.workspace.read(rel) is not None:
-                    continue  # present but ignored now: not ours to record
+                try:
+                    before = self._from_index(begin_index(), rel, capture_content)
+                except checkout.NotKnown as exc:
+                    self.notices.append(f"{rel}: not recorded: {exc}; undo leaves it as it is")
+                    continue
+            # The disk, also for a file clean now (the index holds its cleaned form) or ignored
+            # now (an agent's ignore rule does not hide its edit).
+            after = capture(rel)
             if same_version(before, after):
                 continue
             changes.append(Changed(rel, before, after))
-        return changes
+        # A path absent from the index at begin, untracked and not listed then, yet listed now:
+        # created during the turn, or ignored then and shown now by new ignore rules (or the
+        # agent's `git add -f`). Only a file born after begin is the turn's.
+        rules_moved = _RuleStamp.load(snapshot).moved(self._rule_files(), changes)
+        return _older_files_left_out(
+            self.workspace, changes, snapshot,
+            lambda rel: rules_moved or (rel in staged and self._ignored(rel)), self.notices,
+        )
 
     def _staged_during(self, begin: pygit2.Index | None, now: pygit2.Index | None) -> set[str]:
         """Paths whose index entry moved during the bracket (an agent's ``git add`` or commit):
@@ -291,19 +305,65 @@ class GitScanner:
         return out
 
     def _from_index(self, index: pygit2.Index | None, rel: str, capture_content: CaptureContent) -> FileVersion | None:
-        if index is None:
-            return None
-        try:
-            entry = index[self._repo_path(rel)]
-        except KeyError:
-            return None
-        if entry.mode == 0o160000:  # submodule
-            return None
-        try:
-            content = self.repo[entry.id].data
-        except KeyError:
-            return None
-        return capture_content(rel, content, entry.mode)
+        """The file as it was on disk while clean against ``index`` (raises ``checkout.NotKnown``)."""
+        found = checkout.worktree_form(self.repo, self.git, index, self._repo_path(rel))
+        return capture_content(rel, *found) if found is not None else None
+
+
+@dataclass
+class _RuleStamp:
+    """When a bracket began, and how the ignore-rule files outside the work tree were then."""
+
+    began_ns: int | None
+    stamps: list | None
+
+    @classmethod
+    def now(cls, files: list[str]) -> _RuleStamp:
+        return cls(time.time_ns(), cls._stamps(files))
+
+    @classmethod
+    def load(cls, snapshot: dict) -> _RuleStamp:
+        return cls(snapshot.get("began_ns"), snapshot.get("rules"))
+
+    @staticmethod
+    def _stamps(files: list[str]) -> list:
+        return [list(stamp) if stamp else None for stamp in map(file_stamp, files)]
+
+    def saved(self) -> dict:
+        return {"began_ns": self.began_ns, "rules": self.stamps}
+
+    def moved(self, files: list[str], changes: list[Changed]) -> bool:
+        """Whether the ignore rules may differ from begin's: a ``.gitignore`` changed, or one of
+        ``files`` did. False for a snapshot from before these were kept (nothing to compare)."""
+        if self.began_ns is None:
+            return False
+        return self.stamps != self._stamps(files) or any(c.path.rsplit("/", 1)[-1] == ".gitignore" for c in changes)
+
+
+def _older_files_left_out(
+    workspace: Workspace, changes: list[Changed], snapshot: dict, suspect: Callable[[str], bool], notices: list[str]
+) -> list[Changed]:
+    """``changes`` without the files that look added but that the turn did not create: a
+    ``suspect`` path (not visible at begin, maybe because it was ignored then) counts as added
+    only if the file was born after the turn began. A file born earlier, or whose birth the file
+    system does not tell, is left out of the turn with a notice: undo never deletes it."""
+    began = snapshot.get("began_ns")
+    if began is None:
+        return changes
+    kept = []
+    for change in changes:
+        if change.before is None and change.after is not None and suspect(change.path):
+            born = birth.born_ns(workspace.abs(change.path))
+            if born is None:
+                notices.append(f"{change.path}: ignored when the turn began and visible now; whether it existed "
+                               "before the turn is not known, so it is not recorded (undo leaves it)")
+                continue
+            if born <= began:
+                notices.append(f"{change.path}: existed before the turn (ignored then, visible now): "
+                               "not recorded as added (undo leaves it)")
+                continue
+        kept.append(change)
+    return kept
 
 
 class IgnoreRules:
@@ -388,6 +448,11 @@ class WalkScanner:
         self.workspace = workspace
         self.cache_file = cache_file
         self.skip = skip
+        self.notices: list[str] = []  # what the last ``end`` left out of the turn, and why
+
+    def _rule_files(self) -> list[str]:
+        """The ignore-rule file besides the ``.gitignore`` files the walk reads."""
+        return [str(self.workspace.root / ".git" / "info" / "exclude")]
 
     def _load_cache(self) -> dict[str, list]:
         try:
@@ -427,20 +492,25 @@ class WalkScanner:
         return None  # no git index here
 
     def begin(self, capture: Capture) -> dict:
+        rules = _RuleStamp.now(self._rule_files())
         state = self._state(capture)
-        return {"kind": self.kind, "files": {p: v.model_dump() for p, v in state.items() if v}}
+        return {"kind": self.kind, "files": {p: v.model_dump() for p, v in state.items() if v}, **rules.saved()}
 
     def end(
         self, snapshot: dict, begin_copy: IndexCopy | None, capture: Capture, capture_content: CaptureContent
     ) -> list[Changed]:
+        self.notices = []
         before = {p: FileVersion.model_validate(v) for p, v in snapshot["files"].items()}
         after = self._state(capture)
         changes = []
         for rel in sorted(set(before) | set(after)):
             b, a = before.get(rel), after.get(rel)
+            if a is None and b is not None:
+                a = capture(rel)  # gone, or ignored now: an agent's ignore rule does not hide its edit
             if not same_version(b, a):
                 changes.append(Changed(rel, b, a))
-        return changes
+        rules_moved = _RuleStamp.load(snapshot).moved(self._rule_files(), changes)
+        return _older_files_left_out(self.workspace, changes, snapshot, lambda rel: rules_moved, self.notices)
 
 
 def _index_trailer(index_file: str) -> bytes | None:

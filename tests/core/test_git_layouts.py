@@ -131,3 +131,189 @@ def test_layouts_record_what_git_sees(layout: str, tmp_path: Path, listing_by: s
     undo_redo_exact(engine, ws, start, end)
     engine.undo()
     assert git_view(ws) == before_git
+
+
+# ---------------------------------------------------------------- filters and line endings
+
+
+def filtered_repo(tmp: Path, config: dict[str, str], files: dict[str, bytes]) -> Path:
+    """A repository with ``config`` set before ``files`` are committed (the index then holds
+    their cleaned form; the disk keeps the bytes written)."""
+    ws = make_repo(tmp / "ws", {})
+    for name, value in config.items():
+        git(ws, "config", name, value)
+    commit_all(ws, {"plain.md": "no conversion\n", **files})
+    assert git(ws, "status", "--porcelain") == ""
+    return ws
+
+
+CRLF = b"line one\r\nline two\r\n"
+
+FILTER_CASES = {
+    "core.autocrlf": ({"core.autocrlf": "true"}, {"a.txt": CRLF, "b.txt": CRLF}),
+    ".gitattributes eol=crlf": ({}, {".gitattributes": b"*.txt text eol=crlf\n", "a.txt": CRLF, "b.txt": CRLF}),
+    "clean and smudge filter": (
+        {"filter.upper.clean": "tr a-z A-Z", "filter.upper.smudge": "tr A-Z a-z"},
+        {".gitattributes": b"*.txt filter=upper\n", "a.txt": b"lower case on disk\n", "b.txt": b"also lower\n"},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", FILTER_CASES, ids=str)
+def test_before_images_are_the_bytes_on_disk(case: str, tmp_path: Path, listing_by: str) -> None:
+    """A clean file's before-image comes from the index, which holds its cleaned form: it must
+    be converted back as checkout does, so undo writes the bytes the person had."""
+    config, files = FILTER_CASES[case]
+    ws = filtered_repo(tmp_path, config, files)
+    assert git(ws, "cat-file", "-p", ":a.txt").encode() != files["a.txt"]  # the index's form differs
+
+    def during(ws: Path) -> None:
+        (ws / "a.txt").write_bytes(b"rewritten\r\n")
+        (ws / "b.txt").unlink()
+
+    entry, start, end, engine = run_turn(ws, during)
+    assert kinds(entry) == {"a.txt": "modified", "b.txt": "deleted"}
+    assert engine.file_at("last", "a.txt", "before") == files["a.txt"]
+    assert entry.notices == []
+    undo_redo_exact(engine, ws, start, end)
+
+
+def test_a_filter_that_cannot_be_undone_leaves_the_file_out(tmp_path: Path, listing_by: str) -> None:
+    """A clean filter with no smudge that changes the size: the bytes the file had cannot be
+    worked out from the index. The file is left out of the turn with a notice, never written
+    back in its index form."""
+    ws = filtered_repo(
+        tmp_path, {"filter.strip.clean": "tr -d x"}, {".gitattributes": b"*.txt filter=strip\n", "a.txt": b"axbx\n"}
+    )
+
+    def during(ws: Path) -> None:
+        (ws / "a.txt").unlink()
+        (ws / "plain.md").write_text("edited\n")
+
+    entry, start, end, engine = run_turn(ws, during)
+    assert kinds(entry) == {"plain.md": "modified"}
+    assert any(n.startswith("a.txt: not recorded") for n in entry.notices), entry.notices
+    result = engine.undo()
+    assert result.verdict == "safe"
+    assert not (ws / "a.txt").exists()  # never written as "ab\n"
+    assert (ws / "plain.md").read_text() == "no conversion\n"
+
+
+# ---------------------------------------------------------------- sparse checkout
+
+
+def test_sparse_checkout_files_outside_the_set_stay_absent(tmp_path: Path, listing_by: str) -> None:
+    """Entries outside a sparse checkout's set are not on disk: a turn that moves them in the
+    index (here a branch switch) records nothing for them, and undo never creates them."""
+    ws = make_repo(tmp_path / "ws", {"in/a.txt": "a1\n", "out/b.txt": "b1\n"})
+    git(ws, "checkout", "-q", "-b", "other")
+    commit_all(ws, {"in/a.txt": "a2\n", "out/b.txt": "b2\n"})
+    git(ws, "checkout", "-q", "main")
+    git(ws, "sparse-checkout", "set", "in")
+    assert not (ws / "out").exists()
+
+    entry, start, end, engine = run_turn(ws, lambda ws: git(ws, "checkout", "-q", "other"))
+    assert kinds(entry) == {"in/a.txt": "modified"}
+    undo_redo_exact(engine, ws, start, end)
+    assert not (ws / "out").exists()
+
+
+# ---------------------------------------------------------------- ignore rules that change
+
+
+@pytest.fixture(params=["git", "git-walk", "plain"])
+def scanner_kind(request: pytest.FixtureRequest) -> str:
+    """git: the git scanner; git-walk: a repository walked (git_scanner=False); plain: no repository."""
+    return request.param
+
+
+def ignoring_ws(tmp: Path, kind: str, rules: dict[str, str], present: dict[str, str]) -> Path:
+    """A workspace with ignore ``rules`` (committed in a repository) and ``present`` files
+    (untracked, most of them ignored) on disk before the turn."""
+    files = {**FILES, **rules}
+    if kind == "plain":
+        ws = tmp / "ws"
+        write_files(ws, files)
+    else:
+        ws = make_repo(tmp / "ws", files)
+    write_files(ws, present)
+    return ws
+
+
+def recorded_paths(entry) -> set[str]:
+    return {f.path for f in entry.files}
+
+
+@pytest.mark.parametrize(
+    "rule_file",
+    [".gitignore", "src/.gitignore", ".git/info/exclude"],
+)
+def test_files_shown_by_new_ignore_rules_are_not_added(rule_file: str, tmp_path: Path, scanner_kind: str) -> None:
+    """The agent drops the rule that ignored the person's build output and database: those
+    files existed before the turn, so the turn did not add them, and its undo keeps them. A
+    file the agent created in the same turn is still the turn's."""
+    if rule_file.startswith(".git/") and scanner_kind == "plain":
+        pytest.skip("needs a git repository")
+    folder = os.path.dirname(rule_file).replace(".git/info", "")
+    rules = {} if rule_file.startswith(".git/") else {rule_file: "*.db\nbuild/\n"}
+    ws = ignoring_ws(tmp_path, scanner_kind, rules, {f"{folder}/local.db".lstrip("/"): "the person's data\n",
+                                                      f"{folder}/build/out.bin".lstrip("/"): "build output\n"})
+    if rule_file.startswith(".git/"):
+        (ws / rule_file).write_text("*.db\nbuild/\n")
+
+    def during(ws: Path) -> None:
+        (ws / rule_file).write_text("# nothing ignored\n")
+        (ws / "created.txt").write_text("the agent's\n")
+
+    entry, start, end, engine = run_turn(ws, during, git_scanner=scanner_kind == "git")
+    prefix = f"{folder}/".lstrip("/")
+    expected = {"created.txt"} | (set() if rule_file.startswith(".git/") else {rule_file})
+    assert recorded_paths(entry) == expected
+    for name in ("local.db", "build/out.bin"):
+        assert any(n.startswith(f"{prefix}{name}: existed before the turn") for n in entry.notices), entry.notices
+    engine.undo()
+    assert (ws / prefix / "local.db").read_text() == "the person's data\n"
+    assert (ws / prefix / "build/out.bin").read_text() == "build output\n"
+    assert not (ws / "created.txt").exists()
+    engine.redo()
+    assert full_state(ws) == end
+
+
+def test_a_file_created_while_the_rules_changed_is_the_turns(tmp_path: Path, scanner_kind: str) -> None:
+    """A file born during the turn under a rule the agent dropped is recorded as added."""
+    ws = ignoring_ws(tmp_path, scanner_kind, {".gitignore": "*.db\n"}, {})
+
+    def during(ws: Path) -> None:
+        (ws / ".gitignore").write_text("")
+        (ws / "made.db").write_text("made by the agent\n")
+
+    entry, start, end, engine = run_turn(ws, during, git_scanner=scanner_kind == "git")
+    assert kinds(entry) == {".gitignore": "modified", "made.db": "added"}
+    assert entry.notices == []
+    undo_redo_exact(engine, ws, start, end)
+
+
+def test_a_file_that_becomes_ignored_is_still_recorded(tmp_path: Path, scanner_kind: str) -> None:
+    """The agent ignores a file the person had (untracked, visible) and changes it, and ignores
+    another without changing it: the change is recorded and undone; the other is not touched."""
+    ws = ignoring_ws(tmp_path, scanner_kind, {".gitignore": "*.log\n"}, {"notes.txt": "v1\n", "todo.txt": "keep\n"})
+
+    def during(ws: Path) -> None:
+        (ws / ".gitignore").write_text("*.log\nnotes.txt\ntodo.txt\n")
+        (ws / "notes.txt").write_text("v2 by the agent\n")
+
+    entry, start, end, engine = run_turn(ws, during, git_scanner=scanner_kind == "git")
+    assert kinds(entry) == {".gitignore": "modified", "notes.txt": "modified"}
+    undo_redo_exact(engine, ws, start, end)
+
+
+def test_a_force_added_ignored_file_is_not_added_by_the_turn(repo: Path) -> None:
+    """An ignored file the person had, `git add -f`-ed by the agent: in the index now, but not
+    created by the turn."""
+    write_files(repo, {".gitignore": "*.db\n"})
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-q", "-m", "ignore")
+    (repo / "local.db").write_text("the person's\n")
+    entry, start, end, engine = run_turn(repo, lambda ws: git(ws, "add", "-f", "local.db"))
+    assert entry.files == []
+    assert any(n.startswith("local.db: existed before the turn") for n in entry.notices)
