@@ -607,6 +607,18 @@ def _work_tree(root: Path) -> tuple[str, str] | None:
     return (repo.path, workdir) if inside else None  # core.worktree elsewhere: root is not in it
 
 
+def _ignored_folder(repo: pygit2.Repository, root: Path, workdir: str) -> bool:
+    """Whether the enclosing repository ignores the workspace folder itself (a dotfiles
+    repository at $HOME whose ``.gitignore`` is ``*``): git lists nothing in it, so it is walked."""
+    rel = os.path.relpath(root, workdir)
+    if rel == ".":
+        return False
+    try:
+        return repo.path_is_ignored(rel.replace(os.sep, "/") + "/")
+    except pygit2.GitError:
+        return False
+
+
 def make_scanner(
     workspace: Workspace,
     cache_file: Path,
@@ -614,7 +626,8 @@ def make_scanner(
     skip: Callable[[str], bool] | None,
     cache: ScanCache | None = None,
 ) -> GitScanner | WalkScanner:
-    """The git scanner when the workspace is in a git work tree and git is installed."""
+    """The git scanner when the workspace is in a git work tree that does not ignore it and git
+    is installed; else the walk scanner."""
     git = _git_executable() if use_git else None
     found = _work_tree(workspace.root) if git else None
     if git and found:
@@ -629,6 +642,6 @@ def make_scanner(
                 repo.workdir = workdir
         except (pygit2.GitError, OSError):
             repo = None
-        if repo is not None:
+        if repo is not None and not _ignored_folder(repo, workspace.root, workdir):
             return GitScanner(workspace, repo, git, skip, lister, cache)
     return WalkScanner(workspace, cache_file, skip)

@@ -317,3 +317,22 @@ def test_a_force_added_ignored_file_is_not_added_by_the_turn(repo: Path) -> None
     entry, start, end, engine = run_turn(repo, lambda ws: git(ws, "add", "-f", "local.db"))
     assert entry.files == []
     assert any(n.startswith("local.db: existed before the turn") for n in entry.notices)
+
+
+# ---------------------------------------------------------------- where git hides the workspace
+
+
+def test_a_workspace_its_enclosing_repository_ignores_is_walked(tmp_path: Path, listing_by: str) -> None:
+    """A dotfiles repository at $HOME whose .gitignore is `*`: git lists nothing in a project
+    folder under it, so the folder is walked and every change is recorded."""
+    home = make_repo(tmp_path / "home", {".gitignore": "*\n", ".bashrc": "alias ll='ls -l'\n"}, commit=False)
+    git(home, "add", "-f", ".gitignore", ".bashrc")
+    git(home, "commit", "-q", "-m", "dotfiles")
+    ws = tmp_path / "home" / "project"
+    write_files(ws, FILES)
+    before_git = git_view(home)
+    entry, start, end, engine = run_turn(ws, edit_add_delete)
+    assert kinds(entry) == {"src/app.py": "modified", "new.txt": "added", "src/util.py": "deleted"}
+    undo_redo_exact(engine, ws, start, end)
+    engine.undo()
+    assert git_view(home) == before_git
