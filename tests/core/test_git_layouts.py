@@ -122,15 +122,21 @@ def kinds(entry) -> dict[str, str]:
     return {f.path: f.kind for f in entry.files}
 
 
-@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
-def test_layouts_record_what_git_sees(layout: str, tmp_path: Path, listing_by: str) -> None:
-    ws = LAYOUTS[layout](tmp_path)
-    before_git = git_view(ws)
+def edit_add_delete_undone(ws: Path, git_root: Path) -> None:
+    """A turn that edits, adds and deletes (FILES) is recorded as such; undo and redo are exact;
+    after the undo, the person's git (at ``git_root``) says what it said before the turn."""
+    before_git = git_view(git_root)
     entry, start, end, engine = run_turn(ws, edit_add_delete)
     assert kinds(entry) == {"src/app.py": "modified", "new.txt": "added", "src/util.py": "deleted"}
     undo_redo_exact(engine, ws, start, end)
     engine.undo()
-    assert git_view(ws) == before_git
+    assert git_view(git_root) == before_git
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+def test_layouts_record_what_git_sees(layout: str, tmp_path: Path, listing_by: str) -> None:
+    ws = LAYOUTS[layout](tmp_path)
+    edit_add_delete_undone(ws, ws)
 
 
 # ---------------------------------------------------------------- filters and line endings
@@ -330,9 +336,4 @@ def test_a_workspace_its_enclosing_repository_ignores_is_walked(tmp_path: Path, 
     git(home, "commit", "-q", "-m", "dotfiles")
     ws = tmp_path / "home" / "project"
     write_files(ws, FILES)
-    before_git = git_view(home)
-    entry, start, end, engine = run_turn(ws, edit_add_delete)
-    assert kinds(entry) == {"src/app.py": "modified", "new.txt": "added", "src/util.py": "deleted"}
-    undo_redo_exact(engine, ws, start, end)
-    engine.undo()
-    assert git_view(home) == before_git
+    edit_add_delete_undone(ws, home)
