@@ -262,7 +262,8 @@ class Operations:
         entry = self._execute(kind, plan, effects, previous, verdict, on_conflict, label, target, checkpoint_target, overlay, editor)
         return OperationResult(
             **base, verdict=verdict, applied=True, entry=entry,
-            message=f"{kind} of #{number} done as #{entry.number}: {len(outcomes)} file(s) changed" + _tail(plan),
+            message=f"{kind} of #{number} done as #{entry.number}: {len(outcomes)} file(s) changed" + _tail(plan)
+            + _notes_tail(target),
             next_action=_next_action(kind, entry, plan),
         )
 
@@ -408,6 +409,15 @@ def _verdict(plan: Plan) -> str:
     if not trouble:
         return "safe"
     return "partial" if plan.writes else "broken"
+
+def _notes_tail(target: EntryState) -> str:
+    """Says that the target has notes (what its recording left out, content not stored), so an
+    answer is never a plain SAFE over a turn that did not record everything."""
+    notes = {n for cp in target.checkpoints for n in cp.notices}
+    if not notes:
+        return ""
+    return f"; #{target.begun.number} has {len(notes)} note(s) on what it did not record or store (takeback show {target.begun.number})"
+
 
 def _tail(plan: Plan) -> str:
     bits = []

@@ -34,7 +34,7 @@ from pathlib import Path
 import pathspec
 import pygit2
 
-from . import birth, checkout, watch
+from . import birth, checkout, nested, watch
 from .brackets import IndexCopy
 from .models import FileVersion, same_version
 from .store import clean_git_env
@@ -112,12 +112,48 @@ class GitScanner:
     def _keep(self, found: list[bytes]) -> set[str]:
         paths: set[str] = set()
         for raw in found:
-            if not raw or raw.endswith(b"/"):
-                continue  # empty, or a nested repository shown as a folder
-            rel = os.fsdecode(raw)
-            if self.skip is None or not self.skip(rel):
+            if not raw:
+                continue
+            rel = os.fsdecode(raw)  # a nested repository's folder ends with "/"
+            if self.skip is None or not self.skip(rel.rstrip("/")):
                 paths.add(rel)
         return paths
+
+    def _list_split(self) -> tuple[set[str], set[str]]:
+        """(dirty and untracked files, folders of nested repositories and submodules)."""
+        listed = self._list()
+        folders = {p for p in listed if p.endswith("/")}
+        return listed - folders, {p[:-1] for p in folders} | self._submodules()
+
+    def _submodules(self) -> set[str]:
+        """Workspace-relative folders of the submodules ``.gitmodules`` names that are checked out."""
+        gitmodules = os.path.join(self.workdir, ".gitmodules")
+        if not os.path.isfile(gitmodules):
+            return set()
+        try:
+            config = pygit2.Config(gitmodules)
+            paths = [str(entry.value) for entry in config if entry.name.endswith(".path")]
+        except (pygit2.GitError, OSError, ValueError):
+            return set()
+        inside = f"{self.prefix}/" if self.prefix else ""
+        return {
+            p[len(inside):] for p in paths
+            if p.startswith(inside) and os.path.lexists(os.path.join(self.workdir, p, ".git"))
+            and (self.skip is None or not self.skip(p[len(inside):]))
+        }
+
+    def _nested_scanner(self, sub: str) -> GitScanner | str:
+        """A git scanner for the repository in folder ``sub``, or why there is none."""
+        root = self.workspace.abs(sub)
+        if os.path.realpath(root) != str(root):
+            return "its folder is a symlink"
+        skip = self.skip
+        scanner = make_scanner(
+            Workspace(root), Path(os.devnull), True, None if skip is None else lambda rel: skip(f"{sub}/{rel}")
+        )
+        if not isinstance(scanner, GitScanner) or scanner.workdir != str(root):
+            return "git finds no work tree of its own there"
+        return scanner
 
     def _list(self) -> set[str]:
         """Workspace-relative paths that are dirty (against the index) or untracked: the last
@@ -221,9 +257,14 @@ class GitScanner:
         """The snapshot ``end`` compares with: the content of every dirty or untracked file
         (and when, under which ignore rules, it was taken)."""
         rules = _RuleStamp.now(self._rule_files())
-        dirty = self._list()
+        dirty, folders = self._list_split()
         versions = {p: capture(p) for p in sorted(dirty) if self._is_file_or_absent(p)}
-        return {"kind": self.kind, "dirty": {p: (v.model_dump() if v else None) for p, v in versions.items()}, **rules.saved()}
+        return {
+            "kind": self.kind,
+            "dirty": {p: (v.model_dump() if v else None) for p, v in versions.items()},
+            **rules.saved(),
+            "nested": nested.begin(folders, self._nested_scanner, capture),
+        }
 
     def _is_file_or_absent(self, rel: str) -> bool:
         try:
@@ -240,7 +281,7 @@ class GitScanner:
             p: (FileVersion.model_validate(v) if v else None) for p, v in snapshot["dirty"].items()
         }
         self.notices = []
-        dirty_now = self._list()
+        dirty_now, folders_now = self._list_split()
         index_file = self.index_file()
         unchanged = begin_copy.same_as(index_file) if begin_copy is not None else not index_file.exists()
         if unchanged:
@@ -255,11 +296,16 @@ class GitScanner:
 
             staged: set[str] = set()
         else:
-            begin_loaded = begin_copy.parsed() if begin_copy is not None else None
-            now_loaded = self._index_entries(index_file)
-            staged = self._staged_during(begin_loaded, now_loaded)
+            try:
+                begin_loaded = begin_copy.parsed() if begin_copy is not None else None
+                staged = self._staged_during(begin_loaded, self._index_entries(index_file))
+            except checkout.NotKnown as exc:  # a nested repository's index: no copy is kept
+                begin_loaded, staged = exc, set()
+                self.notices.append(f"what was staged or committed during the turn is not recorded: {exc}")
 
             def begin_index() -> pygit2.Index | None:
+                if isinstance(begin_loaded, checkout.NotKnown):
+                    raise begin_loaded
                 return begin_loaded
 
         changes: list[Changed] = []
@@ -284,10 +330,15 @@ class GitScanner:
         # created during the turn, or ignored then and shown now by new ignore rules (or the
         # agent's `git add -f`). Only a file born after begin is the turn's.
         rules_moved = _RuleStamp.load(snapshot).moved(self._rule_files(), changes)
-        return _older_files_left_out(
+        changes = _older_files_left_out(
             self.workspace, changes, snapshot,
             lambda rel: rules_moved or (rel in staged and self._ignored(rel)), self.notices,
         )
+        if "nested" in snapshot:  # not in a snapshot taken before nested repositories were scanned
+            changes += nested.end(
+                snapshot["nested"], folders_now, self._nested_scanner, capture, capture_content, self.notices
+            )
+        return changes
 
     def _staged_during(self, begin: pygit2.Index | None, now: pygit2.Index | None) -> set[str]:
         """Paths whose index entry moved during the bracket (an agent's ``git add`` or commit):
@@ -403,7 +454,8 @@ class IgnoreRules:
 
 
 def walk_files(root: Path, skip: Callable[[str], bool] | None = None) -> Iterator[tuple[str, os.stat_result]]:
-    """Every regular file and symlink under ``root`` that .gitignore does not exclude."""
+    """Every regular file and symlink under ``root`` that .gitignore does not exclude, nested
+    repositories' files included (their ``.git`` excepted)."""
     rules = IgnoreRules(root)
     stack: list[tuple[str, list[str]]] = [("", [""])]
     while stack:
@@ -426,8 +478,6 @@ def walk_files(root: Path, skip: Callable[[str], bool] | None = None) -> Iterato
             if stat.S_ISDIR(st.st_mode):
                 if rules.ignored(rel, True, parents):
                     continue
-                if os.path.lexists(os.path.join(item.path, ".git")):
-                    continue  # a nested repository is its own world
                 stack.append((rel, [*parents, rel]))
             elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
                 if not rules.ignored(rel, False, parents):

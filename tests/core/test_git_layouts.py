@@ -337,3 +337,83 @@ def test_a_workspace_its_enclosing_repository_ignores_is_walked(tmp_path: Path, 
     ws = tmp_path / "home" / "project"
     write_files(ws, FILES)
     edit_add_delete_undone(ws, home)
+
+
+def nested_repo(path: Path) -> Path:
+    return make_repo(path, {"x.txt": "x1\n", "y.txt": "y1\n"})
+
+
+def nested_edits(sub: str) -> Callable[[Path], None]:
+    def run(ws: Path) -> None:
+        (ws / sub / "x.txt").write_text("x2\n")
+        (ws / sub / "new.txt").write_text("new\n")
+        (ws / sub / "y.txt").unlink()
+        (ws / "README.md").write_text("# edited\n")
+
+    return run
+
+
+NESTED_KINDS = {"x.txt": "modified", "new.txt": "added", "y.txt": "deleted"}
+
+
+@pytest.mark.parametrize("kind", ["git", "git-walk", "plain"])
+def test_nested_repository_changes_are_recorded(kind: str, tmp_path: Path, listing_by: str) -> None:
+    """A repository inside the workspace (untracked by the outer one, or in a plain folder):
+    what the agent changes in it is the turn's, and undo restores it without touching its git."""
+    if kind == "plain":
+        ws = tmp_path / "ws"
+        write_files(ws, FILES)
+    else:
+        ws = make_repo(tmp_path / "ws", dict(FILES))
+    inner = nested_repo(ws / "vendor" / "lib")
+    before_inner = git_view(inner)
+    entry, start, end, engine = run_turn(ws, nested_edits("vendor/lib"), git_scanner=kind == "git")
+    assert kinds(entry) == {"README.md": "modified", **{f"vendor/lib/{p}": k for p, k in NESTED_KINDS.items()}}
+    assert entry.notices == []
+    undo_redo_exact(engine, ws, start, end)
+    engine.undo()
+    assert git_view(inner) == before_inner
+
+
+def test_submodule_changes_are_recorded(tmp_path: Path, listing_by: str) -> None:
+    origin = nested_repo(tmp_path / "origin")
+    ws = make_repo(tmp_path / "ws", dict(FILES))
+    git(ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(origin), "mods/sub")
+    git(ws, "commit", "-q", "-m", "submodule")
+    before = (git_view(ws), git_view(ws / "mods" / "sub"))
+    entry, start, end, engine = run_turn(ws, nested_edits("mods/sub"))
+    assert kinds(entry) == {"README.md": "modified", **{f"mods/sub/{p}": k for p, k in NESTED_KINDS.items()}}
+    assert entry.notices == []
+    undo_redo_exact(engine, ws, start, end)
+    engine.undo()
+    assert (git_view(ws), git_view(ws / "mods" / "sub")) == before
+
+
+def test_a_commit_inside_a_nested_repository_is_named(repo: Path) -> None:
+    """No copy of a nested repository's index is kept: what the agent commits there is not
+    recorded, and the turn says so instead of answering as if nothing happened."""
+    inner = nested_repo(repo / "lib")
+
+    def during(ws: Path) -> None:
+        (inner / "x.txt").write_text("committed by the agent\n")
+        git(inner, "commit", "-q", "-am", "agent")
+        (inner / "y.txt").write_text("y2\n")
+
+    entry, start, end, engine = run_turn(repo, during)
+    assert kinds(entry) == {}
+    assert any(n.startswith("in lib: what was staged or committed during the turn is not recorded") for n in entry.notices)
+    assert any(n.startswith("in lib: y.txt: not recorded") for n in entry.notices), entry.notices
+
+
+def test_a_repository_cloned_during_the_turn_is_named(repo: Path) -> None:
+    def during(ws: Path) -> None:
+        nested_repo(ws / "cloned")
+        (ws / "README.md").write_text("# edited\n")
+
+    entry, start, end, engine = run_turn(repo, during)
+    assert kinds(entry) == {"README.md": "modified"}
+    assert any(n.startswith("cloned: a git repository not scanned when the turn began") for n in entry.notices)
+    result = engine.undo()
+    assert f"#{entry.number} has 1 note(s)" in result.message
+    assert (repo / "README.md").read_text() == "# demo\n"
+    assert (repo / "cloned" / "x.txt").read_text() == "x1\n"  # not the turn's to remove
