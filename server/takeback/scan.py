@@ -417,8 +417,22 @@ def _older_files_left_out(
     return kept
 
 
+def exclude_file(root: Path) -> Path | None:
+    """``info/exclude`` of the repository whose work tree is ``root`` (its git folder found as
+    git finds it, ``_work_tree``; a linked worktree's is in the common git folder), or None."""
+    found = _work_tree(root)
+    if found is None or found[1] != str(root):
+        return None
+    git_dir = Path(found[0])
+    try:
+        git_dir = git_dir / (git_dir / "commondir").read_text().strip()
+    except OSError:
+        pass
+    return git_dir / "info" / "exclude"
+
+
 class IgnoreRules:
-    """.gitignore files at every level, plus ``.git/info/exclude`` when there is one."""
+    """.gitignore files at every level, plus ``info/exclude`` when the folder is a work tree."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -432,9 +446,10 @@ class IgnoreRules:
                 lines = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
             except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
                 pass
-            if not rel_dir:
+            exclude = exclude_file(self.root) if not rel_dir else None
+            if exclude is not None:
                 try:
-                    lines += (self.root / ".git" / "info" / "exclude").read_text(errors="replace").splitlines()
+                    lines += exclude.read_text(errors="replace").splitlines()
                 except (FileNotFoundError, NotADirectoryError):
                     pass
             self._specs[rel_dir] = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
@@ -502,7 +517,8 @@ class WalkScanner:
 
     def _rule_files(self) -> list[str]:
         """The ignore-rule file besides the ``.gitignore`` files the walk reads."""
-        return [str(self.workspace.root / ".git" / "info" / "exclude")]
+        exclude = exclude_file(self.workspace.root)
+        return [str(exclude)] if exclude is not None else []
 
     def _load_cache(self) -> dict[str, list]:
         try:

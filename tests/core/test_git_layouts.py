@@ -139,6 +139,27 @@ def test_layouts_record_what_git_sees(layout: str, tmp_path: Path, listing_by: s
     edit_add_delete_undone(ws, ws)
 
 
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+def test_layouts_walked_honour_info_exclude(layout: str, tmp_path: Path) -> None:
+    """With git_scanner = false the folder is walked; the repository's info/exclude is found
+    through a .git file or symlink too."""
+    ws = LAYOUTS[layout](tmp_path)
+    exclude = Path(git(ws, "rev-parse", "--git-path", "info/exclude").strip())
+    exclude = exclude if exclude.is_absolute() else ws / exclude
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    exclude.write_text("*.local\n")
+
+    def during(ws: Path) -> None:
+        edit_add_delete(ws)
+        (ws / "settings.local").write_text("excluded\n")
+
+    entry, start, end, engine = run_turn(ws, during, git_scanner=False)
+    assert kinds(entry) == {"src/app.py": "modified", "new.txt": "added", "src/util.py": "deleted"}
+    engine.undo()
+    (ws / "settings.local").unlink()  # excluded: not the turn's, left by its undo
+    assert full_state(ws) == start
+
+
 # ---------------------------------------------------------------- filters and line endings
 
 
