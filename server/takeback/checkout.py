@@ -63,8 +63,8 @@ def _entry(index: pygit2.Index, path: str) -> tuple[pygit2.Oid, int, int | None,
 def _converts(repo: pygit2.Repository, path: str) -> bool:
     """Whether checkout may write something other than the blob for ``path``."""
     try:
-        if str(repo.config["core.autocrlf"]).strip().lower() == "true":
-            return True
+        if str(repo.config["core.autocrlf"]).strip().lower() in ("true", "yes", "on", "1"):
+            return True  # ("input" converts only when a file is added, never on checkout)
     except KeyError:
         pass
     return any(repo.get_attr(path, name) not in (None, False) for name in _ATTRIBUTES)
