@@ -246,7 +246,8 @@ class Operations:
         if dry_run:
             return OperationResult(
                 **base, verdict=verdict, applied=False,
-                message=f"dry run: {kind} of #{number} would change {len(outcomes)} file(s)" + _tail(plan),
+                message=f"dry run: {kind} of #{number} would change {len(outcomes)} file(s)" + _tail(plan)
+                + _notes_tail(target),
                 next_action="run it without --dry-run to carry it out",
                 patch=self._patch(plan),
             )

@@ -12,10 +12,18 @@ Two scanners share one interface:
   so their before-image survives a ``git add`` or commit made during the bracket. Cost: about
   one ``git status``, less on small trees. In a long-lived process a ``TreeWatch``
   (``watch.py``) can tell that nothing changed since the last listing; then it is used again.
-* ``WalkScanner`` for any other folder: walks the tree, honouring ``.gitignore`` at every
-  level, and keeps a stat cache in the store so unchanged files are not read again.
+  The repository and its work tree are found from the workspace as git finds them (a ``.git``
+  file or symlink, ``core.worktree``); clean files' before-images are converted as checkout
+  writes them (``checkout.py``); nested repositories and submodules get scanners of their own
+  (``nested.py``).
+* ``WalkScanner`` for any other folder (or one its enclosing repository ignores): walks the
+  tree, nested repositories included, honouring ``.gitignore`` at every level and
+  ``info/exclude``, and keeps a stat cache in the store so unchanged files are not read again.
 
-Both hand back ``(path, before, after)`` triples of ``FileVersion`` (None = absent).
+Both hand back ``(path, before, after)`` triples of ``FileVersion`` (None = absent), read the
+after-image from disk, and keep in ``notices`` what they left out of the turn and why. A file
+not visible at begin that looks added while the ignore rules changed is the turn's only if it
+was born after begin (``birth.py``).
 """
 
 from __future__ import annotations
