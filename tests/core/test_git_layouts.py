@@ -30,12 +30,15 @@ def listing_by(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
     yield request.param
 
 
-def git_view(ws: Path) -> tuple[str, str, str]:
-    """What the person's git says about the work tree (status, HEAD, refs)."""
+def git_view(ws: Path) -> tuple[str, ...]:
+    """What the person's git says about the work tree (status, HEAD, refs), and its
+    configuration files' bytes (setting a work tree in memory must never write core.worktree)."""
+    configs = [Path(ws, git(ws, "rev-parse", "--git-path", name).strip()) for name in ("config", "config.worktree")]
     return (
         git(ws, "status", "--porcelain", "--untracked-files=all", "--ignored"),
         git(ws, "rev-parse", "HEAD"),
         git(ws, "for-each-ref"),
+        *(p.read_text() if p.exists() else "-" for p in configs),
     )
 
 
