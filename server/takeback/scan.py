@@ -681,14 +681,20 @@ def _work_tree(root: Path) -> tuple[str, str] | None:
     return (repo.path, workdir) if inside else None  # core.worktree elsewhere: root is not in it
 
 
+#: A file name no rule names, only a rule that ignores every file (``*``) matches.
+_PROBE = "takeback-probe-3f9c1e"
+
+
 def _ignored_folder(repo: pygit2.Repository, root: Path, workdir: str) -> bool:
-    """Whether the enclosing repository ignores the workspace folder itself (a dotfiles
-    repository at $HOME whose ``.gitignore`` is ``*``): git lists nothing in it, so it is walked."""
+    """Whether the enclosing repository ignores the workspace folder itself, or every file in it
+    (a dotfiles repository at $HOME whose ``.gitignore`` is ``*``, or ``*`` with ``!*/``): git
+    lists nothing new in it, so it is walked."""
     rel = os.path.relpath(root, workdir)
     if rel == ".":
         return False
+    rel = rel.replace(os.sep, "/")
     try:
-        return repo.path_is_ignored(rel.replace(os.sep, "/") + "/")
+        return repo.path_is_ignored(rel + "/") or repo.path_is_ignored(f"{rel}/{_PROBE}")
     except pygit2.GitError:
         return False
 

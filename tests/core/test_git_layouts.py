@@ -352,10 +352,12 @@ def test_a_force_added_ignored_file_is_not_added_by_the_turn(repo: Path) -> None
 # ---------------------------------------------------------------- where git hides the workspace
 
 
-def test_a_workspace_its_enclosing_repository_ignores_is_walked(tmp_path: Path, listing_by: str) -> None:
-    """A dotfiles repository at $HOME whose .gitignore is `*`: git lists nothing in a project
-    folder under it, so the folder is walked and every change is recorded."""
-    home = make_repo(tmp_path / "home", {".gitignore": "*\n", ".bashrc": "alias ll='ls -l'\n"}, commit=False)
+@pytest.mark.parametrize("rules", ["*\n", "*\n!*/\n"], ids=["everything", "every file"])
+def test_a_workspace_its_enclosing_repository_ignores_is_walked(rules: str, tmp_path: Path, listing_by: str) -> None:
+    """A dotfiles repository at $HOME whose .gitignore is `*` (or `*` but not folders): git
+    lists nothing new in a project folder under it, so the folder is walked and every change
+    is recorded."""
+    home = make_repo(tmp_path / "home", {".gitignore": rules, ".bashrc": "alias ll='ls -l'\n"}, commit=False)
     git(home, "add", "-f", ".gitignore", ".bashrc")
     git(home, "commit", "-q", "-m", "dotfiles")
     ws = tmp_path / "home" / "project"
