@@ -10,78 +10,51 @@ the repository, never silence:
 
 * a repository that appears during the turn (a ``git clone``, a submodule checked out), or that
   is gone or no longer a repository at its end: its files are not recorded;
-* a folder where git finds no work tree of its own (a broken ``.git``) or that is a symlink;
-* a file clean at begin and changed since, in a repository whose index changed during the turn
-  (a commit or ``git add`` in it): no copy of a nested index is kept, so how the file was at
-  begin is not known (``IndexStamp``); the file is left out.
+* a folder where git finds no work tree of its own (a broken ``.git``) or that is a symlink.
+
+As for the outer repository, each nested repository's index is copied at begin (into the open
+turn's file, ``brackets.py``), so what is committed inside one during the turn is recorded too.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .checkout import NotKnown
+from .brackets import IndexCopy
 
 #: A scanner for the repository at a workspace-relative folder, or why there is none.
 OpenScanner = Callable[[str], Any]
-
-
-@dataclass
-class IndexStamp:
-    """A nested repository's index as it was at begin: its size and checksum, not a copy."""
-
-    size: int
-    trailer: bytes
-
-    @classmethod
-    def of(cls, index_file: Path) -> IndexStamp | None:
-        try:
-            with open(index_file, "rb") as handle:
-                size = os.fstat(handle.fileno()).st_size
-                handle.seek(max(size - 20, 0))
-                return cls(size, handle.read())
-        except OSError:
-            return None
-
-    def same_as(self, index_file: Path) -> bool:
-        now = self.of(index_file)
-        return now is not None and now == self and self.trailer.strip(b"\x00") != b""
-
-    def parsed(self) -> Any:
-        raise NotKnown("its repository's index changed during the turn (a commit or `git add` in it), "
-                       "and no copy of a nested repository's index is kept")
 
 
 def _prefixed(sub: str, function: Callable) -> Callable:
     return lambda rel, *rest: function(f"{sub}/{rel}", *rest)
 
 
-def begin(folders: set[str], open_scanner: OpenScanner, capture: Callable) -> dict[str, dict]:
-    """Each nested repository's begin snapshot (or why it has none), by folder."""
-    out: dict[str, dict] = {}
+def begin(folders: set[str], open_scanner: OpenScanner, capture: Callable) -> tuple[dict[str, dict], dict[str, Path]]:
+    """Each nested repository's begin snapshot (or why it has none), by folder; and the index
+    file of each (theirs too, at any depth), for the open turn's file to copy."""
+    snapshots: dict[str, dict] = {}
+    indexes: dict[str, Path] = {}
     for sub in sorted(folders):
         scanner = open_scanner(sub)
         if isinstance(scanner, str):
-            out[sub] = {"unscanned": scanner}
+            snapshots[sub] = {"unscanned": scanner}
             continue
-        stamp = IndexStamp.of(scanner.index_file())
-        out[sub] = {
-            "scan": scanner.begin(_prefixed(sub, capture)),
-            "index": [stamp.size, stamp.trailer.hex()] if stamp is not None else None,
-        }
-    return out
+        snapshots[sub] = {"scan": scanner.begin(_prefixed(sub, capture))}
+        indexes[sub] = scanner.index_file()
+        indexes.update({f"{sub}/{inner}": path for inner, path in scanner.nested_indexes.items()})
+    return snapshots, indexes
 
 
 def end(
-    snapshots: dict[str, dict], folders_now: set[str], open_scanner: OpenScanner,
+    snapshots: dict[str, dict], copies: dict[str, IndexCopy], folders_now: set[str], open_scanner: OpenScanner,
     capture: Callable, capture_content: Callable, notices: list[str],
 ) -> list:
-    """The changes inside the nested repositories since ``snapshots`` (paths under their folders),
-    with a notice in ``notices`` for each repository or file that could not be recorded."""
+    """The changes inside the nested repositories since ``snapshots`` (paths under their folders;
+    ``copies``: their indexes as they were then), with a notice in ``notices`` for each
+    repository or file that could not be recorded."""
     changes: list = []
     for sub in sorted(set(snapshots) | folders_now):
         snapshot = snapshots.get(sub)
@@ -97,9 +70,10 @@ def end(
             notices.append(f"{sub}: a nested git repository at begin, not at the end of the turn ({scanner}); "
                            "what changed in it is not recorded")
             continue
-        index = snapshot.get("index")
-        stamp = IndexStamp(index[0], bytes.fromhex(index[1])) if index else None
-        found = scanner.end(snapshot["scan"], stamp, _prefixed(sub, capture), _prefixed(sub, capture_content))
+        inner = {folder[len(sub) + 1:]: copy for folder, copy in copies.items() if folder.startswith(f"{sub}/")}
+        found = scanner.end(
+            snapshot["scan"], copies.get(sub), _prefixed(sub, capture), _prefixed(sub, capture_content), inner
+        )
         for change in found:
             change.path = f"{sub}/{change.path}"
         changes += found

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from . import brackets
 from .models import GcReport, RecordEnvelope
+from .scan import snapshot_versions
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -40,8 +41,8 @@ def _drop_set(engine: "Engine", extra_fraction: float) -> set[str]:
 def _referenced_blobs(engine: "Engine") -> set[str]:
     keep: set[str] = set()
     for data in brackets.snapshots(engine.store.path / "brackets"):
-        for version in list(data.get("dirty", {}).values()) + list(data.get("files", {}).values()):
-            if version and not version.get("withheld"):
+        for version in snapshot_versions(data):
+            if not version.get("withheld"):
                 keep.add(version["oid"])
     cache = engine.store.path / "statcache.json"
     if cache.exists():

@@ -109,6 +109,7 @@ class GitScanner:
         self.lister = lister
         self.cache = cache
         self.notices: list[str] = []  # what the last ``end`` left out of the turn, and why
+        self.nested_indexes: dict[str, Path] = {}  # set by ``begin``: nested repositories' index files
         self.workdir = os.path.realpath(repo.workdir)
         self.prefix = os.path.relpath(workspace.root, self.workdir).replace(os.sep, "/")
         if self.prefix == ".":
@@ -267,11 +268,12 @@ class GitScanner:
         rules = _RuleStamp.now(self._rule_files())
         dirty, folders = self._list_split()
         versions = {p: capture(p) for p in sorted(dirty) if self._is_file_or_absent(p)}
+        nested_snapshots, self.nested_indexes = nested.begin(folders, self._nested_scanner, capture)
         return {
             "kind": self.kind,
             "dirty": {p: (v.model_dump() if v else None) for p, v in versions.items()},
             **rules.saved(),
-            "nested": nested.begin(folders, self._nested_scanner, capture),
+            "nested": nested_snapshots,
         }
 
     def _is_file_or_absent(self, rel: str) -> bool:
@@ -282,9 +284,11 @@ class GitScanner:
         return not stat.S_ISDIR(st.st_mode)
 
     def end(
-        self, snapshot: dict, begin_copy: IndexCopy | None, capture: Capture, capture_content: CaptureContent
+        self, snapshot: dict, begin_copy: IndexCopy | None, capture: Capture, capture_content: CaptureContent,
+        nested_copies: dict[str, IndexCopy] | None = None,
     ) -> list[Changed]:
-        """What changed since ``snapshot`` (``begin_copy``: the index as it was then)."""
+        """What changed since ``snapshot`` (``begin_copy``: the index as it was then;
+        ``nested_copies``: the nested repositories' indexes, by folder)."""
         dirty_before: dict[str, FileVersion | None] = {
             p: (FileVersion.model_validate(v) if v else None) for p, v in snapshot["dirty"].items()
         }
@@ -304,16 +308,10 @@ class GitScanner:
 
             staged: set[str] = set()
         else:
-            try:
-                begin_loaded = begin_copy.parsed() if begin_copy is not None else None
-                staged = self._staged_during(begin_loaded, self._index_entries(index_file))
-            except checkout.NotKnown as exc:  # a nested repository's index: no copy is kept
-                begin_loaded, staged = exc, set()
-                self.notices.append(f"what was staged or committed during the turn is not recorded: {exc}")
+            begin_loaded = begin_copy.parsed() if begin_copy is not None else None
+            staged = self._staged_during(begin_loaded, self._index_entries(index_file))
 
             def begin_index() -> pygit2.Index | None:
-                if isinstance(begin_loaded, checkout.NotKnown):
-                    raise begin_loaded
                 return begin_loaded
 
         changes: list[Changed] = []
@@ -344,7 +342,8 @@ class GitScanner:
         )
         if "nested" in snapshot:  # not in a snapshot taken before nested repositories were scanned
             changes += nested.end(
-                snapshot["nested"], folders_now, self._nested_scanner, capture, capture_content, self.notices
+                snapshot["nested"], nested_copies or {}, folders_now, self._nested_scanner, capture, capture_content,
+                self.notices,
             )
         return changes
 
@@ -522,6 +521,7 @@ class WalkScanner:
         self.cache_file = cache_file
         self.skip = skip
         self.notices: list[str] = []  # what the last ``end`` left out of the turn, and why
+        self.nested_indexes: dict[str, Path] = {}  # none: nested repositories are walked
 
     def _rule_files(self) -> list[str]:
         """The ignore-rule file besides the ``.gitignore`` files the walk reads."""
@@ -571,7 +571,8 @@ class WalkScanner:
         return {"kind": self.kind, "files": {p: v.model_dump() for p, v in state.items() if v}, **rules.saved()}
 
     def end(
-        self, snapshot: dict, begin_copy: IndexCopy | None, capture: Capture, capture_content: CaptureContent
+        self, snapshot: dict, begin_copy: IndexCopy | None, capture: Capture, capture_content: CaptureContent,
+        nested_copies: dict[str, IndexCopy] | None = None,
     ) -> list[Changed]:
         self.notices = []
         before = {p: FileVersion.model_validate(v) for p, v in snapshot["files"].items()}
@@ -585,6 +586,15 @@ class WalkScanner:
                 changes.append(Changed(rel, b, a))
         rules_moved = _RuleStamp.load(snapshot).moved(self._rule_files(), changes)
         return _older_files_left_out(self.workspace, changes, snapshot, lambda rel: rules_moved, self.notices)
+
+
+def snapshot_versions(snapshot: dict) -> Iterator[dict]:
+    """Every file version a scanner's begin snapshot names (nested repositories' too): the
+    content gc must keep while the turn is open."""
+    yield from (v for v in [*snapshot.get("dirty", {}).values(), *snapshot.get("files", {}).values()] if v)
+    for inner in snapshot.get("nested", {}).values():
+        if "scan" in inner:
+            yield from snapshot_versions(inner["scan"])
 
 
 def _index_trailer(index_file: str) -> bytes | None:

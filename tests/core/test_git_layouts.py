@@ -415,10 +415,11 @@ def test_submodule_changes_are_recorded(tmp_path: Path, listing_by: str) -> None
     assert (git_view(ws), git_view(ws / "mods" / "sub")) == before
 
 
-def test_a_commit_inside_a_nested_repository_is_named(repo: Path) -> None:
-    """No copy of a nested repository's index is kept: what the agent commits there is not
-    recorded, and the turn says so instead of answering as if nothing happened."""
+def test_a_commit_inside_a_nested_repository_is_recorded(repo: Path) -> None:
+    """The nested repository's index is copied at begin as the outer one's is: a file the agent
+    changes and commits inside it still has its before-image, and undo brings it back."""
     inner = nested_repo(repo / "lib")
+    before_inner = git_view(inner)
 
     def during(ws: Path) -> None:
         (inner / "x.txt").write_text("committed by the agent\n")
@@ -426,9 +427,10 @@ def test_a_commit_inside_a_nested_repository_is_named(repo: Path) -> None:
         (inner / "y.txt").write_text("y2\n")
 
     entry, start, end, engine = run_turn(repo, during)
-    assert kinds(entry) == {}
-    assert any(n.startswith("in lib: what was staged or committed during the turn is not recorded") for n in entry.notices)
-    assert any(n.startswith("in lib: y.txt: not recorded") for n in entry.notices), entry.notices
+    assert kinds(entry) == {"lib/x.txt": "modified", "lib/y.txt": "modified"}
+    assert entry.notices == []
+    undo_redo_exact(engine, repo, start, end)
+    assert git_view(inner) != before_inner  # the agent's commit stays: Takeback never touches git state
 
 
 def test_a_repository_cloned_during_the_turn_is_named(repo: Path) -> None:
@@ -443,3 +445,18 @@ def test_a_repository_cloned_during_the_turn_is_named(repo: Path) -> None:
     assert f"#{entry.number} has 1 note(s)" in result.message
     assert (repo / "README.md").read_text() == "# demo\n"
     assert (repo / "cloned" / "x.txt").read_text() == "x1\n"  # not the turn's to remove
+
+
+def test_gc_during_a_turn_keeps_what_a_nested_snapshot_names(repo: Path) -> None:
+    """A nested repository's file that was modified at begin has its content only in the open
+    turn's snapshot: gc while the turn is open keeps it, so undo can bring it back."""
+    inner = nested_repo(repo / "lib")
+    (inner / "x.txt").write_text("the person's unsaved work\n")
+    engine = open_engine(repo)
+    engine.begin_turn(label="turn")
+    (inner / "x.txt").write_text("the agent's\n")
+    engine.gc()
+    engine.end_turn()
+    result = engine.undo()
+    assert result.verdict == "safe", result
+    assert (inner / "x.txt").read_text() == "the person's unsaved work\n"
