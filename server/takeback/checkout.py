@@ -38,6 +38,7 @@ except ImportError:  # a pygit2 without its cffi layer: entries without stat dat
 
 _SKIP_WORKTREE = 1 << 14  # GIT_INDEX_ENTRY_SKIP_WORKTREE, in the extended flags
 _GITLINK = 0o160000
+_SYMLINK = 0o120000
 _ATTRIBUTES = ("filter", "text", "eol", "ident", "working-tree-encoding")
 
 
@@ -98,7 +99,7 @@ def worktree_form(
         content = repo[oid].data
     except KeyError:
         return None
-    if _converts(repo, path):
+    if mode != _SYMLINK and _converts(repo, path):  # checkout writes a link's target as it is
         content = _filtered(git, repo.workdir, path, oid)
     # git records size 0 for an entry it could not trust ("racily clean"; it compares content then)
     if size and size != len(content) & 0xFFFFFFFF:
