@@ -182,6 +182,11 @@ CRLF = b"line one\r\nline two\r\n"
 FILTER_CASES = {
     "core.autocrlf": ({"core.autocrlf": "true"}, {"a.txt": CRLF, "b.txt": CRLF}),
     ".gitattributes eol=crlf": ({}, {".gitattributes": b"*.txt text eol=crlf\n", "a.txt": CRLF, "b.txt": CRLF}),
+    "working-tree-encoding": (
+        {},
+        {".gitattributes": b"*.txt working-tree-encoding=UTF-16LE\n",
+         "a.txt": "line one\n".encode("utf-16-le"), "b.txt": "two\n".encode("utf-16-le")},
+    ),
     "clean and smudge filter": (
         {"filter.upper.clean": "tr a-z A-Z", "filter.upper.smudge": "tr A-Z a-z"},
         {".gitattributes": b"*.txt filter=upper\n", "a.txt": b"lower case on disk\n", "b.txt": b"also lower\n"},
