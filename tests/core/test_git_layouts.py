@@ -234,6 +234,23 @@ def test_a_filter_that_cannot_be_undone_leaves_the_file_out(tmp_path: Path, list
     assert (ws / "plain.md").read_text() == "no conversion\n"
 
 
+def test_a_symlink_is_never_converted(tmp_path: Path) -> None:
+    """Filters and line-ending rules never apply to a link's target (checkout writes it as it
+    is): a link deleted by the turn comes back pointing where it did."""
+    ws = filtered_repo(
+        tmp_path,
+        {"core.autocrlf": "true", "filter.shout.clean": "tr A-Z a-z", "filter.shout.smudge": "tr a-z A-Z"},
+        {".gitattributes": b"link filter=shout\n"},
+    )
+    os.symlink("target.txt", ws / "link")
+    git(ws, "add", "link")
+    git(ws, "commit", "-q", "-m", "link")
+    entry, start, end, engine = run_turn(ws, lambda ws: (ws / "link").unlink())
+    assert kinds(entry) == {"link": "deleted"}
+    assert engine.file_at("last", "link", "before") == b"target.txt"
+    undo_redo_exact(engine, ws, start, end)
+
+
 # ---------------------------------------------------------------- sparse checkout
 
 
@@ -465,20 +482,3 @@ def test_gc_during_a_turn_keeps_what_a_nested_snapshot_names(repo: Path) -> None
     result = engine.undo()
     assert result.verdict == "safe", result
     assert (inner / "x.txt").read_text() == "the person's unsaved work\n"
-
-
-def test_a_symlink_is_never_converted(tmp_path: Path) -> None:
-    """Filters and line-ending rules never apply to a link's target (checkout writes it as it
-    is): a link deleted by the turn comes back pointing where it did."""
-    ws = filtered_repo(
-        tmp_path,
-        {"core.autocrlf": "true", "filter.shout.clean": "tr A-Z a-z", "filter.shout.smudge": "tr a-z A-Z"},
-        {".gitattributes": b"link filter=shout\n"},
-    )
-    os.symlink("target.txt", ws / "link")
-    git(ws, "add", "link")
-    git(ws, "commit", "-q", "-m", "link")
-    entry, start, end, engine = run_turn(ws, lambda ws: (ws / "link").unlink())
-    assert kinds(entry) == {"link": "deleted"}
-    assert engine.file_at("last", "link", "before") == b"target.txt"
-    undo_redo_exact(engine, ws, start, end)
