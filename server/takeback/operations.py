@@ -411,6 +411,7 @@ def _verdict(plan: Plan) -> str:
         return "safe"
     return "partial" if plan.writes else "broken"
 
+
 def _notes_tail(target: EntryState) -> str:
     """Says that the target has notes (what its recording left out, content not stored), so an
     answer is never a plain SAFE over a turn that did not record everything."""
