@@ -12,8 +12,10 @@ The file (one at a time: only the newest turn can be open) holds, in this order:
 * the line ``takeback open turn 1``;
 * one line of JSON: the ``TurnBegun`` record;
 * one line of JSON: ``{"scan": <the bracket's begin snapshot, or null>, "index_size": <bytes
-  of the index copy that follows, or null>}``;
-* a copy of the user's git index as it was at begin (git scanner only), byte for byte.
+  of the index copy that follows, or null>, "nested_index_sizes": {<folder>: <bytes>}}`` (the
+  last only when the work tree holds nested repositories or submodules, ``nested.py``);
+* a copy of the user's git index as it was at begin (git scanner only), byte for byte;
+* a copy of each nested repository's index, in the order of ``nested_index_sizes``.
 
 It is written to a temporary file and renamed into place, so a reader sees all of it or the
 file before. The index copy lives in the same file because creating a file is most of what a
@@ -30,6 +32,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 import pygit2
 
@@ -101,30 +104,48 @@ class OpenTurn:
     scan: dict | None  # the scanner's begin snapshot; None for a turn begun without a bracket
     index: IndexCopy | None
     files: list[Path] = field(default_factory=list)  # what to remove once the turn has ended
+    nested: dict[str, IndexCopy] = field(default_factory=dict)  # nested repositories' indexes, by folder
 
     def remove(self) -> None:
         for path in self.files:
             path.unlink(missing_ok=True)
 
 
-def write(directory: Path, begun: TurnBegun, scan: dict | None, index_source: Path | None, fsync: bool) -> None:
-    """Put the open turn's file in place (replacing one left by a turn that has ended)."""
+def _open_index(path: Path | None) -> BinaryIO | None:
+    try:
+        return open(path, "rb") if path is not None else None  # git replaces its index by rename: this stays whole
+    except FileNotFoundError:
+        return None
+
+
+def write(
+    directory: Path, begun: TurnBegun, scan: dict | None, index_source: Path | None, fsync: bool,
+    nested_sources: dict[str, Path] | None = None,
+) -> None:
+    """Put the open turn's file in place (replacing one left by a turn that has ended), with a
+    copy of the index at ``index_source`` and of each of ``nested_sources`` (by folder)."""
     directory.mkdir(parents=True, exist_ok=True)
     tmp = directory / (FILE_NAME + ".tmp")
     source = None
+    nested: dict[str, BinaryIO] = {}
     try:
-        if index_source is not None:
-            try:
-                source = open(index_source, "rb")  # git replaces its index by rename: this stays whole
-            except FileNotFoundError:
-                source = None
+        source = _open_index(index_source)
+        for folder, path in (nested_sources or {}).items():
+            handle = _open_index(path)
+            if handle is not None:
+                nested[folder] = handle
         size = os.fstat(source.fileno()).st_size if source is not None else None
-        header = json.dumps({"scan": scan, "index_size": size}, separators=(",", ":")).encode()
+        sizes = {folder: os.fstat(handle.fileno()).st_size for folder, handle in nested.items()}
+        fields: dict = {"scan": scan, "index_size": size}
+        if sizes:
+            fields["nested_index_sizes"] = sizes
+        header = json.dumps(fields, separators=(",", ":")).encode()
         with open(tmp, "wb") as out:
             out.write(_MAGIC + begun.model_dump_json().encode() + b"\n" + header + b"\n")
             out.flush()
-            if source is not None and size:
-                _copy_range(source.fileno(), out.fileno(), 0, size)
+            for handle, length in [(source, size), *((h, sizes[f]) for f, h in nested.items())]:
+                if handle is not None and length:
+                    _copy_range(handle.fileno(), out.fileno(), 0, length)
             if fsync:
                 os.fsync(out.fileno())
         os.replace(tmp, directory / FILE_NAME)
@@ -138,8 +159,9 @@ def write(directory: Path, begun: TurnBegun, scan: dict | None, index_source: Pa
         tmp.unlink(missing_ok=True)
         raise
     finally:
-        if source is not None:
-            source.close()
+        for handle in [source, *nested.values()]:
+            if handle is not None:
+                handle.close()
 
 
 def _read_file(path: Path, with_scan: bool) -> OpenTurn | None:
@@ -158,8 +180,14 @@ def _read_file(path: Path, with_scan: bool) -> OpenTurn | None:
                 return OpenTurn(begun, None, None, [path])
             header = json.loads(handle.readline())
             size = header.get("index_size")
-            index = IndexCopy(path, handle.tell(), size) if size is not None else None
-            return OpenTurn(begun, header.get("scan"), index, [path])
+            offset = handle.tell()
+            index = IndexCopy(path, offset, size) if size is not None else None
+            offset += size or 0
+            nested: dict[str, IndexCopy] = {}
+            for folder, nested_size in header.get("nested_index_sizes", {}).items():
+                nested[folder] = IndexCopy(path, offset, nested_size)
+                offset += nested_size
+            return OpenTurn(begun, header.get("scan"), index, [path], nested)
     except ValueError as exc:
         raise StoreError(f"unreadable open turn in {path} (remove it to go on): {exc}") from exc
 

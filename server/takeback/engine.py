@@ -286,7 +286,8 @@ class Engine(Operations):
             self.store.flush()  # the content the snapshot names is on disk before the snapshot
             try:
                 brackets.write(
-                    self._brackets, record, snapshot, scanner.index_file() if scanner is not None else None, self.config.fsync
+                    self._brackets, record, snapshot, scanner.index_file() if scanner is not None else None,
+                    self.config.fsync, scanner.nested_indexes if scanner is not None else None,
                 )
             except OSError as exc:
                 raise StoreError(f"cannot write to the store {self.store.path}: {exc}") from exc
@@ -337,9 +338,9 @@ class Engine(Operations):
                 notices=["what changed on disk during this turn was not recorded: the git repository "
                          "its bracket began with is gone (or git, or the git_scanner setting is)"],
             )
-        changed = scanner.end(opened.scan, opened.index, self.capture.from_disk, self.capture.version)
+        changed = scanner.end(opened.scan, opened.index, self.capture.from_disk, self.capture.version, opened.nested)
         changed = [c for c in changed if not _explained_by_batches(state, c)]
-        if not changed:
+        if not changed and not scanner.notices:
             return None
         begun_ns = int(state.begun.at.timestamp() * 1_000_000) * 1000
         known = [c.path for c in changed if c.before is not None]  # files there at begin
@@ -356,7 +357,7 @@ class Engine(Operations):
                 for c in changed
             ],
             bracket=True,
-            notices=_notices(changed),
+            notices=[*scanner.notices, *_notices(changed)],
         )
 
     def _path_change(

@@ -425,8 +425,9 @@ class Lister:
     parsed index, ignore files and configuration, and what was worked out from them, are
     reused while their files are unchanged."""
 
-    def __init__(self, git_dir: str) -> None:
+    def __init__(self, git_dir: str, workdir: str) -> None:
         self.git_dir = git_dir
+        self.workdir = workdir  # as git finds it (``scan._work_tree``): not always the git folder's parent
         try:  # a linked worktree keeps its index here and the configuration in the common folder
             with open(os.path.join(git_dir, "commondir")) as handle:
                 self.common_dir = os.path.realpath(os.path.join(git_dir, handle.read().strip()))
@@ -447,9 +448,14 @@ class Lister:
     def repository(self) -> pygit2.Repository:
         """The repository the listing's first walk uses (also fine for reading objects)."""
         if not self._repos:
-            self._repos = [pygit2.Repository(self.git_dir)]
+            self._repos = [self._open()]
             self._repos_key = self._current_key()
         return self._repos[0]
+
+    def _open(self) -> pygit2.Repository:
+        repo = pygit2.Repository(self.git_dir)
+        repo.workdir = self.workdir  # in memory only: libgit2 writes no core.worktree
+        return repo
 
     def _current_key(self) -> tuple:
         return (file_stamp(os.path.join(self.common_dir, "config")), self._config._key)
@@ -463,7 +469,7 @@ class Lister:
             self._repos_key = key
             self._settings = None
         while len(self._repos) < count:
-            self._repos.append(pygit2.Repository(self.git_dir))
+            self._repos.append(self._open())
         return self._repos[:count]
 
     def _read_index(self, index_file: str) -> bytes | None:

@@ -263,7 +263,8 @@ class Operations:
         if dry_run:
             return OperationResult(
                 **base, verdict=verdict, applied=False,
-                message=f"dry run: {kind} of #{number} would change {len(outcomes)} file(s)" + _tail(plan),
+                message=f"dry run: {kind} of #{number} would change {len(outcomes)} file(s)" + _tail(plan)
+                + _notes_tail(target),
                 next_action="run it without --dry-run to carry it out",
                 patch=self._patch(plan),
             )
@@ -282,7 +283,8 @@ class Operations:
         _advise(plan, rest, done=True)
         return OperationResult(
             **base, verdict=verdict, applied=True, entry=entry,
-            message=f"{kind} of #{number} done as #{entry.number}: {len(outcomes)} file(s) changed" + _tail(plan),
+            message=f"{kind} of #{number} done as #{entry.number}: {len(outcomes)} file(s) changed" + _tail(plan)
+            + _notes_tail(target),
             next_action=_next_action(kind, entry, plan, rest),
         )
 
@@ -439,6 +441,16 @@ def _verdict(plan: Plan) -> str:
     if not trouble:
         return "safe"
     return "partial" if plan.writes else "broken"
+
+
+def _notes_tail(target: EntryState) -> str:
+    """Says that the target has notes (what its recording left out, content not stored), so an
+    answer is never a plain SAFE over a turn that did not record everything."""
+    notes = {n for cp in target.checkpoints for n in cp.notices}
+    if not notes:
+        return ""
+    return f"; #{target.begun.number} has {len(notes)} note(s) on what it did not record or store (takeback show {target.begun.number})"
+
 
 def _tail(plan: Plan) -> str:
     bits = []

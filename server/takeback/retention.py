@@ -18,6 +18,7 @@ from . import brackets
 from .clock import new_id as _new_id
 from .clock import now as _now
 from .models import DroppedSpan, EntriesDropped, GcReport, RecordEnvelope
+from .scan import snapshot_versions
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -70,8 +71,8 @@ def _spans(engine: "Engine", drop: dict[str, str], at: datetime) -> list[Dropped
 def _referenced_blobs(engine: "Engine") -> set[str]:
     keep: set[str] = set()
     for data in brackets.snapshots(engine.store.path / "brackets"):
-        for version in list(data.get("dirty", {}).values()) + list(data.get("files", {}).values()):
-            if version and not version.get("withheld"):
+        for version in snapshot_versions(data):
+            if not version.get("withheld"):
                 keep.add(version["oid"])
     cache = engine.store.path / "statcache.json"
     if cache.exists():

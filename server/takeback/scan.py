@@ -12,10 +12,18 @@ Two scanners share one interface:
   so their before-image survives a ``git add`` or commit made during the bracket. Cost: about
   one ``git status``, less on small trees. In a long-lived process a ``TreeWatch``
   (``watch.py``) can tell that nothing changed since the last listing; then it is used again.
-* ``WalkScanner`` for any other folder: walks the tree, honouring ``.gitignore`` at every
-  level, and keeps a stat cache in the store so unchanged files are not read again.
+  The repository and its work tree are found from the workspace as git finds them (a ``.git``
+  file or symlink, ``core.worktree``); clean files' before-images are converted as checkout
+  writes them (``checkout.py``); nested repositories and submodules get scanners of their own
+  (``nested.py``).
+* ``WalkScanner`` for any other folder (or one its enclosing repository ignores): walks the
+  tree, nested repositories included, honouring ``.gitignore`` at every level and
+  ``info/exclude``, and keeps a stat cache in the store so unchanged files are not read again.
 
-Both hand back ``(path, before, after)`` triples of ``FileVersion`` (None = absent).
+Both hand back ``(path, before, after)`` triples of ``FileVersion`` (None = absent), read the
+after-image from disk, and keep in ``notices`` what they left out of the turn and why. A file
+not visible at begin that looks added while the ignore rules changed is the turn's only if it
+was born after begin (``birth.py``).
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ from pathlib import Path
 import pathspec
 import pygit2
 
-from . import watch
+from . import birth, checkout, nested, watch
 from .brackets import IndexCopy
 from .models import FileVersion, same_version
 from .store import clean_git_env
@@ -100,6 +108,8 @@ class GitScanner:
         self.git = git
         self.lister = lister
         self.cache = cache
+        self.notices: list[str] = []  # what the last ``end`` left out of the turn, and why
+        self.nested_indexes: dict[str, Path] = {}  # set by ``begin``: nested repositories' index files
         self.workdir = os.path.realpath(repo.workdir)
         self.prefix = os.path.relpath(workspace.root, self.workdir).replace(os.sep, "/")
         if self.prefix == ".":
@@ -111,12 +121,48 @@ class GitScanner:
     def _keep(self, found: list[bytes]) -> set[str]:
         paths: set[str] = set()
         for raw in found:
-            if not raw or raw.endswith(b"/"):
-                continue  # empty, or a nested repository shown as a folder
-            rel = os.fsdecode(raw)
-            if self.skip is None or not self.skip(rel):
+            if not raw:
+                continue
+            rel = os.fsdecode(raw)  # a nested repository's folder ends with "/"
+            if self.skip is None or not self.skip(rel.rstrip("/")):
                 paths.add(rel)
         return paths
+
+    def _list_split(self) -> tuple[set[str], set[str]]:
+        """(dirty and untracked files, folders of nested repositories and submodules)."""
+        listed = self._list()
+        folders = {p for p in listed if p.endswith("/")}
+        return listed - folders, {p[:-1] for p in folders} | self._submodules()
+
+    def _submodules(self) -> set[str]:
+        """Workspace-relative folders of the submodules ``.gitmodules`` names that are checked out."""
+        gitmodules = os.path.join(self.workdir, ".gitmodules")
+        if not os.path.isfile(gitmodules):
+            return set()
+        try:
+            config = pygit2.Config(gitmodules)
+            paths = [str(entry.value) for entry in config if entry.name.endswith(".path")]
+        except (pygit2.GitError, OSError, ValueError):
+            return set()
+        inside = f"{self.prefix}/" if self.prefix else ""
+        return {
+            p[len(inside):] for p in paths
+            if p.startswith(inside) and os.path.lexists(os.path.join(self.workdir, p, ".git"))
+            and (self.skip is None or not self.skip(p[len(inside):]))
+        }
+
+    def _nested_scanner(self, sub: str) -> GitScanner | str:
+        """A git scanner for the repository in folder ``sub``, or why there is none."""
+        root = self.workspace.abs(sub)
+        if os.path.realpath(root) != str(root):
+            return "its folder is a symlink"
+        skip = self.skip
+        scanner = make_scanner(
+            Workspace(root), Path(os.devnull), True, None if skip is None else lambda rel: skip(f"{sub}/{rel}")
+        )
+        if not isinstance(scanner, GitScanner) or scanner.workdir != str(root):
+            return "git finds no work tree of its own there"
+        return scanner
 
     def _list(self) -> set[str]:
         """Workspace-relative paths that are dirty (against the index) or untracked: the last
@@ -140,9 +186,16 @@ class GitScanner:
 
     def _listing_key(self) -> tuple:
         """What a listing depends on besides the work tree itself."""
+        index = os.path.join(self.repo.path, "index")
+        env = tuple(os.environ.get(n) for n in ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"))
+        files = [index, *self._rule_files()]
+        return (self.workdir, self.prefix, LISTING, env, tuple(map(file_stamp, files)), _index_trailer(index))
+
+    def _rule_files(self) -> list[str]:
+        """The files besides the work tree's own ``.gitignore`` files that decide what git
+        ignores: ``info/exclude``, the configuration files, the global excludes file."""
         git_dir = self.repo.path
-        index = os.path.join(git_dir, "index")
-        files = [index, os.path.join(git_dir, "info", "exclude"), os.path.join(git_dir, "config"),
+        files = [os.path.join(git_dir, "info", "exclude"), os.path.join(git_dir, "config"),
                  os.path.join(git_dir, "config.worktree")]
         try:
             with open(os.path.join(git_dir, "commondir")) as handle:  # a linked worktree
@@ -156,8 +209,7 @@ class GitScanner:
             if xdg:
                 files.append(os.path.join(xdg, "ignore"))
         files += [os.path.expanduser(f) for f in self.repo.config.get_multivar("core.excludesFile")]
-        env = tuple(os.environ.get(n) for n in ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"))
-        return (self.workdir, self.prefix, LISTING, env, tuple(map(file_stamp, files)), _index_trailer(index))
+        return files
 
     def _list_now(self) -> set[str]:
         if LISTING != "git" and self.lister is not None:
@@ -211,20 +263,31 @@ class GitScanner:
         return Path(self.repo.path) / "index"
 
     def begin(self, capture: Capture) -> dict:
-        """The snapshot ``end`` compares with: the content of every dirty or untracked file."""
-        dirty = self._list()
+        """The snapshot ``end`` compares with: the content of every dirty or untracked file
+        (and when, under which ignore rules, it was taken)."""
+        rules = _RuleStamp.now(self._rule_files())
+        dirty, folders = self._list_split()
         # A listed path where a folder stands (a tracked file replaced by a folder) is absent.
         versions = {p: capture(p) for p in sorted(dirty)}
-        return {"kind": self.kind, "dirty": {p: (v.model_dump() if v else None) for p, v in versions.items()}}
+        nested_snapshots, self.nested_indexes = nested.begin(folders, self._nested_scanner, capture)
+        return {
+            "kind": self.kind,
+            "dirty": {p: (v.model_dump() if v else None) for p, v in versions.items()},
+            **rules.saved(),
+            "nested": nested_snapshots,
+        }
 
     def end(
-        self, snapshot: dict, begin_copy: IndexCopy | None, capture: Capture, capture_content: CaptureContent
+        self, snapshot: dict, begin_copy: IndexCopy | None, capture: Capture, capture_content: CaptureContent,
+        nested_copies: dict[str, IndexCopy] | None = None,
     ) -> list[Changed]:
-        """What changed since ``snapshot`` (``begin_copy``: the index as it was then)."""
+        """What changed since ``snapshot`` (``begin_copy``: the index as it was then;
+        ``nested_copies``: the nested repositories' indexes, by folder)."""
         dirty_before: dict[str, FileVersion | None] = {
             p: (FileVersion.model_validate(v) if v else None) for p, v in snapshot["dirty"].items()
         }
-        dirty_now = self._list()
+        self.notices = []
+        dirty_now, folders_now = self._list_split()
         index_file = self.index_file()
         unchanged = begin_copy.same_as(index_file) if begin_copy is not None else not index_file.exists()
         if unchanged:
@@ -237,18 +300,13 @@ class GitScanner:
                     loaded.append(self._index_entries(index_file))
                 return loaded[0]
 
-            now_index = begin_index
             staged: set[str] = set()
         else:
             begin_loaded = begin_copy.parsed() if begin_copy is not None else None
-            now_loaded = self._index_entries(index_file)
-            staged = self._staged_during(begin_loaded, now_loaded)
+            staged = self._staged_during(begin_loaded, self._index_entries(index_file))
 
             def begin_index() -> pygit2.Index | None:
                 return begin_loaded
-
-            def now_index() -> pygit2.Index | None:
-                return now_loaded
 
         changes: list[Changed] = []
         for rel in sorted(set(dirty_before) | dirty_now | staged):
@@ -256,16 +314,30 @@ class GitScanner:
             if rel in dirty_before:
                 before = dirty_before[rel]
             else:
-                before = self._from_index(begin_index(), rel, capture_content)
-            if rel in dirty_now:
-                after = capture(rel)
-            else:
-                after = self._from_index(now_index(), rel, capture_content)
-                if after is None and self.workspace.read(rel) is not None:
-                    continue  # present but ignored now: not ours to record
+                try:
+                    before = self._from_index(begin_index(), rel, capture_content)
+                except checkout.NotKnown as exc:
+                    self.notices.append(f"{rel}: not recorded: {exc}; undo leaves it as it is")
+                    continue
+            # The disk, also for a file clean now (the index holds its cleaned form) or ignored
+            # now (an agent's ignore rule does not hide its edit).
+            after = capture(rel)
             if same_version(before, after):
                 continue
             changes.append(Changed(rel, before, after))
+        # A path absent from the index at begin, untracked and not listed then, yet listed now:
+        # created during the turn, or ignored then and shown now by new ignore rules (or the
+        # agent's `git add -f`). Only a file born after begin is the turn's.
+        rules_moved = _RuleStamp.load(snapshot).moved(self._rule_files(), changes)
+        changes = _older_files_left_out(
+            self.workspace, changes, snapshot,
+            lambda rel: rules_moved or (rel in staged and self._ignored(rel)), self.notices,
+        )
+        if "nested" in snapshot:  # not in a snapshot taken before nested repositories were scanned
+            changes += nested.end(
+                snapshot["nested"], nested_copies or {}, folders_now, self._nested_scanner, capture, capture_content,
+                self.notices,
+            )
         return changes
 
     def _staged_during(self, begin: pygit2.Index | None, now: pygit2.Index | None) -> set[str]:
@@ -284,23 +356,83 @@ class GitScanner:
         return out
 
     def _from_index(self, index: pygit2.Index | None, rel: str, capture_content: CaptureContent) -> FileVersion | None:
-        if index is None:
-            return None
-        try:
-            entry = index[self._repo_path(rel)]
-        except KeyError:
-            return None
-        if entry.mode == 0o160000:  # submodule
-            return None
-        try:
-            content = self.repo[entry.id].data
-        except KeyError:
-            return None
-        return capture_content(rel, content, entry.mode)
+        """The file as it was on disk while clean against ``index`` (raises ``checkout.NotKnown``)."""
+        found = checkout.worktree_form(self.repo, self.git, index, self._repo_path(rel))
+        return capture_content(rel, *found) if found is not None else None
+
+
+@dataclass
+class _RuleStamp:
+    """When a bracket began, and how the ignore-rule files outside the work tree were then."""
+
+    began_ns: int | None
+    stamps: list | None
+
+    @classmethod
+    def now(cls, files: list[str]) -> _RuleStamp:
+        return cls(time.time_ns(), cls._stamps(files))
+
+    @classmethod
+    def load(cls, snapshot: dict) -> _RuleStamp:
+        return cls(snapshot.get("began_ns"), snapshot.get("rules"))
+
+    @staticmethod
+    def _stamps(files: list[str]) -> list:
+        return [list(stamp) if stamp else None for stamp in map(file_stamp, files)]
+
+    def saved(self) -> dict:
+        return {"began_ns": self.began_ns, "rules": self.stamps}
+
+    def moved(self, files: list[str], changes: list[Changed]) -> bool:
+        """Whether the ignore rules may differ from begin's: a ``.gitignore`` changed, or one of
+        ``files`` did. False for a snapshot from before these were kept (nothing to compare)."""
+        if self.began_ns is None:
+            return False
+        return self.stamps != self._stamps(files) or any(c.path.rsplit("/", 1)[-1] == ".gitignore" for c in changes)
+
+
+def _older_files_left_out(
+    workspace: Workspace, changes: list[Changed], snapshot: dict, suspect: Callable[[str], bool], notices: list[str]
+) -> list[Changed]:
+    """``changes`` without the files that look added but that the turn did not create: a
+    ``suspect`` path (not visible at begin, maybe because it was ignored then) counts as added
+    only if the file was born after the turn began. A file born earlier, or whose birth the file
+    system does not tell, is left out of the turn with a notice: undo never deletes it."""
+    began = snapshot.get("began_ns")
+    if began is None:
+        return changes
+    kept = []
+    for change in changes:
+        if change.before is None and change.after is not None and suspect(change.path):
+            born = birth.born_ns(workspace.abs(change.path))
+            if born is None:
+                notices.append(f"{change.path}: ignored when the turn began and visible now; whether it existed "
+                               "before the turn is not known, so it is not recorded (undo leaves it)")
+                continue
+            if born <= began:
+                notices.append(f"{change.path}: existed before the turn (ignored then, visible now): "
+                               "not recorded as added (undo leaves it)")
+                continue
+        kept.append(change)
+    return kept
+
+
+def exclude_file(root: Path) -> Path | None:
+    """``info/exclude`` of the repository whose work tree is ``root`` (its git folder found as
+    git finds it, ``_work_tree``; a linked worktree's is in the common git folder), or None."""
+    found = _work_tree(root)
+    if found is None or found[1] != str(root):
+        return None
+    git_dir = Path(found[0])
+    try:
+        git_dir = git_dir / (git_dir / "commondir").read_text().strip()
+    except OSError:
+        pass
+    return git_dir / "info" / "exclude"
 
 
 class IgnoreRules:
-    """.gitignore files at every level, plus ``.git/info/exclude`` when there is one."""
+    """.gitignore files at every level, plus ``info/exclude`` when the folder is a work tree."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -314,9 +446,10 @@ class IgnoreRules:
                 lines = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
             except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
                 pass
-            if not rel_dir:
+            exclude = exclude_file(self.root) if not rel_dir else None
+            if exclude is not None:
                 try:
-                    lines += (self.root / ".git" / "info" / "exclude").read_text(errors="replace").splitlines()
+                    lines += exclude.read_text(errors="replace").splitlines()
                 except (FileNotFoundError, NotADirectoryError):
                     pass
             self._specs[rel_dir] = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
@@ -336,7 +469,8 @@ class IgnoreRules:
 
 
 def walk_files(root: Path, skip: Callable[[str], bool] | None = None) -> Iterator[tuple[str, os.stat_result]]:
-    """Every regular file and symlink under ``root`` that .gitignore does not exclude."""
+    """Every regular file and symlink under ``root`` that .gitignore does not exclude, nested
+    repositories' files included (their ``.git`` excepted)."""
     rules = IgnoreRules(root)
     stack: list[tuple[str, list[str]]] = [("", [""])]
     while stack:
@@ -359,8 +493,6 @@ def walk_files(root: Path, skip: Callable[[str], bool] | None = None) -> Iterato
             if stat.S_ISDIR(st.st_mode):
                 if rules.ignored(rel, True, parents):
                     continue
-                if os.path.lexists(os.path.join(item.path, ".git")):
-                    continue  # a nested repository is its own world
                 stack.append((rel, [*parents, rel]))
             elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
                 if not rules.ignored(rel, False, parents):
@@ -381,6 +513,13 @@ class WalkScanner:
         self.workspace = workspace
         self.cache_file = cache_file
         self.skip = skip
+        self.notices: list[str] = []  # what the last ``end`` left out of the turn, and why
+        self.nested_indexes: dict[str, Path] = {}  # none: nested repositories are walked
+
+    def _rule_files(self) -> list[str]:
+        """The ignore-rule file besides the ``.gitignore`` files the walk reads."""
+        exclude = exclude_file(self.workspace.root)
+        return [str(exclude)] if exclude is not None else []
 
     def _load_cache(self) -> dict[str, list]:
         try:
@@ -420,20 +559,35 @@ class WalkScanner:
         return None  # no git index here
 
     def begin(self, capture: Capture) -> dict:
+        rules = _RuleStamp.now(self._rule_files())
         state = self._state(capture)
-        return {"kind": self.kind, "files": {p: v.model_dump() for p, v in state.items() if v}}
+        return {"kind": self.kind, "files": {p: v.model_dump() for p, v in state.items() if v}, **rules.saved()}
 
     def end(
-        self, snapshot: dict, begin_copy: IndexCopy | None, capture: Capture, capture_content: CaptureContent
+        self, snapshot: dict, begin_copy: IndexCopy | None, capture: Capture, capture_content: CaptureContent,
+        nested_copies: dict[str, IndexCopy] | None = None,
     ) -> list[Changed]:
+        self.notices = []
         before = {p: FileVersion.model_validate(v) for p, v in snapshot["files"].items()}
         after = self._state(capture)
         changes = []
         for rel in sorted(set(before) | set(after)):
             b, a = before.get(rel), after.get(rel)
+            if a is None and b is not None:
+                a = capture(rel)  # gone, or ignored now: an agent's ignore rule does not hide its edit
             if not same_version(b, a):
                 changes.append(Changed(rel, b, a))
-        return changes
+        rules_moved = _RuleStamp.load(snapshot).moved(self._rule_files(), changes)
+        return _older_files_left_out(self.workspace, changes, snapshot, lambda rel: rules_moved, self.notices)
+
+
+def snapshot_versions(snapshot: dict) -> Iterator[dict]:
+    """Every file version a scanner's begin snapshot names (nested repositories' too): the
+    content gc must keep while the turn is open."""
+    yield from (v for v in [*snapshot.get("dirty", {}).values(), *snapshot.get("files", {}).values()] if v)
+    for inner in snapshot.get("nested", {}).values():
+        if "scan" in inner:
+            yield from snapshot_versions(inner["scan"])
 
 
 def _index_trailer(index_file: str) -> bytes | None:
@@ -505,13 +659,47 @@ class ScanCache:
             self._watch = None
         self._listed = None
 
-    def lister(self, git_dir: str) -> listing.Lister:
+    def lister(self, git_dir: str, workdir: str) -> listing.Lister:
         st = os.stat(git_dir)
-        key = (git_dir, st.st_dev, st.st_ino)  # a repository made anew at the same place is another
+        key = (git_dir, workdir, st.st_dev, st.st_ino)  # a repository made anew at the same place is another
         if self._lister is None or key != self._key:
-            self._key, self._lister = key, listing.Lister(git_dir)
+            self._key, self._lister = key, listing.Lister(git_dir, workdir)
             self.close()  # another repository: its tree is watched afresh
         return self._lister
+
+
+def _work_tree(root: Path) -> tuple[str, str] | None:
+    """The git folder and the work tree git itself uses for ``root``, or None when ``root`` is
+    in no work tree. The work tree is found from ``root`` as git finds it, not guessed from the
+    git folder's place: a ``.git`` file (``git init --separate-git-dir``, ``git worktree add``,
+    submodules), a ``.git`` symlink (Android's ``repo``) and ``core.worktree`` all name it."""
+    try:
+        repo = pygit2.Repository(str(root))
+    except pygit2.GitError:
+        return None
+    if repo.is_bare or not repo.workdir:
+        return None
+    workdir = os.path.realpath(repo.workdir)
+    inside = str(root) == workdir or str(root).startswith(workdir.rstrip(os.sep) + os.sep)
+    return (repo.path, workdir) if inside else None  # core.worktree elsewhere: root is not in it
+
+
+#: A file name no rule names, only a rule that ignores every file (``*``) matches.
+_PROBE = "takeback-probe-3f9c1e"
+
+
+def _ignored_folder(repo: pygit2.Repository, root: Path, workdir: str) -> bool:
+    """Whether the enclosing repository ignores the workspace folder itself, or every file in it
+    (a dotfiles repository at $HOME whose ``.gitignore`` is ``*``, or ``*`` with ``!*/``): git
+    lists nothing new in it, so it is walked."""
+    rel = os.path.relpath(root, workdir)
+    if rel == ".":
+        return False
+    rel = rel.replace(os.sep, "/")
+    try:
+        return repo.path_is_ignored(rel + "/") or repo.path_is_ignored(f"{rel}/{_PROBE}")
+    except pygit2.GitError:
+        return False
 
 
 def make_scanner(
@@ -521,23 +709,22 @@ def make_scanner(
     skip: Callable[[str], bool] | None,
     cache: ScanCache | None = None,
 ) -> GitScanner | WalkScanner:
-    """The git scanner when the workspace is in a git work tree and git is installed."""
+    """The git scanner when the workspace is in a git work tree that does not ignore it and git
+    is installed; else the walk scanner."""
     git = _git_executable() if use_git else None
-    if git:
+    found = _work_tree(workspace.root) if git else None
+    if git and found:
+        git_dir, workdir = found
+        lister = None
         try:
-            found = pygit2.discover_repository(str(workspace.root))
-        except pygit2.GitError:
-            found = None
-        if found:
-            lister = None
-            try:
-                if listing is not None:
-                    lister = cache.lister(found) if cache is not None else listing.Lister(found)
-                    repo = lister.repository()
-                else:
-                    repo = pygit2.Repository(found)
-            except (pygit2.GitError, OSError):
-                repo = None
-            if repo is not None and not repo.is_bare and repo.workdir:
-                return GitScanner(workspace, repo, git, skip, lister, cache)
+            if listing is not None:
+                lister = cache.lister(git_dir, workdir) if cache is not None else listing.Lister(git_dir, workdir)
+                repo = lister.repository()
+            else:
+                repo = pygit2.Repository(git_dir)
+                repo.workdir = workdir
+        except (pygit2.GitError, OSError):
+            repo = None
+        if repo is not None and not _ignored_folder(repo, workspace.root, workdir):
+            return GitScanner(workspace, repo, git, skip, lister, cache)
     return WalkScanner(workspace, cache_file, skip)

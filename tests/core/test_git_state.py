@@ -155,7 +155,8 @@ def test_workspace_in_a_subfolder_of_a_repository(tmp_path: Path) -> None:
     assert start[0]["app.py"] == full_state(repo)[0]["app.py"]
 
 
-def test_nested_repository_is_left_alone(tmp_path: Path) -> None:
+def test_nested_repository_git_state_is_left_alone(tmp_path: Path) -> None:
+    """A nested repository's files are recorded and restored like any other; its .git never."""
     repo = make_repo(tmp_path / "ws")
     nested = make_repo(repo / "vendor" / "lib", {"lib.py": "v = 1\n"})
     outer_state, inner_state = git_state(repo), git_state(nested)
@@ -166,9 +167,9 @@ def test_nested_repository_is_left_alone(tmp_path: Path) -> None:
         (nested / "lib.py").write_text("v = 2\n")
         (repo / "top.txt").write_text("t\n")
         entry = engine.end_turn()
-        assert [f.path for f in entry.files] == ["top.txt"]
+        assert [f.path for f in entry.files] == ["top.txt", "vendor/lib/lib.py"]
         engine.undo()
-        (nested / "lib.py").write_text("v = 1\n")
+        assert (nested / "lib.py").read_text() == "v = 1\n"
     assert git_state(repo) == outer_state and git_state(nested) == inner_state
     assert dot_git(nested) == inner_raw
     assert (nested / ".git").is_dir()

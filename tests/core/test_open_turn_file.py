@@ -53,6 +53,24 @@ def test_the_file_holds_the_begin_the_snapshot_and_the_index(tmp_path: Path) -> 
     assert brackets.read_begun(folder) is None and list(folder.iterdir()) == []
 
 
+def test_nested_repositories_indexes_follow_the_outer_one(tmp_path: Path) -> None:
+    """Each nested repository's index is copied behind the outer one, each read back whole and
+    in its place; a nested index that is gone at begin has no copy."""
+    outer = _index(tmp_path / "index", b"DIRC" + os.urandom(3000), b"\x11" * 20)
+    lib = _index(tmp_path / "lib-index", b"DIRC" + os.urandom(700), b"\x22" * 20)
+    deep = _index(tmp_path / "deep-index", b"DIRC" + os.urandom(90), b"\x33" * 20)
+    folder = tmp_path / "store"
+    nested = {"lib": lib, "lib/deep": deep, "gone": tmp_path / "no-such-index"}
+    brackets.write(folder, _begun(), {"kind": "git", "dirty": {}}, outer, fsync=False, nested_sources=nested)
+    opened = brackets.read(folder, _begun().entry)
+    assert opened is not None and opened.index is not None and sorted(opened.nested) == ["lib", "lib/deep"]
+    data = (folder / brackets.FILE_NAME).read_bytes()
+    for copy, source in [(opened.index, outer), (opened.nested["lib"], lib), (opened.nested["lib/deep"], deep)]:
+        assert data[copy.offset:copy.offset + copy.size] == source.read_bytes()
+        assert copy.same_as(source)
+    assert data.endswith(deep.read_bytes())
+
+
 def test_a_turn_without_bracket_or_index(tmp_path: Path) -> None:
     brackets.write(tmp_path, _begun(), None, tmp_path / "no-index-here", fsync=False)
     opened = brackets.read(tmp_path, _begun().entry)
