@@ -12,7 +12,9 @@ The file (one at a time: only the newest turn can be open) holds, in this order:
 * the line ``takeback open turn 1``;
 * one line of JSON: the ``TurnBegun`` record;
 * one line of JSON: ``{"scan": <the bracket's begin snapshot, or null>, "index_size": <bytes
-  of the index copy that follows, or null>}``;
+  of the index copy that follows, or null>, "config": <the settings the turn runs under>}``
+  (the turn ends under the settings it began with: an agent that rewrites ``.takeback.toml``
+  during its turn changes nothing for that turn);
 * a copy of the user's git index as it was at begin (git scanner only), byte for byte.
 
 It is written to a temporary file and renamed into place, so a reader sees all of it or the
@@ -21,7 +23,8 @@ small write costs on a real disk; it is read only when the index changed during 
 
 Stores written before this layout kept an open bracket's snapshot in ``brackets/<entry>.json``
 and the index copy in ``brackets/<entry>.index``, with the ``TurnBegun`` in the log; those are
-still read (``read`` falls back to them) so a turn opened before an upgrade ends normally.
+still read (``read`` falls back to them) so a turn opened before an upgrade ends normally. Only
+files of this folder are ever read or removed, whatever such a file names.
 """
 
 from __future__ import annotations
@@ -101,14 +104,18 @@ class OpenTurn:
     scan: dict | None  # the scanner's begin snapshot; None for a turn begun without a bracket
     index: IndexCopy | None
     files: list[Path] = field(default_factory=list)  # what to remove once the turn has ended
+    config: dict | None = None  # the settings in force at begin (None in older files)
 
     def remove(self) -> None:
         for path in self.files:
             path.unlink(missing_ok=True)
 
 
-def write(directory: Path, begun: TurnBegun, scan: dict | None, index_source: Path | None, fsync: bool) -> None:
-    """Put the open turn's file in place (replacing one left by a turn that has ended)."""
+def write(
+    directory: Path, begun: TurnBegun, scan: dict | None, index_source: Path | None, fsync: bool, config: dict | None = None
+) -> None:
+    """Put the open turn's file in place (replacing one left by a turn that has ended);
+    ``config``: the settings the turn runs under, as JSON data."""
     directory.mkdir(parents=True, exist_ok=True)
     tmp = directory / (FILE_NAME + ".tmp")
     source = None
@@ -119,7 +126,7 @@ def write(directory: Path, begun: TurnBegun, scan: dict | None, index_source: Pa
             except FileNotFoundError:
                 source = None
         size = os.fstat(source.fileno()).st_size if source is not None else None
-        header = json.dumps({"scan": scan, "index_size": size}, separators=(",", ":")).encode()
+        header = json.dumps({"scan": scan, "index_size": size, "config": config}, separators=(",", ":")).encode()
         with open(tmp, "wb") as out:
             out.write(_MAGIC + begun.model_dump_json().encode() + b"\n" + header + b"\n")
             out.flush()
@@ -159,7 +166,7 @@ def _read_file(path: Path, with_scan: bool) -> OpenTurn | None:
             header = json.loads(handle.readline())
             size = header.get("index_size")
             index = IndexCopy(path, handle.tell(), size) if size is not None else None
-            return OpenTurn(begun, header.get("scan"), index, [path])
+            return OpenTurn(begun, header.get("scan"), index, [path], header.get("config"))
     except ValueError as exc:
         raise StoreError(f"unreadable open turn in {path} (remove it to go on): {exc}") from exc
 
@@ -180,6 +187,8 @@ def read(directory: Path, entry: str) -> OpenTurn | None:
 
 
 def _read_older(directory: Path, entry: str) -> OpenTurn | None:
+    if os.path.basename(entry) != entry or entry in ("", ".", ".."):
+        return None  # not an entry id: no file of this folder can be its
     snapshot_file = directory / f"{entry}.json"
     try:
         scan = json.loads(snapshot_file.read_text())
@@ -190,7 +199,7 @@ def _read_older(directory: Path, entry: str) -> OpenTurn | None:
     files = [snapshot_file]
     index = None
     if scan.get("index"):
-        index_file = Path(scan["index"])
+        index_file = directory / f"{entry}.index"  # where older stores kept it, whatever the file says
         files.append(index_file)
         try:
             index = IndexCopy(index_file, 0, index_file.stat().st_size)

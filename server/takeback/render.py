@@ -97,6 +97,8 @@ def print_status(status: StoreStatus) -> None:
     if status.last_recovery:
         r = status.last_recovery
         print(f"recovery   {r.at.astimezone():%Y-%m-%d %H:%M:%S}: interrupted {r.operation} {r.action} ({len(r.paths)} files)")
+    for problem in status.config_problems:
+        print(f"settings   {problem}")
 
 
 def print_gc(report: GcReport) -> None:
