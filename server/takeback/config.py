@@ -146,14 +146,19 @@ RepositoryRule = Callable[[Config, Any], "str | None"]
 """Applies a repository's value to the person's config, or answers why it is refused."""
 
 
+_PATTERNS = TypeAdapter(list[str])
+_SIZE = TypeAdapter(NonNegativeInt)
+_SWITCH = TypeAdapter(StrictBool)
+
+
 def _add_secret_patterns(config: Config, value: Any) -> str | None:
-    added = [p for p in TypeAdapter(list[str]).validate_python(value) if p not in config.secrets.extra_patterns]
+    added = [p for p in _PATTERNS.validate_python(value) if p not in config.secrets.extra_patterns]
     config.secrets.extra_patterns = [*config.secrets.extra_patterns, *added]
     return None
 
 
 def _lower_max_file_bytes(config: Config, value: Any) -> str | None:
-    size = TypeAdapter(NonNegativeInt).validate_python(value)
+    size = _SIZE.validate_python(value)
     if size > config.max_file_bytes:
         return f"a repository may only lower it (yours is {config.max_file_bytes})"
     config.max_file_bytes = size
@@ -161,14 +166,14 @@ def _lower_max_file_bytes(config: Config, value: Any) -> str | None:
 
 
 def _turn_off_watch(config: Config, value: Any) -> str | None:
-    if TypeAdapter(StrictBool).validate_python(value):
+    if _SWITCH.validate_python(value):
         return None if config.watch_tree else "a repository may only turn it off"
     config.watch_tree = False
     return None
 
 
 def _turn_on_fsync(config: Config, value: Any) -> str | None:
-    if not TypeAdapter(StrictBool).validate_python(value):
+    if not _SWITCH.validate_python(value):
         return "a repository may only turn it on" if config.fsync else None
     config.fsync = True
     return None

@@ -132,7 +132,7 @@ class Engine(Operations):
         (self.store.path / _OLD_CACHE_FILE).unlink(missing_ok=True)
         cache_file = self.store.path / _CACHE_FILE
         try:
-            cache = _TimelineCache.model_validate_json(cache_file.read_bytes())
+            cache = _TimelineCache.model_validate_json(cache_file.read_bytes(), strict=True)  # strict: faster too
             timeline = Timeline()
             for record in cache.records:
                 self._check_record(record, "the timeline cache")
