@@ -258,6 +258,9 @@ def test_a_crafted_stat_cache_is_ignored(plain: Path) -> None:
     (plain / "README.md").write_text("changed\n")
     entry = engine.end_turn()
     assert [f.path for f in entry.files] == ["README.md"]
+    cache.write_text(json.dumps({"README.md": [[1], "not a version", 0]}))
+    engine.gc()  # keeps what the log names; the crafted cache is dropped, not a failure
+    assert not cache.exists() and engine.file_at("last", "README.md") == b"changed\n"
 
 
 # ---------------------------------------------------------------------- a turn keeps its settings
