@@ -70,7 +70,7 @@ log = logging.getLogger("takeback.engine")
 
 _CACHE_FILE = "timeline.json"
 _OLD_CACHE_FILE = "timeline.pickle"  # older versions' cache: removed, never read
-_CACHE_FORMAT = 4  # bump when the records' shape changes
+_CACHE_FORMAT = 4  # bump when the records' shape changes (and _TimelineCache.format with it)
 _CACHE_AFTER_RECORDS = 50  # rewrite the cache when opening had to read this many log commits
 
 
@@ -177,12 +177,13 @@ class Engine(Operations):
         if doc is None:
             return
         for item in doc.files:
-            backup_ok = item.backup is None or (os.path.basename(item.backup) == item.backup and item.backup not in ("", ".", ".."))
             try:
                 self.workspace.check(item.path)
+                backup = item.backup
+                inside = backup is None or (os.path.basename(backup) == backup and backup not in ("", ".", ".."))
             except TakebackError:
-                backup_ok = False
-            if not backup_ok:
+                inside = False
+            if not inside:
                 raise StoreError(
                     f"the journal {self.journal.file} names {item.path!r} (backup {item.backup!r}), which is not a "
                     "file inside the workspace: Takeback did not write it, so nothing was recovered or written; "
