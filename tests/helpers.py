@@ -78,3 +78,11 @@ def tree_state(root: Path) -> dict[str, bytes]:
             rel = p.relative_to(root).as_posix()
             out[rel] = os.readlink(p).encode() if p.is_symlink() else p.read_bytes()
     return out
+
+
+def write_user_config(config_home: str | os.PathLike[str], text: str) -> Path:
+    """Write the person's own Takeback config (``$XDG_CONFIG_HOME/takeback/config.toml``)."""
+    path = Path(config_home) / "takeback" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path

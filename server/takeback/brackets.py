@@ -12,8 +12,10 @@ The file (one at a time: only the newest turn can be open) holds, in this order:
 * the line ``takeback open turn 1``;
 * one line of JSON: the ``TurnBegun`` record;
 * one line of JSON: ``{"scan": <the bracket's begin snapshot, or null>, "index_size": <bytes
-  of the index copy that follows, or null>, "nested_index_sizes": {<folder>: <bytes>}}`` (the
-  last only when the work tree holds nested repositories or submodules, ``nested.py``);
+  of the index copy that follows, or null>, "config": <the settings the turn runs under>,
+  "nested_index_sizes": {<folder>: <bytes>}}`` (the last only when the work tree holds nested
+  repositories or submodules, ``nested.py``; the turn ends under the settings it began with: an
+  agent that rewrites ``.takeback.toml`` during its turn changes nothing for that turn);
 * a copy of the user's git index as it was at begin (git scanner only), byte for byte;
 * a copy of each nested repository's index, in the order of ``nested_index_sizes``.
 
@@ -23,7 +25,8 @@ small write costs on a real disk; it is read only when the index changed during 
 
 Stores written before this layout kept an open bracket's snapshot in ``brackets/<entry>.json``
 and the index copy in ``brackets/<entry>.index``, with the ``TurnBegun`` in the log; those are
-still read (``read`` falls back to them) so a turn opened before an upgrade ends normally.
+still read (``read`` falls back to them) so a turn opened before an upgrade ends normally. Only
+files of this folder are ever read or removed, whatever such a file names.
 """
 
 from __future__ import annotations
@@ -105,6 +108,7 @@ class OpenTurn:
     index: IndexCopy | None
     files: list[Path] = field(default_factory=list)  # what to remove once the turn has ended
     nested: dict[str, IndexCopy] = field(default_factory=dict)  # nested repositories' indexes, by folder
+    config: dict | None = None  # the settings in force at begin (None in older files)
 
     def remove(self) -> None:
         for path in self.files:
@@ -120,10 +124,11 @@ def _open_index(path: Path | None) -> BinaryIO | None:
 
 def write(
     directory: Path, begun: TurnBegun, scan: dict | None, index_source: Path | None, fsync: bool,
-    nested_sources: dict[str, Path] | None = None,
+    nested_sources: dict[str, Path] | None = None, config: dict | None = None,
 ) -> None:
     """Put the open turn's file in place (replacing one left by a turn that has ended), with a
-    copy of the index at ``index_source`` and of each of ``nested_sources`` (by folder)."""
+    copy of the index at ``index_source`` and of each of ``nested_sources`` (by folder);
+    ``config``: the settings the turn runs under, as JSON data."""
     directory.mkdir(parents=True, exist_ok=True)
     tmp = directory / (FILE_NAME + ".tmp")
     source = None
@@ -136,7 +141,7 @@ def write(
                 nested[folder] = handle
         size = os.fstat(source.fileno()).st_size if source is not None else None
         sizes = {folder: os.fstat(handle.fileno()).st_size for folder, handle in nested.items()}
-        fields: dict = {"scan": scan, "index_size": size}
+        fields: dict = {"scan": scan, "index_size": size, "config": config}
         if sizes:
             fields["nested_index_sizes"] = sizes
         header = json.dumps(fields, separators=(",", ":")).encode()
@@ -187,7 +192,7 @@ def _read_file(path: Path, with_scan: bool) -> OpenTurn | None:
             for folder, nested_size in header.get("nested_index_sizes", {}).items():
                 nested[folder] = IndexCopy(path, offset, nested_size)
                 offset += nested_size
-            return OpenTurn(begun, header.get("scan"), index, [path], nested)
+            return OpenTurn(begun, header.get("scan"), index, [path], nested=nested, config=header.get("config"))
     except ValueError as exc:
         raise StoreError(f"unreadable open turn in {path} (remove it to go on): {exc}") from exc
 
@@ -208,6 +213,8 @@ def read(directory: Path, entry: str) -> OpenTurn | None:
 
 
 def _read_older(directory: Path, entry: str) -> OpenTurn | None:
+    if os.path.basename(entry) != entry or entry in ("", ".", ".."):
+        return None  # not an entry id: no file of this folder can be its
     snapshot_file = directory / f"{entry}.json"
     try:
         scan = json.loads(snapshot_file.read_text())
@@ -218,7 +225,7 @@ def _read_older(directory: Path, entry: str) -> OpenTurn | None:
     files = [snapshot_file]
     index = None
     if scan.get("index"):
-        index_file = Path(scan["index"])
+        index_file = directory / f"{entry}.index"  # where older stores kept it, whatever the file says
         files.append(index_file)
         try:
             index = IndexCopy(index_file, 0, index_file.stat().st_size)

@@ -212,6 +212,8 @@ def _run(args: argparse.Namespace) -> int:
     cmd = args.command
 
     if cmd == "begin":
+        for problem in engine.config.problems:  # the settings this turn runs under: say what was refused
+            print(f"takeback: warning: {problem}", file=sys.stderr)
         entry = engine.begin_turn(
             label=_text(args.label), session=_text(args.session), agent=_text(args.agent), source="cli"
         )

@@ -1,9 +1,17 @@
-"""Takeback's settings: one pydantic model, read from the workspace and the environment.
+"""Takeback's settings: one pydantic model, and the one place that says who may set what.
 
-Sources, later ones winning: built-in defaults, ``[tool.takeback]`` in the workspace's
-``pyproject.toml``, a ``.takeback.toml`` file at the workspace root, ``TAKEBACK_*``
-environment variables, then explicit overrides (CLI flags, LSP initialization options).
-A bad value is reported (``Config.problems``) and its default applies.
+The person's sources, later ones winning: built-in defaults, the person's config file
+(``$TAKEBACK_CONFIG``, else ``$XDG_CONFIG_HOME/takeback/config.toml``, else
+``~/.config/takeback/config.toml``; its ``[workspaces."<folder>"]`` tables apply to that folder
+only), ``TAKEBACK_*`` environment variables, then explicit overrides (LSP initialization
+options, a program that embeds the engine). They may set every key.
+
+The repository is not trusted (a cloned repository's files are someone else's): its
+``[tool.takeback]`` in ``pyproject.toml`` and its ``.takeback.toml`` may only set the keys in
+``REPOSITORY_KEYS``, each only in the direction that keeps the person safe (add secrets
+patterns, lower the size cap, turn the watch off, turn fsync on). Any other key there is
+ignored and reported. A bad value is reported too and its default (or the person's value)
+applies. Reports are in ``Config.problems``; each adapter shows them its own way.
 """
 
 from __future__ import annotations
@@ -12,16 +20,18 @@ import hashlib
 import logging
 import os
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, StrictBool, TypeAdapter, ValidationError
 
 from .models import RetentionPolicy
 
 log = logging.getLogger("takeback.config")
 
 DEFAULT_SECRET_PATTERNS = [
+    # environment files and private keys
     ".env",
     ".env.*",
     "*.env",
@@ -36,11 +46,29 @@ DEFAULT_SECRET_PATTERNS = [
     "id_dsa*",
     "id_ecdsa*",
     "id_ed25519*",
+    "*.ovpn",
+    # credential stores of common tools (a pattern with a '/' needs '**/' to match at any depth)
     ".netrc",
+    "_netrc",
     ".pgpass",
     ".npmrc",
+    ".yarnrc.yml",
     ".pypirc",
-    "credentials.json",
+    ".git-credentials",
+    ".htpasswd",
+    "**/.aws/credentials",
+    "**/.docker/config.json",
+    "**/.kube/config",
+    "kubeconfig*",
+    "*.kubeconfig",
+    # infrastructure state and variables (Terraform keeps secrets in both)
+    "*.tfvars",
+    "*.tfvars.json",
+    "*.tfstate",
+    "*.tfstate.*",
+    # files named for what they hold
+    "*credentials*.json",
+    "service-account*.json",
     "*.secret",
     "secrets.*",
 ]
@@ -94,12 +122,137 @@ def state_home() -> Path:
     return base / "takeback"
 
 
+def user_config_file() -> Path:
+    """The person's config file: ``$TAKEBACK_CONFIG``, else under ``$XDG_CONFIG_HOME``."""
+    explicit = os.environ.get("TAKEBACK_CONFIG")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".config"
+    return base / "takeback" / "config.toml"
+
+
 def default_store_dir(workspace: Path) -> Path:
     """One store per workspace folder, named after it and a hash of its real path."""
     real = str(workspace.resolve())
     digest = hashlib.sha256(real.encode()).hexdigest()[:16]
     name = "".join(c if c.isalnum() or c in "-_." else "_" for c in workspace.resolve().name) or "root"
     return state_home() / "stores" / f"{name}-{digest}"
+
+
+# ---------------------------------------------------------------------- what a repository may set
+
+RepositoryRule = Callable[[Config, Any], "str | None"]
+"""Applies a repository's value to the person's config, or answers why it is refused."""
+
+
+_PATTERNS = TypeAdapter(list[str])
+_SIZE = TypeAdapter(NonNegativeInt)
+_SWITCH = TypeAdapter(StrictBool)
+
+
+def _add_secret_patterns(config: Config, value: Any) -> str | None:
+    added = [p for p in _PATTERNS.validate_python(value) if p not in config.secrets.extra_patterns]
+    config.secrets.extra_patterns = [*config.secrets.extra_patterns, *added]
+    return None
+
+
+def _lower_max_file_bytes(config: Config, value: Any) -> str | None:
+    size = _SIZE.validate_python(value)
+    if size > config.max_file_bytes:
+        return f"a repository may only lower it (yours is {config.max_file_bytes})"
+    config.max_file_bytes = size
+    return None
+
+
+def _turn_off_watch(config: Config, value: Any) -> str | None:
+    if _SWITCH.validate_python(value):
+        return None if config.watch_tree else "a repository may only turn it off"
+    config.watch_tree = False
+    return None
+
+
+def _turn_on_fsync(config: Config, value: Any) -> str | None:
+    if not _SWITCH.validate_python(value):
+        return "a repository may only turn it on" if config.fsync else None
+    config.fsync = True
+    return None
+
+
+REPOSITORY_KEYS: dict[str, RepositoryRule] = {
+    "secrets.extra_patterns": _add_secret_patterns,  # adds secrets to the person's
+    "max_file_bytes": _lower_max_file_bytes,  # stores less, never more
+    "watch_tree": _turn_off_watch,  # lists the tree every time: slower, never less exact
+    "fsync": _turn_on_fsync,  # flushes more: slower, never less durable
+}
+"""Every key a repository's own files may set (dotted), and how it is applied."""
+
+_WHY_NOT = {
+    "store_dir": "it decides where Takeback writes",
+    "secrets.patterns": "it could stop files being treated as secrets",
+    "secrets.store_content": "it would copy secrets into the store",
+    "retention": "it decides when your undo history is dropped",
+    "git_scanner": "it decides how changes are found (and which program runs)",
+    "lock_timeout": "it decides how long your commands wait",
+}
+
+
+def _flatten(layer: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """A TOML table as dotted keys, tables opened down to the keys ``REPOSITORY_KEYS`` names."""
+    out: list[tuple[str, Any]] = []
+    for key, value in layer.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, dict) and dotted not in REPOSITORY_KEYS:
+            out += _flatten(value, dotted + ".") if value else [(dotted, value)]
+        else:
+            out.append((dotted, value))
+    return out
+
+
+def _apply_repository(config: Config, source: str, layer: dict[str, Any], problems: list[str]) -> None:
+    for key, value in _flatten(layer):
+        rule = REPOSITORY_KEYS.get(key)
+        if rule is None:
+            why = next((w for k, w in _WHY_NOT.items() if key == k or key.startswith(k + ".")), None)
+            if why is None and key.split(".")[0] not in Config.model_fields:
+                problems.append(f"{source}: {key} ignored: no such setting")
+                continue
+            problems.append(
+                f"{source}: {key} ignored: a repository may not set it ({why or 'it is yours to choose'}); "
+                f"only your own settings can ({user_config_file()}, TAKEBACK_* variables)"
+            )
+            continue
+        try:
+            refused = rule(config, value)
+        except ValidationError as exc:
+            refused = f"bad value: {exc.errors()[0]['msg']}"
+        if refused:
+            problems.append(f"{source}: {key} ignored: {refused}")
+
+
+def _read_toml(path: Path, name: str, problems: list[str]) -> dict[str, Any] | None:
+    try:
+        if not path.is_file():
+            return None
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:  # e.g. a file this user may not read
+        problems.append(f"{name}: {exc}")
+        return None
+
+
+def _repository_layers(workspace: Path, problems: list[str]) -> list[tuple[str, dict[str, Any]]]:
+    layers: list[tuple[str, dict[str, Any]]] = []
+    pyproject = _read_toml(workspace / "pyproject.toml", "pyproject.toml", problems)
+    section = (pyproject or {}).get("tool", {}).get("takeback")
+    if isinstance(section, dict):
+        layers.append(("pyproject.toml [tool.takeback]", section))
+    own = _read_toml(workspace / ".takeback.toml", ".takeback.toml", problems)
+    if own is not None:
+        layers.append((".takeback.toml", own))
+    return layers
+
+
+# ---------------------------------------------------------------------- the person's settings
 
 
 def _merge(into: dict[str, Any], layer: dict[str, Any]) -> None:
@@ -110,23 +263,24 @@ def _merge(into: dict[str, Any], layer: dict[str, Any]) -> None:
             into[key] = value
 
 
-def _file_layers(workspace: Path, problems: list[str]) -> list[dict[str, Any]]:
-    layers: list[dict[str, Any]] = []
-    pyproject = workspace / "pyproject.toml"
-    if pyproject.is_file():
-        try:
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-            section = data.get("tool", {}).get("takeback")
-            if isinstance(section, dict):
-                layers.append(section)
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            problems.append(f"pyproject.toml: {exc}")
-    own = workspace / ".takeback.toml"
-    if own.is_file():
-        try:
-            layers.append(tomllib.loads(own.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            problems.append(f".takeback.toml: {exc}")
+def _user_layers(workspace: Path, problems: list[str]) -> list[dict[str, Any]]:
+    """The person's file: its top level, then the table for this workspace folder."""
+    path = user_config_file()
+    data = _read_toml(path, str(path), problems)
+    if data is None:
+        return []
+    folders = data.pop("workspaces", {})
+    layers = [data]
+    if "store_dir" in data:
+        problems.append(
+            f"{path}: a store_dir at the top level would put every workspace in one store; "
+            f'set it in a [workspaces."<folder>"] table (ignored)'
+        )
+        data.pop("store_dir")
+    if isinstance(folders, dict):
+        for folder, layer in folders.items():
+            if isinstance(layer, dict) and os.path.realpath(os.path.expanduser(folder)) == str(workspace):
+                layers.append(layer)
     return layers
 
 
@@ -142,17 +296,22 @@ def _env_layer() -> dict[str, Any]:
 
 
 def load_config(workspace: Path, overrides: dict[str, Any] | None = None) -> Config:
-    """Merge every source into one ``Config``; invalid values fall back to defaults."""
+    """The person's settings for ``workspace``, then what its repository may add (see the
+    module's docstring); invalid values fall back to defaults, every refusal is in ``problems``."""
+    root = Path(os.path.realpath(workspace))
     problems: list[str] = []
     merged: dict[str, Any] = {}
-    for layer in [*_file_layers(workspace, problems), _env_layer(), overrides or {}]:
+    for layer in [*_user_layers(root, problems), _env_layer(), overrides or {}]:
         _merge(merged, layer)
     config = _validate_leniently(merged, problems)
-    if config.store_dir is not None and not config.store_dir.is_absolute():
-        config.store_dir = (workspace / config.store_dir).resolve()
+    if config.store_dir is not None:
+        store_dir = config.store_dir.expanduser()
+        config.store_dir = store_dir if store_dir.is_absolute() else (root / store_dir).resolve()
+    for source, layer in _repository_layers(root, problems):
+        _apply_repository(config, source, layer, problems)
     config.problems = problems
     for problem in problems:
-        log.warning("config: %s", problem)
+        log.debug("config: %s", problem)
     return config
 
 

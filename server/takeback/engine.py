@@ -8,17 +8,23 @@ head (another process may have written) and the open turn's file, does its work 
 its records in one compare-and-swap (a turn's begin waits in its file and is published with the
 turn's first record: ``brackets.py``). Operations that write the workspace go through the journal, so they
 complete or leave every file as it was.
+
+Nothing read back from the store is trusted blindly: records (from the log or the timeline
+cache, ``timeline.json``, which is plain validated data) and the journal must name clean
+workspace paths, or the store is refused with an error that says so; a turn is ended under
+the settings it began with (kept in the open turn's file), whatever changed in between.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import pickle
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Literal
 
 import pygit2
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from . import brackets
 from .capture import Capturer
@@ -33,7 +39,7 @@ from .errors import (
     StoreError,
     TakebackError,
 )
-from .journal import Journal, JournalFile
+from .journal import Journal, JournalDoc, JournalFile
 from .merge import Version
 from .models import (
     MODE_FILE,
@@ -58,13 +64,24 @@ from .scan import Changed, ScanCache, WalkScanner, make_scanner
 from .store import Store
 from .textdiff import is_binary, line_stats, unified_diff
 from .timeline import EntryState, Timeline
-from .workspace import Workspace
+from .workspace import Workspace, is_recorded_path
 
 log = logging.getLogger("takeback.engine")
 
-_CACHE_FILE = "timeline.pickle"
-_CACHE_FORMAT = 4  # bump when Timeline's shape changes
+_CACHE_FILE = "timeline.json"
+_OLD_CACHE_FILE = "timeline.pickle"  # older versions' cache: removed, never read
+_CACHE_FORMAT = 4  # bump when the records' shape changes (and _TimelineCache.format with it)
 _CACHE_AFTER_RECORDS = 50  # rewrite the cache when opening had to read this many log commits
+
+
+class _TimelineCache(BaseModel):
+    """What ``timeline.json`` holds: a log head and every record folded up to it, in log order
+    (replaying them costs no object reads; they are validated like the log's own)."""
+
+    model_config = ConfigDict(extra="forbid")
+    format: Literal[4]
+    head: str
+    records: list[Record]
 
 
 class Engine(Operations):
@@ -86,6 +103,7 @@ class Engine(Operations):
         self.capture = Capturer(self.store, self.workspace, self.config)
         self.journal = Journal(self.store, self.workspace, self.config.fsync)
         self.timeline = Timeline()
+        self._folded: list[Record] = []  # every record of the log folded into the timeline, in order
         self._head: str | None = None
         self._user_repo: pygit2.Repository | None | bool = False
         self._scan_cache = ScanCache(watch_tree=long_lived and self.config.watch_tree)
@@ -98,6 +116,7 @@ class Engine(Operations):
             replayed = self._refresh()
             if replayed >= _CACHE_AFTER_RECORDS:
                 self._save_cache()
+            self._check_journal()
             self.last_recovery = self.journal.recover(self._committed, self.capture.matches)
             if self.last_recovery:
                 log.warning(
@@ -112,23 +131,75 @@ class Engine(Operations):
     # ------------------------------------------------------------------ log plumbing
 
     def _load_cache(self) -> None:
-        """Start from the timeline cached at some log head, so opening costs what is new."""
+        """Start from the records cached at some log head, so opening costs what is new. A cache
+        that is not valid is thrown away (the log is read instead)."""
+        (self.store.path / _OLD_CACHE_FILE).unlink(missing_ok=True)
+        cache_file = self.store.path / _CACHE_FILE
         try:
-            fmt, head, timeline = pickle.loads((self.store.path / _CACHE_FILE).read_bytes())
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+            cache = _TimelineCache.model_validate_json(cache_file.read_bytes(), strict=True)  # strict: faster too
+            timeline = Timeline()
+            for record in cache.records:
+                self._check_record(record, "the timeline cache")
+                timeline.apply(record)
+        except FileNotFoundError:
             return
-        if fmt == _CACHE_FORMAT and isinstance(timeline, Timeline):
-            self.timeline, self._head = timeline, head
+        except (OSError, ValidationError, StoreError) as exc:
+            log.warning("the timeline cache %s is not valid, so it is not used: %s", cache_file, exc)
+            cache_file.unlink(missing_ok=True)
+            return
+        self.timeline, self._head, self._folded = timeline, cache.head, cache.records
 
     def _save_cache(self) -> None:
-        if self.timeline.tentative is not None:
+        if self.timeline.tentative is not None or self._head is None:
             return  # the cache holds what the log holds; the next open saves it
         tmp = self.store.path / (_CACHE_FILE + ".tmp")
         try:
-            tmp.write_bytes(pickle.dumps((_CACHE_FORMAT, self._head, self.timeline), protocol=pickle.HIGHEST_PROTOCOL))
+            tmp.write_text(_TimelineCache(format=_CACHE_FORMAT, head=self._head, records=self._folded).model_dump_json())
             os.replace(tmp, self.store.path / _CACHE_FILE)
         except OSError as exc:
             log.warning("could not write the timeline cache: %s", exc)
+
+    def _check_record(self, record: Record, where: str) -> None:
+        """Refuse a record that names a path no recorded change can have (``..``, absolute,
+        inside ``.git``): the store was not written by Takeback, and nothing may act on it."""
+        if isinstance(record, CheckpointRecorded):
+            for change in record.changes:
+                for path in (change.path, change.renamed_from, *change.new_folders):
+                    if path is not None and not is_recorded_path(path):
+                        raise StoreError(
+                            f"{where} in {self.store.path} names the path {path!r}, which is outside the "
+                            "workspace or inside .git: Takeback did not write it, and will not act on it"
+                        )
+
+    def _check_journal(self) -> None:
+        """Refuse, before recovery writes anything, a journal whose paths are not the
+        workspace's (or whose backups are not in its backup folder)."""
+        try:
+            doc: JournalDoc | None = self.journal.pending()
+        except ValueError as exc:
+            raise StoreError(f"unreadable journal {self.journal.file}: {exc}; nothing was written") from exc
+        if doc is None:
+            return
+        for item in doc.files:
+            try:
+                for path in [item.path, *item.new_folders]:
+                    self.workspace.check(path)
+                backup = item.backup
+                inside = backup is None or (os.path.basename(backup) == backup and backup not in ("", ".", ".."))
+            except TakebackError:
+                inside = False
+            if not inside:
+                raise StoreError(
+                    f"the journal {self.journal.file} names {item.path!r} (backup {item.backup!r}, new folders "
+                    f"{item.new_folders!r}), which is not a file inside the workspace: Takeback did not write it, "
+                    "so nothing was recovered or written; remove the journal to go on"
+                )
+        for folder in doc.folders:
+            if not is_recorded_path(folder):
+                raise StoreError(
+                    f"the journal {self.journal.file} names the folder {folder!r}, which is not inside the "
+                    "workspace: Takeback did not write it, so nothing was recovered or written; remove the journal to go on"
+                )
 
     def _refresh(self) -> int:
         """Fold the log's new commits, and the open turn's begin if the log does not hold it
@@ -154,17 +225,19 @@ class Engine(Operations):
         try:
             chain = self.store.commit_chain(head, self._head) if head else []
         except StoreError:
-            self.timeline = Timeline()
+            self.timeline, self._folded = Timeline(), []
             chain = self.store.commit_chain(head, None) if head else []
         if head is None or self._head is None:
-            self.timeline = Timeline()  # a full replay (gc resets _head) starts from nothing
+            self.timeline, self._folded = Timeline(), []  # a full replay (gc resets _head) starts from nothing
         for oid in chain:
             try:
                 envelope = RecordEnvelope.model_validate_json(self.store.read_meta(oid))
             except ValueError as exc:
                 raise StoreError(f"unreadable record {oid} in {self.store.path}: {exc}") from exc
             for record in envelope.records:
+                self._check_record(record, f"the record {oid}")
                 self.timeline.apply(record)
+                self._folded.append(record)
         self._head = head
         return len(chain)
 
@@ -186,6 +259,7 @@ class Engine(Operations):
         self.timeline.confirm()
         for record in records:
             self.timeline.apply(record)
+        self._folded += published
 
     def close(self) -> None:
         """Let go of what a long-lived engine holds besides its store (the work tree's watch)."""
@@ -287,7 +361,8 @@ class Engine(Operations):
             try:
                 brackets.write(
                     self._brackets, record, snapshot, scanner.index_file() if scanner is not None else None,
-                    self.config.fsync, scanner.nested_indexes if scanner is not None else None,
+                    self.config.fsync, nested_sources=scanner.nested_indexes if scanner is not None else None,
+                    config=self.config.model_dump(mode="json"),
                 )
             except OSError as exc:
                 raise StoreError(f"cannot write to the store {self.store.path}: {exc}") from exc
@@ -327,8 +402,19 @@ class Engine(Operations):
         if opened is not None:
             opened.remove()
 
+    def _turn_capture(self, opened: brackets.OpenTurn) -> Capturer:
+        """How the open turn's content is stored: under the settings in force when it began."""
+        if opened.config is None:
+            return self.capture  # a turn begun by an older version
+        try:
+            config = Config.model_validate(opened.config)
+        except ValidationError as exc:
+            raise StoreError(f"unreadable settings in the open turn's file in {self._brackets}: {exc}") from exc
+        return Capturer(self.store, self.workspace, config)
+
     def _bracket_checkpoint(self, state: EntryState, opened: brackets.OpenTurn) -> CheckpointRecorded | None:
-        """What changed on disk since the bracket's snapshot, as the turn's bracket checkpoint."""
+        """What changed on disk since the bracket's snapshot, as the turn's bracket checkpoint
+        (stored under the settings the turn began with)."""
         assert opened.scan is not None
         scanner = self._scanner(opened.scan.get("kind"))
         if scanner.kind != opened.scan.get("kind"):
@@ -338,7 +424,15 @@ class Engine(Operations):
                 notices=["what changed on disk during this turn was not recorded: the git repository "
                          "its bracket began with is gone (or git, or the git_scanner setting is)"],
             )
-        changed = scanner.end(opened.scan, opened.index, self.capture.from_disk, self.capture.version, opened.nested)
+        snapshot_paths = opened.scan.get("dirty") or opened.scan.get("files") or {}  # git's, or a walk's
+        outside = next((p for p in snapshot_paths if not is_recorded_path(p)), None)
+        if outside is not None:
+            raise StoreError(
+                f"the open turn's snapshot in {self._brackets} names {outside!r}, which is outside the workspace "
+                "or inside .git: Takeback did not write it; remove the file to go on"
+            )
+        capture = self._turn_capture(opened)
+        changed = scanner.end(opened.scan, opened.index, capture.from_disk, capture.version, opened.nested)
         changed = [c for c in changed if not _explained_by_batches(state, c)]
         if not changed and not scanner.notices:
             return None
@@ -683,6 +777,7 @@ class Engine(Operations):
             retention=self.config.retention,
             fsync=self.config.fsync,
             last_recovery=self.last_recovery or self.journal.last_report(),
+            config_problems=list(self.config.problems),
         )
 
     # ------------------------------------------------------------------ retention

@@ -363,6 +363,7 @@ class StoreStatus(_Model):
     retention: RetentionPolicy
     fsync: bool
     last_recovery: RecoveryReport | None = None
+    config_problems: list[str] = Field(default_factory=list)  # settings ignored or refused, and why
 
 
 class GcReport(_Model):

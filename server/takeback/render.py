@@ -105,6 +105,8 @@ def print_status(status: StoreStatus) -> None:
         print(f"recovery   {r.at.astimezone():%Y-%m-%d %H:%M:%S}: interrupted {r.operation} {r.action} ({len(r.paths)} files)")
         if r.left:
             print(f"           {len(r.left)} left as they were, changed since (not overwritten): {', '.join(r.left)}")
+    for problem in status.config_problems:
+        print(f"settings   {problem}")
 
 
 def print_gc(report: GcReport) -> None:

@@ -80,7 +80,7 @@ def _referenced_blobs(engine: "Engine") -> set[str]:
             for _sig, version, _at in json.loads(cache.read_text()).values():
                 if not version.get("withheld"):
                     keep.add(version["oid"])
-        except ValueError:
+        except (ValueError, TypeError, AttributeError, KeyError):  # not the cache Takeback writes: drop it
             cache.unlink(missing_ok=True)
     return keep
 

@@ -234,7 +234,8 @@ class GitScanner:
         env = clean_git_env()
         env["GIT_OPTIONAL_LOCKS"] = "0"
         env["LC_ALL"] = "C"
-        base = [self.git, "--no-optional-locks", "-c", "core.quotePath=false"]
+        # core.fsmonitor names a program to run: never one a work tree's .git/config chose
+        base = [self.git, "--no-optional-locks", "-c", "core.quotePath=false", "-c", "core.fsmonitor=false"]
         commands = [
             [*base, "diff-files", "-z", "--name-only", "--relative", "--ignore-submodules=all"],
             [*base, "ls-files", "-z", "--others", "--exclude-standard"],
@@ -249,7 +250,7 @@ class GitScanner:
         for cmd, proc in zip(commands, procs):
             out, err = proc.communicate()
             if proc.returncode != 0:
-                raise RuntimeError(f"{' '.join(cmd[3:5])} failed: {err.decode(errors='replace').strip()}")
+                raise RuntimeError(f"git {cmd[len(base)]} failed: {err.decode(errors='replace').strip()}")
             found += out.split(b"\x00")
         return self._keep(found)
 
@@ -542,10 +543,9 @@ class WalkScanner:
         now = time.time_ns()
         for rel, st in walk_files(self.workspace.root, self.skip):
             sig = _sig(st)
-            cached = cache.get(rel)
-            if cached and cached[0] == sig and sig[1] < cached[2] - _RACY_NS:
-                version = FileVersion.model_validate(cached[1])
-                fresh[rel] = cached
+            version = _cached_version(cache.get(rel), sig)
+            if version is not None:
+                fresh[rel] = cache[rel]
             else:
                 version = capture(rel)
                 if version is None:
@@ -588,6 +588,18 @@ def snapshot_versions(snapshot: dict) -> Iterator[dict]:
     for inner in snapshot.get("nested", {}).values():
         if "scan" in inner:
             yield from snapshot_versions(inner["scan"])
+
+
+def _cached_version(cached: object, sig: list) -> FileVersion | None:
+    """The version a stat-cache entry ``[sig, version, when]`` vouches for, if its file has that
+    stat now and was not racily clean; None for anything else (a cache that is not valid is
+    data to ignore, never a reason to fail). Its key is only ever matched to a walked path."""
+    try:
+        if cached[0] == sig and sig[1] < cached[2] - _RACY_NS:  # type: ignore[index]
+            return FileVersion.model_validate(cached[1])  # type: ignore[index]
+    except (TypeError, IndexError, KeyError, ValueError):
+        pass
+    return None
 
 
 def _index_trailer(index_file: str) -> bytes | None:

@@ -2,7 +2,10 @@
 
 Every path the engine touches goes through ``Workspace.rel`` (which rejects ``..``, absolute
 paths, ``.git`` internals and symlinked folders that lead out) before anything is read or
-written. Files are written atomically (a temporary file beside the target, then a rename).
+written; ``write``, ``delete`` and ``remove_folders`` check again (``check``), so a path read
+back from the store (a record, the journal) can never reach outside the workspace or into
+``.git``, and ``is_recorded_path`` is the same rule without the disk, for validating what the
+store holds. Files are written atomically (a temporary file beside the target, then a rename).
 A file written over an existing one keeps its permission bits and owner (only the executable
 bit follows the record, as git sets it); a new file gets the default under the umask; a
 roll-back passes the exact bits it saw. Symlinks are recorded and restored as links, never
@@ -44,6 +47,13 @@ def file_stamp(path: str | os.PathLike[str]) -> tuple | None:
     except OSError:
         return None
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def is_recorded_path(path: str) -> bool:
+    """Whether ``path`` is a path as Takeback records it: relative, normalised (no ``.``,
+    ``..`` or empty part), outside every ``.git`` folder. No disk access: cheap enough to
+    check every path read back from the store."""
+    return bool(path) and "\x00" not in path and all(part not in ("", ".", "..", ".git") for part in path.split("/"))
 
 
 def mode_of(st: os.stat_result) -> int:
@@ -138,6 +148,12 @@ class Workspace:
         root = str(self.root)
         if real != root and not real.startswith(root + os.sep):
             raise OutsideWorkspace(f"path {rel} goes through a symlink that leads outside the workspace")
+
+    def check(self, rel: str) -> None:
+        """Raise ``OutsideWorkspace`` unless ``rel`` is a recorded-form path (``is_recorded_path``)
+        that does not lead outside through a symlinked folder now."""
+        if not is_recorded_path(rel) or self.rel(rel) != rel:
+            raise OutsideWorkspace(f"path {rel!r} is not a path inside the workspace that Takeback may touch")
 
     def abs(self, rel: str) -> Path:
         return self.root / rel
@@ -256,6 +272,7 @@ class Workspace:
         A file that is there keeps its permission bits and owner, with the x bits following
         ``mode``; a new one gets the umask's default. ``perm`` (a roll-back) sets exact bits.
         The rename gives the path a new inode: other hard links keep the old content."""
+        self.check(rel)
         path = self.root / rel
         parent = path.parent
         self._make_parents(parent)
@@ -333,6 +350,7 @@ class Workspace:
 
     def delete(self, rel: str) -> None:
         """Remove the file (or link) ``rel``; its folders stay (``remove_folders`` takes those)."""
+        self.check(rel)
         try:
             os.unlink(self.root / rel)
         except FileNotFoundError:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from helpers import tree_state, write_files
+from helpers import tree_state, write_files, write_user_config
 
 from .conftest import Snapshot, Takeback, expect_error, expect_ok
 from .test_operations import turn
@@ -59,7 +59,7 @@ def test_checks_record_pass_and_fail_and_restore_last_green(tb: Takeback) -> Non
 
 def test_gc_applies_the_retention_policy(tb: Takeback) -> None:
     ws = tb.cwd
-    write_files(ws, {".takeback.toml": "[retention]\nmax_entries = 1\n"})
+    write_user_config(tb.env["XDG_CONFIG_HOME"], "[retention]\nmax_entries = 1\n")
     for i in (1, 2):
         turn(tb, {"src/app.py": f"v{i}\n"}, f"turn {i}")
     data = tb.json("gc")
@@ -83,8 +83,9 @@ def test_store_dir_overrides(tb: Takeback, tmp_path: Path) -> None:
     assert tb.json("status", env=env)["store"] == str(custom)
     assert (custom / "objects.git").is_dir()
 
-    # a store inside the workspace (store_dir relative to it) is never recorded as the agent's work
-    write_files(ws, {".takeback.toml": 'store_dir = ".takeback-store"\n'})
+    # a store inside the workspace (the person's choice, for this folder) is never recorded as the
+    # agent's work
+    write_user_config(tb.env["XDG_CONFIG_HOME"], f'[workspaces."{ws}"]\nstore_dir = ".takeback-store"\n')
     assert tb.json("status")["store"] == str((ws / ".takeback-store").resolve())
     tb.ok("begin")
     write_files(ws, {"src/app.py": "changed\n"})

@@ -8,7 +8,7 @@ import fcntl
 import os
 from pathlib import Path
 
-from helpers import git, git_state, make_repo, tree_state, write_files
+from helpers import git, git_state, make_repo, tree_state, write_files, write_user_config
 
 from .conftest import Snapshot, Takeback, expect_error, expect_ok
 from .test_operations import turn
@@ -160,8 +160,7 @@ def test_git_dir_from_a_hook_never_reaches_the_users_repository(tb: Takeback, tm
 
 
 def test_a_busy_store_and_a_broken_store(tb: Takeback, tmp_path: Path) -> None:
-    ws = tb.cwd
-    write_files(ws, {".takeback.toml": "lock_timeout = 1.0\n"})
+    write_user_config(tb.env["XDG_CONFIG_HOME"], "lock_timeout = 1.0\n")
     store = tb.store()
     snap = Snapshot(tb)
     fd = os.open(store / "lock", os.O_RDWR)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import write_files
+from helpers import write_files, write_user_config
 
 from .conftest import Snapshot, Takeback, expect_error, expect_ok, isolated_env
 from .test_operations import turn
@@ -196,7 +196,7 @@ def test_a_write_the_system_refuses_is_an_error_naming_the_file_and_nothing_is_h
 
 
 def test_a_turn_dropped_by_retention_is_reported_as_dropped(tb: Takeback) -> None:
-    write_files(tb.cwd, {".takeback.toml": "[retention]\nmax_entries = 2\n"})  # lowers a bound: a preference
+    write_user_config(tb.env["XDG_CONFIG_HOME"], "[retention]\nmax_entries = 2\n")  # the person's setting
     for i in range(4):
         turn(tb, {"src/app.py": f"version {i}\n"}, f"turn {i + 1}")
     report = tb.json("gc")

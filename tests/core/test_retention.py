@@ -136,7 +136,7 @@ def test_cached_timeline_after_gc_by_another_process(ws: Path) -> None:
     for i in range(60):
         batch(engine, ws, {"log.txt": f"turn {i}\n"})
     Engine(ws, engine.config)  # replays 60 commits: writes the cache
-    assert (engine.store.path / "timeline.pickle").exists()
+    assert (engine.store.path / "timeline.json").exists()
     small = open_engine(ws, retention={"max_entries": 4})
     small.gc()
     fresh = Engine(ws, engine.config)

@@ -24,7 +24,7 @@ import { log, showLogs } from "./logger";
 import { camelize } from "./model/camel";
 import { touchedUris } from "./model/edits";
 import { classifyStderr } from "./model/resolve";
-import { findServer } from "./serverResolve";
+import { findServer, SAFE_PYTHON_ENV } from "./serverResolve";
 
 export type ServerState = "stopped" | "starting" | "running" | "failed";
 
@@ -89,7 +89,7 @@ export class ServerContext implements vscode.Disposable {
       command: resolution.server.command,
       // No `transport`: with TransportKind.stdio the client would append `--stdio` to the args.
       args: resolution.server.args,
-      options: { cwd: folder, env: { ...process.env, PYTHONUNBUFFERED: "1" } },
+      options: { cwd: folder, env: { ...process.env, ...SAFE_PYTHON_ENV, PYTHONUNBUFFERED: "1" } },
     };
     const clientOptions: LanguageClientOptions = {
       // Every file document: the server needs what the editor shows (unsaved edits included)

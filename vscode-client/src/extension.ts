@@ -50,6 +50,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Takeba
         model.scheduleRefresh();
       }
     }),
+    // Trusting the workspace lets its own takeback.server.* settings (and programs inside it) count.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void ctx.restart()),
     view.onDidChangeVisibility((e) => e.visible && model.scheduleRefresh()),
     vscode.window.onDidChangeWindowState((e) => e.focused && model.scheduleRefresh(300)),
   );

@@ -1,7 +1,9 @@
 /**
  * Finds the command that starts the language server: the decision is model/resolve.ts (pure);
- * this file gives it real probes (PATH lookup, "can this Python import takeback?") and logs
- * each step to the output channel.
+ * this file gives it real probes (PATH lookup, "can this Python import takeback?", whether the
+ * workspace is trusted) and logs each step to the output channel. Neither probe lets the
+ * workspace choose the program: relative PATH entries are skipped, and Python is asked from the
+ * home folder with PYTHONSAFEPATH (the current folder is not put on its import path).
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
@@ -25,6 +27,10 @@ function isExecutable(file: string): boolean {
   }
 }
 
+/** Python 3.11+ then puts neither the current folder nor a script's folder on the import path,
+ * so `python -m takeback` run in a repository cannot import a `takeback` the repository holds. */
+export const SAFE_PYTHON_ENV = { PYTHONSAFEPATH: "1" };
+
 export function which(name: string): string | undefined {
   if (name.includes("/") || name.includes(path.sep)) {
     const abs = path.resolve(name);
@@ -32,8 +38,8 @@ export function which(name: string): string | undefined {
   }
   const exts = process.platform === "win32" ? (process.env.PATHEXT ?? ".EXE;.CMD;.BAT").split(";") : [""];
   for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
-    if (!dir) {
-      continue;
+    if (!dir || !path.isAbsolute(dir)) {
+      continue; // a relative entry ("." …) would find programs in whatever folder is current
     }
     for (const ext of exts) {
       const candidate = path.join(dir, name + ext);
@@ -46,7 +52,12 @@ export function which(name: string): string | undefined {
 }
 
 function pythonProblem(python: string): string | undefined {
-  const result = spawnSync(python, ["-c", "import takeback.cli"], { timeout: 15000, encoding: "utf8" });
+  const result = spawnSync(python, ["-c", "import takeback.cli"], {
+    timeout: 15000,
+    encoding: "utf8",
+    cwd: os.homedir(),
+    env: { ...process.env, ...SAFE_PYTHON_ENV },
+  });
   if (result.error) {
     return `${python} could not be run (${result.error.message})`;
   }
@@ -63,6 +74,7 @@ export function findServer(): Resolution {
     pythonProblem,
     home: os.homedir(),
     workspaceFolder: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
+    trusted: vscode.workspace.isTrusted,
   };
   const resolution = resolveServer(serverSettings(), probes);
   const logger = log();

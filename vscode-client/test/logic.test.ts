@@ -75,6 +75,7 @@ function probes(overrides: Partial<Probes> = {}): Probes {
     pythonProblem: () => undefined,
     home: "/home/me",
     workspaceFolder: "/w",
+    trusted: true,
     ...overrides,
   };
 }
@@ -110,6 +111,22 @@ test("server resolution failures say what is wrong and how to fix it", () => {
   assert.match(!broken.ok ? broken.problem : "", /\/w\/missing\/takeback/);
   const badPython = resolveServer({ ...base, python: "/usr/bin/python3" }, probes({ pythonProblem: () => "cannot import takeback" }));
   assert.ok(!badPython.ok && /python3 -m pip install takeback/.test(badPython.fix));
+
+  // Restricted Mode: no program inside the workspace folder runs, however it was found.
+  const inside = { which: (n: string) => ({ "/w/.venv/bin/takeback": "/w/.venv/bin/takeback", "/w/bin/python3": "/w/bin/python3", takeback: "/w/bin/takeback", python3: "/w/bin/python3" } as Record<string, string>)[n] };
+  const planted = resolveServer({ ...base, command: "${workspaceFolder}/.venv/bin/takeback" }, probes({ ...inside, trusted: false }));
+  assert.ok(!planted.ok && /not run in Restricted Mode/.test(planted.problem) && /Manage Workspace Trust/.test(planted.fix));
+  const plantedPython = resolveServer({ ...base, python: "/w/bin/python3" }, probes({ ...inside, trusted: false }));
+  assert.ok(!plantedPython.ok && /takeback\.server\.python names \/w\/bin\/python3/.test(plantedPython.problem));
+  const onPathInside = resolveServer(base, probes({ ...inside, trusted: false }));
+  assert.ok(!onPathInside.ok && /Manage Workspace Trust/.test(onPathInside.fix));
+  assert.deepEqual(onPathInside.steps.slice(2), [
+    "takeback on PATH: /w/bin/takeback is inside the workspace folder, which is not trusted: not run in Restricted Mode",
+    "python3 on PATH: /w/bin/python3 is inside the workspace folder, which is not trusted: not run in Restricted Mode",
+  ]);
+  const trusted = resolveServer({ ...base, command: "${workspaceFolder}/.venv/bin/takeback" }, probes(inside));
+  assert.ok(trusted.ok && trusted.server.command === "/w/.venv/bin/takeback");
+  assert.ok(resolveServer(base, probes({ trusted: false })).ok); // outside the folder: runs
 
   assert.equal(expandPath("~/x", "/home/me"), "/home/me/x");
   assert.equal(expandPath("${workspaceFolder}/.venv/bin/takeback", "/h", "/w"), "/w/.venv/bin/takeback");

@@ -6,6 +6,8 @@ URI), or through a document URI, or through a turn id that only one folder knows
 the first folder is meant. A poller reads each store's timeline version about once a second
 (cheap: the log's ref and the open turn's file, see ``Engine.timeline_version``) and sends
 ``takeback/timelineChanged`` when another process, e.g. the CLI, changed it.
+Each folder's settings are the person's (``config.py``) with ``initializationOptions.settings``
+as explicit overrides; settings the folder's repository may not set are logged as warnings.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from ..config import load_config
 from ..engine import Engine
 from ..errors import InvalidInput, NotFound, OutsideWorkspace, StateError, TakebackError
 from .documents import file_path, path_uri, real_path
@@ -74,6 +77,7 @@ class Folders:
         self.server = server
         self.items: list[Folder] = []
         self.poll_seconds = POLL_SECONDS
+        self.settings: dict = {}  # initializationOptions.settings: the client's explicit overrides
 
     # ------------------------------------------------------------------ membership
 
@@ -88,7 +92,10 @@ class Folders:
         folder = Folder(uri=uri, path=path)
         self.items.append(folder)
         try:
-            folder.engine = await asyncio.to_thread(Engine, path, None, True)  # long-lived: watches the tree
+            config = await asyncio.to_thread(load_config, path, self.settings)
+            for problem in config.problems:
+                log.warning("workspace folder %s: settings: %s", path, problem)
+            folder.engine = await asyncio.to_thread(Engine, path, config, True)  # long-lived: watches the tree
             folder.version = await asyncio.to_thread(read_version, folder.engine)
             log.info("workspace folder %s: store %s", path, folder.engine.store.path)
             if folder.engine.last_recovery:
@@ -193,6 +200,9 @@ def setup(server: TakebackServer) -> None:
         poll = options.get("pollInterval")
         if isinstance(poll, (int, float)) and poll > 0:
             ls.folders.poll_seconds = float(poll)
+        settings = options.get("settings")
+        if isinstance(settings, dict):
+            ls.folders.settings = settings
         uris = [f.uri for f in params.workspace_folders or []]
         if not uris:
             root = params.root_uri or (params.root_path and path_uri(params.root_path))

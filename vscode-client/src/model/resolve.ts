@@ -2,7 +2,9 @@
  * Which command starts the Takeback language server, decided in a fixed order and logged step by
  * step: the `takeback.server.command` setting, the `takeback.server.python` setting, `takeback`
  * on PATH, then `python3 -m takeback`. A setting that is set but does not work is an error (it
- * is never silently skipped: the person asked for it). Pure module: the probes are injected.
+ * is never silently skipped: the person asked for it). In Restricted Mode (a workspace that is
+ * not trusted) no program inside the workspace folder is run, whichever way it was found: the
+ * repository is not trusted. Pure module: the probes are injected.
  */
 
 export interface ServerSettings {
@@ -18,6 +20,8 @@ export interface Probes {
   pythonProblem(python: string): string | undefined;
   home: string;
   workspaceFolder?: string;
+  /** Whether the workspace is trusted (false: Restricted Mode). */
+  trusted: boolean;
 }
 
 export type ServerSource = "setting:command" | "setting:python" | "path" | "python3";
@@ -56,6 +60,15 @@ const INSTALL_FIX =
   "Install Takeback (`pipx install takeback`, or `pip install takeback` in the environment you use), " +
   "or set `takeback.server.command` to the `takeback` executable, or `takeback.server.python` to a Python that has it.";
 
+/** Whether `file` is inside the workspace folder while the workspace is not trusted. */
+function restricted(file: string, probes: Probes): boolean {
+  const folder = probes.workspaceFolder?.replace(/[\\/]+$/, "");
+  return !probes.trusted && folder !== undefined && folder !== "" && (file === folder || file.startsWith(folder + "/") || file.startsWith(folder + "\\"));
+}
+
+const RESTRICTED = "is inside the workspace folder, which is not trusted: not run in Restricted Mode";
+const RESTRICTED_FIX = "Trust the workspace (Workspaces: Manage Workspace Trust) if you trust its files, or use a Takeback installed outside it.";
+
 export function resolveServer(settings: ServerSettings, probes: Probes): Resolution {
   const steps: string[] = [];
   const serve = serveArgs(settings);
@@ -63,6 +76,10 @@ export function resolveServer(settings: ServerSettings, probes: Probes): Resolut
   if (settings.command.trim()) {
     const wanted = expandPath(settings.command, probes.home, probes.workspaceFolder);
     const found = probes.which(wanted);
+    if (found && restricted(found, probes)) {
+      steps.push(`takeback.server.command = ${JSON.stringify(settings.command)}: ${found} ${RESTRICTED}`);
+      return { ok: false, steps, problem: `The setting takeback.server.command names ${found}, which ${RESTRICTED}.`, fix: RESTRICTED_FIX };
+    }
     if (found) {
       steps.push(`takeback.server.command = ${JSON.stringify(settings.command)}: using ${found}`);
       return { ok: true, server: { source: "setting:command", command: found, args: serve }, steps };
@@ -80,6 +97,10 @@ export function resolveServer(settings: ServerSettings, probes: Probes): Resolut
   if (settings.python.trim()) {
     const wanted = expandPath(settings.python, probes.home, probes.workspaceFolder);
     const found = probes.which(wanted);
+    if (found && restricted(found, probes)) {
+      steps.push(`takeback.server.python = ${JSON.stringify(settings.python)}: ${found} ${RESTRICTED}`);
+      return { ok: false, steps, problem: `The setting takeback.server.python names ${found}, which ${RESTRICTED}.`, fix: RESTRICTED_FIX };
+    }
     const problem = found ? probes.pythonProblem(found) : `${wanted} is not an executable file`;
     if (found && !problem) {
       steps.push(`takeback.server.python = ${JSON.stringify(settings.python)}: using ${found} -m takeback`);
@@ -96,14 +117,16 @@ export function resolveServer(settings: ServerSettings, probes: Probes): Resolut
   steps.push("takeback.server.python: not set");
 
   const onPath = probes.which("takeback");
-  if (onPath) {
+  if (onPath && !restricted(onPath, probes)) {
     steps.push(`takeback on PATH: ${onPath}`);
     return { ok: true, server: { source: "path", command: onPath, args: serve }, steps };
   }
-  steps.push("takeback on PATH: not found");
+  steps.push(onPath ? `takeback on PATH: ${onPath} ${RESTRICTED}` : "takeback on PATH: not found");
 
   const python3 = probes.which("python3");
-  if (python3) {
+  if (python3 && restricted(python3, probes)) {
+    steps.push(`python3 on PATH: ${python3} ${RESTRICTED}`);
+  } else if (python3) {
     const problem = probes.pythonProblem(python3);
     if (!problem) {
       steps.push(`python3 -m takeback: ${python3} has the takeback package`);
@@ -117,7 +140,7 @@ export function resolveServer(settings: ServerSettings, probes: Probes): Resolut
     ok: false,
     steps,
     problem: "The Takeback language server was not found: no setting, no `takeback` on PATH, and python3 has no takeback package.",
-    fix: INSTALL_FIX,
+    fix: steps.some((step) => step.endsWith(RESTRICTED)) ? `${RESTRICTED_FIX} ${INSTALL_FIX}` : INSTALL_FIX,
   };
 }
 

@@ -1,0 +1,322 @@
+"""The repository is not trusted (promise 8): its files can set only harmless preferences, never
+where the store lives or the secrets policy; nothing read back from the store can run code or
+reach outside the workspace or into .git; a turn ends under the settings it began with."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from helpers import make_repo, write_files, write_user_config
+from takeback import brackets
+from takeback.capture import Capturer
+from takeback.clock import new_id
+from takeback.config import default_store_dir, load_config, user_config_file
+from takeback.engine import Engine
+from takeback.errors import OutsideWorkspace, StoreError
+from takeback.models import CheckpointRecorded, FileVersion, PathChange
+from takeback.workspace import Workspace
+
+from .support import batch, full_state, open_engine
+
+CRAFTED_REPOSITORY = """\
+store_dir = ".tb"
+lock_timeout = 0.01
+git_scanner = false
+max_file_bytes = 5
+watch_tree = false
+fsync = true
+
+[secrets]
+patterns = []
+store_content = true
+extra_patterns = ["*.private"]
+
+[retention]
+max_entries = 1
+"""
+
+
+class _RunsCode:
+    """A pickle that runs a command when loaded: what a crafted cache would hold."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def _journal(entry: str, *files: dict) -> str:
+    return json.dumps({"entry": entry, "operation": "undo", "started": datetime.now(timezone.utc).isoformat(), "files": list(files)})
+
+
+# ---------------------------------------------------------------------- settings
+
+
+def test_a_repository_sets_only_harmless_preferences(tmp_path: Path) -> None:
+    ws = make_repo(tmp_path / "ws", {".takeback.toml": CRAFTED_REPOSITORY})
+    config = load_config(ws)
+    assert config.store_dir is None and default_store_dir(ws) == Engine(ws, config).store.path
+    assert (config.lock_timeout, config.git_scanner, config.retention.max_entries) == (30.0, True, 500)
+    assert ".env" in config.secrets.patterns and not config.secrets.store_content
+    # what it may set, it sets: more secrets, a lower size cap, no watch, fsync on
+    assert config.secrets.extra_patterns == ["*.private"]
+    assert (config.max_file_bytes, config.watch_tree, config.fsync) == (5, False, True)
+    refused = sorted(p.split(" ignored")[0] for p in config.problems)
+    assert refused == [
+        ".takeback.toml: git_scanner", ".takeback.toml: lock_timeout", ".takeback.toml: retention.max_entries",
+        ".takeback.toml: secrets.patterns", ".takeback.toml: secrets.store_content", ".takeback.toml: store_dir",
+    ]
+    store_dir = next(p for p in config.problems if p.startswith(".takeback.toml: store_dir"))
+    assert "it decides where Takeback writes" in store_dir and str(user_config_file()) in store_dir
+
+
+def test_pyproject_section_is_the_repository_too(tmp_path: Path) -> None:
+    ws = make_repo(tmp_path / "ws", {"pyproject.toml": '[tool.takeback]\nstore_dir = "/tmp/elsewhere"\nmax_file_bytes = 7\n'})
+    config = load_config(ws)
+    assert config.store_dir is None and config.max_file_bytes == 7
+    assert [p.split(":")[0] for p in config.problems] == ["pyproject.toml [tool.takeback]"]
+
+
+def test_a_repository_only_lowers_and_only_adds(tmp_path: Path) -> None:
+    ws = make_repo(tmp_path / "ws")
+    write_user_config(os.environ["XDG_CONFIG_HOME"], "max_file_bytes = 1000\nwatch_tree = false\n[secrets]\nextra_patterns = ['mine']\n")
+    write_files(ws, {".takeback.toml": "max_file_bytes = 5000\nwatch_tree = true\nfsync = false\nbogus = 1\n"
+                                       "[secrets]\nextra_patterns = ['theirs', 'mine']\n"})
+    config = load_config(ws)
+    assert (config.max_file_bytes, config.watch_tree, config.fsync) == (1000, False, False)
+    assert config.secrets.extra_patterns == ["mine", "theirs"]
+    assert sorted(config.problems) == [
+        ".takeback.toml: bogus ignored: no such setting",
+        ".takeback.toml: max_file_bytes ignored: a repository may only lower it (yours is 1000)",
+        ".takeback.toml: watch_tree ignored: a repository may only turn it off",
+    ]
+    write_files(ws, {".takeback.toml": "max_file_bytes = -1\n[secrets]\nextra_patterns = 'not a list'\n"})
+    config = load_config(ws)
+    assert config.max_file_bytes == 1000 and config.secrets.extra_patterns == ["mine"]
+    assert [p.split(": bad value")[0] for p in config.problems] == [
+        ".takeback.toml: max_file_bytes ignored", ".takeback.toml: secrets.extra_patterns ignored",
+    ]
+
+
+def test_the_person_sets_everything(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ws = make_repo(tmp_path / "ws")
+    other = make_repo(tmp_path / "other")
+    store = tmp_path / "my-store"
+    write_user_config(
+        os.environ["XDG_CONFIG_HOME"],
+        f'lock_timeout = 2.5\n[secrets]\nstore_content = true\n[retention]\nmax_entries = 9\n'
+        f'[workspaces."{ws}"]\nstore_dir = "{store}"\n',
+    )
+    config = load_config(ws)
+    assert (config.store_dir, config.lock_timeout, config.retention.max_entries) == (store, 2.5, 9)
+    assert config.secrets.store_content and config.problems == []
+    assert load_config(other).store_dir is None  # a workspace's table is its own
+    # the environment wins over the file, and TAKEBACK_CONFIG names another file
+    monkeypatch.setenv("TAKEBACK_STORE_DIR", str(tmp_path / "env-store"))
+    assert load_config(ws).store_dir == tmp_path / "env-store"
+    elsewhere = tmp_path / "elsewhere.toml"
+    elsewhere.write_text("store_dir = '/one/for/all'\nmax_file_bytes = 3\n")
+    monkeypatch.setenv("TAKEBACK_CONFIG", str(elsewhere))
+    monkeypatch.delenv("TAKEBACK_STORE_DIR")
+    config = load_config(ws)
+    assert config.max_file_bytes == 3 and config.store_dir is None  # one store for every folder: refused
+    assert "set it in a [workspaces" in config.problems[0]
+
+
+# ---------------------------------------------------------------------- nothing runs, nothing leaves
+
+
+def test_a_crafted_repository_runs_nothing_and_touches_nothing_outside(tmp_path: Path) -> None:
+    """store_dir inside the repository, with a cache that runs code and a journal that deletes
+    and writes outside: Takeback uses its own store, so none of it is even read."""
+    ws = make_repo(tmp_path / "ws", {".takeback.toml": 'store_dir = ".tb"\n', "src/app.py": "x = 1\n"})
+    marker, outside = tmp_path / "code-ran", tmp_path / "outside.txt"
+    outside.write_text("the person's\n")
+    planted = ws / ".tb"
+    planted.mkdir()
+    (planted / "timeline.pickle").write_bytes(pickle.dumps((3, None, _RunsCode(marker))))
+    (planted / "timeline.json").write_text("{}")
+    (planted / "journal.json").write_text(_journal("x", {"path": "../outside.txt", "before": None, "after": None}))
+    before = full_state(ws)
+
+    engine = Engine(ws)
+    engine.entries()
+    batch(engine, ws, {"src/app.py": "x = 2\n"})
+    engine.undo()
+    assert not marker.exists() and outside.read_text() == "the person's\n"
+    assert engine.store.path == default_store_dir(ws)
+    assert full_state(ws) == before
+    assert any("store_dir ignored" in p for p in engine.status().config_problems)
+
+
+def test_a_pickled_cache_in_the_store_is_never_loaded(ws: Path, engine) -> None:
+    batch(engine, ws, {"a.txt": "a\n"})
+    marker = ws.parent / "code-ran"
+    (engine.store.path / "timeline.pickle").write_bytes(pickle.dumps((3, engine.store.head(), _RunsCode(marker))))
+    again = open_engine(ws)
+    assert [e.number for e in again.entries()] == [1]
+    assert not marker.exists() and not (engine.store.path / "timeline.pickle").exists()
+
+
+def test_the_timeline_cache_is_data_and_is_thrown_away_when_wrong(ws: Path, engine) -> None:
+    for i in range(55):  # enough log commits for the next open to write the cache
+        batch(engine, ws, {"a.txt": f"{i}\n"})
+    cache = engine.store.path / "timeline.json"
+    assert open_engine(ws).entries()[0].number == 55 and cache.exists()
+    data = json.loads(cache.read_text())
+    assert data["format"] == 4 and len(data["records"]) == 55 * 3
+
+    # a record whose path leads out: the cache is dropped, the log (which is right) is read
+    first = next(r for r in data["records"] if r["type"] == "checkpoint")
+    first["changes"][0]["path"] = "../../outside"
+    cache.write_text(json.dumps(data))
+    again = open_engine(ws)
+    assert again.entries()[-1].files[0].path == "a.txt"
+    assert "outside" not in cache.read_text()  # written again, from the log
+    for wrong in ('{"format": 3}', "not json", '{"format": 4, "head": "x", "records": [{"type": "nope"}]}'):
+        cache.write_text(wrong)
+        assert len(open_engine(ws).entries()) == 55
+
+
+@pytest.mark.parametrize("bad", ["../outside.txt", ".git/config", "/etc/passwd", "a/./b"])
+def test_a_log_record_that_leads_out_is_refused(ws: Path, engine, bad: str) -> None:
+    entry, _ = batch(engine, ws, {"a.txt": "a\n"})
+    crafted = CheckpointRecorded(
+        id=new_id(), at=datetime.now(timezone.utc), entry=entry.id,
+        changes=[PathChange(path=bad, before=None, after=FileVersion(oid=engine.store.write_blob(b"evil\n"), size=5))],
+    )
+    with engine.store.locked():
+        engine._append([crafted])  # what a tampered store would hold
+    with pytest.raises(StoreError, match="outside the workspace or inside .git: Takeback did not write it"):
+        open_engine(ws)
+    assert not (ws.parent / "outside.txt").exists()
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        {"path": "../outside.txt", "before": None, "after": None},
+        {"path": ".git/config", "before": None, "after": None},
+        {"path": "a.txt", "before": {"oid": "hmac:00", "withheld": "secret"}, "after": None, "backup": "../../../outside.txt"},
+    ],
+    ids=["dotdot", "dot-git", "backup"],
+)
+def test_a_crafted_journal_is_refused_before_anything_is_written(ws: Path, engine, item: dict) -> None:
+    outside = ws.parent / "outside.txt"
+    outside.write_text("the person's\n")
+    write_files(ws, {"a.txt": "mine\n"})
+    before, git_config = full_state(ws), (ws / ".git" / "config").read_bytes() if (ws / ".git").exists() else None
+    journal = engine.store.path / "journal.json"
+    journal.write_text(_journal(new_id(), item))
+    with pytest.raises(StoreError, match="which is not a file inside the workspace: Takeback did not write it"):
+        open_engine(ws)
+    assert outside.read_text() == "the person's\n" and full_state(ws) == before and journal.exists()
+    if git_config is not None:
+        assert (ws / ".git" / "config").read_bytes() == git_config
+
+
+def test_writes_and_deletes_check_every_path(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (tmp_path / "outside").mkdir()
+    (root / "link").symlink_to(tmp_path / "outside")
+    workspace = Workspace(root)
+    for bad in ("../x", ".git/config", "sub/.git/HEAD", "/etc/passwd", "link/x", "a//b", "./a", "a/"):
+        with pytest.raises(OutsideWorkspace):
+            workspace.write(bad, b"x", 0o100644)
+        with pytest.raises(OutsideWorkspace):
+            workspace.delete(bad)
+    assert os.listdir(tmp_path / "outside") == [] and sorted(os.listdir(root)) == ["link"]
+
+
+def test_an_older_open_turn_file_cannot_name_files_outside_its_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "brackets"
+    folder.mkdir()
+    victim = tmp_path / "victim"
+    victim.write_text("keep me\n")
+    (folder / "01ENTRY.json").write_text(json.dumps({"kind": "walk", "files": {}, "index": str(victim)}))
+    opened = brackets.read(folder, "01ENTRY")
+    assert opened is not None and opened.index is None
+    opened.remove()
+    assert victim.read_text() == "keep me\n" and not (folder / "01ENTRY.json").exists()
+    (tmp_path / "x.json").write_text("{}")
+    assert brackets.read(folder, "../x") is None and (tmp_path / "x.json").exists()
+
+
+def test_a_crafted_stat_cache_is_ignored(plain: Path) -> None:
+    engine = open_engine(plain)
+    engine.begin_turn()
+    cache = engine.store.path / "statcache.json"
+    cache.write_text(json.dumps({"README.md": "junk", "src/app.py": [[1], {"bad": 1}, "x"], "../../x": [[], {}, 0]}))
+    (plain / "README.md").write_text("changed\n")
+    entry = engine.end_turn()
+    assert [f.path for f in entry.files] == ["README.md"]
+    cache.write_text(json.dumps({"README.md": [[1], "not a version", 0]}))
+    engine.gc()  # keeps what the log names; the crafted cache is dropped, not a failure
+    assert not cache.exists() and engine.file_at("last", "README.md") == b"changed\n"
+
+
+# ---------------------------------------------------------------------- a turn keeps its settings
+
+
+def test_a_turn_ends_under_the_settings_it_began_with(ws: Path, ws_kind: str) -> None:
+    """An agent that rewrites the settings during its turn (the repository's, or even the
+    person's file) changes nothing for that turn: its .env stays withheld, its files stored."""
+    engine = open_engine(ws, git_scanner=ws_kind != "git-walk")
+    engine.begin_turn()
+    write_files(ws, {".takeback.toml": "max_file_bytes = 0\n[secrets]\npatterns = []\nstore_content = true\n"})
+    write_user_config(os.environ["XDG_CONFIG_HOME"], "[secrets]\npatterns = []\nstore_content = true\n")
+    write_files(ws, {".env": "API_KEY=sk-live-turn\n", "src/app.py": "changed\n"})
+    entry = Engine(ws, load_config(ws, {"git_scanner": ws_kind != "git-walk"})).end_turn()  # a new process
+    files = {f.path: f for f in entry.files}
+    assert files[".env"].withheld == "secret"
+    assert files["src/app.py"].withheld is None and files[".takeback.toml"].withheld is None
+    result = open_engine(ws).undo()
+    assert (ws / "src" / "app.py").read_text() == "def main():\n    return 1\n"
+    assert [s.path for s in result.skipped] == [".env"]
+
+
+# ---------------------------------------------------------------------- secrets
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".git-credentials", "home/.aws/credentials", ".aws/credentials", "infra/prod.tfvars", "prod.tfvars.json",
+        "terraform.tfstate", "terraform.tfstate.backup", ".htpasswd", "web/.htpasswd", ".kube/config",
+        "ops/.kube/config", "kubeconfig", "kubeconfig-prod", "prod.kubeconfig", ".netrc", "_netrc", ".npmrc",
+        "app/.npmrc", ".pypirc", ".yarnrc.yml", ".docker/config.json", "gcp-credentials.json",
+        "service-account-prod.json", "vpn/office.ovpn", ".env", "config/.env.local", "id_ed25519",
+    ],
+)
+def test_common_credential_files_are_secrets(tmp_path: Path, path: str) -> None:
+    capturer = Capturer(None, Workspace(tmp_path), load_config(tmp_path))  # type: ignore[arg-type]
+    assert capturer.is_secret(path)
+
+
+@pytest.mark.parametrize("path", ["src/config.py", "docs/credentials.md", "kube/deployment.yaml", "aws/config.py", "README.md"])
+def test_ordinary_files_are_not_secrets(tmp_path: Path, path: str) -> None:
+    capturer = Capturer(None, Workspace(tmp_path), load_config(tmp_path))  # type: ignore[arg-type]
+    assert not capturer.is_secret(path)
+
+
+def test_the_storage_doc_says_what_undo_does_with_withheld_files(ws: Path, engine) -> None:
+    """docs/storage.md quotes the reasons undo gives for the secret files it cannot take back:
+    one the turn changed (its content is not stored) and one it created (deleting it could not
+    be undone)."""
+    doc = " ".join((Path(__file__).parents[2] / "docs" / "storage.md").read_text().split())
+    write_files(ws, {".env": "A=1\n"})
+    batch(engine, ws, {".env": "A=2\n", "deploy.key": "k\n", "a.txt": "a\n"})
+    result = engine.undo()
+    reasons = {s.path: s.reason for s in result.skipped}
+    assert sorted(reasons) == [".env", "deploy.key"] and not (ws / "a.txt").exists()
+    assert (ws / ".env").read_text() == "A=2\n" and (ws / "deploy.key").read_text() == "k\n"
+    for reason in reasons.values():
+        assert f"`{reason}`" in doc, reason

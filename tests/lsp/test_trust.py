@@ -1,0 +1,26 @@
+"""The language server takes its settings from the person (initializationOptions.settings, the
+environment, the person's config file), never the folder's repository: a repository's store_dir
+is ignored, logged and listed in takeback/status."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import make_repo
+
+from .editor import start
+
+
+async def test_settings_come_from_the_client_not_the_repository(tmp_path: Path, isolated_environment: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {".takeback.toml": 'store_dir = ".tb"\nmax_file_bytes = 100\n', "a.txt": "a\n"})
+    chosen = tmp_path / "chosen-store"
+    editor, _ = await start("neovim", [repo], options={"settings": {"store_dir": str(chosen), "max_file_bytes": 1000}})
+    try:
+        status = await editor.request("takeback/status", {})
+        assert status["store"] == str(chosen) and (chosen / "objects.git").is_dir()
+        assert not (repo / ".tb").exists()
+        (problem,) = status["config_problems"]
+        assert problem.startswith(".takeback.toml: store_dir ignored: a repository may not set it")
+    finally:
+        await editor.client.shutdown_session()
+        await editor.client.stop()
