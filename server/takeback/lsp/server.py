@@ -1,11 +1,10 @@
 """The Takeback language server: one ``LanguageServer`` subclass, its factory and ``run``.
 
-``TakebackServer`` holds the open documents, the workspace folders (one engine each) and the
-bridge that applies edits in the editor; every feature module registers its handlers on it
+``TakebackServer`` holds the open documents and the workspace folders (one engine each); every feature module registers its handlers on it
 with ``setup(server)``. The engine is synchronous and takes a file lock, so handlers run its
 calls in worker threads (``asyncio.to_thread``); when the engine asks the editor to change open
-documents from such a thread, the bridge hops back to the event loop to send
-``workspace/applyEdit`` and waits for the answer.
+documents from such a thread (with the store's lock let go), ``editor.EditorRound`` hops back to
+the event loop to send ``workspace/applyEdit`` and waits for the answer.
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ from . import (
 )
 from . import log as lsp_log
 from .documents import Documents
-from .editor import EditorBridge
+from .editor import EDITOR_TIMEOUT
 from .folders import Folder, Folders
 from .protocol import TakebackProtocol
 
@@ -49,7 +48,8 @@ class TakebackServer(LanguageServer):
         self.loop: asyncio.AbstractEventLoop | None = None
         self.documents = Documents()
         self.folders = Folders(self)
-        self.editor = EditorBridge(self)
+        self.editor_timeout = EDITOR_TIMEOUT
+        """Seconds to wait for the client's answer to ``workspace/applyEdit``."""
         self.code_action_cache: dict[str, Any] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
 
