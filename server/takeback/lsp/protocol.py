@@ -18,7 +18,7 @@ from typing import Any, Literal, Union
 import attrs
 import cattrs
 from lsprotocol import types
-from pygls.protocol import JsonRPCRequestMessage, LanguageServerProtocol, lsp_method
+from pygls.protocol import JsonRPCRequestMessage, LanguageServerProtocol, default_converter, lsp_method
 
 # --------------------------------------------------------------------------- method names
 
@@ -285,6 +285,21 @@ COMMAND_ARGUMENTS: dict[str, type] = {
 """Every command takes at most one argument, an object shaped like the matching request's params."""
 
 _REQUESTS = {method: _request(method, params) for method, params in PARAMS.items()}
+
+
+def _strict_bool(value: Any, _type: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"expected true or false, not {value!r}")
+    return value
+
+
+def converter() -> cattrs.Converter:
+    """pygls's converter, with booleans that must be booleans: cattrs reads ``"false"``, ``1``
+    or ``""`` as Python's ``bool()`` would, which would turn ``dryRun: ""`` into a real run and
+    an editor's ``applied: "no"`` into applied."""
+    conv = default_converter()
+    conv.register_structure_hook(bool, _strict_bool)
+    return conv
 
 
 class TakebackProtocol(LanguageServerProtocol):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Coroutine
-from typing import Any
+from typing import Any, BinaryIO
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -25,6 +25,7 @@ from . import (
     edits,
     folders,
     operations,
+    stream,
     timeline,
     turns,
 )
@@ -32,7 +33,7 @@ from . import log as lsp_log
 from .documents import Documents
 from .editor import EDITOR_TIMEOUT
 from .folders import Folder, Folders
-from .protocol import TakebackProtocol
+from .protocol import TakebackProtocol, converter
 
 log = logging.getLogger("takeback.lsp")
 
@@ -43,6 +44,7 @@ class TakebackServer(LanguageServer):
             name="takeback",
             version=__version__,
             protocol_cls=TakebackProtocol,
+            converter_factory=converter,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -106,6 +108,11 @@ class TakebackServer(LanguageServer):
         """Forget what was derived from a folder's timeline (it changed)."""
         self.code_action_cache.pop(folder.path, None)
 
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:  # type: ignore[override]
+        """Serve on stdio with this server's own read loop (``stream.py``): every request is
+        answered, even one pygls could not read."""
+        return stream.serve(self, stdin, stdout)
+
     def shutdown(self) -> None:
         for task in list(self._tasks):
             try:
@@ -128,5 +135,4 @@ def run(log_level: str = "INFO") -> int:
     server = create_server()
     lsp_log.configure(server, log_level)
     log.info("takeback %s language server starting", __version__)
-    server.start_io()
-    return 0
+    return server.start_io()
