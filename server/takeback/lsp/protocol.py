@@ -287,18 +287,28 @@ COMMAND_ARGUMENTS: dict[str, type] = {
 _REQUESTS = {method: _request(method, params) for method, params in PARAMS.items()}
 
 
-def _strict_bool(value: Any, _type: Any) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"expected true or false, not {value!r}")
-    return value
+def _strict(kind: type, what: str):
+    def structure(value: Any, _type: Any) -> Any:
+        if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+            raise TypeError(f"expected {what}, not {json_type(value)}")
+        return value
+
+    return structure
+
+
+def json_type(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number"
+    )
 
 
 def converter() -> cattrs.Converter:
-    """pygls's converter, with booleans that must be booleans: cattrs reads ``"false"``, ``1``
-    or ``""`` as Python's ``bool()`` would, which would turn ``dryRun: ""`` into a real run and
-    an editor's ``applied: "no"`` into applied."""
+    """pygls's converter, with booleans and strings that must be so: cattrs reads ``"false"``,
+    ``1`` or ``""`` as Python's ``bool()`` would (``dryRun: ""`` would be a real run, an editor's
+    ``applied: "no"`` applied) and anything as ``str()`` (an object as a turn id)."""
     conv = default_converter()
-    conv.register_structure_hook(bool, _strict_bool)
+    conv.register_structure_hook(bool, _strict(bool, "true or false"))
+    conv.register_structure_hook(str, _strict(str, "a string"))
     return conv
 
 
