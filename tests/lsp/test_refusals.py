@@ -88,7 +88,7 @@ async def test_a_partly_applied_edit_is_taken_back(editor: Editor, repo: Path) -
     assert result["applied"] is False
     assert "taken back" in result["failureReason"], result["failureReason"]
     assert editor.text(app) == APP and editor.text(util) == UTIL
-    assert len(editor.apply_requests) == 2  # the edit, then the take-back
+    assert [r.label for r in editor.apply_requests] == ["Takeback: two documents", "Takeback: two documents (taken back)"]
     assert (repo / "src/app.py").read_text() == APP and (repo / "src/util.py").read_text() == UTIL
     assert result["entry"]["state"] == "not-applied"
 

@@ -153,7 +153,9 @@ class EditorRound:
             self.holding = True
         return True
 
-    async def _ask(self, text_edits: list[types.TextDocumentEdit], deletes: list[types.DeleteFile]) -> tuple[bool, str]:
+    async def _ask(
+        self, text_edits: list[types.TextDocumentEdit], deletes: list[types.DeleteFile], label: str | None = None
+    ) -> tuple[bool, str]:
         """Send one ``workspace/applyEdit``; answer (applied, why not). A JSON-RPC error, an
         unreadable answer and no answer in time are refusals."""
         server = self.server
@@ -162,7 +164,7 @@ class EditorRound:
         else:
             edit = types.WorkspaceEdit(changes={e.text_document.uri: list(e.edits) for e in text_edits})
         request = asyncio.ensure_future(
-            server.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label=self.label))
+            server.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label=label or self.label))
         )
         timeout = server.editor_timeout
         try:
@@ -240,7 +242,7 @@ class EditorRound:
         self._deleted_here = []
         left: list[str] = []
         if edits:
-            applied, why = await self._ask(edits, [])
+            applied, why = await self._ask(edits, [], f"{self.label} (taken back)")
             if applied:
                 await self._settle_back()
             else:

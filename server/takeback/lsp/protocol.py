@@ -51,7 +51,7 @@ ERROR_CODES = {
     -32003: "nothing-to-do: nothing to undo / redo, no green turn",
     -32602: "invalid-input: malformed params or edit, bad turn spec or option",
     -32004: "outside-workspace: a URI outside every workspace folder (or into .git)",
-    -32005: "state: the request does not fit the timeline (no open turn, editor refused)",
+    -32005: "state: the request does not fit the timeline (no open turn, editor refused, timeline changed meanwhile)",
     -32006: "stale: a document version or content that no longer matches",
     -32007: "store: the private store cannot be read or written",
     -32008: "busy: another process held the store's lock too long",
