@@ -7,7 +7,8 @@ Every mutating call holds the store's lock, brings the in-memory timeline up to 
 head (another process may have written) and the open turn's file, does its work and appends
 its records in one compare-and-swap (a turn's begin waits in its file and is published with the
 turn's first record: ``brackets.py``). Operations that write the workspace go through the journal, so they
-complete or leave every file as it was.
+complete or leave every file as it was. A write that asks an editor to change open documents
+lets the lock go while it waits, and goes on only if nothing moved meanwhile (``handoff.py``).
 """
 
 from __future__ import annotations

@@ -143,7 +143,7 @@ class EditorRound:
                 if self._applied_paths():
                     self.holding = True
                     left = await self.take_back()
-                    self.reason += _taken_back_note(left)
+                    self.reason += "; " + _taken_back_note(left)
                 return False
             self.holding = True
             await self._settle()
@@ -195,7 +195,7 @@ class EditorRound:
         if self._applied_paths():
             self.holding = True
             left = await self.take_back()
-            log.warning("%s: the editor applied the edit after the timeout;%s", self.label, _taken_back_note(left))
+            log.warning("%s: the editor applied the edit after the timeout; %s", self.label, _taken_back_note(left))
 
     def _state(self, path: str, sent: Sent) -> str:
         """What a document holds now: ``new`` (this round's text, or deleted), ``old``, ``other``."""
@@ -269,18 +269,18 @@ class EditorRound:
                 raise
             note = _taken_back_note(await self.take_back())
             if not isinstance(exc, TakebackError):
-                log.error("%s failed after the editor applied its edit;%s", self.label, note)
+                log.error("%s failed after the editor applied its edit; %s", self.label, note)
                 raise
-            raise type(exc)(exc.message + ";" + note) from exc
+            raise type(exc)(f"{exc.message}; {note}") from exc
 
 
 def _taken_back_note(left: list[str]) -> str:
     if left:
         return (
-            f" the editor still holds the edit in {', '.join(sorted(left))} (unsaved, not recorded):"
+            f"the editor still holds the edit in {', '.join(sorted(left))} (unsaved, not recorded):"
             " use the editor's undo there"
         )
-    return " what the editor had applied was taken back"
+    return "what the editor had applied was taken back"
 
 
 def _read(path: str) -> bytes | None:
