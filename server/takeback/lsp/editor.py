@@ -13,9 +13,12 @@ person answers "no" or a version is stale), or no answer within ``applyEditTimeo
 refusal. A client may also apply some documents of a multi-document edit and then fail: the
 round reads back what every document holds (after a moment for the client's ``didChange``) and
 takes back, with a second ``workspace/applyEdit``, each document that holds the new text, so
-the editor holds again what it held before. The same take-back runs when the write cannot
-complete after the editor applied it (the timeline moved meanwhile), and for an answer that
-arrives after the timeout. What could not be taken back is named in the answer.
+the editor holds again what it held before; a document that reports the new text later (within
+``LATE_WINDOW``) is taken back then. The same take-back runs when the write cannot complete
+after the editor applied it (the timeline moved meanwhile), and for an answer that arrives
+after the timeout. What could not be taken back is named in the answer. A document the client
+says it changed but has not reported since is marked unsynced (``Documents.unsynced``): no
+write plans with its old text.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ log = logging.getLogger("takeback.lsp.editor")
 
 EDITOR_TIMEOUT = 120.0
 """Seconds to wait for the client's answer (``initializationOptions.applyEditTimeout``)."""
+LATE_WINDOW = 30.0
+"""Seconds during which a refused edit's documents are watched for a partial apply reported late."""
 SETTLE = 1.0
 """Seconds to wait for the ``didChange`` of documents a client applied (eglot sends them after
 0.5 s idle, possibly after its answer)."""
@@ -55,6 +60,8 @@ class Sent:
     """One document's part of a round: what it held and what it was sent."""
 
     rel: str
+    version: int
+    """The document's version when the edit was sent."""
     before: str
     after: str | None
     """None: the document's file was deleted."""
@@ -84,6 +91,7 @@ class EditorRound:
         self.holding = False
         """Whether the editor (or the disk, for deletions) may hold some of this round's edit."""
         self._deleted_here: list[str] = []
+        self._reported_late: set[str] = set()
 
     # ------------------------------------------------------------------ engine side (a thread)
 
@@ -115,7 +123,7 @@ class EditorRound:
                 )
             if version is None:
                 disk = await asyncio.to_thread(_read, path)
-                self.sent[path] = Sent(rel, doc.text, None, disk)
+                self.sent[path] = Sent(rel, doc.version, doc.text, None, disk)
                 deletes.append(types.DeleteFile(uri=doc.uri, options=types.DeleteFileOptions(ignore_if_not_exists=True)))
                 continue
             try:
@@ -124,7 +132,7 @@ class EditorRound:
                 raise StateError(f"{rel} would get content that is not UTF-8 text; an open document cannot show it") from None
             edits = diff_edits(doc.text, new_text, server.position_encoding)
             if edits:
-                self.sent[path] = Sent(rel, doc.text, new_text)
+                self.sent[path] = Sent(rel, doc.version, doc.text, new_text)
                 identifier = types.OptionalVersionedTextDocumentIdentifier(uri=doc.uri, version=doc.version)
                 text_edits.append(types.TextDocumentEdit(text_document=identifier, edits=edits))
         on_disk: list[str] = []
@@ -136,17 +144,23 @@ class EditorRound:
         if text_edits or deletes:
             applied, why = await self._ask(text_edits, deletes)
             if not applied:
-                if len(text_edits) + len(deletes) > 1:
-                    await self._settle()  # a client that applied some documents says so late
                 self.reason = why
                 log.warning("%s: the editor did not apply the edit: %s", self.label, why)
-                if self._applied_paths():
-                    self.holding = True
-                    left = await self.take_back()
-                    self.reason += "; " + _taken_back_note(left)
+                if len(text_edits) + len(deletes) > 1:
+                    await self._settle()  # a client that applied some documents says so late
+                    if self._applied_paths():
+                        self.holding = True
+                        self.reason += "; " + _taken_back_note(await self.take_back())
+                    elif self._unreported():
+                        # It may still have applied some, and not said so yet (eglot reports
+                        # changes after 0.5 s idle): whatever it reports later is taken back.
+                        self._watch_first_reports()
+                        self.reason += "; whatever part of it the editor applied is taken back when the editor reports it"
                 return False
             self.holding = True
             await self._settle()
+            for path in self._unreported():
+                server.documents.unsynced.add(path)  # its next didChange says what it holds
         for path in on_disk:
             await asyncio.to_thread(_unlink, path)
             self._deleted_here.append(path)
@@ -163,6 +177,9 @@ class EditorRound:
             edit = types.WorkspaceEdit(document_changes=[*text_edits, *deletes])
         else:
             edit = types.WorkspaceEdit(changes={e.text_document.uri: list(e.edits) for e in text_edits})
+        for change in text_edits:
+            path = server.documents.by_uri[change.text_document.uri].path
+            server.documents.edits_sent[path] = server.documents.edits_sent.get(path, 0) + 1
         request = asyncio.ensure_future(
             server.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label=label or self.label))
         )
@@ -197,6 +214,41 @@ class EditorRound:
             left = await self.take_back()
             log.warning("%s: the editor applied the edit after the timeout; %s", self.label, _taken_back_note(left))
 
+    def _watch_first_reports(self) -> None:
+        """After a refusal: each document's first report (its next ``didChange``, within
+        ``LATE_WINDOW``) says whether the client had applied this round's edit to it; such
+        documents are taken back. Only the first report counts: a later one may come from a
+        later write that happens to produce the same text."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + LATE_WINDOW
+        documents = self.server.documents
+        for path in self._unreported():
+            sent = self.sent[path]
+            edits_sent = documents.edits_sent.get(path, 0)
+
+            def first_report(doc: Any, sent: Sent = sent, path: str = path, edits_sent: int = edits_sent) -> None:
+                if documents.edits_sent.get(path, 0) != edits_sent:
+                    return  # another edit was sent since: the report may be that edit's
+                if loop.time() < deadline and doc.text == sent.after:
+                    self.server.background(self._take_back_late(path), "take back a partial edit reported late")
+
+            documents.next_change.setdefault(path, []).append(first_report)
+
+    async def _take_back_late(self, path: str) -> None:
+        async with self.folder.writes:  # not in the middle of another write's round
+            self._reported_late.add(path)
+            self.holding = True
+            left = await self.take_back()
+            log.warning("%s: the editor reported applying part of the refused edit; %s", self.label, _taken_back_note(left))
+
+    def _unreported(self) -> list[str]:
+        """Open documents sent an edit that have not reported any change since."""
+        documents = self.server.documents
+        return [
+            p for p, s in self.sent.items()
+            if s.after is not None and (doc := documents.get(p)) is not None and doc.version == s.version
+        ]
+
     def _state(self, path: str, sent: Sent) -> str:
         """What a document holds now: ``new`` (this round's text, or deleted), ``old``, ``other``."""
         doc = self.server.documents.get(path)
@@ -209,7 +261,10 @@ class EditorRound:
         return "old" if doc.text == sent.before else "other"
 
     def _applied_paths(self) -> list[str]:
-        return [p for p, s in self.sent.items() if self._state(p, s) == "new"] + self._deleted_here
+        applied = [p for p, s in self.sent.items() if self._state(p, s) == "new"]
+        if self._reported_late:  # only these: the others' text may come from a later write
+            applied = [p for p in applied if p in self._reported_late]
+        return applied + self._deleted_here
 
     async def _settle(self) -> None:
         """Wait (at most ``SETTLE``) until every document sent shows the new text."""
@@ -224,6 +279,7 @@ class EditorRound:
         what they held before; answer the paths that still hold it."""
         server = self.server
         edits: list[types.TextDocumentEdit] = []
+        versions: dict[str, int] = {}  # the documents taken back, at their version now
         restore: list[tuple[str, bytes]] = []
         for path in dict.fromkeys(self._applied_paths()):
             sent = self.sent[path]
@@ -233,6 +289,7 @@ class EditorRound:
                 continue
             doc = server.documents.get(path)
             assert doc is not None
+            versions[path] = doc.version
             identifier = types.OptionalVersionedTextDocumentIdentifier(uri=doc.uri, version=doc.version)
             edits.append(
                 types.TextDocumentEdit(text_document=identifier, edits=diff_edits(doc.text, sent.before, server.position_encoding))
@@ -245,6 +302,10 @@ class EditorRound:
             applied, why = await self._ask(edits, [], f"{self.label} (taken back)")
             if applied:
                 await self._settle_back()
+                for path, version in versions.items():
+                    doc = server.documents.get(path)
+                    if doc is not None and doc.version == version:
+                        server.documents.unsynced.add(path)
             else:
                 log.warning("%s: the editor refused to take its edit back: %s", self.label, why)
             left = [self.sent[p].rel for p, s in self.sent.items() if s.after is not None and self._state(p, s) == "new"]

@@ -225,6 +225,7 @@ async def apply_edit(server: TakebackServer, params: ApplyEditParams) -> ApplyEd
 
 async def _apply_in_order(server: TakebackServer, params: ApplyEditParams, ops, folder, engine) -> ApplyEditResult:
     docs = server.documents.snapshot(under=folder.path) if server.can_apply_edits else {}
+    server.documents.require_synced(docs)
     check_versions(ops, docs)
     label = params.label or "agent edit"
     editor = EditorRound(server, folder, docs, f"Takeback: {label}")

@@ -118,6 +118,7 @@ async def _operate_in_order(
     async with WorkDone(server, title, params.work_done_token) as progress:
         cancel = progress.cancel
         docs = server.documents.snapshot(under=folder.path) if use_editor else {}
+        server.documents.require_synced(docs)
         overlay = await asyncio.to_thread(_overlay, folder, docs)
         preview: OperationResult = await _in_thread(
             cancel, call, dry_run=True, on_conflict=params.on_conflict, overlay=overlay
@@ -133,6 +134,7 @@ async def _operate_in_order(
         if cancel.is_set():
             raise Cancelled(f"{kind} cancelled; nothing was written")
         docs = server.documents.snapshot(under=folder.path) if use_editor else {}
+        server.documents.require_synced(docs)
         overlay = await asyncio.to_thread(_overlay, folder, docs)
         editor = EditorRound(server, folder, docs, title, cancel)
         try:
