@@ -111,7 +111,10 @@ class Editor:
     answers: list[str] = field(default_factory=list)
     """How to answer the next ``workspace/applyEdit`` requests, one word each (then: apply):
     ``false`` (applied: false), ``error`` (a JSON-RPC error), ``first-then-error`` (apply the first
-    document change, then answer an error). ``hold`` delays every answer until it is set."""
+    document change, then answer an error), ``apply-unreported`` (apply, answer applied, and keep
+    the ``didChange`` in ``unreported`` until ``report()``, as eglot does until it is idle).
+    ``hold`` delays every answer until it is set."""
+    unreported: list[types.DidChangeTextDocumentParams] = field(default_factory=list)
 
     # ------------------------------------------------------------------ person
 
@@ -181,12 +184,14 @@ class Editor:
                     doc = self.docs[uri]
                     doc.text = apply_edits(doc.text, list(change.edits), self.encoding)
                     doc.version += 1
-                    self.client.text_document_did_change(
-                        types.DidChangeTextDocumentParams(
-                            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=doc.version),
-                            content_changes=[types.TextDocumentContentChangeWholeDocument(text=doc.text)],
-                        )
+                    report = types.DidChangeTextDocumentParams(
+                        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=doc.version),
+                        content_changes=[types.TextDocumentContentChangeWholeDocument(text=doc.text)],
                     )
+                    if answer == "apply-unreported":
+                        self.unreported.append(report)
+                    else:
+                        self.client.text_document_did_change(report)
                 else:
                     path = Path(to_fs_path(uri))
                     path.write_text(apply_edits(path.read_text(encoding="utf-8"), list(change.edits), self.encoding), encoding="utf-8")
@@ -208,6 +213,12 @@ class Editor:
         if answer == "first-then-error":
             raise JsonRpcException(code=32603, message="Edits on the second document require another version")
         return types.ApplyWorkspaceEditResult(applied=True)
+
+    def report(self) -> None:
+        """Send the ``didChange`` notifications held back (``apply-unreported``)."""
+        for params in self.unreported:
+            self.client.text_document_did_change(params)
+        self.unreported.clear()
 
     # ------------------------------------------------------------------ requests
 

@@ -102,6 +102,21 @@ async def test_a_partly_applied_edit_is_taken_back(editor: Editor, repo: Path) -
     assert [e["kind"] for e in timeline["entries"]] == ["turn", "turn"]
 
 
+async def test_no_write_plans_with_a_document_the_editor_has_not_reported(editor: Editor, repo: Path) -> None:
+    """The editor answers applied but sends the document's new text only later (eglot, until it
+    is idle): until then the server's text is old, and an undo planned with it would be wrong."""
+    app = editor.open("src/app.py")
+    editor.answers = ["apply-unreported"]
+    assert (await agent_edit(editor, app))["applied"] is True
+    exc = await refused(editor, "takeback/undo", {})
+    assert getattr(exc, "code", None) == -32006 and "has not sent its new text yet" in str(exc), exc
+    assert editor.text(app) == APP.replace("return 1", "return 10")
+    editor.report()
+    await asyncio.sleep(0.3)
+    assert (await editor.request("takeback/undo", {}))["applied"] is True
+    assert editor.text(app) == APP and (repo / "src/util.py").read_text() == UTIL
+
+
 async def test_an_editor_that_answers_too_late(repo: Path, isolated_environment: Path) -> None:
     """No answer within applyEditTimeout is a refusal; an edit the editor applies after that is
     taken back as soon as its answer comes."""
