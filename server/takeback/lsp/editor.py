@@ -209,10 +209,11 @@ class EditorRound:
         except Exception:  # noqa: BLE001 - a refusal, late: nothing to take back
             return
         await self._settle()
-        if self._applied_paths():
-            self.holding = True
-            left = await self.take_back()
-            log.warning("%s: the editor applied the edit after the timeout; %s", self.label, _taken_back_note(left))
+        async with self.folder.writes:  # not in the middle of another write's round
+            if self._applied_paths():
+                self.holding = True
+                left = await self.take_back()
+                log.warning("%s: the editor applied the edit after the timeout; %s", self.label, _taken_back_note(left))
 
     def _watch_first_reports(self) -> None:
         """After a refusal: each document's first report (its next ``didChange``, within
