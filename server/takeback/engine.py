@@ -7,7 +7,8 @@ Every mutating call holds the store's lock, brings the in-memory timeline up to 
 head (another process may have written) and the open turn's file, does its work and appends
 its records in one compare-and-swap (a turn's begin waits in its file and is published with the
 turn's first record: ``brackets.py``). Operations that write the workspace go through the journal, so they
-complete or leave every file as it was.
+complete or leave every file as it was. A write that asks an editor to change open documents
+lets the lock go while it waits, and goes on only if nothing moved meanwhile (``handoff.py``).
 
 Nothing read back from the store is trusted blindly: records (from the log or the timeline
 cache, ``timeline.json``, which is plain validated data) and the journal must name clean
@@ -59,12 +60,13 @@ from .models import (
     TurnEnded,
     same_version,
 )
+from .handoff import ask_editor
 from .operations import EditorApply, Operations
 from .scan import Changed, ScanCache, WalkScanner, make_scanner
 from .store import Store
 from .textdiff import is_binary, line_stats, unified_diff
 from .timeline import EntryState, Timeline
-from .workspace import Workspace, is_recorded_path
+from .workspace import DiskFile, Workspace, is_recorded_path
 
 log = logging.getLogger("takeback.engine")
 
@@ -480,6 +482,13 @@ class Engine(Operations):
             additions=additions, deletions=deletions, binary=binary, new_folders=list(new_folders),
         )
 
+    def _joined_turn(self, turn: str | None) -> EntryState | None:
+        """The open turn a batch joins (None: it is a turn of its own); ``turn`` must name it."""
+        state = self.timeline.open_turn()
+        if turn is not None and self.timeline.resolve(turn) is not state:
+            raise StateError(f"turn {turn} is not open; batches can only join the open turn")
+        return state
+
     def record_batch(
         self,
         changes: list[BatchChange],
@@ -503,10 +512,7 @@ class Engine(Operations):
         renamed = [self.workspace.rel(c.renamed_from) if c.renamed_from else None for c in changes]
         with self.store.locked():
             self._refresh()
-            state = self.timeline.open_turn()
-            if turn is not None and self.timeline.resolve(turn) is not state:
-                # checked before any content is stored: a refused batch writes nothing
-                raise StateError(f"turn {turn} is not open; batches can only join the open turn")
+            state = self._joined_turn(turn)  # checked before any content is stored
             path_changes = []
             notices: list[str] = []
             for rel, change, source_path in zip(rels, changes, renamed):
@@ -558,88 +564,88 @@ class Engine(Operations):
 
     def apply_batch(self, changes: list[BatchChange], **kwargs) -> tuple[Entry, str]:
         """Record a batch and write it to disk (for callers with no editor to apply it)."""
-        with self.store.locked():
-            entry, checkpoint_id = self.record_batch(changes, **kwargs)
-            cp = self.timeline._checkpoint(entry.id, checkpoint_id)
-            items = [
-                JournalFile(path=c.path, before=c.before, after=c.after, new_folders=c.new_folders) for c in cp.changes
-            ]
-            self.journal.start(checkpoint_id, "apply", items, {})
-            given = {self.workspace.rel(c.path): c for c in changes}
-            self.journal.forward(items, [], [], lambda item: self._write_batch_after(item, given))
-            self.journal.finish()
-            return entry, checkpoint_id
+        entry, checkpoint_id, _applied = self.apply_through(changes, **kwargs)
+        return entry, checkpoint_id
 
-    def apply_recorded(
+    def apply_through(
         self,
-        checkpoint_id: str,
         changes: list[BatchChange],
         editor: EditorApply | None = None,
         in_editor: Iterable[str] = (),
-    ) -> bool:
-        """Bring a checkpoint recorded by ``record_batch`` into the workspace.
+        **record,
+    ) -> tuple[Entry, str, bool]:
+        """Record a batch (``record_batch``'s arguments) and bring it into the workspace; answers
+        the entry, the checkpoint and whether the workspace got it.
 
-        ``changes`` is the batch it was recorded from (the content, also where the store withheld
-        it). Paths in ``in_editor`` (documents open in an editor) go through ``editor``; the rest
-        are written on disk under the journal, first. All or nothing: if the editor refuses, the
-        disk writes are rolled back, the checkpoint is marked not applied and False is answered;
-        if anything raises, the disk writes are rolled back too.
+        Paths in ``in_editor`` (documents open in an editor, whose before-images ``changes``
+        carry) go through ``editor``, first, with the store's lock let go (``handoff.py``); the
+        rest is written on disk under the journal once the editor applied its part. If the
+        editor refuses, the batch is recorded as not applied and nothing is written; if the
+        timeline or a file moved while the editor was asked, nothing is recorded (the editor's
+        applied part is the caller's to take back). All or nothing.
         """
         with self.store.locked():
             self._refresh()
-            owner = self.timeline.checkpoint_owner.get(checkpoint_id)
-            if owner is None:
-                raise NotFound(f"no checkpoint {checkpoint_id}")
-            cp = self.timeline._checkpoint(owner, checkpoint_id)
-            given = {self.workspace.rel(c.path): c for c in changes}
             editor_rels = {self.workspace.rel(p) for p in in_editor}
             editor_writes: list[tuple[str, Version | None]] = []
-            items: list[JournalFile] = []
-            backups: dict[str, bytes] = {}
-            for i, change in enumerate(cp.changes):
-                source = given.get(change.path)
-                if change.path in editor_rels:
-                    content = source.after if source is not None else None
-                    if change.after is not None and content is None:
-                        content = self.store.read_blob(change.after.oid)
-                    editor_writes.append((change.path, None if change.after is None else Version(content, change.after.mode)))
-                    continue
-                backup = None
-                if change.before is not None and change.before.withheld:
-                    old = source.before if source is not None and isinstance(source.before, bytes) else None
-                    if old is None:
-                        disk = self.workspace.read(change.path)
-                        old = disk.content if disk else None
-                    if old is not None:
-                        backup = f"{i}.bin"
-                        backups[backup] = old
-                items.append(
-                    JournalFile(
-                        path=change.path, before=change.before, after=change.after, backup=backup,
-                        new_folders=change.new_folders,
-                    )
-                )
-            self.journal.start(checkpoint_id, "apply", items, backups)
-            written: list[JournalFile] = []
+            on_disk: dict[str, DiskFile | None] = {}
+            for change in changes:
+                rel = self.workspace.rel(change.path)
+                if rel in editor_rels:
+                    mode = change.mode or MODE_FILE
+                    editor_writes.append((rel, None if change.after is None else Version(change.after, mode)))
+                else:
+                    on_disk[rel] = self.workspace.read(rel)
             applied = True
-            try:
-                self.journal.forward(items, [], written, lambda item: self._write_batch_after(item, given))
-                if editor_writes:
-                    applied = bool(editor is not None and editor(editor_writes))
-            except BaseException as exc:
-                self.journal.roll_back(written)
-                self.journal.finish()
-                try:
-                    self.set_applied(checkpoint_id, False, f"not applied: {exc}")
-                except TakebackError:
-                    log.exception("could not mark checkpoint %s as not applied", checkpoint_id)
-                raise
-            if not applied:
-                self.journal.roll_back(written)
+            if editor_writes:
+                self._joined_turn(record.get("turn"))  # refused before the editor is asked
+                applied = editor is not None and ask_editor(self, editor, editor_writes, on_disk)
+            entry, checkpoint_id = self.record_batch(changes, applied=applied, **record)
+            if applied:
+                self._write_batch(checkpoint_id, changes, editor_rels)
+            return self.timeline.view(self.timeline.entries[entry.id]), checkpoint_id, applied
+
+    def _write_batch(self, checkpoint_id: str, changes: list[BatchChange], skip: set[str]) -> None:
+        """Write a recorded checkpoint's files on disk (but those in ``skip``), under the journal.
+        ``changes`` is the batch it was recorded from (the content, also where the store withheld
+        it). If anything fails, the writes are rolled back and the checkpoint marked not applied."""
+        owner = self.timeline.checkpoint_owner[checkpoint_id]
+        cp = self.timeline._checkpoint(owner, checkpoint_id)
+        given = {self.workspace.rel(c.path): c for c in changes}
+        items: list[JournalFile] = []
+        backups: dict[str, bytes] = {}
+        for i, change in enumerate(cp.changes):
+            if change.path in skip:
+                continue
+            backup = None
+            if change.before is not None and change.before.withheld:
+                source = given.get(change.path)
+                old = source.before if source is not None and isinstance(source.before, bytes) else None
+                if old is None:
+                    disk = self.workspace.read(change.path)
+                    old = disk.content if disk else None
+                if old is not None:
+                    backup = f"{i}.bin"
+                    backups[backup] = old
+            items.append(
+                JournalFile(
+                    path=change.path, before=change.before, after=change.after, backup=backup,
+                    new_folders=change.new_folders,
+                )
+            )
+        self.journal.start(checkpoint_id, "apply", items, backups)
+        written: list[JournalFile] = []
+        try:
+            self.journal.forward(items, [], written, lambda item: self._write_batch_after(item, given))
+        except BaseException as exc:
+            self.journal.roll_back(written)
             self.journal.finish()
-            if not applied:
-                self.set_applied(checkpoint_id, False, "the editor did not apply the edit")
-            return applied
+            try:
+                self.set_applied(checkpoint_id, False, f"not applied: {exc}")
+            except TakebackError:
+                log.exception("could not mark checkpoint %s as not applied", checkpoint_id)
+            raise
+        self.journal.finish()
 
     def _write_batch_after(self, item: JournalFile, given: dict[str, BatchChange]) -> None:
         """Write one path of an edit batch: its content from the batch where the store withheld

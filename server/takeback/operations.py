@@ -3,8 +3,9 @@
 ``Operations`` is the part of ``Engine`` that takes recorded changes back. Each operation
 picks the changes to take back (a turn's, an operation's, everything after a checkpoint),
 plans every path as a chain of three-way merges (``revert.Planner``), answers a dry run or a
-conflict without writing, and otherwise writes under the journal and appends the operation's
-own entry, so it too can be undone. The wording of results (verdict, advice, labels) is here.
+conflict without writing, and otherwise hands documents open in an editor to it (with the
+store's lock let go: ``handoff.py``), writes the other files under the journal and appends the
+operation's own entry, so it too can be undone. The wording of results (verdict, advice, labels) is here.
 """
 
 
@@ -23,6 +24,7 @@ from .errors import (
     NothingToDo,
     StateError,
 )
+from .handoff import ask_editor
 from .journal import JournalFile
 from .merge import Version
 from .models import (
@@ -302,11 +304,16 @@ class Operations:
         overlay: dict[str, DiskFile | None],
         editor: EditorApply | None,
     ) -> Entry:
+        editor_writes = [(item.path, item.result) for item in plan.writes if item.path in overlay]
+        if editor_writes:
+            # Asked first, with the store's lock let go; the disk is written only once it applied.
+            on_disk = {item.path: item.ours for item in plan.writes if item.path not in overlay}
+            if editor is None or not ask_editor(self, editor, editor_writes, on_disk):
+                raise StateError("the editor did not apply the changes to its open documents; nothing was written")
         entry_id = _new_id()
         changes: list[PathChange] = []
         journal_files: list[JournalFile] = []
         backups: dict[str, bytes] = {}
-        editor_writes: list[tuple[str, Version | None]] = []
         for i, item in enumerate(plan.writes):
             ours = item.ours
             before = None if ours is None else self.capture.version(item.path, ours.content, ours.mode)
@@ -319,7 +326,6 @@ class Operations:
                 )
             )
             if item.path in overlay:
-                editor_writes.append((item.path, item.result))
                 continue
             backup = None
             if before is not None and before.withheld and ours is not None:
@@ -331,9 +337,6 @@ class Operations:
         self.journal.start(entry_id, kind, journal_files, backups, plan.folders)
         written: list[JournalFile] = []
         try:
-            if editor_writes:
-                if editor is None or not editor(editor_writes):
-                    raise StateError("the editor did not apply the changes to its open documents; nothing was written")
             self.journal.forward(journal_files, plan.folders, written, lambda item: self._write_after(item, plan))
             now = _now()
             records: list[Record] = [

@@ -194,6 +194,38 @@ class Store:
                     self._pending.clear()  # written above, or dropped because the block failed
                     self._release_file_lock()
 
+    @contextlib.contextmanager
+    def released(self) -> Iterator[None]:
+        """Let go of a held lock for a while (other processes and threads may take it), then
+        take it again, at the depth it had: an editor's answer can take minutes, and nothing
+        else may wait that long for the store.
+
+        Objects waiting in memory stay aside, unwritten, until the lock is held again: nothing
+        another thread publishes meanwhile carries them. The caller must not trust anything it
+        read under the lock before without checking it again (``handoff.py``).
+        """
+        with self._thread_lock:
+            depth, pending = self._lock_depth, self._pending
+            if depth == 0:
+                raise RuntimeError("Store.released() outside a held lock")
+            self._lock_depth, self._pending = 0, {}
+            self._release_file_lock()
+        for _ in range(depth):  # each locked() level holds the thread lock once
+            self._thread_lock.release()
+        try:
+            yield
+        finally:
+            for _ in range(depth):
+                self._thread_lock.acquire()
+            try:
+                self._acquire_file_lock()
+                self._follow_other_writers()
+            finally:
+                # Even when the lock cannot be had again (Busy), the enclosing locked() blocks
+                # unwind as if it were held: releasing a lock not held is harmless.
+                self._lock_depth = depth
+                self._pending = {**self._pending, **pending}
+
     def _acquire_file_lock(self) -> None:
         if self._lock_fd is None:
             self._lock_fd = os.open(self.path / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)

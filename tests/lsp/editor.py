@@ -1,7 +1,9 @@
 """A test client that behaves like an editor: it opens documents, types into them (incremental
 sync, positions in the negotiated encoding), and answers ``workspace/applyEdit`` by really
 applying the edit: to its open documents (checking their versions, then telling the server with
-``didChange`` as an editor does) and on disk for the rest. It can also refuse.
+``didChange`` as an editor does) and on disk for the rest. It can also say no, in each way real
+editors do (``answers``): ``applied: false``, a JSON-RPC error as Emacs's eglot sends, applying
+the first document and then an error (eglot with a stale second document), or no answer.
 
 Position handling here is written independently of the server's (lines split at "\\n" only,
 which is all these tests use), so the two check each other.
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCNotification, JsonRPCResponseMessage, default_converter
 from pygls.uris import from_fs_path, to_fs_path
 from pytest_lsp import LanguageClient, client_capabilities
@@ -105,6 +108,13 @@ class Editor:
     apply_requests: list[types.ApplyWorkspaceEditParams] = field(default_factory=list)
     notifications: list[dict] = field(default_factory=list)
     hold: asyncio.Event | None = None
+    answers: list[str] = field(default_factory=list)
+    """How to answer the next ``workspace/applyEdit`` requests, one word each (then: apply):
+    ``false`` (applied: false), ``error`` (a JSON-RPC error), ``first-then-error`` (apply the first
+    document change, then answer an error), ``apply-unreported`` (apply, answer applied, and keep
+    the ``didChange`` in ``unreported`` until ``report()``, as eglot does until it is idle).
+    ``hold`` delays every answer until it is set."""
+    unreported: list[types.DidChangeTextDocumentParams] = field(default_factory=list)
 
     # ------------------------------------------------------------------ person
 
@@ -147,8 +157,11 @@ class Editor:
         self.apply_requests.append(params)
         if self.hold is not None:
             await self.hold.wait()
-        if self.refuse:
+        answer = self.answers.pop(0) if self.answers else ("false" if self.refuse else "apply")
+        if answer == "false":
             return types.ApplyWorkspaceEditResult(applied=False, failure_reason="refused by the test editor")
+        if answer == "error":
+            raise JsonRpcException(code=32603, message="User cancelled server edit")  # what eglot answers
         edit = params.edit
         changes: list[Any] = list(edit.document_changes or [])
         for uri, edits in (edit.changes or {}).items():
@@ -162,6 +175,8 @@ class Editor:
                 doc = self.docs.get(change.text_document.uri)
                 if doc is None or doc.version != change.text_document.version:
                     return types.ApplyWorkspaceEditResult(applied=False, failure_reason="version mismatch")
+        if answer == "first-then-error":
+            changes = changes[:1]
         for change in changes:
             if isinstance(change, types.TextDocumentEdit):
                 uri = change.text_document.uri
@@ -169,12 +184,14 @@ class Editor:
                     doc = self.docs[uri]
                     doc.text = apply_edits(doc.text, list(change.edits), self.encoding)
                     doc.version += 1
-                    self.client.text_document_did_change(
-                        types.DidChangeTextDocumentParams(
-                            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=doc.version),
-                            content_changes=[types.TextDocumentContentChangeWholeDocument(text=doc.text)],
-                        )
+                    report = types.DidChangeTextDocumentParams(
+                        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=doc.version),
+                        content_changes=[types.TextDocumentContentChangeWholeDocument(text=doc.text)],
                     )
+                    if answer == "apply-unreported":
+                        self.unreported.append(report)
+                    else:
+                        self.client.text_document_did_change(report)
                 else:
                     path = Path(to_fs_path(uri))
                     path.write_text(apply_edits(path.read_text(encoding="utf-8"), list(change.edits), self.encoding), encoding="utf-8")
@@ -193,7 +210,15 @@ class Editor:
                     )
             elif isinstance(change, types.RenameFile):
                 os.replace(to_fs_path(change.old_uri), to_fs_path(change.new_uri))
+        if answer == "first-then-error":
+            raise JsonRpcException(code=32603, message="Edits on the second document require another version")
         return types.ApplyWorkspaceEditResult(applied=True)
+
+    def report(self) -> None:
+        """Send the ``didChange`` notifications held back (``apply-unreported``)."""
+        for params in self.unreported:
+            self.client.text_document_did_change(params)
+        self.unreported.clear()
 
     # ------------------------------------------------------------------ requests
 

@@ -5,7 +5,9 @@ before-image of an agent's edit and the "ours" side of every revert. Positions a
 the position encoding negotiated at initialize (UTF-16 unless the client offers another), and
 lines end at ``\\n``, ``\\r\\n`` or ``\\r`` only, as LSP says. The helpers here turn positions
 into string offsets and back, apply text edits, and turn "old text -> new text" into the
-smallest line-based edits, which is how reverts reach open documents.
+smallest line-based edits, which is how reverts reach open documents. A document the client
+says it changed through ``workspace/applyEdit`` but has not reported since is "unsynced": no
+write plans with the old text the server still has for it.
 """
 
 from __future__ import annotations
@@ -15,14 +17,14 @@ import difflib
 import logging
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from ..errors import InvalidInput
+from ..errors import InvalidInput, StaleContent
 
 if TYPE_CHECKING:
     from .server import TakebackServer
@@ -200,6 +202,13 @@ class Documents:
     def __init__(self) -> None:
         self.by_uri: dict[str, Document] = {}
         self.by_path: dict[str, Document] = {}
+        self.unsynced: set[str] = set()
+        """Paths of documents the client said it changed (``workspace/applyEdit``) and has not
+        reported since: the server's text for them is old until their next ``didChange``."""
+        self.next_change: dict[str, list[Callable[[Document], None]]] = {}
+        """One-shot listeners called with a document after its next ``didChange``."""
+        self.edits_sent: dict[str, int] = {}
+        """How many ``workspace/applyEdit`` requests have named each document (by path)."""
 
     def open(self, item: types.TextDocumentItem) -> None:
         try:
@@ -218,15 +227,30 @@ class Documents:
         for change in params.content_changes:
             doc.apply(change, encoding)
         doc.version = params.text_document.version
+        self.unsynced.discard(doc.path)
+        for listener in self.next_change.pop(doc.path, []):
+            listener(doc)
         log.debug("%s is at version %d (%d characters)", doc.uri, doc.version, len(doc.text))
 
     def close(self, uri: str) -> None:
         doc = self.by_uri.pop(uri, None)
         if doc is not None and self.by_path.get(doc.path) is doc:
             del self.by_path[doc.path]
+            self.unsynced.discard(doc.path)
+            self.next_change.pop(doc.path, None)
 
     def get(self, path: str) -> Document | None:
         return self.by_path.get(path)
+
+    def require_synced(self, docs: Iterable[str]) -> None:
+        """Refuse to plan with a document whose text the client has not reported since it
+        applied an edit of Takeback's (``unsynced``)."""
+        for path in docs:
+            if path in self.unsynced:
+                raise StaleContent(
+                    f"{os.path.basename(path)}: the editor applied Takeback's last edit to it but has not sent its "
+                    "new text yet; nothing was done, try again in a moment"
+                )
 
     def snapshot(self, paths: Iterable[str] | None = None, under: str | None = None) -> dict[str, Snapshot]:
         """Open documents by real path: the given paths, or all under a folder, or all."""

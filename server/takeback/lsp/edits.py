@@ -5,9 +5,11 @@ for open documents (the person's unsaved edits included), the disk for the rest.
 accepted: ``changes``, ``documentChanges`` with versioned text edits (a version that is not the
 open document's is stale), and create / rename / delete file operations (folders too), with
 text edits counted in the negotiated position encoding. That gives the batch (each path's
-before and after); it is recorded under the store's lock, then applied: open documents through
-the client's ``workspace/applyEdit``, the other files on disk (journaled). If the client
-refuses, the disk writes are rolled back and the timeline shows the checkpoint not applied.
+before and after). Open documents go to the client's ``workspace/applyEdit`` first, with the
+store's lock let go (``Engine.apply_through``); then the batch is recorded and the other files
+are written on disk (journaled). If the client refuses (``applied: false``, an error, no
+answer), nothing is written and the timeline shows the checkpoint not applied; if the write
+cannot complete after the client applied, what it applied is taken back (``EditorRound``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from lsprotocol import types
 from ..errors import InvalidInput, StaleContent
 from ..models import BatchChange
 from .documents import Snapshot, apply_text_edits, file_path, real_path
+from .editor import EditorRound
 from .errors import rpc_errors
 from .protocol import APPLY_EDIT, ApplyEditParams, ApplyEditResult
 
@@ -222,27 +225,28 @@ async def apply_edit(server: TakebackServer, params: ApplyEditParams) -> ApplyEd
 
 async def _apply_in_order(server: TakebackServer, params: ApplyEditParams, ops, folder, engine) -> ApplyEditResult:
     docs = server.documents.snapshot(under=folder.path) if server.can_apply_edits else {}
+    server.documents.require_synced(docs)
     check_versions(ops, docs)
-    refusal: dict[str, str] = {}
     label = params.label or "agent edit"
-    editor = server.editor.callback(folder, docs, f"Takeback: {label}", refusal=refusal)
+    editor = EditorRound(server, folder, docs, f"Takeback: {label}")
     encoding = server.position_encoding
 
     def work() -> tuple[Any, str, bool]:
         with engine.store.locked():
             files = VirtualFiles(folder, docs)
             changes = play(ops, files, encoding)
-            entry, checkpoint = engine.record_batch(
-                changes, label=params.label, session=params.session_id, agent=params.agent,
-                turn=params.turn_id, source="lsp",
-            )
             in_editor = [c.path for c in changes if c.path in docs]
-            applied = engine.apply_recorded(checkpoint, changes, editor=editor, in_editor=in_editor)
-            return engine.entry(entry.id), checkpoint, applied
+            return engine.apply_through(
+                changes, editor=editor, in_editor=in_editor, label=params.label, session=params.session_id,
+                agent=params.agent, turn=params.turn_id, source="lsp",
+            )
 
-    entry, checkpoint, applied = await asyncio.to_thread(work)
-    await server.folders.changed(folder)
-    reason = None if applied else refusal.get("reason", "the editor did not apply the edit")
+    try:
+        async with editor.taking_back():
+            entry, checkpoint, applied = await asyncio.to_thread(work)
+    finally:
+        await server.folders.changed(folder)  # a refusal is on the timeline too (not applied)
+    reason = None if applied else (editor.reason or "the editor did not apply the edit")
     log.info("applyEdit %s: checkpoint %s of turn #%d %s", label, checkpoint, entry.number, "applied" if applied else f"NOT applied ({reason})")
     return ApplyEditResult(
         applied=applied, checkpoint_id=checkpoint, entry=entry.model_dump(mode="json"),

@@ -192,14 +192,26 @@ class Folders:
                 await self.changed(folder, reason="external")
 
 
+def _seconds(value: object) -> float | None:
+    """A duration from initializationOptions: a number of seconds above 0 and at most a day."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= 86400:
+        return float(value)
+    if value is not None:
+        log.warning("ignoring the initialization option %r: not a number of seconds between 0 and 86400", value)
+    return None
+
+
 def setup(server: TakebackServer) -> None:
     @server.feature(types.INITIALIZE)
     async def initialize(ls: TakebackServer, params: types.InitializeParams) -> None:
         ls.loop = asyncio.get_running_loop()
         options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
-        poll = options.get("pollInterval")
-        if isinstance(poll, (int, float)) and poll > 0:
-            ls.folders.poll_seconds = float(poll)
+        poll = _seconds(options.get("pollInterval"))
+        if poll is not None:
+            ls.folders.poll_seconds = poll
+        timeout = _seconds(options.get("applyEditTimeout"))
+        if timeout is not None:
+            ls.editor_timeout = timeout
         settings = options.get("settings")
         if isinstance(settings, dict):
             ls.folders.settings = settings

@@ -3,7 +3,9 @@
 
 Open documents are the person's view: their text (unsaved edits included) is the "ours" side
 of the three-way merge, and their new content goes back through ``workspace/applyEdit`` as
-versioned edits; files that are not open are written on disk by the engine, journaled. Each
+versioned edits (``editor.EditorRound``: a refusal, in any form, writes nothing; an editor edit
+whose operation then fails is taken back); files that are not open are written on disk by the
+engine, journaled. Each
 operation first runs as a dry run (what would change, reported as progress; a cancel here
 writes nothing), then for real. The answer is the engine's ``OperationResult`` as the CLI's
 ``--json`` prints it.
@@ -22,6 +24,7 @@ from ..errors import StateError, TakebackError
 from ..models import MODE_FILE, OperationResult
 from ..workspace import DiskFile
 from .documents import Snapshot, file_path
+from .editor import EditorRound
 from .errors import Cancelled, rpc_errors
 from .progress import WorkDone
 from .protocol import (
@@ -115,6 +118,7 @@ async def _operate_in_order(
     async with WorkDone(server, title, params.work_done_token) as progress:
         cancel = progress.cancel
         docs = server.documents.snapshot(under=folder.path) if use_editor else {}
+        server.documents.require_synced(docs)
         overlay = await asyncio.to_thread(_overlay, folder, docs)
         preview: OperationResult = await _in_thread(
             cancel, call, dry_run=True, on_conflict=params.on_conflict, overlay=overlay
@@ -130,16 +134,17 @@ async def _operate_in_order(
         if cancel.is_set():
             raise Cancelled(f"{kind} cancelled; nothing was written")
         docs = server.documents.snapshot(under=folder.path) if use_editor else {}
+        server.documents.require_synced(docs)
         overlay = await asyncio.to_thread(_overlay, folder, docs)
-        refusal: dict[str, str] = {}
-        editor = server.editor.callback(folder, docs, title, cancel, refusal) if use_editor else None
+        editor = EditorRound(server, folder, docs, title, cancel)
         try:
-            result: OperationResult = await _in_thread(
-                cancel, call, dry_run=False, on_conflict=params.on_conflict, overlay=overlay, editor=editor
-            )
+            async with editor.taking_back():
+                result: OperationResult = await _in_thread(
+                    cancel, call, dry_run=False, on_conflict=params.on_conflict, overlay=overlay, editor=editor
+                )
         except StateError as exc:
-            if refusal.get("reason"):
-                raise StateError(f"{kind} not done: the editor refused its edit ({refusal['reason']}); nothing was written") from exc
+            if editor.reason:
+                raise StateError(f"{kind} not done: the editor refused its edit ({editor.reason}); nothing was written") from exc
             raise
         finally:
             await server.folders.changed(folder)

@@ -18,7 +18,7 @@ from typing import Any, Literal, Union
 import attrs
 import cattrs
 from lsprotocol import types
-from pygls.protocol import JsonRPCRequestMessage, LanguageServerProtocol, lsp_method
+from pygls.protocol import JsonRPCRequestMessage, LanguageServerProtocol, default_converter, lsp_method
 
 # --------------------------------------------------------------------------- method names
 
@@ -51,7 +51,7 @@ ERROR_CODES = {
     -32003: "nothing-to-do: nothing to undo / redo, no green turn",
     -32602: "invalid-input: malformed params or edit, bad turn spec or option",
     -32004: "outside-workspace: a URI outside every workspace folder (or into .git)",
-    -32005: "state: the request does not fit the timeline (no open turn, editor refused)",
+    -32005: "state: the request does not fit the timeline (no open turn, editor refused, timeline changed meanwhile)",
     -32006: "stale: a document version or content that no longer matches",
     -32007: "store: the private store cannot be read or written",
     -32008: "busy: another process held the store's lock too long",
@@ -286,6 +286,31 @@ COMMAND_ARGUMENTS: dict[str, type] = {
 """Every command takes at most one argument, an object shaped like the matching request's params."""
 
 _REQUESTS = {method: _request(method, params) for method, params in PARAMS.items()}
+
+
+def _strict(kind: type, what: str):
+    def structure(value: Any, _type: Any) -> Any:
+        if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+            raise TypeError(f"expected {what}, not {json_type(value)}")
+        return value
+
+    return structure
+
+
+def json_type(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number"
+    )
+
+
+def converter() -> cattrs.Converter:
+    """pygls's converter, with booleans and strings that must be so: cattrs reads ``"false"``,
+    ``1`` or ``""`` as Python's ``bool()`` would (``dryRun: ""`` would be a real run, an editor's
+    ``applied: "no"`` applied) and anything as ``str()`` (an object as a turn id)."""
+    conv = default_converter()
+    conv.register_structure_hook(bool, _strict(bool, "true or false"))
+    conv.register_structure_hook(str, _strict(str, "a string"))
+    return conv
 
 
 class TakebackProtocol(LanguageServerProtocol):

@@ -1,11 +1,10 @@
 """The Takeback language server: one ``LanguageServer`` subclass, its factory and ``run``.
 
-``TakebackServer`` holds the open documents, the workspace folders (one engine each) and the
-bridge that applies edits in the editor; every feature module registers its handlers on it
+``TakebackServer`` holds the open documents and the workspace folders (one engine each); every feature module registers its handlers on it
 with ``setup(server)``. The engine is synchronous and takes a file lock, so handlers run its
 calls in worker threads (``asyncio.to_thread``); when the engine asks the editor to change open
-documents from such a thread, the bridge hops back to the event loop to send
-``workspace/applyEdit`` and waits for the answer.
+documents from such a thread (with the store's lock let go), ``editor.EditorRound`` hops back to
+the event loop to send ``workspace/applyEdit`` and waits for the answer.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Coroutine
-from typing import Any
+from typing import Any, BinaryIO
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -26,14 +25,15 @@ from . import (
     edits,
     folders,
     operations,
+    stream,
     timeline,
     turns,
 )
 from . import log as lsp_log
 from .documents import Documents
-from .editor import EditorBridge
+from .editor import EDITOR_TIMEOUT
 from .folders import Folder, Folders
-from .protocol import TakebackProtocol
+from .protocol import TakebackProtocol, converter
 
 log = logging.getLogger("takeback.lsp")
 
@@ -44,12 +44,14 @@ class TakebackServer(LanguageServer):
             name="takeback",
             version=__version__,
             protocol_cls=TakebackProtocol,
+            converter_factory=converter,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
         self.loop: asyncio.AbstractEventLoop | None = None
         self.documents = Documents()
         self.folders = Folders(self)
-        self.editor = EditorBridge(self)
+        self.editor_timeout = EDITOR_TIMEOUT
+        """Seconds to wait for the client's answer to ``workspace/applyEdit``."""
         self.code_action_cache: dict[str, Any] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
 
@@ -106,6 +108,11 @@ class TakebackServer(LanguageServer):
         """Forget what was derived from a folder's timeline (it changed)."""
         self.code_action_cache.pop(folder.path, None)
 
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:  # type: ignore[override]
+        """Serve on stdio with this server's own read loop (``stream.py``): every request is
+        answered, even one pygls could not read."""
+        return stream.serve(self, stdin, stdout)
+
     def shutdown(self) -> None:
         for task in list(self._tasks):
             try:
@@ -128,5 +135,4 @@ def run(log_level: str = "INFO") -> int:
     server = create_server()
     lsp_log.configure(server, log_level)
     log.info("takeback %s language server starting", __version__)
-    server.start_io()
-    return 0
+    return server.start_io()

@@ -1,0 +1,53 @@
+"""Asking an editor to apply a write's open documents without holding the store's lock.
+
+A write that changes documents open in an editor (an agent's edit batch, an undo) hands their
+new content to the editor (``EditorApply``: ``workspace/applyEdit`` in the language server),
+which may ask the person first and answer minutes later. The store's lock is a cross-process
+lock that agent hooks and the CLI wait for only ``lock_timeout`` seconds, so it is let go while
+the editor works: the write is planned under the lock, the editor is asked with the lock
+released, and back under the lock the write goes on only if the timeline is where it was
+(neither a new log commit nor a newly begun turn) and the files it will write on disk hold
+what the plan read. Otherwise ``StateError`` / ``StaleContent`` stops the write before
+anything is recorded or written on disk; the editor's side, already applied, is the caller's to
+take back (the caller owns the editor).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .errors import StaleContent, StateError
+
+if TYPE_CHECKING:
+    from .engine import Engine
+    from .merge import Version
+    from .operations import EditorApply
+    from .workspace import DiskFile
+
+MOVED = "the timeline changed while the editor was asked; nothing was recorded, run it again"
+
+
+def ask_editor(
+    engine: Engine, editor: EditorApply, writes: list[tuple[str, Version | None]], on_disk: dict[str, DiskFile | None]
+) -> bool:
+    """Call ``editor(writes)`` with the store's lock let go; answer whether it applied them.
+
+    Must be called under the lock, after planning. ``on_disk`` maps each path the write will
+    then write on disk to what the plan read there (None: no file). When the editor applied
+    its part, the timeline and those files are checked again under the lock.
+    """
+    version = engine.timeline_version()
+    with engine.store.released():
+        applied = editor(writes)
+    if not applied:
+        return False
+    engine.refresh()
+    if engine.timeline_version() != version:
+        raise StateError(MOVED)
+    for rel, planned in on_disk.items():
+        now = engine.workspace.read(rel)
+        if (now is None) != (planned is None) or (
+            now is not None and planned is not None and (now.content, now.mode) != (planned.content, planned.mode)
+        ):
+            raise StaleContent(f"{rel} changed on disk while the editor was asked; nothing was recorded, run it again")
+    return True

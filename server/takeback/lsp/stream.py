@@ -1,0 +1,202 @@
+"""The stdio stream: frames in, messages handed to pygls, and an answer for every request.
+
+pygls's own read loop answers nothing for a message it cannot read (a body that is not JSON,
+a request without ``params`` for a method it has no type for, params of the wrong type for a
+standard method, a malformed answer to one of the server's requests), and skips header lines it
+cannot parse, which can swallow the next message: the client then waits for ever on a server
+that is alive. This loop replaces it:
+
+- **Header**: lines up to an empty line; ``Content-Length`` (a decimal number, at most
+  ``MAX_BODY`` bytes) is required, other headers are ignored. A header that cannot be read ends
+  the server (the stream cannot be trusted to find the next frame; the editor restarts it).
+- **Body** that is not JSON, or nested deeper than Python reads: -32700 with id null. JSON
+  that is not an object (a batch, a number…): -32600 with id null.
+- **Request** that is not JSON-RPC 2.0 (bad ``jsonrpc``, ``id`` or ``method``): -32600 (with its
+  id when that can be read); params that do not fit the method: -32602; any request after
+  ``shutdown``: -32600. Everything else goes to pygls, which answers unknown methods with
+  -32601 and failing handlers with an error.
+- **Answer** to one of the server's own requests that cannot be read: the waiting request fails
+  with an error (so e.g. ``workspace/applyEdit`` counts as refused) instead of waiting for ever.
+- **Notification** that cannot be read: logged and dropped (there is nothing to answer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+import threading
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from lsprotocol import types
+from pygls.io_ import StdoutWriter
+
+if TYPE_CHECKING:
+    from .server import TakebackServer
+
+log = logging.getLogger("takeback.lsp.stream")
+
+MAX_BODY = 256 * 1024 * 1024
+"""The largest message body accepted, in bytes."""
+_MAX_HEADER_LINE = 1024
+_MAX_HEADER_LINES = 16
+_MISSING = object()
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+
+class FrameError(Exception):
+    """A frame header that cannot be read: the stream cannot be followed any further."""
+
+
+def serve(server: TakebackServer, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
+    """Run the server on stdio until the client exits or the stream breaks; answer the exit
+    status (1 after a frame that could not be read)."""
+    server._stop_event = stop = threading.Event()
+    server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+    status = 0
+    try:
+        status = asyncio.run(_read_loop(server, stdin or sys.stdin.buffer, stop))
+    except BrokenPipeError:
+        log.error("the connection to the client is lost; stopping")
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        server.shutdown()
+    return status
+
+
+async def _read_loop(server: TakebackServer, stdin: BinaryIO, stop: threading.Event) -> int:
+    loop = asyncio.get_running_loop()
+
+    async def readline() -> bytes:
+        return await loop.run_in_executor(server.thread_pool, stdin.readline, _MAX_HEADER_LINE + 1)
+
+    while not stop.is_set():
+        try:
+            length = await _header(readline)
+        except FrameError as exc:
+            log.error("unreadable message frame from the client (%s); stopping, the editor may restart the server", exc)
+            return 1
+        if length is None:
+            return 0  # the client closed the stream
+        body = await loop.run_in_executor(server.thread_pool, stdin.read, length)
+        if len(body) < length:
+            return 0
+        dispatch(server, body)
+    return 0
+
+
+async def _header(readline) -> int | None:
+    """The body length a frame's header announces; None at the end of the stream."""
+    length: int | None = None
+    lines = 0
+    while True:
+        line = await readline()
+        if not line:
+            return None
+        if line.strip() == b"":
+            if lines == 0:
+                continue  # stray line breaks between frames
+            if length is None:
+                raise FrameError("a header without Content-Length")
+            return length
+        lines += 1
+        if lines > _MAX_HEADER_LINES or len(line) > _MAX_HEADER_LINE or not line.endswith(b"\n"):
+            raise FrameError("a header that is too long")
+        name, colon, value = line.partition(b":")
+        if not colon:
+            raise FrameError(f"a header line that is not 'Name: value': {line[:80]!r}")
+        if name.strip().lower() == b"content-length":
+            text = value.strip()
+            if not text.isdigit():
+                raise FrameError(f"Content-Length is not a number: {text[:40]!r}")
+            length = int(text)
+            if length > MAX_BODY:
+                raise FrameError(f"Content-Length {length} is over the limit of {MAX_BODY} bytes")
+
+
+def dispatch(server: TakebackServer, body: bytes) -> None:
+    """Hand one message body to pygls, or answer it with the error it deserves."""
+    protocol = server.protocol
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        _reply_error(server, None, PARSE_ERROR, f"parse error: the message is not JSON that can be read ({type(exc).__name__})")
+        return
+    if not isinstance(data, dict):
+        _reply_error(server, None, INVALID_REQUEST, "invalid request: a message must be a JSON object (batches are not supported)")
+        return
+    msg_id = data.get("id", _MISSING)
+    method = data.get("method", _MISSING)
+    id_ok = msg_id is _MISSING or (isinstance(msg_id, (int, str)) and not isinstance(msg_id, bool))
+    reply_to = msg_id if id_ok and msg_id is not _MISSING else None
+    if method is _MISSING:
+        _answer_from_client(server, data, reply_to)
+        return
+    is_request = msg_id is not _MISSING
+    problem = None
+    if data.get("jsonrpc") != "2.0":
+        problem = 'invalid request: "jsonrpc" must be "2.0"'
+    elif not id_ok:
+        problem = "invalid request: an id must be a number or a string"
+    elif not isinstance(method, str):
+        problem = "invalid request: the method must be a string"
+    elif is_request and protocol._shutdown:
+        problem = "invalid request: the server is shutting down"
+    elif data.get("params") is not None and not isinstance(data["params"], (dict, list)):
+        problem = "invalid params: params must be an object or an array"
+    if problem is not None:
+        if is_request:
+            code = INVALID_PARAMS if problem.startswith("invalid params") else INVALID_REQUEST
+            _reply_error(server, reply_to, code, problem)
+        else:
+            log.warning("ignoring a notification that cannot be read: %s", problem)
+        return
+    data = {**data, "params": data.get("params")}  # a request may leave params out
+    try:
+        message = protocol.structure_message(data)
+    except Exception as exc:  # noqa: BLE001 - any structuring failure is the client's input
+        if is_request:
+            _reply_error(server, reply_to, INVALID_PARAMS, f"invalid params for {method}: {_first_line(exc)}")
+        else:
+            log.warning("ignoring a %s notification whose params cannot be read: %s", method, _first_line(exc))
+        return
+    protocol.handle_message(message)
+
+
+def _answer_from_client(server: TakebackServer, data: dict[str, Any], msg_id: Any) -> None:
+    """A response to one of the server's requests: hand it over, or fail the waiting request."""
+    protocol = server.protocol
+    if msg_id is None:
+        log.warning("ignoring a message with neither a method nor a usable id")
+        return
+    if msg_id not in protocol._result_types:  # what the server asked and still waits for
+        log.warning("ignoring an answer to %r, which the server did not ask (or no longer waits for)", msg_id)
+        return
+    try:
+        if data.get("jsonrpc") != "2.0" or ("result" in data) == ("error" in data):
+            raise ValueError('it needs "jsonrpc": "2.0" and exactly one of result and error')
+        message = protocol.structure_message(data)
+    except Exception as exc:  # noqa: BLE001
+        protocol._result_types.pop(msg_id, None)
+        reason = f"the client's answer could not be read: {_first_line(exc)}"
+        log.warning("%s", reason)
+        protocol._handle_response(msg_id, None, types.ResponseError(code=INTERNAL_ERROR, message=reason))
+        return
+    protocol.handle_message(message)
+
+
+def _reply_error(server: TakebackServer, msg_id: Any, code: int, message: str) -> None:
+    log.warning("answering %s to %r: %s", code, msg_id, message)
+    server.protocol._send_response(msg_id, error=types.ResponseError(code=code, message=message))
+
+
+def _first_line(exc: BaseException) -> str:
+    cause = exc.__cause__ or exc
+    text = str(cause).strip() or type(cause).__name__
+    return text.splitlines()[0][:300]
