@@ -17,14 +17,13 @@ is answered here too.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import stat
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from .birth import born_ns
 from .errors import OutsideWorkspace
 from .models import MODE_EXEC, MODE_FILE, MODE_LINK
 
@@ -66,34 +65,6 @@ def with_exec_bit(perm: int, executable: bool) -> int:
     """``perm`` with its x bits following the record, as git does: an executable file gets x
     wherever it has r (0600 -> 0700, 0644 -> 0755), a plain file loses every x."""
     return perm | ((perm & 0o444) >> 2) if executable else perm & ~0o111
-
-
-_STATX_BTIME = 0x800
-_AT_FDCWD = -100
-_AT_SYMLINK_NOFOLLOW = 0x100
-_statx_call = None  # libc's statx once looked up; False where there is none
-
-
-def birth_ns(path: str | os.PathLike[str]) -> int | None:
-    """When ``path`` came into being (statx's birth time, in ns), or None where the system or
-    the file system cannot say (Python has no statx before 3.15: libc's is called directly)."""
-    global _statx_call
-    if _statx_call is None:
-        try:
-            _statx_call = ctypes.CDLL(None, use_errno=True).statx
-        except (AttributeError, OSError):
-            _statx_call = False
-    if _statx_call is False:
-        return None
-    buf = ctypes.create_string_buffer(256)  # struct statx
-    if _statx_call(_AT_FDCWD, os.fsencode(path), _AT_SYMLINK_NOFOLLOW, _STATX_BTIME, buf) != 0:
-        return None
-    order = sys.byteorder
-    if not int.from_bytes(buf.raw[0:4], order) & _STATX_BTIME:  # stx_mask
-        return None
-    seconds = int.from_bytes(buf.raw[80:88], order, signed=True)  # stx_btime.tv_sec
-    nanos = int.from_bytes(buf.raw[88:92], order)
-    return seconds * 1_000_000_000 + nanos
 
 
 class Workspace:
@@ -252,7 +223,7 @@ class Workspace:
         made: list[str] = []
         for depth in range(len(parts), 0, -1):
             folder = "/".join(parts[:depth])
-            born = birth_ns(self.root / folder)
+            born = born_ns(self.root / folder)
             if born is None or born <= since_ns or any(k.startswith(folder + "/") for k in known):
                 break
             made.insert(0, folder)

@@ -28,7 +28,8 @@ from takeback import render
 from takeback.errors import CannotWrite
 from takeback.engine import Engine
 from takeback.models import BatchChange
-from takeback.workspace import Workspace, birth_ns
+from takeback.birth import born_ns
+from takeback.workspace import Workspace
 
 from .support import batch, full_state, nothing_written, open_engine
 from .test_crash import FILES, _content, _run_child, _workspace
@@ -60,7 +61,7 @@ def folders(root: Path) -> set[str]:
 
 def knows_birth(path: Path) -> bool:
     """Whether this file system tells a folder's birth time (else Takeback keeps folders)."""
-    return birth_ns(path) is not None
+    return born_ns(path) is not None
 
 
 def agent_pause() -> None:
