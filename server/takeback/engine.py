@@ -329,7 +329,8 @@ class Engine(Operations):
             )
         changed = scanner.end(opened.scan, opened.index, self.capture.from_disk, self.capture.version)
         changed = [c for c in changed if not _explained_by_batches(state, c)]
-        if not changed:
+        notices = _notices(changed) + scanner.skipped.notices()
+        if not changed and not notices:
             return None
         return CheckpointRecorded(
             id=_new_id(),
@@ -338,7 +339,7 @@ class Engine(Operations):
             label="changes on disk",
             changes=[self._path_change(c.path, c.before, c.after) for c in changed],
             bracket=True,
-            notices=_notices(changed),
+            notices=notices,
         )
 
     def _path_change(

@@ -21,6 +21,7 @@ from .errors import (
     InvalidInput,
     NotFound,
     NothingToDo,
+    OutsideWorkspace,
     StateError,
 )
 from .journal import JournalFile
@@ -38,7 +39,7 @@ from .models import (
     TurnBegun,
     same_version,
 )
-from .revert import Plan, Planner
+from .revert import PathPlan, Plan, Planner
 from .textdiff import is_binary, line_stats, unified_diff
 from .timeline import EntryState, Timeline, relevant_steps
 from .workspace import DiskFile
@@ -217,18 +218,19 @@ class Operations:
     ) -> OperationResult:
         if on_conflict not in _ON_CONFLICT:
             raise InvalidInput(f"on-conflict must be one of {', '.join(_ON_CONFLICT)}, not {on_conflict!r}")
-        for path in steps:
-            # A folder may have been swapped for a symlink leading out since the path was recorded.
-            self.workspace.rel(path)
+        out_of_reach = self._out_of_reach(steps)
         overlay = {self.workspace.rel(p): v for p, v in (overlay or {}).items()}
 
         def read(rel: str) -> DiskFile | None:
+            if rel in out_of_reach:
+                return None  # nothing is read through a symlink leading out
             return overlay[rel] if rel in overlay else self.workspace.read(rel)
 
         planner = Planner(
             self.capture, read, on_conflict, label_theirs=f"before #{target.begun.number}", obstacle=self.workspace.obstacle
         )
         plan = planner.plan(steps)
+        _set_aside(plan, out_of_reach)
         number = target.begun.number
         blocking = plan.blocking_conflicts
         outcomes = [_outcome(p.path, p.ours, p.result, p.merged) for p in plan.writes]
@@ -265,6 +267,23 @@ class Operations:
             message=f"{kind} of #{number} done as #{entry.number}: {len(outcomes)} file(s) changed" + _tail(plan),
             next_action=_next_action(kind, entry, plan),
         )
+
+    def _out_of_reach(self, steps: dict[str, list[PathChange]]) -> dict[str, tuple[str | None, str]]:
+        """Recorded paths the workspace's path check refuses now (a folder swapped for a
+        symlink leading out since it was recorded): path -> (that symlink, why)."""
+        refused: dict[str, tuple[str | None, str]] = {}
+        for path in steps:
+            try:
+                self.workspace.rel(path)
+            except OutsideWorkspace as exc:
+                link = self.workspace.link_above(path)
+                if link is not None:
+                    reason = (f"{link} is a symlink that leads outside the workspace, and Takeback never writes "
+                              "through it; remove the link and run this again")
+                else:
+                    reason = str(exc)
+                refused[path] = (link, reason)
+        return refused
 
     def _execute(
         self,
@@ -395,6 +414,19 @@ def _from_checkpoint(
             item = item.model_copy(update={"changes": changes})
         out.append(item)
     return out
+
+def _set_aside(plan: Plan, out_of_reach: dict[str, tuple[str | None, str]]) -> None:
+    """Skip the paths out of reach, unless the symlink in their way is itself removed by the
+    plan (it comes first: plans are in path order), so a folder replaced by a symlink comes
+    back in one step."""
+    if not out_of_reach:
+        return
+    removed = {p.path for p in plan.paths if p.writes and p.result is None}
+    for i, planned in enumerate(plan.paths):
+        link, reason = out_of_reach.get(planned.path, (None, None))
+        if reason is not None and (link is None or link not in removed):
+            plan.paths[i] = PathPlan(planned.path, None, None, skipped=reason)
+
 
 def _outcome(path: str, ours: DiskFile | None, result: Version | None, merged: bool) -> FileOutcome:
     old = ours.content if ours else None

@@ -16,6 +16,13 @@ Two scanners share one interface:
   level, and keeps a stat cache in the store so unchanged files are not read again.
 
 Both hand back ``(path, before, after)`` triples of ``FileVersion`` (None = absent).
+
+What a scan cannot record it sets aside, with a reason the person reads in the turn's notices
+(``Skipped``; the begin snapshot keeps its own, so the end leaves those paths alone too): a
+name that is not valid UTF-8 (no record can hold it), a file or folder that cannot be read
+(permission denied, removed while being read, a FIFO, socket or device where a file was).
+Nothing is ever read through a symlinked folder: a file behind one is absent, as git sees it
+(a folder replaced by a symlink is its files deleted and the link added).
 """
 
 from __future__ import annotations
@@ -67,6 +74,103 @@ class Changed:
     after: FileVersion | None
 
 
+class Skipped(dict[str, str]):
+    """What a scan could not record: a path (a file, or a folder with all it holds) -> why."""
+
+    def covers(self, rel: str) -> bool:
+        """Whether ``rel`` or a folder above it was set aside."""
+        if not self:
+            return False
+        while rel:
+            if rel in self:
+                return True
+            rel = rel.rpartition("/")[0]
+        return False
+
+    def notices(self) -> list[str]:
+        """One line per path set aside, as the turn shows it."""
+        return [f"{shown(path)}: not recorded, {reason}" for path, reason in sorted(self.items())]
+
+
+def shown(rel: str) -> str:
+    """A path as a person reads it: bytes that are not UTF-8 as ``\\xNN`` escapes."""
+    return os.fsencode(rel).decode("utf-8", "backslashreplace")
+
+
+def name_problem(rel: str) -> str | None:
+    """Why a path cannot be recorded by its name, or None (cheap for the usual ASCII names)."""
+    if rel.isascii():
+        return None
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:  # os.fsdecode's escapes for bytes that are not UTF-8
+        return "its name is not valid UTF-8 (rename it to have it recorded)"
+    return None
+
+
+def unreadable(exc: OSError) -> str:
+    """The reason for a path that could not be read."""
+    what = exc.strerror.lower() if exc.strerror else type(exc).__name__
+    return f"it could not be read ({what})"
+
+
+_SPECIAL = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"))
+
+
+def special_kind(st: os.stat_result) -> str | None:
+    """``"a FIFO"``, ``"a socket"``, ``"a device"`` for what is neither file, link nor folder."""
+    return next((name for test, name in _SPECIAL if test(st.st_mode)), None)
+
+
+class _Look:
+    """Reads the files of one scan for the scanner: sets aside what cannot be recorded
+    (``skipped``), and never reads through a symlinked folder (each folder asked once)."""
+
+    def __init__(self, workspace: Workspace, capture: Capture, skipped: Skipped) -> None:
+        self.root = workspace.root
+        self.workspace = workspace
+        self.capture = capture
+        self.skipped = skipped
+        self._behind_link: dict[str, bool] = {}  # folder -> whether a symlink is on the way
+
+    def behind_link(self, rel: str) -> bool:
+        """Whether a folder on the way to ``rel`` is a symlink."""
+        folder = rel.rpartition("/")[0]
+        if not folder:
+            return False
+        known = self._behind_link.get(folder)
+        if known is None:
+            known = self._behind_link[folder] = self.workspace.link_above(rel) is not None
+        return known
+
+    def present(self, rel: str) -> bool:
+        """Whether something is at ``rel`` (not read, not stored)."""
+        return os.path.lexists(self.root / rel) and not self.behind_link(rel)
+
+    def version(self, rel: str) -> FileVersion | None:
+        """The file at ``rel`` now (None: absent); when it cannot be recorded, None and ``rel``
+        in ``skipped``."""
+        problem = name_problem(rel)
+        if problem is not None:
+            self.skipped[rel] = problem
+            return None
+        if self.behind_link(rel):
+            return None
+        try:
+            version = self.capture(rel)
+        except OSError as exc:
+            self.skipped[rel] = unreadable(exc)
+            return None
+        if version is None:
+            try:
+                kind = special_kind(os.lstat(self.root / rel))
+            except OSError:
+                kind = None
+            if kind is not None:
+                self.skipped[rel] = f"it is {kind}, not a file"
+        return version
+
+
 _found_git: tuple[str | None, str | None] = (None, None)  # (PATH, what was found on it)
 
 
@@ -104,6 +208,7 @@ class GitScanner:
         self.prefix = os.path.relpath(workspace.root, self.workdir).replace(os.sep, "/")
         if self.prefix == ".":
             self.prefix = ""
+        self.skipped = Skipped()  # what the last begin or end could not record
 
     def _repo_path(self, rel: str) -> str:
         return f"{self.prefix}/{rel}" if self.prefix else rel
@@ -118,18 +223,43 @@ class GitScanner:
                 paths.add(rel)
         return paths
 
+    def _unreadable_in(self, stderr: bytes) -> dict[str, str]:
+        """Folders and files git said it could not read (its messages under ``LC_ALL=C``):
+        ``warning: could not open directory 'x/': Permission denied`` from ``ls-files``,
+        ``x/y: Permission denied`` from ``diff-files``. Paths there are the repository's."""
+        cut = len(self.prefix) + 1 if self.prefix else 0
+        found: dict[str, str] = {}
+        for line in stderr.decode("utf-8", "surrogateescape").splitlines():
+            if line.startswith("warning: could not open directory '"):
+                path, _, why = line[len("warning: could not open directory '"):].rpartition("': ")
+                path = path.rstrip("/")
+            elif not line.startswith(("warning:", "error:", "fatal:", "hint:")) and ": " in line:
+                path, _, why = line.rpartition(": ")
+            else:
+                continue
+            if not path or (self.prefix and not path.startswith(self.prefix + "/")):
+                continue
+            rel = path[cut:]
+            if self.skip is None or not self.skip(rel):
+                found[rel] = f"it could not be read ({why.lower()})"
+        return found
+
     def _list(self) -> set[str]:
         """Workspace-relative paths that are dirty (against the index) or untracked: the last
         listing again if the tree's watch saw no change since it was made and the files that
-        decide what git lists (the index, ignore and configuration files) are as they were."""
+        decide what git lists (the index, ignore and configuration files) are as they were.
+        What git said it could not read goes into ``skipped``."""
         if self.cache is None or not self.cache.wants_watch:
-            return self._list_now()
-        key = self._listing_key()
-        paths = self.cache.listing(key)
-        if paths is None:
-            self.cache.before_listing(str(self.workspace.root), self._ignored, self.skip)
-            paths = self._list_now()
-            self.cache.after_listing(key, paths)
+            paths, unreadable = self._list_now()
+        else:
+            key = self._listing_key()
+            listed = self.cache.listing(key)
+            if listed is None:
+                self.cache.before_listing(str(self.workspace.root), self._ignored, self.skip)
+                listed = self._list_now()
+                self.cache.after_listing(key, *listed)
+            paths, unreadable = listed
+        self.skipped.update(unreadable)
         return paths
 
     def _ignored(self, rel: str) -> bool:
@@ -159,7 +289,7 @@ class GitScanner:
         env = tuple(os.environ.get(n) for n in ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"))
         return (self.workdir, self.prefix, LISTING, env, tuple(map(file_stamp, files)), _index_trailer(index))
 
-    def _list_now(self) -> set[str]:
+    def _list_now(self) -> tuple[set[str], dict[str, str]]:
         if LISTING != "git" and self.lister is not None:
             try:
                 found = self.lister.list_dirty(self.workdir, self.prefix)
@@ -173,12 +303,12 @@ class GitScanner:
                 log.warning("in-process listing failed, asking git: %r", exc)
             else:
                 cut = len(os.fsencode(self.prefix)) + 1 if self.prefix else 0
-                return self._keep([raw[cut:] for raw in found])
+                return self._keep([raw[cut:] for raw in found]), {}
         elif LISTING == "libgit2":
             raise RuntimeError("no in-process listing for this scanner")
         return self._run()
 
-    def _run(self) -> set[str]:
+    def _run(self) -> tuple[set[str], dict[str, str]]:
         env = clean_git_env()
         env["GIT_OPTIONAL_LOCKS"] = "0"
         env["LC_ALL"] = "C"
@@ -194,12 +324,15 @@ class GitScanner:
             for cmd in commands
         ]
         found: list[bytes] = []
+        unreadable: dict[str, str] = {}
         for cmd, proc in zip(commands, procs):
             out, err = proc.communicate()
             if proc.returncode != 0:
                 raise RuntimeError(f"{' '.join(cmd[3:5])} failed: {err.decode(errors='replace').strip()}")
             found += out.split(b"\x00")
-        return self._keep(found)
+            if err:
+                unreadable.update(self._unreadable_in(err))
+        return self._keep(found), unreadable
 
     def _index_entries(self, index_file: Path | None) -> pygit2.Index | None:
         if index_file is None or not index_file.exists():
@@ -211,15 +344,21 @@ class GitScanner:
         return Path(self.repo.path) / "index"
 
     def begin(self, capture: Capture) -> dict:
-        """The snapshot ``end`` compares with: the content of every dirty or untracked file."""
+        """The snapshot ``end`` compares with: the content of every dirty or untracked file,
+        and what could not be recorded (``skipped``)."""
+        self.skipped = Skipped()
         dirty = self._list()
-        versions = {p: capture(p) for p in sorted(dirty) if self._is_file_or_absent(p)}
-        return {"kind": self.kind, "dirty": {p: (v.model_dump() if v else None) for p, v in versions.items()}}
+        look = _Look(self.workspace, capture, self.skipped)
+        versions = {p: look.version(p) for p in sorted(dirty) if self._is_file_or_absent(p)}
+        snapshot = {"kind": self.kind, "dirty": {p: (v.model_dump() if v else None) for p, v in versions.items() if p not in self.skipped}}
+        if self.skipped:
+            snapshot["skipped"] = dict(self.skipped)
+        return snapshot
 
     def _is_file_or_absent(self, rel: str) -> bool:
         try:
             st = os.lstat(self.workspace.abs(rel))
-        except (FileNotFoundError, NotADirectoryError):
+        except OSError:  # absent, or unreadable (its read says so)
             return True
         return not stat.S_ISDIR(st.st_mode)
 
@@ -230,7 +369,9 @@ class GitScanner:
         dirty_before: dict[str, FileVersion | None] = {
             p: (FileVersion.model_validate(v) if v else None) for p, v in snapshot["dirty"].items()
         }
+        self.skipped = Skipped(snapshot.get("skipped", {}))
         dirty_now = self._list()
+        look = _Look(self.workspace, capture, self.skipped)
         index_file = self.index_file()
         unchanged = begin_copy.same_as(index_file) if begin_copy is not None else not index_file.exists()
         if unchanged:
@@ -258,19 +399,19 @@ class GitScanner:
 
         changes: list[Changed] = []
         for rel in sorted(set(dirty_before) | dirty_now | staged):
-            if not self._is_file_or_absent(rel):
+            if self.skipped.covers(rel) or not self._is_file_or_absent(rel):
                 continue
             if rel in dirty_before:
                 before = dirty_before[rel]
             else:
                 before = self._from_index(begin_index(), rel, capture_content)
             if rel in dirty_now:
-                after = capture(rel)
+                after = look.version(rel)
             else:
                 after = self._from_index(now_index(), rel, capture_content)
-                if after is None and self.workspace.read(rel) is not None:
+                if after is None and look.present(rel):
                     continue  # present but ignored now: not ours to record
-            if same_version(before, after):
+            if rel in self.skipped or same_version(before, after):
                 continue
             changes.append(Changed(rel, before, after))
         return changes
@@ -342,8 +483,12 @@ class IgnoreRules:
         return False
 
 
-def walk_files(root: Path, skip: Callable[[str], bool] | None = None) -> Iterator[tuple[str, os.stat_result]]:
-    """Every regular file and symlink under ``root`` that .gitignore does not exclude."""
+def walk_files(
+    root: Path, skip: Callable[[str], bool] | None = None, skipped: Skipped | None = None
+) -> Iterator[tuple[str, os.stat_result]]:
+    """Every regular file and symlink under ``root`` that .gitignore does not exclude (symlinks
+    are never followed). What is not ignored but cannot be recorded — a folder that cannot be
+    read, a name that is not UTF-8, a FIFO, socket or device — goes into ``skipped``."""
     rules = IgnoreRules(root)
     stack: list[tuple[str, list[str]]] = [("", [""])]
     while stack:
@@ -351,7 +496,11 @@ def walk_files(root: Path, skip: Callable[[str], bool] | None = None) -> Iterato
         try:
             with os.scandir(root / rel_dir if rel_dir else root) as entries:
                 items = list(entries)
-        except (FileNotFoundError, NotADirectoryError, PermissionError):
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as exc:
+            if skipped is not None and rel_dir:
+                skipped[rel_dir] = unreadable(exc)
             continue
         for item in items:
             if item.name == ".git":
@@ -363,15 +512,24 @@ def walk_files(root: Path, skip: Callable[[str], bool] | None = None) -> Iterato
                 st = item.stat(follow_symlinks=False)
             except FileNotFoundError:
                 continue
+            except OSError as exc:
+                if skipped is not None and not rules.ignored(rel, False, parents):
+                    skipped[rel] = unreadable(exc)
+                continue
             if stat.S_ISDIR(st.st_mode):
                 if rules.ignored(rel, True, parents):
                     continue
                 if os.path.lexists(os.path.join(item.path, ".git")):
                     continue  # a nested repository is its own world
+                if skipped is not None and name_problem(item.name):
+                    skipped[rel] = name_problem(item.name)  # type: ignore[assignment]
+                    continue
                 stack.append((rel, [*parents, rel]))
             elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
                 if not rules.ignored(rel, False, parents):
                     yield rel, st
+            elif skipped is not None and not rules.ignored(rel, False, parents):
+                skipped[rel] = f"it is {special_kind(st) or 'not a file'}, not a file"
 
 
 def _sig(st: os.stat_result) -> list[int]:
@@ -388,6 +546,7 @@ class WalkScanner:
         self.workspace = workspace
         self.cache_file = cache_file
         self.skip = skip
+        self.skipped = Skipped()  # what the last begin or end could not record
 
     def _load_cache(self) -> dict[str, list]:
         try:
@@ -408,14 +567,15 @@ class WalkScanner:
         fresh: dict[str, list] = {}
         state: dict[str, FileVersion | None] = {}
         now = time.time_ns()
-        for rel, st in walk_files(self.workspace.root, self.skip):
+        look = _Look(self.workspace, capture, self.skipped)
+        for rel, st in walk_files(self.workspace.root, self.skip, self.skipped):
             sig = _sig(st)
             cached = cache.get(rel)
             if cached and cached[0] == sig and sig[1] < cached[2] - _RACY_NS:
                 version = FileVersion.model_validate(cached[1])
                 fresh[rel] = cached
             else:
-                version = capture(rel)
+                version = look.version(rel)
                 if version is None:
                     continue
                 fresh[rel] = [sig, version.model_dump(), now]
@@ -427,18 +587,23 @@ class WalkScanner:
         return None  # no git index here
 
     def begin(self, capture: Capture) -> dict:
+        self.skipped = Skipped()
         state = self._state(capture)
-        return {"kind": self.kind, "files": {p: v.model_dump() for p, v in state.items() if v}}
+        snapshot = {"kind": self.kind, "files": {p: v.model_dump() for p, v in state.items() if v}}
+        if self.skipped:
+            snapshot["skipped"] = dict(self.skipped)
+        return snapshot
 
     def end(
         self, snapshot: dict, begin_copy: IndexCopy | None, capture: Capture, capture_content: CaptureContent
     ) -> list[Changed]:
         before = {p: FileVersion.model_validate(v) for p, v in snapshot["files"].items()}
+        self.skipped = Skipped(snapshot.get("skipped", {}))
         after = self._state(capture)
         changes = []
         for rel in sorted(set(before) | set(after)):
             b, a = before.get(rel), after.get(rel)
-            if not same_version(b, a):
+            if not same_version(b, a) and not self.skipped.covers(rel) and not name_problem(rel):
                 changes.append(Changed(rel, b, a))
         return changes
 
@@ -473,19 +638,19 @@ class ScanCache:
         self._lister: listing.Lister | None = None
         self._watching = watch_tree
         self._watch: watch.TreeWatch | None = None
-        self._listed: tuple[tuple, frozenset[str]] | None = None
+        self._listed: tuple[tuple, frozenset[str], dict[str, str]] | None = None
         self.reused = 0  # listings answered from the last one (for the benchmark's report)
 
-    def listing(self, key: tuple) -> set[str] | None:
-        """The last listing, if it was made under ``key`` and nothing changed under the tree
-        since it began."""
+    def listing(self, key: tuple) -> tuple[set[str], dict[str, str]] | None:
+        """The last listing (paths, and what git could not read), if it was made under ``key``
+        and nothing changed under the tree since it began."""
         if self._listed is None or self._watch is None or self._listed[0] != key:
             return None
         if not self._watch.quiet():
             self._listed = None
             return None
         self.reused += 1
-        return set(self._listed[1])
+        return set(self._listed[1]), dict(self._listed[2])
 
     def before_listing(self, root: str, ignored: Callable[[str], bool], skip: Callable[[str], bool] | None) -> None:
         """Mark the watch (set up on first use) just before the tree is listed."""
@@ -502,9 +667,9 @@ class ScanCache:
             self._watching = False
             self.close()
 
-    def after_listing(self, key: tuple, paths: set[str]) -> None:
+    def after_listing(self, key: tuple, paths: set[str], unreadable: dict[str, str]) -> None:
         if self._watch is not None:
-            self._listed = (key, frozenset(paths))
+            self._listed = (key, frozenset(paths), dict(unreadable))
 
     def close(self) -> None:
         if self._watch is not None:
