@@ -231,7 +231,9 @@ class GitScanner:
         found: dict[str, str] = {}
         for line in stderr.decode("utf-8", "surrogateescape").splitlines():
             if line.startswith("warning: could not open directory '"):
-                path, _, why = line[len("warning: could not open directory '"):].rpartition("': ")
+                path, quote, why = line[len("warning: could not open directory '"):].rpartition("': ")
+                if not quote:  # git cut the message short: a path longer than it can name
+                    path, why = line[len("warning: could not open directory '"):], "path too long"
                 path = path.rstrip("/")
             elif not line.startswith(("warning:", "error:", "fatal:", "hint:")) and ": " in line:
                 path, _, why = line.rpartition(": ")
@@ -460,7 +462,7 @@ class IgnoreRules:
             folder = self.root / rel_dir if rel_dir else self.root
             try:
                 lines = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
-            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            except OSError:  # none, or one that cannot be read (a path too long, permission denied)
                 pass
             if not rel_dir:
                 try:
