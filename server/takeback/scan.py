@@ -401,6 +401,10 @@ class GitScanner:
 
         changes: list[Changed] = []
         for rel in sorted(set(dirty_before) | dirty_now | staged):
+            problem = name_problem(rel)  # a staged path comes from the index, not the listing
+            if problem is not None:
+                self.skipped[rel] = problem
+                continue
             if self.skipped.covers(rel) or not self._is_file_or_absent(rel):
                 continue
             if rel in dirty_before:

@@ -27,7 +27,7 @@ import pygit2
 import pytest
 from pygit2.enums import ConfigLevel
 
-from helpers import make_repo, write_files
+from helpers import git, make_repo, write_files
 from takeback import scan
 
 from .support import full_state, open_engine, store_contains
@@ -123,6 +123,29 @@ def test_a_non_utf8_name_that_was_dirty_at_begin_is_not_recorded_at_end(ws: Path
     entry = engine.end_turn()
     assert entry.files == []
     assert any(n.startswith(f"{ODD_SHOWN}: not recorded") for n in entry.notices)
+
+
+def test_a_tracked_non_utf8_name_staged_during_the_turn_is_set_aside(ws: Path, ws_kind: str) -> None:
+    """The agent's ``git add`` makes the path clean again: it comes from the index, not the
+    listing, and is set aside all the same."""
+    if ws_kind == "plain":
+        pytest.skip("no index in a plain folder")
+    (ws / ODD).write_bytes(b"committed\n")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-qm", "an odd name")
+    engine = open_engine(ws)
+    before = full_state(ws)
+    engine.begin_turn()
+    (ws / ODD).write_bytes(b"changed and staged\n")
+    write_files(ws, {"README.md": "# changed\n"})
+    git(ws, "add", "-A")
+    entry = engine.end_turn()
+    assert [f.path for f in entry.files] == ["README.md"]
+    assert entry.notices == [f"{ODD_SHOWN}: not recorded, its name is not valid UTF-8 (rename it to have it recorded)"]
+    after = full_state(ws)
+    _later_turn_and_undo_redo(engine, ws, _without([ODD], before), _without([ODD], after),
+                              lambda ws: _without([ODD], full_state(ws)))
+    assert (ws / ODD).read_bytes() == b"changed and staged\n"
 
 
 def test_a_non_utf8_path_is_refused_by_an_edit_batch(ws: Path) -> None:
