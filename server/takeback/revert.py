@@ -82,7 +82,12 @@ class Planner:
     def plan(self, steps: dict[str, list[PathChange]]) -> Plan:
         plan = Plan()
         for path in sorted(steps):
-            planned = self._plan_path(path, steps[path])
+            try:
+                planned = self._plan_path(path, steps[path])
+            except OSError as exc:  # the file cannot be read now (permission denied …)
+                why = exc.strerror.lower() if exc.strerror else type(exc).__name__
+                plan.paths.append(PathPlan(path, None, None, skipped=f"it could not be read ({why}); it was left as it is"))
+                continue
             if planned.writes and planned.result is not None and self.obstacle is not None:
                 reason = self.obstacle(path)
                 if reason is not None:  # seen now, so a dry run and the run itself agree

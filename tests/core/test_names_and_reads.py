@@ -330,6 +330,28 @@ def test_an_unreadable_file_is_set_aside_and_turns_go_on(owned: Path, ws_kind: s
         assert "src/app.py: not recorded, it could not be read (permission denied)" in notices
 
 
+def _undo_over_an_unreadable_file(base: Path) -> None:
+    _as_that_user(base)
+    ws = base / "ws"
+    engine = open_engine(ws)
+    engine.begin_turn()
+    write_files(ws, {"README.md": "# changed\n", "ok.txt": "recorded\n"})
+    engine.end_turn()
+    os.chmod(ws / "README.md", 0)
+    result = engine.undo()
+    assert (result.verdict, result.applied) == ("partial", True), result
+    assert [(s.path, s.reason) for s in result.skipped] == [
+        ("README.md", "it could not be read (permission denied); it was left as it is")
+    ]
+    assert [r.path for r in result.restored] == ["ok.txt"] and not (ws / "ok.txt").exists()
+    os.chmod(ws / "README.md", 0o644)
+    assert (ws / "README.md").read_bytes() == b"# changed\n"
+
+
+def test_an_undo_skips_a_file_it_cannot_read(owned: Path) -> None:
+    run_unprivileged(_undo_over_an_unreadable_file, owned)
+
+
 def _unreadable_folder_turn(base: Path, opened_during: bool) -> list[str]:
     _as_that_user(base)
     ws = base / "ws"
