@@ -27,6 +27,7 @@ Nothing is ever read through a symlinked folder: a file behind one is absent, as
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -114,6 +115,8 @@ def unreadable(exc: OSError) -> str:
     return f"it could not be read ({what})"
 
 
+_STRERRORS = frozenset(os.strerror(code) for code in errno.errorcode)  # as git prints them under LC_ALL=C
+
 _SPECIAL = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"))
 
 
@@ -162,13 +165,18 @@ class _Look:
             self.skipped[rel] = unreadable(exc)
             return None
         if version is None:
-            try:
-                kind = special_kind(os.lstat(self.root / rel))
-            except OSError:
-                kind = None
-            if kind is not None:
-                self.skipped[rel] = f"it is {kind}, not a file"
+            self.special(rel)
         return version
+
+    def special(self, rel: str) -> bool:
+        """Whether a FIFO, socket or device stands at ``rel`` (then it is set aside)."""
+        try:
+            kind = special_kind(os.lstat(self.root / rel))
+        except OSError:
+            return False
+        if kind is not None:
+            self.skipped[rel] = f"it is {kind}, not a file"
+        return kind is not None
 
 
 _found_git: tuple[str | None, str | None] = (None, None)  # (PATH, what was found on it)
@@ -235,10 +243,10 @@ class GitScanner:
                 if not quote:  # git cut the message short: a path longer than it can name
                     path, why = line[len("warning: could not open directory '"):], "path too long"
                 path = path.rstrip("/")
-            elif not line.startswith(("warning:", "error:", "fatal:", "hint:")) and ": " in line:
-                path, _, why = line.rpartition(": ")
             else:
-                continue
+                path, _, why = line.rpartition(": ")  # diff-files: "path: <strerror>"
+                if why not in _STRERRORS:
+                    continue
             if not path or (self.prefix and not path.startswith(self.prefix + "/")):
                 continue
             rel = path[cut:]
@@ -493,8 +501,8 @@ def walk_files(
     root: Path, skip: Callable[[str], bool] | None = None, skipped: Skipped | None = None
 ) -> Iterator[tuple[str, os.stat_result]]:
     """Every regular file and symlink under ``root`` that .gitignore does not exclude (symlinks
-    are never followed). What is not ignored but cannot be recorded — a folder that cannot be
-    read, a name that is not UTF-8, a FIFO, socket or device — goes into ``skipped``."""
+    are never followed; FIFOs, sockets and devices are passed over, as git does). A folder that
+    is not ignored but cannot be read, or whose name is not UTF-8, goes into ``skipped``."""
     rules = IgnoreRules(root)
     stack: list[tuple[str, list[str]]] = [("", [""])]
     while stack:
@@ -534,8 +542,6 @@ def walk_files(
             elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
                 if not rules.ignored(rel, False, parents):
                     yield rel, st
-            elif skipped is not None and not rules.ignored(rel, False, parents):
-                skipped[rel] = f"it is {special_kind(st) or 'not a file'}, not a file"
 
 
 def _sig(st: os.stat_result) -> list[int]:
@@ -568,12 +574,11 @@ class WalkScanner:
         tmp.write_text(json.dumps(cache, separators=(",", ":")))
         os.replace(tmp, self.cache_file)
 
-    def _state(self, capture: Capture) -> dict[str, FileVersion | None]:
+    def _state(self, look: _Look) -> dict[str, FileVersion | None]:
         cache = self._load_cache()
         fresh: dict[str, list] = {}
         state: dict[str, FileVersion | None] = {}
         now = time.time_ns()
-        look = _Look(self.workspace, capture, self.skipped)
         for rel, st in walk_files(self.workspace.root, self.skip, self.skipped):
             sig = _sig(st)
             cached = cache.get(rel)
@@ -594,7 +599,7 @@ class WalkScanner:
 
     def begin(self, capture: Capture) -> dict:
         self.skipped = Skipped()
-        state = self._state(capture)
+        state = self._state(_Look(self.workspace, capture, self.skipped))
         snapshot = {"kind": self.kind, "files": {p: v.model_dump() for p, v in state.items() if v}}
         if self.skipped:
             snapshot["skipped"] = dict(self.skipped)
@@ -605,12 +610,16 @@ class WalkScanner:
     ) -> list[Changed]:
         before = {p: FileVersion.model_validate(v) for p, v in snapshot["files"].items()}
         self.skipped = Skipped(snapshot.get("skipped", {}))
-        after = self._state(capture)
+        look = _Look(self.workspace, capture, self.skipped)
+        after = self._state(look)
         changes = []
         for rel in sorted(set(before) | set(after)):
             b, a = before.get(rel), after.get(rel)
-            if not same_version(b, a) and not self.skipped.covers(rel) and not name_problem(rel):
-                changes.append(Changed(rel, b, a))
+            if same_version(b, a) or self.skipped.covers(rel) or name_problem(rel):
+                continue
+            if a is None and look.special(rel):
+                continue  # a FIFO, socket or device where the file was: not a deletion
+            changes.append(Changed(rel, b, a))
         return changes
 
 
