@@ -148,6 +148,34 @@ def test_a_tracked_non_utf8_name_staged_during_the_turn_is_set_aside(ws: Path, w
     assert (ws / ODD).read_bytes() == b"changed and staged\n"
 
 
+def test_a_store_wedged_by_an_older_version_ends_its_open_turn(ws: Path, ws_kind: str) -> None:
+    """An older version put a non-UTF-8 path into the open turn's begin snapshot; its end (and so
+    every call after it) failed. That turn now ends, setting the path aside."""
+    from takeback import brackets
+
+    (ws / ODD).write_bytes(b"there at begin\n")
+    engine = open_engine(ws)
+    begun = engine.begin_turn()
+    folder = engine.store.path / "brackets"
+    opened = brackets.read(folder, begun.id)
+    assert opened is not None and opened.scan is not None
+    side = "dirty" if ws_kind != "plain" else "files"
+    version = engine.capture.version(ODD, b"there at begin\n", 0o100644).model_dump()
+    opened.scan[side][ODD] = version  # what the older version kept
+    opened.scan.pop("skipped", None)
+    engine.store.flush()
+    index = ws / ".git" / "index" if ws_kind != "plain" else None  # unchanged since begin
+    brackets.write(folder, opened.begun, opened.scan, index, False)
+    (ws / ODD).write_bytes(b"changed by the agent\n")
+    write_files(ws, {"ok.txt": "ok\n"})
+    again = open_engine(ws)
+    entry = again.end_turn()
+    assert [f.path for f in entry.files] == ["ok.txt"]
+    assert f"{ODD_SHOWN}: not recorded, its name is not valid UTF-8 (rename it to have it recorded)" in entry.notices
+    assert again.undo().verdict == "safe"
+    assert (ws / ODD).read_bytes() == b"changed by the agent\n"
+
+
 def test_a_non_utf8_path_is_refused_by_an_edit_batch(ws: Path) -> None:
     from takeback.errors import OutsideWorkspace
     from takeback.models import BatchChange
