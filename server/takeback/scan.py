@@ -147,8 +147,15 @@ class _Look:
         return known
 
     def present(self, rel: str) -> bool:
-        """Whether something is at ``rel`` (not read, not stored)."""
-        return os.path.lexists(self.root / rel) and not self.behind_link(rel)
+        """Whether a file or symlink is at ``rel``, as ``Workspace.read`` finds one (a folder
+        counts as absent), without reading or storing it."""
+        if self.behind_link(rel):
+            return False
+        try:
+            st = os.lstat(self.root / rel)
+        except OSError:
+            return False
+        return stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)
 
     def version(self, rel: str) -> FileVersion | None:
         """The file at ``rel`` now (None: absent); when it cannot be recorded, None and ``rel``
