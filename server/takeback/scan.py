@@ -94,8 +94,10 @@ class Skipped(dict[str, str]):
 
 
 def shown(rel: str) -> str:
-    """A path as a person reads it: bytes that are not UTF-8 as ``\\xNN`` escapes."""
-    return os.fsencode(rel).decode("utf-8", "backslashreplace")
+    """A path as a person reads it on one line: bytes that are not UTF-8 as ``\\xNN`` escapes,
+    control characters (a newline in a name) as Python writes them (``\\n``)."""
+    text = os.fsencode(rel).decode("utf-8", "backslashreplace")
+    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def name_problem(rel: str) -> str | None:
@@ -432,6 +434,8 @@ class GitScanner:
                 after = self._from_index(now_index(), rel, capture_content)
                 if after is None and look.present(rel):
                     continue  # present but ignored now: not ours to record
+                if after is None:
+                    look.special(rel)  # a FIFO where the file was (git does not list it)
             if rel in self.skipped or same_version(before, after):
                 continue
             changes.append(Changed(rel, before, after))

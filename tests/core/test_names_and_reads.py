@@ -244,16 +244,23 @@ def test_a_path_too_long_to_read_is_set_aside(ws: Path, ws_kind: str) -> None:
 
 
 def test_a_fifo_where_a_file_was_is_set_aside(ws: Path) -> None:
+    write_files(ws, {"two\nlines.txt": "a name with a newline\n"})
     engine = open_engine(ws)
     engine.begin_turn()
     (ws / "README.md").unlink()
     os.mkfifo(ws / "README.md")
+    (ws / "two\nlines.txt").unlink()
+    os.mkfifo(ws / "two\nlines.txt")
     os.mkfifo(ws / "new.pipe")
     write_files(ws, {"ok.txt": "ok\n"})
     entry = engine.end_turn()
     assert [f.path for f in entry.files] == ["ok.txt"]
-    # a FIFO where a file was is named; one that was never a file is passed over, as git does
-    assert entry.notices == ["README.md: not recorded, it is a FIFO, not a file"]
+    # a FIFO where a file was is named (on one line); one that was never a file is passed over,
+    # as git does
+    assert entry.notices == [
+        "README.md: not recorded, it is a FIFO, not a file",
+        "two\\nlines.txt: not recorded, it is a FIFO, not a file",
+    ]
     undone = engine.undo()
     assert undone.verdict == "safe"
     assert stat.S_ISFIFO(os.lstat(ws / "README.md").st_mode)  # never written over
