@@ -415,6 +415,7 @@ def _from_checkpoint(
         out.append(item)
     return out
 
+
 def _set_aside(plan: Plan, out_of_reach: dict[str, tuple[str | None, str]]) -> None:
     """Skip the paths out of reach, unless the symlink in their way is itself removed by the
     plan (it comes first: plans are in path order), so a folder replaced by a symlink comes

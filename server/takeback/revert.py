@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from .capture import Capturer
 from .merge import MergeResult, Version, merge_file
 from .models import Conflict, FileVersion, OnConflict, PathChange, SkippedFile
-from .workspace import DiskFile
+from .workspace import DiskFile, cannot_read
 
 Reader = Callable[[str], DiskFile | None]
 Obstacle = Callable[[str], str | None]  # why a file cannot be put at a path now, or None
@@ -85,8 +85,7 @@ class Planner:
             try:
                 planned = self._plan_path(path, steps[path])
             except OSError as exc:  # the file cannot be read now (permission denied …)
-                why = exc.strerror.lower() if exc.strerror else type(exc).__name__
-                plan.paths.append(PathPlan(path, None, None, skipped=f"it could not be read ({why}); it was left as it is"))
+                plan.paths.append(PathPlan(path, None, None, skipped=f"{cannot_read(exc)}; it was left as it is"))
                 continue
             if planned.writes and planned.result is not None and self.obstacle is not None:
                 reason = self.obstacle(path)

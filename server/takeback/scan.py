@@ -46,7 +46,7 @@ from . import watch
 from .brackets import IndexCopy
 from .models import FileVersion, same_version
 from .store import clean_git_env
-from .workspace import Workspace, file_stamp, mode_of
+from .workspace import Workspace, cannot_read, file_stamp, mode_of
 
 try:
     from . import listing
@@ -111,12 +111,6 @@ def name_problem(rel: str) -> str | None:
     return None
 
 
-def unreadable(exc: OSError) -> str:
-    """The reason for a path that could not be read."""
-    what = exc.strerror.lower() if exc.strerror else type(exc).__name__
-    return f"it could not be read ({what})"
-
-
 _STRERRORS = frozenset(os.strerror(code) for code in errno.errorcode)  # as git prints them under LC_ALL=C
 
 _SPECIAL = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"))
@@ -171,7 +165,7 @@ class _Look:
         try:
             version = self.capture(rel)
         except OSError as exc:
-            self.skipped[rel] = unreadable(exc)
+            self.skipped[rel] = cannot_read(exc)
             return None
         if version is None:
             self.special(rel)
@@ -525,7 +519,7 @@ def walk_files(
             continue
         except OSError as exc:
             if skipped is not None and rel_dir:
-                skipped[rel_dir] = unreadable(exc)
+                skipped[rel_dir] = cannot_read(exc)
             continue
         for item in items:
             if item.name == ".git":
@@ -539,7 +533,7 @@ def walk_files(
                 continue
             except OSError as exc:
                 if skipped is not None and not rules.ignored(rel, False, parents):
-                    skipped[rel] = unreadable(exc)
+                    skipped[rel] = cannot_read(exc)
                 continue
             if stat.S_ISDIR(st.st_mode):
                 if rules.ignored(rel, True, parents):

@@ -38,6 +38,12 @@ def file_stamp(path: str | os.PathLike[str]) -> tuple | None:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+def cannot_read(exc: OSError) -> str:
+    """Why a path could not be read, as a skip reason or notice says it."""
+    what = exc.strerror.lower() if exc.strerror else type(exc).__name__
+    return f"it could not be read ({what})"
+
+
 def mode_of(st: os.stat_result) -> int:
     if stat.S_ISLNK(st.st_mode):
         return MODE_LINK
