@@ -363,7 +363,8 @@ class GitScanner:
         dirty = self._list()
         look = _Look(self.workspace, capture, self.skipped)
         versions = {p: look.version(p) for p in sorted(dirty) if self._is_file_or_absent(p)}
-        snapshot = {"kind": self.kind, "dirty": {p: (v.model_dump() if v else None) for p, v in versions.items() if p not in self.skipped}}
+        kept = {p: (v.model_dump() if v else None) for p, v in versions.items() if p not in self.skipped}
+        snapshot = {"kind": self.kind, "dirty": kept}
         if self.skipped:
             snapshot["skipped"] = dict(self.skipped)
         return snapshot
