@@ -223,7 +223,7 @@ class Operations:
 
         def read(rel: str) -> DiskFile | None:
             if rel in out_of_reach:
-                return None  # nothing is read through a symlink leading out
+                return None  # nothing is read through such a symlink
             return overlay[rel] if rel in overlay else self.workspace.read(rel)
 
         planner = Planner(
@@ -269,20 +269,26 @@ class Operations:
         )
 
     def _out_of_reach(self, steps: dict[str, list[PathChange]]) -> dict[str, tuple[str | None, str]]:
-        """Recorded paths the workspace's path check refuses now (a folder swapped for a
-        symlink leading out since it was recorded): path -> (that symlink, why)."""
+        """Recorded paths that lie behind a symlink now (a folder swapped for one since they were
+        recorded), which nothing may read or write through: the link leads outside the
+        workspace, or the operation itself puts the link's path back. path -> (that symlink,
+        why it is skipped unless the operation removes the link first)."""
         refused: dict[str, tuple[str | None, str]] = {}
         for path in steps:
+            link = self.workspace.link_above(path)
             try:
                 self.workspace.rel(path)
+                where = "now"
             except OutsideWorkspace as exc:
-                link = self.workspace.link_above(path)
-                if link is not None:
-                    reason = (f"{link} is a symlink that leads outside the workspace, and Takeback never writes "
-                              "through it; remove the link and run this again")
-                else:
-                    reason = str(exc)
-                refused[path] = (link, reason)
+                if link is None:
+                    refused[path] = (None, str(exc))
+                    continue
+                where = "that leads outside the workspace"
+            else:
+                if link is None or link not in steps:
+                    continue  # a symlinked folder inside the workspace the operation leaves alone
+            refused[path] = (link, f"{link} is a symlink {where}, and Takeback never writes through it; "
+                                   "remove the link and run this again")
         return refused
 
     def _execute(

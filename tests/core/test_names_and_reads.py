@@ -455,6 +455,22 @@ def test_a_folder_replaced_by_a_link_leading_out_is_recorded_without_reading_out
     assert store_contains(engine.store.path, OUTSIDE_SECRET) == []
 
 
+def test_a_folder_replaced_by_a_link_inside_is_put_back(ws: Path) -> None:
+    """The link leads to a folder inside holding the same file: undo must not read the file
+    through the link (it would find it 'already as it was' and leave the folder out)."""
+    write_files(ws, {"copy/app.py": (ws / "src" / "app.py").read_text()})
+    engine = open_engine(ws)
+    before = full_state(ws)
+    engine.begin_turn()
+    shutil.rmtree(ws / "src")
+    os.symlink("copy", ws / "src")
+    entry = engine.end_turn()
+    assert {f.path: f.kind for f in entry.files} == {"src": "added", "src/app.py": "deleted"}
+    undone = engine.undo()
+    assert undone.verdict == "safe", undone
+    assert full_state(ws) == before
+
+
 @pytest.mark.xfail(strict=True, reason="putting a link where a folder stands is the writing side's file-folder swap")
 def test_a_folder_replaced_by_a_link_leading_out_redoes_exactly(ws: Path, outside: Path) -> None:
     engine = open_engine(ws)
