@@ -125,11 +125,10 @@ def test_a_non_utf8_name_that_was_dirty_at_begin_is_not_recorded_at_end(ws: Path
     assert any(n.startswith(f"{ODD_SHOWN}: not recorded") for n in entry.notices)
 
 
-def test_a_tracked_non_utf8_name_staged_during_the_turn_is_set_aside(ws: Path, ws_kind: str) -> None:
+@pytest.mark.parametrize("ws_kind", ["git", "git-cli"], indirect=True)  # an index to stage in
+def test_a_tracked_non_utf8_name_staged_during_the_turn_is_set_aside(ws: Path) -> None:
     """The agent's ``git add`` makes the path clean again: it comes from the index, not the
     listing, and is set aside all the same."""
-    if ws_kind == "plain":
-        pytest.skip("no index in a plain folder")
     (ws / ODD).write_bytes(b"committed\n")
     git(ws, "add", "-A")
     git(ws, "commit", "-qm", "an odd name")
@@ -422,6 +421,28 @@ def test_an_unreadable_folder_is_set_aside_and_turns_go_on(
         assert "private: not recorded, it could not be read (permission denied)" in notices
     if ws_kind == "plain":
         assert "src: not recorded, it could not be read (permission denied)" in notices
+
+
+def _unreadable_in_a_subfolder_workspace(base: Path) -> list[str]:
+    _as_that_user(base)
+    ws = base / "ws" / "pkg"
+    write_files(base / "ws", {"pkg/mod.py": "x = 1\n", "pkg/private/data.db": "mine\n", "other/private/data.db": "theirs\n"})
+    os.chmod(ws / "private", 0)
+    os.chmod(base / "ws" / "other" / "private", 0)
+    engine = open_engine(ws)
+    engine.begin_turn()
+    write_files(ws, {"mod.py": "x = 2\n"})
+    entry = engine.end_turn()
+    assert [f.path for f in entry.files] == ["mod.py"]
+    return entry.notices
+
+
+@pytest.mark.parametrize("ws_kind", ["git-cli"], indirect=True)  # git's own messages
+def test_git_names_what_it_cannot_read_relative_to_a_subfolder_workspace(owned: Path) -> None:
+    """The workspace is a folder inside the repository: git names paths from the repository's
+    root; the notice names them from the workspace's, and says nothing of folders outside it."""
+    notices = run_unprivileged(_unreadable_in_a_subfolder_workspace, owned)
+    assert notices == ["private: not recorded, it could not be read (permission denied)"]
 
 
 # --------------------------------------------------------------------------- symlinks leading out
