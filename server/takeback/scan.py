@@ -127,19 +127,23 @@ class _Look:
 
     def __init__(self, workspace: Workspace, capture: Capture, skipped: Skipped) -> None:
         self.root = workspace.root
-        self.workspace = workspace
         self.capture = capture
         self.skipped = skipped
         self._behind_link: dict[str, bool] = {}  # folder -> whether a symlink is on the way
 
     def behind_link(self, rel: str) -> bool:
-        """Whether a folder on the way to ``rel`` is a symlink."""
+        """Whether a folder on the way to ``rel`` is a symlink (``Workspace.link_above``, with
+        each folder looked at once per scan)."""
         folder = rel.rpartition("/")[0]
         if not folder:
             return False
         known = self._behind_link.get(folder)
         if known is None:
-            known = self._behind_link[folder] = self.workspace.link_above(rel) is not None
+            try:
+                link = stat.S_ISLNK(os.lstat(self.root / folder).st_mode)
+            except OSError:
+                link = False  # missing (so is the file) or unreadable (reading it says so)
+            known = self._behind_link[folder] = self.behind_link(folder) or link
         return known
 
     def present(self, rel: str) -> bool:
