@@ -436,7 +436,8 @@ class Engine(Operations):
         capture = self._turn_capture(opened)
         changed = scanner.end(opened.scan, opened.index, capture.from_disk, capture.version, opened.nested)
         changed = [c for c in changed if not _explained_by_batches(state, c)]
-        if not changed and not scanner.notices:
+        notices = [*scanner.notices, *scanner.skipped.notices(), *_notices(changed)]
+        if not changed and not notices:
             return None
         begun_ns = int(state.begun.at.timestamp() * 1_000_000) * 1000
         known = [c.path for c in changed if c.before is not None]  # files there at begin
@@ -453,7 +454,7 @@ class Engine(Operations):
                 for c in changed
             ],
             bracket=True,
-            notices=[*scanner.notices, *_notices(changed)],
+            notices=notices,
         )
 
     def _path_change(

@@ -22,6 +22,7 @@ from .errors import (
     InvalidInput,
     NotFound,
     NothingToDo,
+    OutsideWorkspace,
     StateError,
 )
 from .handoff import ask_editor
@@ -40,7 +41,7 @@ from .models import (
     TurnBegun,
     same_version,
 )
-from .revert import Plan, Planner
+from .revert import PathPlan, Plan, Planner
 from .textdiff import is_binary, line_stats, unified_diff
 from .timeline import EntryState, Timeline, relevant_steps
 from .workspace import DiskFile
@@ -224,12 +225,12 @@ class Operations:
         """``ended``: the open turn, when the caller already ended it to plan with its changes."""
         if on_conflict not in _ON_CONFLICT:
             raise InvalidInput(f"on-conflict must be one of {', '.join(_ON_CONFLICT)}, not {on_conflict!r}")
-        for path in steps:
-            # A folder may have been swapped for a symlink leading out since the path was recorded.
-            self.workspace.rel(path)
+        out_of_reach = self._out_of_reach(steps)
         overlay = {self.workspace.rel(p): v for p, v in (overlay or {}).items()}
 
         def read(rel: str) -> DiskFile | None:
+            if rel in out_of_reach:
+                return None  # nothing is read through such a symlink
             return overlay[rel] if rel in overlay else self.workspace.read(rel)
 
         def unwritable(rel: str) -> str | None:
@@ -244,6 +245,7 @@ class Operations:
             unwritable=unwritable,
         )
         plan = planner.plan(steps)
+        _set_aside(plan, out_of_reach)
         number = target.begun.number
         blocking = plan.blocking_conflicts
         outcomes = [_outcome(p.path, p.ours, p.result, p.merged) for p in plan.writes]
@@ -289,6 +291,29 @@ class Operations:
             + _notes_tail(target),
             next_action=_next_action(kind, entry, plan, rest),
         )
+
+    def _out_of_reach(self, steps: dict[str, list[PathChange]]) -> dict[str, tuple[str | None, str]]:
+        """Recorded paths that lie behind a symlink now (a folder swapped for one since they were
+        recorded), which nothing may read or write through: the link leads outside the
+        workspace, or the operation itself puts the link's path back. path -> (that symlink,
+        why it is skipped unless the operation removes the link first)."""
+        refused: dict[str, tuple[str | None, str]] = {}
+        for path in steps:
+            link = self.workspace.link_above(path)
+            try:
+                self.workspace.rel(path)
+                where = "now"
+            except OutsideWorkspace as exc:
+                if link is None:
+                    refused[path] = (None, str(exc))
+                    continue
+                where = "that leads outside the workspace"
+            else:
+                if link is None or link not in steps:
+                    continue  # a symlinked folder inside the workspace the operation leaves alone
+            refused[path] = (link, f"{link} is a symlink {where}, and Takeback never writes through it; "
+                                   "remove the link and run this again")
+        return refused
 
     def _execute(
         self,
@@ -421,6 +446,20 @@ def _from_checkpoint(
             item = item.model_copy(update={"changes": changes})
         out.append(item)
     return out
+
+
+def _set_aside(plan: Plan, out_of_reach: dict[str, tuple[str | None, str]]) -> None:
+    """Skip the paths out of reach, unless the symlink in their way is itself removed by the
+    plan (it comes first: plans are in path order), so a folder replaced by a symlink comes
+    back in one step."""
+    if not out_of_reach:
+        return
+    removed = {p.path for p in plan.paths if p.writes and p.result is None}
+    for i, planned in enumerate(plan.paths):
+        link, reason = out_of_reach.get(planned.path, (None, None))
+        if reason is not None and (link is None or link not in removed):
+            plan.paths[i] = PathPlan(planned.path, None, None, skipped=reason)
+
 
 def _outcome(path: str, ours: DiskFile | None, result: Version | None, merged: bool) -> FileOutcome:
     old = ours.content if ours else None

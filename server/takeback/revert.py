@@ -19,7 +19,7 @@ from typing import Protocol
 from .capture import Capturer
 from .merge import MergeResult, Version, merge_file
 from .models import Conflict, FileVersion, OnConflict, PathChange, SkippedFile
-from .workspace import DiskFile
+from .workspace import DiskFile, cannot_read
 
 Reader = Callable[[str], DiskFile | None]
 
@@ -111,7 +111,12 @@ class Planner:
         self.label_theirs = label_theirs
 
     def plan(self, steps: dict[str, list[PathChange]]) -> Plan:
-        plan = Plan(paths=[self._plan_path(path, steps[path]) for path in sorted(steps)])
+        plan = Plan()
+        for path in sorted(steps):
+            try:
+                plan.paths.append(self._plan_path(path, steps[path]))
+            except OSError as exc:  # the file cannot be read now (permission denied …)
+                plan.paths.append(PathPlan(path, None, None, skipped=f"{cannot_read(exc)}; it was left as it is"))
         if self.layout is not None:
             self._place(plan, steps, self.layout)
         if self.unwritable is not None:

@@ -24,10 +24,18 @@ Both hand back ``(path, before, after)`` triples of ``FileVersion`` (None = abse
 after-image from disk, and keep in ``notices`` what they left out of the turn and why. A file
 not visible at begin that looks added while the ignore rules changed is the turn's only if it
 was born after begin (``birth.py``).
+
+What a scan cannot record it sets aside, with a reason the person reads in the turn's notices
+(``Skipped``; the begin snapshot keeps its own, so the end leaves those paths alone too): a
+name that is not valid UTF-8 (no record can hold it), a file or folder that cannot be read
+(permission denied, removed while being read, a FIFO, socket or device where a file was).
+Nothing is ever read through a symlinked folder: a file behind one is absent, as git sees it
+(a folder replaced by a symlink is its files deleted and the link added).
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -46,7 +54,7 @@ from . import birth, checkout, nested, watch
 from .brackets import IndexCopy
 from .models import FileVersion, same_version
 from .store import clean_git_env
-from .workspace import Workspace, file_stamp, mode_of
+from .workspace import Workspace, cannot_read, file_stamp, mode_of
 
 try:
     from . import listing
@@ -73,6 +81,113 @@ class Changed:
     path: str
     before: FileVersion | None
     after: FileVersion | None
+
+
+class Skipped(dict[str, str]):
+    """What a scan could not record: a path (a file, or a folder with all it holds) -> why."""
+
+    def covers(self, rel: str) -> bool:
+        """Whether ``rel`` or a folder above it was set aside."""
+        if not self:
+            return False
+        while rel:
+            if rel in self:
+                return True
+            rel = rel.rpartition("/")[0]
+        return False
+
+    def notices(self) -> list[str]:
+        """One line per path set aside, as the turn shows it."""
+        return [f"{shown(path)}: not recorded, {reason}" for path, reason in sorted(self.items())]
+
+
+def shown(rel: str) -> str:
+    """A path as a person reads it on one line: bytes that are not UTF-8 as ``\\xNN`` escapes,
+    control characters (a newline in a name) as Python writes them (``\\n``)."""
+    text = os.fsencode(rel).decode("utf-8", "backslashreplace")
+    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def name_problem(rel: str) -> str | None:
+    """Why a path cannot be recorded by its name, or None (cheap for the usual ASCII names)."""
+    if rel.isascii():
+        return None
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:  # os.fsdecode's escapes for bytes that are not UTF-8
+        return "its name is not valid UTF-8 (rename it to have it recorded)"
+    return None
+
+
+_STRERRORS = frozenset(os.strerror(code) for code in errno.errorcode)  # as git prints them under LC_ALL=C
+
+_SPECIAL = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"))
+
+
+def special_kind(st: os.stat_result) -> str | None:
+    """``"a FIFO"``, ``"a socket"``, ``"a device"`` for what is neither file, link nor folder."""
+    return next((name for test, name in _SPECIAL if test(st.st_mode)), None)
+
+
+class _Look:
+    """Reads the files of one scan for the scanner: sets aside what cannot be recorded
+    (``skipped``), and never reads through a symlinked folder (each folder asked once)."""
+
+    def __init__(self, workspace: Workspace, capture: Capture, skipped: Skipped) -> None:
+        self.root = workspace.root
+        self.workspace = workspace
+        self.capture = capture
+        self.skipped = skipped
+        self._behind_link: dict[str, bool] = {}  # folder -> whether a symlink is on the way
+
+    def behind_link(self, rel: str) -> bool:
+        """Whether a folder on the way to ``rel`` is a symlink."""
+        folder = rel.rpartition("/")[0]
+        if not folder:
+            return False
+        known = self._behind_link.get(folder)
+        if known is None:
+            known = self._behind_link[folder] = self.workspace.link_above(rel) is not None
+        return known
+
+    def present(self, rel: str) -> bool:
+        """Whether a file or symlink is at ``rel``, as ``Workspace.read`` finds one (a folder
+        counts as absent), without reading or storing it."""
+        if self.behind_link(rel):
+            return False
+        try:
+            st = os.lstat(self.root / rel)
+        except OSError:
+            return False
+        return stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)
+
+    def version(self, rel: str) -> FileVersion | None:
+        """The file at ``rel`` now (None: absent); when it cannot be recorded, None and ``rel``
+        in ``skipped``."""
+        problem = name_problem(rel)
+        if problem is not None:
+            self.skipped[rel] = problem
+            return None
+        if self.behind_link(rel):
+            return None
+        try:
+            version = self.capture(rel)
+        except OSError as exc:
+            self.skipped[rel] = cannot_read(exc)
+            return None
+        if version is None:
+            self.special(rel)
+        return version
+
+    def special(self, rel: str) -> bool:
+        """Whether a FIFO, socket or device stands at ``rel`` (then it is set aside)."""
+        try:
+            kind = special_kind(os.lstat(self.root / rel))
+        except OSError:
+            return False
+        if kind is not None:
+            self.skipped[rel] = f"it is {kind}, not a file"
+        return kind is not None
 
 
 _found_git: tuple[str | None, str | None] = (None, None)  # (PATH, what was found on it)
@@ -114,6 +229,7 @@ class GitScanner:
         self.prefix = os.path.relpath(workspace.root, self.workdir).replace(os.sep, "/")
         if self.prefix == ".":
             self.prefix = ""
+        self.skipped = Skipped()  # what the last begin or end could not record
 
     def _repo_path(self, rel: str) -> str:
         return f"{self.prefix}/{rel}" if self.prefix else rel
@@ -127,6 +243,29 @@ class GitScanner:
             if self.skip is None or not self.skip(rel.rstrip("/")):
                 paths.add(rel)
         return paths
+
+    def _unreadable_in(self, stderr: bytes) -> dict[str, str]:
+        """Folders and files git said it could not read (its messages under ``LC_ALL=C``):
+        ``warning: could not open directory 'x/': Permission denied`` from ``ls-files``,
+        ``x/y: Permission denied`` from ``diff-files``. Paths there are the repository's."""
+        cut = len(self.prefix) + 1 if self.prefix else 0
+        found: dict[str, str] = {}
+        for line in stderr.decode("utf-8", "surrogateescape").splitlines():
+            if line.startswith("warning: could not open directory '"):
+                path, quote, why = line[len("warning: could not open directory '"):].rpartition("': ")
+                if not quote:  # git cut the message short: a path longer than it can name
+                    path, why = line[len("warning: could not open directory '"):], "path too long"
+                path = path.rstrip("/")
+            else:
+                path, _, why = line.rpartition(": ")  # diff-files: "path: <strerror>"
+                if why not in _STRERRORS:
+                    continue
+            if not path or (self.prefix and not path.startswith(self.prefix + "/")):
+                continue
+            rel = path[cut:]
+            if self.skip is None or not self.skip(rel):
+                found[rel] = f"it could not be read ({why.lower()})"
+        return found
 
     def _list_split(self) -> tuple[set[str], set[str]]:
         """(dirty and untracked files, folders of nested repositories and submodules)."""
@@ -167,15 +306,19 @@ class GitScanner:
     def _list(self) -> set[str]:
         """Workspace-relative paths that are dirty (against the index) or untracked: the last
         listing again if the tree's watch saw no change since it was made and the files that
-        decide what git lists (the index, ignore and configuration files) are as they were."""
+        decide what git lists (the index, ignore and configuration files) are as they were.
+        What git said it could not read goes into ``skipped``."""
         if self.cache is None or not self.cache.wants_watch:
-            return self._list_now()
-        key = self._listing_key()
-        paths = self.cache.listing(key)
-        if paths is None:
-            self.cache.before_listing(str(self.workspace.root), self._ignored, self.skip)
-            paths = self._list_now()
-            self.cache.after_listing(key, paths)
+            paths, unreadable = self._list_now()
+        else:
+            key = self._listing_key()
+            listed = self.cache.listing(key)
+            if listed is None:
+                self.cache.before_listing(str(self.workspace.root), self._ignored, self.skip)
+                listed = self._list_now()
+                self.cache.after_listing(key, *listed)
+            paths, unreadable = listed
+        self.skipped.update(unreadable)
         return paths
 
     def _ignored(self, rel: str) -> bool:
@@ -211,7 +354,7 @@ class GitScanner:
         files += [os.path.expanduser(f) for f in self.repo.config.get_multivar("core.excludesFile")]
         return files
 
-    def _list_now(self) -> set[str]:
+    def _list_now(self) -> tuple[set[str], dict[str, str]]:
         if LISTING != "git" and self.lister is not None:
             try:
                 found = self.lister.list_dirty(self.workdir, self.prefix)
@@ -225,12 +368,12 @@ class GitScanner:
                 log.warning("in-process listing failed, asking git: %r", exc)
             else:
                 cut = len(os.fsencode(self.prefix)) + 1 if self.prefix else 0
-                return self._keep([raw[cut:] for raw in found])
+                return self._keep([raw[cut:] for raw in found]), {}
         elif LISTING == "libgit2":
             raise RuntimeError("no in-process listing for this scanner")
         return self._run()
 
-    def _run(self) -> set[str]:
+    def _run(self) -> tuple[set[str], dict[str, str]]:
         env = clean_git_env()
         env["GIT_OPTIONAL_LOCKS"] = "0"
         env["LC_ALL"] = "C"
@@ -247,12 +390,15 @@ class GitScanner:
             for cmd in commands
         ]
         found: list[bytes] = []
+        unreadable: dict[str, str] = {}
         for cmd, proc in zip(commands, procs):
             out, err = proc.communicate()
             if proc.returncode != 0:
                 raise RuntimeError(f"git {cmd[len(base)]} failed: {err.decode(errors='replace').strip()}")
             found += out.split(b"\x00")
-        return self._keep(found)
+            if err:
+                unreadable.update(self._unreadable_in(err))
+        return self._keep(found), unreadable
 
     def _index_entries(self, index_file: Path | None) -> pygit2.Index | None:
         if index_file is None or not index_file.exists():
@@ -265,18 +411,24 @@ class GitScanner:
 
     def begin(self, capture: Capture) -> dict:
         """The snapshot ``end`` compares with: the content of every dirty or untracked file
-        (and when, under which ignore rules, it was taken)."""
+        (and when, under which ignore rules, it was taken), and what could not be recorded
+        (``skipped``)."""
         rules = _RuleStamp.now(self._rule_files())
+        self.skipped = Skipped()
         dirty, folders = self._list_split()
+        look = _Look(self.workspace, capture, self.skipped)
         # A listed path where a folder stands (a tracked file replaced by a folder) is absent.
-        versions = {p: capture(p) for p in sorted(dirty)}
+        versions = {p: look.version(p) for p in sorted(dirty)}
         nested_snapshots, self.nested_indexes = nested.begin(folders, self._nested_scanner, capture)
-        return {
+        snapshot = {
             "kind": self.kind,
-            "dirty": {p: (v.model_dump() if v else None) for p, v in versions.items()},
+            "dirty": {p: (v.model_dump() if v else None) for p, v in versions.items() if p not in self.skipped},
             **rules.saved(),
             "nested": nested_snapshots,
         }
+        if self.skipped:
+            snapshot["skipped"] = dict(self.skipped)
+        return snapshot
 
     def end(
         self, snapshot: dict, begin_copy: IndexCopy | None, capture: Capture, capture_content: CaptureContent,
@@ -288,7 +440,9 @@ class GitScanner:
             p: (FileVersion.model_validate(v) if v else None) for p, v in snapshot["dirty"].items()
         }
         self.notices = []
+        self.skipped = Skipped(snapshot.get("skipped", {}))
         dirty_now, folders_now = self._list_split()
+        look = _Look(self.workspace, capture, self.skipped)
         index_file = self.index_file()
         unchanged = begin_copy.same_as(index_file) if begin_copy is not None else not index_file.exists()
         if unchanged:
@@ -311,6 +465,12 @@ class GitScanner:
 
         changes: list[Changed] = []
         for rel in sorted(set(dirty_before) | dirty_now | staged):
+            problem = name_problem(rel)  # a staged path comes from the index, not the listing
+            if problem is not None:
+                self.skipped[rel] = problem
+                continue
+            if self.skipped.covers(rel):
+                continue
             # A file replaced by a folder is a deletion (the files in the folder are listed too).
             if rel in dirty_before:
                 before = dirty_before[rel]
@@ -322,8 +482,8 @@ class GitScanner:
                     continue
             # The disk, also for a file clean now (the index holds its cleaned form) or ignored
             # now (an agent's ignore rule does not hide its edit).
-            after = capture(rel)
-            if same_version(before, after):
+            after = look.version(rel)
+            if rel in self.skipped or same_version(before, after):
                 continue
             changes.append(Changed(rel, before, after))
         # A path absent from the index at begin, untracked and not listed then, yet listed now:
@@ -445,7 +605,7 @@ class IgnoreRules:
             folder = self.root / rel_dir if rel_dir else self.root
             try:
                 lines = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
-            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            except OSError:  # none, or one that cannot be read (a path too long, permission denied)
                 pass
             exclude = exclude_file(self.root) if not rel_dir else None
             if exclude is not None:
@@ -469,9 +629,13 @@ class IgnoreRules:
         return False
 
 
-def walk_files(root: Path, skip: Callable[[str], bool] | None = None) -> Iterator[tuple[str, os.stat_result]]:
+def walk_files(
+    root: Path, skip: Callable[[str], bool] | None = None, skipped: Skipped | None = None
+) -> Iterator[tuple[str, os.stat_result]]:
     """Every regular file and symlink under ``root`` that .gitignore does not exclude, nested
-    repositories' files included (their ``.git`` excepted)."""
+    repositories' files included (their ``.git`` excepted); symlinks are never followed; FIFOs,
+    sockets and devices are passed over, as git does. A folder that is not ignored but cannot
+    be read, or whose name is not UTF-8, goes into ``skipped``."""
     rules = IgnoreRules(root)
     stack: list[tuple[str, list[str]]] = [("", [""])]
     while stack:
@@ -479,7 +643,11 @@ def walk_files(root: Path, skip: Callable[[str], bool] | None = None) -> Iterato
         try:
             with os.scandir(root / rel_dir if rel_dir else root) as entries:
                 items = list(entries)
-        except (FileNotFoundError, NotADirectoryError, PermissionError):
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as exc:
+            if skipped is not None and rel_dir:
+                skipped[rel_dir] = cannot_read(exc)
             continue
         for item in items:
             if item.name == ".git":
@@ -491,8 +659,15 @@ def walk_files(root: Path, skip: Callable[[str], bool] | None = None) -> Iterato
                 st = item.stat(follow_symlinks=False)
             except FileNotFoundError:
                 continue
+            except OSError as exc:
+                if skipped is not None and not rules.ignored(rel, False, parents):
+                    skipped[rel] = cannot_read(exc)
+                continue
             if stat.S_ISDIR(st.st_mode):
                 if rules.ignored(rel, True, parents):
+                    continue
+                if skipped is not None and name_problem(item.name):
+                    skipped[rel] = name_problem(item.name)  # type: ignore[assignment]
                     continue
                 stack.append((rel, [*parents, rel]))
             elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
@@ -514,6 +689,7 @@ class WalkScanner:
         self.workspace = workspace
         self.cache_file = cache_file
         self.skip = skip
+        self.skipped = Skipped()  # what the last begin or end could not record
         self.notices: list[str] = []  # what the last ``end`` left out of the turn, and why
         self.nested_indexes: dict[str, Path] = {}  # none: nested repositories are walked
 
@@ -536,18 +712,18 @@ class WalkScanner:
         tmp.write_text(json.dumps(cache, separators=(",", ":")))
         os.replace(tmp, self.cache_file)
 
-    def _state(self, capture: Capture) -> dict[str, FileVersion | None]:
+    def _state(self, look: _Look) -> dict[str, FileVersion | None]:
         cache = self._load_cache()
         fresh: dict[str, list] = {}
         state: dict[str, FileVersion | None] = {}
         now = time.time_ns()
-        for rel, st in walk_files(self.workspace.root, self.skip):
+        for rel, st in walk_files(self.workspace.root, self.skip, self.skipped):
             sig = _sig(st)
             version = _cached_version(cache.get(rel), sig)
             if version is not None:
                 fresh[rel] = cache[rel]
             else:
-                version = capture(rel)
+                version = look.version(rel)
                 if version is None:
                     continue
                 fresh[rel] = [sig, version.model_dump(), now]
@@ -560,8 +736,12 @@ class WalkScanner:
 
     def begin(self, capture: Capture) -> dict:
         rules = _RuleStamp.now(self._rule_files())
-        state = self._state(capture)
-        return {"kind": self.kind, "files": {p: v.model_dump() for p, v in state.items() if v}, **rules.saved()}
+        self.skipped = Skipped()
+        state = self._state(_Look(self.workspace, capture, self.skipped))
+        snapshot = {"kind": self.kind, "files": {p: v.model_dump() for p, v in state.items() if v}, **rules.saved()}
+        if self.skipped:
+            snapshot["skipped"] = dict(self.skipped)
+        return snapshot
 
     def end(
         self, snapshot: dict, begin_copy: IndexCopy | None, capture: Capture, capture_content: CaptureContent,
@@ -569,12 +749,18 @@ class WalkScanner:
     ) -> list[Changed]:
         self.notices = []
         before = {p: FileVersion.model_validate(v) for p, v in snapshot["files"].items()}
-        after = self._state(capture)
+        self.skipped = Skipped(snapshot.get("skipped", {}))
+        look = _Look(self.workspace, capture, self.skipped)
+        after = self._state(look)
         changes = []
         for rel in sorted(set(before) | set(after)):
             b, a = before.get(rel), after.get(rel)
+            if same_version(b, a) or self.skipped.covers(rel) or name_problem(rel):
+                continue
             if a is None and b is not None:
-                a = capture(rel)  # gone, or ignored now: an agent's ignore rule does not hide its edit
+                a = look.version(rel)  # gone, or ignored now: an agent's ignore rule does not hide its edit
+                if rel in self.skipped:
+                    continue  # a FIFO, socket or device where the file was: not a deletion
             if not same_version(b, a):
                 changes.append(Changed(rel, b, a))
         rules_moved = _RuleStamp.load(snapshot).moved(self._rule_files(), changes)
@@ -632,19 +818,19 @@ class ScanCache:
         self._lister: listing.Lister | None = None
         self._watching = watch_tree
         self._watch: watch.TreeWatch | None = None
-        self._listed: tuple[tuple, frozenset[str]] | None = None
+        self._listed: tuple[tuple, frozenset[str], dict[str, str]] | None = None
         self.reused = 0  # listings answered from the last one (for the benchmark's report)
 
-    def listing(self, key: tuple) -> set[str] | None:
-        """The last listing, if it was made under ``key`` and nothing changed under the tree
-        since it began."""
+    def listing(self, key: tuple) -> tuple[set[str], dict[str, str]] | None:
+        """The last listing (paths, and what git could not read), if it was made under ``key``
+        and nothing changed under the tree since it began."""
         if self._listed is None or self._watch is None or self._listed[0] != key:
             return None
         if not self._watch.quiet():
             self._listed = None
             return None
         self.reused += 1
-        return set(self._listed[1])
+        return set(self._listed[1]), dict(self._listed[2])
 
     def before_listing(self, root: str, ignored: Callable[[str], bool], skip: Callable[[str], bool] | None) -> None:
         """Mark the watch (set up on first use) just before the tree is listed."""
@@ -661,9 +847,9 @@ class ScanCache:
             self._watching = False
             self.close()
 
-    def after_listing(self, key: tuple, paths: set[str]) -> None:
+    def after_listing(self, key: tuple, paths: set[str], unreadable: dict[str, str]) -> None:
         if self._watch is not None:
-            self._listed = (key, frozenset(paths))
+            self._listed = (key, frozenset(paths), dict(unreadable))
 
     def close(self) -> None:
         if self._watch is not None:

@@ -55,6 +55,12 @@ def is_recorded_path(path: str) -> bool:
     return bool(path) and "\x00" not in path and all(part not in ("", ".", "..", ".git") for part in path.split("/"))
 
 
+def cannot_read(exc: OSError) -> str:
+    """Why a path could not be read, as a skip reason or notice says it."""
+    what = exc.strerror.lower() if exc.strerror else type(exc).__name__
+    return f"it could not be read ({what})"
+
+
 def mode_of(st: os.stat_result) -> int:
     if stat.S_ISLNK(st.st_mode):
         return MODE_LINK
@@ -83,6 +89,11 @@ class Workspace:
         raw = os.fspath(path)
         if not raw or "\x00" in raw:
             raise OutsideWorkspace(f"invalid path {raw!r}: empty or contains a NUL byte")
+        if not raw.isascii():
+            try:
+                raw.encode("utf-8")
+            except UnicodeEncodeError:
+                raise OutsideWorkspace(f"invalid path {raw!r}: not valid UTF-8, which no record can hold") from None
         if os.path.isabs(raw):
             absolute = os.path.normpath(raw)
             root = str(self.root)
@@ -129,10 +140,26 @@ class Workspace:
     def abs(self, rel: str) -> Path:
         return self.root / rel
 
+    def link_above(self, rel: str) -> str | None:
+        """The first folder on the way to ``rel`` that is a symlink, or None. Nothing behind
+        such a link is part of the workspace (git sees it so too): it is never read through."""
+        folder = ""
+        for part in rel.split("/")[:-1]:
+            folder = f"{folder}/{part}" if folder else part
+            try:
+                st = os.lstat(self.root / folder)
+            except OSError:
+                return None  # missing (so is the file) or unreadable (reading it says so)
+            if stat.S_ISLNK(st.st_mode):
+                return folder
+        return None
+
     # ------------------------------------------------------------------ reading
 
     def read(self, rel: str) -> DiskFile | None:
-        """The file at ``rel`` now, or None when absent (a folder counts as absent)."""
+        """The file at ``rel`` now, or None when absent (a folder counts as absent). Raises
+        ``OSError`` when it cannot be read (permission denied …); a file replaced meanwhile by a
+        symlink or a FIFO is not followed or waited on."""
         path = self.root / rel
         try:
             st = os.lstat(path)
@@ -142,7 +169,11 @@ class Workspace:
             return DiskFile(os.readlink(path).encode("utf-8", "surrogateescape"), MODE_LINK)
         if not stat.S_ISREG(st.st_mode):
             return None
-        with open(path, "rb") as handle:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return None  # removed since it was seen
+        with open(fd, "rb") as handle:
             return DiskFile(handle.read(), mode_of(st))
 
     def size(self, rel: str) -> int | None:

@@ -8,6 +8,8 @@ import os
 import re
 from pathlib import Path
 
+import pytest
+
 from helpers import git_state, tree_state, write_files
 
 from .conftest import Snapshot, Takeback, expect_error, expect_ok
@@ -231,3 +233,30 @@ def test_restore_checkpoints(tb: Takeback) -> None:
     assert set(tree_state(ws)) == set(start) | {"extra.txt"}
     expect_error(tb("restore", "#5"), 4, r"nothing to restore: no change was recorded after checkpoint")
     expect_error(tb("restore", "1.5"), 3, r"turn #1 has 1 checkpoints, not 5")
+
+
+@pytest.mark.parametrize("kind", ["git", "plain"])
+def test_a_file_set_aside_is_named_by_end_show_and_json(kind: str, tb: Takeback, plain_tb: Takeback) -> None:
+    """A name that is not valid UTF-8, a FIFO where a file was: the turn ends (exit 0), each is
+    a note."""
+    runner = tb if kind == "git" else plain_tb
+    victim = "README.md" if kind == "git" else "notes.txt"  # committed / there before
+    runner.ok("begin", "--label", "odd files")
+    (runner.cwd / os.fsdecode(b"caf\xe9.txt")).write_bytes(b"odd name\n")
+    (runner.cwd / victim).unlink()
+    os.mkfifo(runner.cwd / victim)
+    (runner.cwd / "ok.txt").write_text("recorded\n")
+    ended = runner.ok("end")
+    expected = [
+        "caf\\xe9.txt: not recorded, its name is not valid UTF-8 (rename it to have it recorded)",
+        f"{victim}: not recorded, it is a FIFO, not a file",
+    ]
+    for note in expected:
+        assert f"note   {note}" in ended.text
+        assert f"note   {note}" in runner.ok("show", "last").text
+    shown = runner.json("show", "last")
+    assert sorted(shown["notices"]) == sorted(expected)
+    assert [f["path"] for f in shown["files"]] == ["ok.txt"]
+    runner.ok("begin")
+    runner.ok("end")
+    runner.ok("undo")

@@ -108,18 +108,21 @@ def test_bracket_does_not_follow_a_symlinked_folder_out(linked: Path, engine, ou
 
 def test_revert_through_a_folder_later_swapped_for_an_outside_link(ws: Path, engine, outside: Path) -> None:
     """A turn wrote sub/x.txt; then sub/ was replaced by a symlink to a folder outside that holds
-    the same file. Undo must not delete or write anything out there."""
+    the same file. Undo must not delete or write anything out there: the path is skipped with
+    a reason naming the link (not the whole undo refused), and nothing is written."""
     batch(engine, ws, {"sub/x.txt": OUTSIDE})
     (ws / "sub" / "x.txt").unlink()
     (ws / "sub").rmdir()
     os.symlink(outside, ws / "sub")
     outside_before = tree_state(outside)
     with nothing_written(engine, ws, objects=False):
-        with pytest.raises(OutsideWorkspace, match="goes through a symlink that leads outside the workspace"):
-            engine.undo()
+        result = engine.undo()
+    assert (result.verdict, result.applied) == ("broken", False)
+    assert [s.path for s in result.skipped] == ["sub/x.txt"]
+    assert "sub is a symlink that leads outside the workspace" in result.skipped[0].reason
     assert tree_state(outside) == outside_before
-    with pytest.raises(OutsideWorkspace):
-        engine.revert("1", dry_run=True)
+    dry = engine.revert("1", dry_run=True)
+    assert [s.path for s in dry.skipped] == ["sub/x.txt"] and not dry.restored
     assert tree_state(outside) == outside_before
 
 
