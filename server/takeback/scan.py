@@ -42,6 +42,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -522,27 +523,43 @@ class GitScanner:
         return capture_content(rel, *found) if found is not None else None
 
 
+_CLOCK_REALTIME_COARSE = getattr(time, "CLOCK_REALTIME_COARSE", 5)  # Linux's number for it
+
+
+def _file_clock_ns() -> int | None:
+    """Now, on the clock Linux stamps file times with (the coarse real-time clock, up to a tick
+    behind ``time.time_ns()``), or None where there is no such clock."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return time.clock_gettime_ns(_CLOCK_REALTIME_COARSE)
+    except OSError:
+        return None
+
+
 @dataclass
 class _RuleStamp:
-    """When a bracket began, and how the ignore-rule files outside the work tree were then."""
+    """When a bracket began (also on the file clock), and how the ignore-rule files outside the
+    work tree were then."""
 
     began_ns: int | None
     stamps: list | None
+    began_file_ns: int | None = None
 
     @classmethod
     def now(cls, files: list[str]) -> _RuleStamp:
-        return cls(time.time_ns(), cls._stamps(files))
+        return cls(time.time_ns(), cls._stamps(files), _file_clock_ns())
 
     @classmethod
     def load(cls, snapshot: dict) -> _RuleStamp:
-        return cls(snapshot.get("began_ns"), snapshot.get("rules"))
+        return cls(snapshot.get("began_ns"), snapshot.get("rules"), snapshot.get("began_file_ns"))
 
     @staticmethod
     def _stamps(files: list[str]) -> list:
         return [list(stamp) if stamp else None for stamp in map(file_stamp, files)]
 
     def saved(self) -> dict:
-        return {"began_ns": self.began_ns, "rules": self.stamps}
+        return {"began_ns": self.began_ns, "rules": self.stamps, "began_file_ns": self.began_file_ns}
 
     def moved(self, files: list[str], changes: list[Changed]) -> bool:
         """Whether the ignore rules may differ from begin's: a ``.gitignore`` changed, or one of
@@ -558,24 +575,42 @@ def _older_files_left_out(
     """``changes`` without the files that look added but that the turn did not create: a
     ``suspect`` path (not visible at begin, maybe because it was ignored then) counts as added
     only if the file was born after the turn began. A file born earlier, or whose birth the file
-    system does not tell, is left out of the turn with a notice: undo never deletes it."""
+    system does not tell, is left out of the turn with a notice: undo never deletes it. Any other
+    file that looks added but whose inode nothing touched since before begin (its ctime, which
+    creating, writing, renaming or linking a file moves, is older than begin on the file clock)
+    was there all along, unseen at begin (in a folder that could not be read then, say): left
+    out the same way."""
     began = snapshot.get("began_ns")
     if began is None:
         return changes
+    untouched_before = snapshot.get("began_file_ns")
     kept = []
     for change in changes:
-        if change.before is None and change.after is not None and suspect(change.path):
-            born = birth.born_ns(workspace.abs(change.path))
-            if born is None:
-                notices.append(f"{change.path}: ignored when the turn began and visible now; whether it existed "
-                               "before the turn is not known, so it is not recorded (undo leaves it)")
-                continue
-            if born <= began:
-                notices.append(f"{change.path}: existed before the turn (ignored then, visible now): "
-                               "not recorded as added (undo leaves it)")
+        if change.before is None and change.after is not None:
+            if suspect(change.path):
+                born = birth.born_ns(workspace.abs(change.path))
+                if born is None:
+                    notices.append(f"{change.path}: ignored when the turn began and visible now; whether it existed "
+                                   "before the turn is not known, so it is not recorded (undo leaves it)")
+                    continue
+                if born <= began:
+                    notices.append(f"{change.path}: existed before the turn (ignored then, visible now): "
+                                   "not recorded as added (undo leaves it)")
+                    continue
+            elif untouched_before is not None and _changed_ns(workspace.abs(change.path)) < untouched_before:
+                notices.append(f"{change.path}: there before the turn, untouched by it, but not seen when it began "
+                               "(in a folder that could not be read, say): not recorded as added (undo leaves it)")
                 continue
         kept.append(change)
     return kept
+
+
+def _changed_ns(path: Path) -> int:
+    """The ctime of ``path`` (the link itself for a symlink); gone or unreadable counts as now."""
+    try:
+        return os.lstat(path).st_ctime_ns
+    except OSError:
+        return time.time_ns()
 
 
 def exclude_file(root: Path) -> Path | None:
