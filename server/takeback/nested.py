@@ -14,10 +14,18 @@ the repository, never silence:
 
 As for the outer repository, each nested repository's index is copied at begin (into the open
 turn's file, ``brackets.py``), so what is committed inside one during the turn is recorded too.
+
+Nested repositories are found three ways: untracked ones from git's listing, submodules from
+``.gitmodules``, and any other gitlink (a repository added with ``git add sub``, which git
+warns about but allows, with no ``.gitmodules`` entry) from the index (``gitlinks``: a byte
+search of the index file, answered again only when the index file changes).
 """
 
 from __future__ import annotations
 
+import os
+import struct
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +34,76 @@ from .brackets import IndexCopy
 
 #: A scanner for the repository at a workspace-relative folder, or why there is none.
 OpenScanner = Callable[[str], Any]
+
+
+_GITLINK_MODE = b"\x00\x00\xe0\x00"  # 0o160000, big-endian, as an index entry holds it
+_gitlinks_seen: dict[str, tuple[tuple | None, frozenset[str]]] = {}  # index path -> (its stamp, gitlinks)
+
+
+def gitlinks(index_file: str, git: str, cwd: str, env: dict[str, str]) -> frozenset[str]:
+    """The repository-relative paths of the gitlinks (mode 160000 entries) in the index file.
+
+    Cheap on an index without any (one read and one byte search: about 10 ms at 100,000
+    entries), remembered until the index file changes. A hit is checked where it stands: the
+    entry's mode, then its name's length from the entry's flags and the NUL that ends it (index
+    versions 2 and 3). For version 4 (prefix-compressed names) git lists the entries instead."""
+    try:
+        st = os.stat(index_file)
+    except OSError:
+        return frozenset()
+    stamp = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    known = _gitlinks_seen.get(index_file)
+    if known is not None and known[0] == stamp:
+        return known[1]
+    try:
+        with open(index_file, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return frozenset()
+    found: set[str] = set()
+    if _GITLINK_MODE in data:
+        version = struct.unpack_from(">I", data, 4)[0] if len(data) >= 12 else 0
+        if version in (2, 3):
+            found = _gitlinks_in(data)
+        else:
+            found = _gitlinks_listed(git, cwd, env)
+    result = frozenset(found)
+    _gitlinks_seen[index_file] = (stamp, result)
+    return result
+
+
+def _gitlinks_in(data: bytes) -> set[str]:
+    """Gitlink names in a version 2 or 3 index's bytes (each hit verified as an entry)."""
+    found: set[str] = set()
+    at = data.find(_GITLINK_MODE, 12)
+    while at != -1:
+        flags_at = at + 36  # mode, uid, gid, size (4 bytes each), the object id (20)
+        if flags_at + 2 <= len(data):
+            (flags,) = struct.unpack_from(">H", data, flags_at)
+            name_at = flags_at + (4 if flags & 0x4000 else 2)  # version 3's extended flags
+            length = flags & 0xFFF
+            end = data.find(b"\x00", name_at) if length == 0xFFF else name_at + length
+            if 0 < end - name_at and end < len(data) and data[end] == 0 and b"\x00" not in data[name_at:end]:
+                found.add(os.fsdecode(data[name_at:end]))
+        at = data.find(_GITLINK_MODE, at + 1)
+    return found
+
+
+def _gitlinks_listed(git: str, cwd: str, env: dict[str, str]) -> set[str]:
+    """Gitlink names as git lists the index (any index version)."""
+    try:
+        out = subprocess.run(
+            [git, "--no-optional-locks", "-c", "core.fsmonitor=false", "ls-files", "--stage", "-z", "--full-name", ":/"],
+            cwd=cwd, env=env, capture_output=True, stdin=subprocess.DEVNULL, check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return set()
+    found = set()
+    for line in out.split(b"\x00"):
+        meta, tab, name = line.partition(b"\t")
+        if tab and meta.startswith(b"160000 "):
+            found.add(os.fsdecode(name))
+    return found
 
 
 def _prefixed(sub: str, function: Callable) -> Callable:

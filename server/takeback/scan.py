@@ -275,15 +275,16 @@ class GitScanner:
         return listed - folders, {p[:-1] for p in folders} | self._submodules()
 
     def _submodules(self) -> set[str]:
-        """Workspace-relative folders of the submodules ``.gitmodules`` names that are checked out."""
+        """Workspace-relative folders of the checked-out submodules: those ``.gitmodules`` names,
+        and every other gitlink in the index (a repository added without ``.gitmodules``)."""
+        paths = set(nested.gitlinks(str(self.index_file()), self.git, self.workdir, clean_git_env()))
         gitmodules = os.path.join(self.workdir, ".gitmodules")
-        if not os.path.isfile(gitmodules):
-            return set()
-        try:
-            config = pygit2.Config(gitmodules)
-            paths = [str(entry.value) for entry in config if entry.name.endswith(".path")]
-        except (pygit2.GitError, OSError, ValueError):
-            return set()
+        if os.path.isfile(gitmodules):
+            try:
+                config = pygit2.Config(gitmodules)
+                paths.update(str(entry.value) for entry in config if entry.name.endswith(".path"))
+            except (pygit2.GitError, OSError, ValueError):
+                pass
         inside = f"{self.prefix}/" if self.prefix else ""
         return {
             p[len(inside):] for p in paths

@@ -437,6 +437,27 @@ def test_submodule_changes_are_recorded(tmp_path: Path, listing_by: str) -> None
     assert (git_view(ws), git_view(ws / "mods" / "sub")) == before
 
 
+@pytest.mark.parametrize("index_version", ["2", "3", "4"])
+def test_an_embedded_repository_without_gitmodules_is_recorded(tmp_path: Path, listing_by: str, index_version: str) -> None:
+    """A repository added to the outer one with `git add` (a gitlink with no .gitmodules entry,
+    which git warns about but allows): git's listing says nothing of what changes inside it, so
+    it is found in the index, in every index format (version 4 compresses the names)."""
+    ws = make_repo(tmp_path / "ws", dict(FILES))
+    inner = nested_repo(ws / "embedded" / "lib")
+    git(ws, "add", "embedded/lib")
+    git(ws, "commit", "-q", "-m", "embed a repository")
+    git(ws, "update-index", "--index-version", index_version)
+    assert not (ws / ".gitmodules").exists()
+    assert git(ws, "ls-files", "--stage", "embedded/lib").startswith("160000 ")
+    before = (git_view(ws), git_view(inner))
+    entry, start, end, engine = run_turn(ws, nested_edits("embedded/lib"))
+    assert kinds(entry) == {"README.md": "modified", **{f"embedded/lib/{p}": k for p, k in NESTED_KINDS.items()}}
+    assert entry.notices == []
+    undo_redo_exact(engine, ws, start, end)
+    engine.undo()
+    assert (git_view(ws), git_view(inner)) == before
+
+
 def test_a_commit_inside_a_nested_repository_is_recorded(repo: Path) -> None:
     """The nested repository's index is copied at begin as the outer one's is: a file the agent
     changes and commits inside it still has its before-image, and undo brings it back."""
