@@ -337,11 +337,12 @@ class GitScanner:
         return (self.workdir, self.prefix, LISTING, env, tuple(map(file_stamp, files)), _index_trailer(index))
 
     def _rule_files(self) -> list[str]:
-        """The files besides the work tree's own ``.gitignore`` files that decide what git
-        ignores: ``info/exclude``, the configuration files, the global excludes file."""
+        """The files that decide what git ignores, besides the ``.gitignore`` files a listing
+        shows: ``info/exclude``, the configuration files, the global excludes file, and the
+        workspace's top ``.gitignore`` (which a listing does not show once it ignores itself)."""
         git_dir = self.repo.path
         files = [os.path.join(git_dir, "info", "exclude"), os.path.join(git_dir, "config"),
-                 os.path.join(git_dir, "config.worktree")]
+                 os.path.join(git_dir, "config.worktree"), str(self.workspace.abs(".gitignore"))]
         try:
             with open(os.path.join(git_dir, "commondir")) as handle:  # a linked worktree
                 common_dir = os.path.realpath(os.path.join(git_dir, handle.read().strip()))
@@ -496,12 +497,26 @@ class GitScanner:
             self.workspace, changes, snapshot,
             lambda rel: rules_moved or (rel in staged and self._ignored(rel)), self.notices,
         )
+        if rules_moved and all(c.path != ".gitignore" for c in changes) and self._hides_itself(".gitignore"):
+            self.notices.append(
+                ".gitignore: changed during the turn and ignores itself, so neither it nor the files it "
+                "hides are recorded; an undo leaves them as they are ('git status --ignored' shows them)"
+            )
         if "nested" in snapshot:  # not in a snapshot taken before nested repositories were scanned
             changes += nested.end(
                 snapshot["nested"], nested_copies or {}, folders_now, self._nested_scanner, capture, capture_content,
                 self.notices,
             )
         return changes
+
+    def _hides_itself(self, rel: str) -> bool:
+        """Whether the file at ``rel`` is there and git ignores it (and it is not tracked)."""
+        if not os.path.isfile(self.workspace.abs(rel)) or not self._ignored(rel):
+            return False
+        try:
+            return self._repo_path(rel) not in self.repo.index
+        except (pygit2.GitError, OSError):
+            return True
 
     def _staged_during(self, begin: pygit2.Index | None, now: pygit2.Index | None) -> set[str]:
         """Paths whose index entry moved during the bracket (an agent's ``git add`` or commit):

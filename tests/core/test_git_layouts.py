@@ -458,6 +458,33 @@ def test_an_embedded_repository_without_gitmodules_is_recorded(tmp_path: Path, l
     assert (git_view(ws), git_view(inner)) == before
 
 
+def test_a_gitignore_that_hides_itself_is_named(tmp_path: Path, listing_by: str) -> None:
+    """An agent writes a top .gitignore of '*': git then lists neither it nor what it hides, so
+    the turn cannot record them; it says so instead of staying silent, and its undo says the
+    turn has notes (the person's files stay as they are)."""
+    ws = make_repo(tmp_path / "ws", dict(FILES))
+
+    def hide_everything(ws: Path) -> None:
+        (ws / ".gitignore").write_text("*\n")
+        (ws / "hidden.txt").write_text("made while hidden\n")
+        (ws / "README.md").write_text("# edited\n")  # tracked: still listed
+
+    entry, _start, _end, engine = run_turn(ws, hide_everything)
+    assert kinds(entry) == {"README.md": "modified"}
+    assert any(n.startswith(".gitignore: changed during the turn and ignores itself") for n in entry.notices), entry.notices
+    result = engine.undo()
+    assert result.verdict == "safe" and "note" in result.message, result.message
+    assert (ws / "README.md").read_text() == "# demo\n" and (ws / ".gitignore").exists()
+
+
+def test_a_gitignore_the_person_had_that_hides_itself_is_not_named_again(tmp_path: Path, listing_by: str) -> None:
+    ws = make_repo(tmp_path / "ws", dict(FILES))
+    (ws / ".gitignore").write_text(".gitignore\n*.log\n")  # the person's own, there before the turn
+    entry, start, end, engine = run_turn(ws, lambda ws: (ws / "README.md").write_text("# edited\n"))
+    assert kinds(entry) == {"README.md": "modified"} and entry.notices == []
+    undo_redo_exact(engine, ws, start, end)
+
+
 def test_a_commit_inside_a_nested_repository_is_recorded(repo: Path) -> None:
     """The nested repository's index is copied at begin as the outer one's is: a file the agent
     changes and commits inside it still has its before-image, and undo brings it back."""
