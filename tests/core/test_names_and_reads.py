@@ -18,6 +18,7 @@ import pickle
 import shutil
 import stat
 import tempfile
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -393,6 +394,9 @@ def _unreadable_folder_turn(base: Path, opened_during: bool) -> list[str]:
     write_files(ws, {"private/data.db": "the person's\n"})
     os.chmod(ws / "private", 0)
     os.chmod(ws / "src", 0)  # tracked files in it, in a repository
+    # The person's file is older than the turn: file times come from a coarse clock (a tick is
+    # a few ms), and a file changed in the same tick as begin cannot be told from the turn's.
+    time.sleep(0.03)
     engine = open_engine(ws)
     engine.begin_turn("an unreadable folder")
     write_files(ws, {"ok.txt": "recorded\n"})
