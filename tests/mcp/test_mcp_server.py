@@ -280,9 +280,24 @@ async def test_the_timeline_moving_between_plan_and_confirmation_refuses_it(ws: 
         assert tree_state(ws) == before
 
         token = ok(await call(session, "revert_turn", turn="1"))["confirm_token"]
-        engine.record_check(None, "tests", "passed")  # a check recorded is a timeline change too
+        engine.undo()  # an undo from elsewhere (the CLI, the editor) takes #2 back meanwhile
         error(await call(session, "revert_turn", turn="1", confirm_token=token), "timeline changed")
-    assert (ws / "a.txt").exists() and (ws / "b.txt").exists()
+    assert (ws / "a.txt").exists() and not (ws / "b.txt").exists()
+
+
+async def test_the_person_may_confirm_in_their_next_prompt(ws: Path, engine: Engine) -> None:
+    """The plan is shown in one agent turn and the person's "yes" opens the next: turns that
+    change nothing (the one that asked, the one that confirms) do not void the token."""
+    turn(engine, {"src/app.py": "def main():\n    return 2\n"}, "agent work")
+    async with serve(ws) as session:
+        engine.begin_turn(label="undo your last turn", agent="claude")
+        token = ok(await call(session, "undo"))["confirm_token"]
+        engine.end_turn()
+        engine.record_check(None, "tests", "passed")
+        engine.begin_turn(label="yes, go ahead", agent="claude")
+        done = ok(await call(session, "undo", confirm_token=token))
+        assert done["status"] == "done" and done["target_number"] == 1
+    assert (ws / "src/app.py").read_text() == "def main():\n    return 1\n"
 
 
 async def test_a_token_for_another_target_or_operation_is_refused_and_stays_good_for_its_own(

@@ -45,7 +45,7 @@ class Plan:
     target: str | None  # the entry the operation acts on
     checkpoint: str | None  # restore: the checkpoint it goes back to
     target_number: int | None
-    timeline: str | None  # Engine.timeline_version()
+    timeline: str  # timeline_state()
     outcome: tuple[str, ...]  # what it would do: verdict, then one item per file
     files: tuple[tuple[str, str], ...] = field(default=())  # (path, state) of every named path
 
@@ -74,10 +74,23 @@ def make_plan(engine: Engine, result: OperationResult, checkpoint: str | None = 
         target=result.target,
         checkpoint=checkpoint,
         target_number=result.target_number,
-        timeline=engine.timeline_version(),
+        timeline=timeline_state(engine),
         outcome=outcome,
         files=tuple((path, file_state(engine, path)) for path in paths),
     )
+
+
+def timeline_state(engine: Engine) -> str:
+    """A digest of what on the timeline an operation depends on: every entry that recorded
+    changes, with its state and its checkpoints (applied or not). Entries that changed nothing
+    leave it alone: a person who reads the plan and says "yes" in their next prompt opens (and
+    may end) an empty turn, and that must not void the plan they agreed to."""
+    digest = hashlib.sha256()
+    for entry in engine.entries():
+        if entry.checkpoints:
+            steps = " ".join(cp.id + ("" if cp.applied else "!") for cp in entry.checkpoints)
+            digest.update(f"{entry.id} {entry.state} {steps}\n".encode())
+    return digest.hexdigest()
 
 
 def file_state(engine: Engine, rel: str) -> str:
@@ -162,7 +175,7 @@ class ConfirmationBook:
 def _what_changed(then: Plan, now: Plan) -> str | None:
     """Why the plan made now is not the one confirmed, in words (None: the same)."""
     if then.timeline != now.timeline:
-        return "the timeline changed since the plan (a turn was recorded, or an undo, redo, revert or restore ran)"
+        return "the timeline changed since the plan (a turn recorded changes, or an undo, redo, revert or restore ran)"
     before, after = dict(then.files), dict(now.files)
     changed = sorted(p for p in before.keys() & after.keys() if before[p] != after[p])
     if changed:
