@@ -364,6 +364,13 @@ async def test_workspace_option_serves_the_named_folder(tmp_path: Path, ws: Path
     assert not (ws / "a.txt").exists()
 
 
+def test_the_server_exits_cleanly_when_the_client_goes_away(ws: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "takeback", "mcp"], cwd=ws, capture_output=True, stdin=subprocess.DEVNULL, timeout=60
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+
+
 def test_a_folder_that_cannot_be_served_is_one_line_on_stderr(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "takeback", "mcp", "--workspace", str(tmp_path / "missing")],
