@@ -119,20 +119,21 @@ async def test_tools_are_listed_with_their_annotations(ws: Path) -> None:
         assert "confirm_token" not in tools[name].input_schema.get("required", [])
         assert "token" in tools[name].description
     assert tools["revert_turn"].input_schema["required"] == ["turn"]
+    assert tools["revert_turn"].input_schema["properties"]["turn"]["type"] == "string"  # 17 is taken too
     assert tools["restore"].input_schema["required"] == ["checkpoint"]
 
 
 async def test_list_show_and_diff_a_real_history(ws: Path, engine: Engine) -> None:
     turn(engine, {"src/app.py": "def main():\n    return 2\n", "src/new.py": "NEW = 1\n"}, "make main return 2",
          session="s-1", agent="claude")
-    turn(engine, {"README.md": "# demo\nmore\n"}, "document it", delete=("src/util.py",), session="s-2", agent="codex")
+    turn(engine, {"README.md": "# demo\nmore\n"}, "document it", delete=("src/util.py",), session="7", agent="codex")
     async with serve(ws) as session:
         listed = ok(await call(session, "list_turns"))
         assert listed["workspace"] == str(ws.resolve())
         turns = listed["turns"]
         assert [t["number"] for t in turns] == [2, 1]
         assert [(t["label"], t["agent"], t["session"], t["state"]) for t in turns] == [
-            ("document it", "codex", "s-2", "applied"),
+            ("document it", "codex", "7", "applied"),
             ("make main return 2", "claude", "s-1", "applied"),
         ]
         assert {f["path"]: f["kind"] for f in turns[0]["files"]} == {"README.md": "modified", "src/util.py": "deleted"}
@@ -143,6 +144,7 @@ async def test_list_show_and_diff_a_real_history(ws: Path, engine: Engine) -> No
         only = ok(await call(session, "list_turns", session="s-1"))["turns"]
         assert [t["number"] for t in only] == [1]
         assert [t["number"] for t in ok(await call(session, "list_turns", limit=1))["turns"]] == [2]
+        assert [t["number"] for t in ok(await call(session, "list_turns", session="7"))["turns"]] == [2]
 
         shown = ok(await call(session, "show_turn", turn="#1"))
         assert shown["number"] == 1 and shown["label"] == "make main return 2" and shown["agent"] == "claude"
@@ -291,7 +293,9 @@ async def test_the_person_may_confirm_in_their_next_prompt(ws: Path, engine: Eng
     turn(engine, {"src/app.py": "def main():\n    return 2\n"}, "agent work")
     async with serve(ws) as session:
         engine.begin_turn(label="undo your last turn", agent="claude")
+        before = (tree_state(ws), git_state(ws), oplog(engine))
         token = ok(await call(session, "undo"))["confirm_token"]
+        assert (tree_state(ws), git_state(ws), oplog(engine)) == before  # the plan leaves the open turn open
         engine.end_turn()
         engine.record_check(None, "tests", "passed")
         engine.begin_turn(label="yes, go ahead", agent="claude")

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from mcp.types import CallToolResult, TextContent
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from ..engine import Engine
 from ..errors import TakebackError
@@ -32,9 +32,16 @@ log = logging.getLogger("takeback.mcp")
 
 MAX_DIFF_CHARS = 100_000  # a diff longer than this is cut (a file at a time reads the rest)
 
+
+def _as_text(value: Any) -> Any:
+    """A whole number where text is expected is taken as its text: a model may send turn 17
+    for "17", and the SDK reads an optional argument that looks like JSON ("123") as JSON."""
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+Text = BeforeValidator(_as_text)
 TurnSpec = Annotated[
-    str | int,
-    Field(description="a turn: its number (17 or '#17'), its id (or a unique prefix of it), or 'last'"),
+    str, Text, Field(description="a turn: its number (17 or '#17'), its id (or a unique prefix of it), or 'last'")
 ]
 OnConflict = Annotated[
     Literal["abort", "skip", "markers", "force"],
@@ -123,7 +130,7 @@ class Tools:
     @_tool
     def list_turns(
         self,
-        session: Annotated[str | None, Field(description="only this agent session's entries")] = None,
+        session: Annotated[str | None, Text, Field(description="only this agent session's entries")] = None,
         limit: Annotated[int, Field(ge=1, le=500, description="at most this many entries")] = 20,
     ) -> CallToolResult:
         """The workspace's timeline, newest first: each agent turn (and each undo, redo, revert or
@@ -138,17 +145,17 @@ class Tools:
         """One turn in full: its files (added, modified, deleted, renamed, with +/- lines), its
         steps (checkpoints: #N.k, the spec restore takes), the commands it ran, its checks and
         notices, and its state."""
-        entry = self.engine.entry(str(turn))
+        entry = self.engine.entry(turn)
         return _answer(entry.model_dump(mode="json"), text.entry(entry))
 
     @_tool
     def diff_turn(
         self,
         turn: TurnSpec = "last",
-        path: Annotated[str | None, Field(description="only this file (workspace-relative)")] = None,
+        path: Annotated[str | None, Text, Field(description="only this file (workspace-relative)")] = None,
     ) -> CallToolResult:
         """The unified diff of what a turn changed (all its files, or one)."""
-        entry = self.engine.entry(str(turn))
+        entry = self.engine.entry(turn)
         diff = self.engine.diff(entry.id, path)
         truncated = len(diff) > MAX_DIFF_CHARS
         shown = diff[:MAX_DIFF_CHARS]
@@ -186,12 +193,11 @@ class Tools:
         """Take back one turn's changes (any turn, not only the last), keeping everything done
         after it; where later edits overlap, it reports a conflict and writes nothing (unless
         on_conflict says otherwise). Two steps, like undo: plan first, then the token."""
-        spec = str(turn)
         return self._operate(
             "revert_turn",
             "revert",
             on_conflict,
-            lambda dry: self.engine.revert(spec, dry_run=dry, on_conflict=on_conflict),
+            lambda dry: self.engine.revert(turn, dry_run=dry, on_conflict=on_conflict),
             confirm_token,
         )
 
@@ -200,6 +206,7 @@ class Tools:
         self,
         checkpoint: Annotated[
             str,
+            Text,
             Field(
                 description="a checkpoint: its id, '#N' (turn N's last step), '#N.k' (step k of turn N), "
                 "or 'last-green' (the last turn whose checks passed)"
