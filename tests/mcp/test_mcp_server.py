@@ -188,6 +188,7 @@ async def test_undo_plans_without_writing_then_the_token_carries_it_out(ws: Path
         done = ok(await call(session, "undo", confirm_token=token))
         assert done["status"] == "done" and done["applied"] is True and done["verdict"] == "safe"
         assert done["entry"]["kind"] == "undo" and done["entry"]["target_number"] == 1
+        assert done["take_back"] == {"tool": "redo", "arguments": {}}
         assert tree_state(ws) == {**start, "notes.txt": b"the person's own file\n"}  # the person's file kept
         assert git_state(ws) == git_before
         states = {t["number"]: (t["kind"], t["state"]) for t in ok(await call(session, "list_turns"))["turns"]}
@@ -204,7 +205,10 @@ async def test_redo_brings_an_undone_turn_back(ws: Path, engine: Engine) -> None
         await plan_and_confirm(session, "undo")
         assert tree_state(ws) != after_turn
         done = await plan_and_confirm(session, "redo")
-        assert done["operation"] == "redo"
+        assert done["operation"] == "redo" and done["take_back"]["tool"] == "undo"
+        assert tree_state(ws) == after_turn
+        await plan_and_confirm(session, done["take_back"]["tool"], **done["take_back"]["arguments"])
+        await plan_and_confirm(session, "redo")
         assert tree_state(ws) == after_turn
         error(await call(session, "redo"), "nothing")  # nothing left to redo: the engine's own message
 
@@ -216,6 +220,7 @@ async def test_revert_a_middle_turn_keeps_the_later_ones(ws: Path, engine: Engin
     async with serve(ws) as session:
         done = await plan_and_confirm(session, "revert_turn", turn="#2")
         assert done["target_number"] == 2 and done["verdict"] == "safe"
+        assert done["take_back"] == {"tool": "revert_turn", "arguments": {"turn": "4"}}
         states = {t["number"]: t["state"] for t in ok(await call(session, "list_turns"))["turns"]}
         assert states == {1: "applied", 2: "reverted", 3: "applied", 4: "applied"}
     assert not (ws / "b.txt").exists()

@@ -117,6 +117,16 @@ def _turn_summary(entry: Entry) -> dict[str, Any]:
     }
 
 
+def _take_back(operation: str, entry: Entry) -> dict[str, Any]:
+    """The tool call that takes a carried-out operation back (it too plans first): an undo is
+    redone, a redo undone, and a revert or restore reverted as the entry it became."""
+    if operation == "undo":
+        return {"tool": "redo", "arguments": {}}
+    if operation == "redo":
+        return {"tool": "undo", "arguments": {}}
+    return {"tool": "revert_turn", "arguments": {"turn": str(entry.number)}}
+
+
 class Tools:
     """The tools over one workspace's engine."""
 
@@ -255,8 +265,15 @@ class Tools:
                 return self._planned(tool, *current())
             self.book.redeem(confirm_token, operation, on_conflict, lambda: current()[1], again=tool)
             done = run(False)
-        structured = {**done.model_dump(mode="json"), "status": "done" if done.applied else "stopped"}
-        return _answer(structured, text.result(done, "DONE" if done.applied else "STOPPED", done.next_action))
+        if not done.applied or done.entry is None:
+            structured = {**done.model_dump(mode="json"), "status": "stopped"}
+            return _answer(structured, text.result(done, "STOPPED", done.next_action))
+        take_back = _take_back(done.operation, done.entry)
+        structured = {**done.model_dump(mode="json"), "status": "done", "take_back": take_back}
+        summary = text.result(done, "DONE", done.next_action)
+        arguments = ", ".join(f"{k}={v!r}" for k, v in take_back["arguments"].items())
+        summary += f"\nto take it back here: {take_back['tool']}({arguments}), a plan first, then the person's yes"
+        return _answer(structured, summary)
 
     def _planned(self, tool: str, planned: OperationResult, plan: Plan) -> CallToolResult:
         if planned.verdict == "broken":  # nothing would be written: nothing to confirm
