@@ -2,8 +2,9 @@
 hands back the token the plan gave, and only if nothing the plan depends on moved meanwhile.
 
 A ``Plan`` is what a token is bound to: the operation and its options, the entry (and for a
-restore, the checkpoint) it targets, the timeline's version, what the plan would do, and the
-content and mode of every file the plan names, as they were when it was made. The token is an
+restore, the checkpoint) it targets, the state of every timeline entry that recorded changes
+(``timeline_state``: entries that changed nothing are left out), what the plan would do, and
+the content and mode of every file the plan names, as they were when it was made. The token is an
 HMAC of that plan under a secret made when the process starts, so no other process (another
 server, a restarted one) can make or accept it, and nobody can forge one. The book keeps the
 plans it issued (a bounded number, for a limited time) so a refusal can say *what* changed;
