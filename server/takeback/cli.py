@@ -124,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     command("status", "store size, open turn, undo/redo targets, recovery")
     p = command("serve", "run the language server on stdio")
     p.add_argument("--log-level", default="INFO")
+    command("mcp", "serve the Model Context Protocol on stdio for the workspace (agents call its tools)")
     p = command("demo", "a scripted agent session in a throw-away repository")
     p.add_argument("--keep", action="store_true", help="keep the demo folder")
     return parser
@@ -171,6 +172,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .lsp.server import run
 
         return run(args.log_level)
+    if args.command == "mcp":
+        from .mcp.server import run as run_mcp
+
+        return run_mcp(args.workspace)
     if args.command == "demo":
         from .demo import run_demo
 

@@ -1,0 +1,93 @@
+"""The MCP server process: one workspace's tools (``tools.py``) served on stdio.
+
+Stdout carries the protocol and nothing else (the SDK points file descriptor 1 at stderr while
+it serves, so a stray print cannot corrupt it); logs go to stderr. The workspace is opened once,
+at start: a folder that cannot be served is one line on stderr and a non-zero exit, before
+any protocol traffic.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import ValidationError
+
+from .. import __version__
+from ..engine import Engine
+from ..errors import InvalidInput, TakebackError
+from .tools import Tools, tool_error
+
+INSTRUCTIONS = """\
+Takeback records every agent turn in this workspace as checkpoints, so a turn can be undone
+exactly. When the person asks to undo, revert or restore your work, use these tools instead of
+editing files back by hand. list_turns, show_turn and diff_turn only read. undo, redo,
+revert_turn and restore change files, in two steps: call without confirm_token to get the plan
+(the files, a verdict, conflicts) and a token; show the plan to the person; only if they agree,
+call again with the same arguments and the token. A confirmation is refused if anything changed
+since the plan: then plan again and ask again. Edits made after a turn (the person's too) are
+kept; overlapping ones are reported as conflicts and nothing is written unless on_conflict says so.
+"""
+
+_READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+_DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
+
+
+class _Server(MCPServer):
+    """The SDK's server, with arguments that fail a tool's schema answered like the engine's own
+    errors: one line naming each bad argument (the SDK's text spans many lines)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            problems = "; ".join(
+                f"{'.'.join(str(part) for part in err['loc']) or 'arguments'}: {err['msg']}" for err in exc.__cause__.errors()
+            )
+            return tool_error("invalid-input", f"invalid arguments for {name}: {problems}")
+
+
+def build(tools: Tools) -> MCPServer:
+    """The server with every tool registered, with its annotations."""
+    server = _Server(name="takeback", version=__version__, instructions=INSTRUCTIONS)
+    for method, title, hints in (
+        (tools.list_turns, "List agent turns", _READ_ONLY),
+        (tools.show_turn, "Show one turn", _READ_ONLY),
+        (tools.diff_turn, "Diff of a turn", _READ_ONLY),
+        (tools.undo, "Undo the last agent turn", _DESTRUCTIVE),
+        (tools.redo, "Redo what was undone", _DESTRUCTIVE),
+        (tools.revert_turn, "Revert one turn, keeping later ones", _DESTRUCTIVE),
+        (tools.restore, "Restore files to a checkpoint", _DESTRUCTIVE),
+    ):
+        server.add_tool(method, title=title, annotations=hints.model_copy(update={"title": title}))
+    return server
+
+
+def run(workspace: str | None) -> int:
+    """Serve ``workspace`` (default: the current folder) until the client closes stdin."""
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="takeback mcp: %(levelname)s %(name)s: %(message)s")
+    try:
+        if workspace is not None and not workspace.strip():
+            raise InvalidInput("--workspace is empty: give a folder, or leave the option out to use the current folder")
+        engine = Engine(Path(workspace if workspace is not None else os.getcwd()))
+    except TakebackError as exc:
+        print(f"takeback: error: {' '.join(exc.message.split())}", file=sys.stderr)
+        return exc.exit_status
+    for problem in engine.config.problems:
+        print(f"takeback: warning: {problem}", file=sys.stderr)
+    try:
+        build(Tools(engine)).run("stdio")
+    except KeyboardInterrupt:
+        pass
+    finally:
+        engine.close()
+    return 0

@@ -1,0 +1,56 @@
+"""The short human text beside each tool's structured content: what an agent reads out to the
+person (clients that pass only text to the model still get every fact needed to act)."""
+
+from __future__ import annotations
+
+from ..models import Entry, OperationResult
+from ..render import entry_line
+
+
+def timeline(entries: list[Entry]) -> str:
+    if not entries:
+        return "No turns recorded yet in this workspace."
+    lines = []
+    for entry in entries:
+        lines.append(entry_line(entry))
+        if entry.session:
+            lines.append(f"        session {entry.session}")
+    return "\n".join(lines)
+
+
+def entry(item: Entry) -> str:
+    lines = [entry_line(item), f"  id {item.id}  session {item.session or '-'}  source {item.source}"]
+    for change in item.files:
+        name = f"{change.old_path} → {change.path}" if change.old_path else change.path
+        extra = " (binary)" if change.binary else ""
+        if change.withheld:
+            extra += f" (content withheld: {change.withheld})"
+        lines.append(f"  {change.kind:<9} {name}  +{change.additions} -{change.deletions}{extra}")
+    for k, step in enumerate(item.checkpoints, 1):
+        applied = "" if step.applied else " (not applied)"
+        lines.append(f"  step #{item.number}.{k} {step.label or '-'}: {', '.join(step.paths) or 'no files'}{applied}")
+    for command in item.commands:
+        lines.append(f"  ran    {command}")
+    for check in item.checks:
+        code = f" (exit {check.exit_code})" if check.exit_code is not None else ""
+        lines.append(f"  check  {check.name}: {check.status}{code}")
+    for notice in item.notices:
+        lines.append(f"  note   {notice}")
+    return "\n".join(lines)
+
+
+def result(res: OperationResult, heading: str, next_action: str) -> str:
+    """An operation's plan or outcome: verdict, every file, and what to do next."""
+    lines = [f"{heading} ({res.verdict.upper()}): {res.message}"]
+    for notice in res.notices:
+        lines.append(f"  note     {notice}")
+    for item in res.restored:
+        merged = " (merged with later edits)" if item.merged else ""
+        lines.append(f"  {item.action:<8} {item.path}  +{item.additions} -{item.deletions}{merged}")
+    for item in res.skipped:
+        lines.append(f"  skipped  {item.path}: {item.reason}")
+    for conflict in res.conflicts:
+        note = " (markers written)" if conflict.markers_written else ""
+        lines.append(f"  conflict {conflict.path}: {conflict.reason}{note}")
+    lines.append(f"next: {next_action}")
+    return "\n".join(lines)

@@ -1,0 +1,299 @@
+"""The tools ``takeback mcp`` offers, each a thin call into ``Engine``.
+
+Read-only: ``list_turns``, ``show_turn``, ``diff_turn``. Destructive: ``undo``, ``redo``,
+``revert_turn``, ``restore``, in two steps: a call without ``confirm_token`` runs the engine's
+dry run and answers the plan with a token (``confirm.py``); only a call with that token, made
+after the person agreed, carries the operation out, and only if nothing changed meanwhile.
+
+Every tool answers a ``CallToolResult``: structured content (the engine's own models, as the
+CLI's ``--json`` prints them) and a short text (``text.py``). An engine error, a refused
+confirmation or a bad argument is a tool error (``isError``) whose text is one line saying what
+went wrong; the server goes on serving.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from mcp.types import CallToolResult, TextContent
+from pydantic import BeforeValidator, Field
+
+from ..engine import Engine
+from ..errors import TakebackError
+from ..models import Entry, OperationResult
+from . import text
+from .confirm import TOKEN_LIFETIME, ConfirmationBook, Plan, Refused, make_plan
+
+log = logging.getLogger("takeback.mcp")
+
+MAX_DIFF_CHARS = 100_000  # a diff longer than this is cut (a file at a time reads the rest)
+
+
+def _as_text(value: Any) -> Any:
+    """A whole number where text is expected is taken as its text: a model may send turn 17
+    for "17", and the SDK reads an optional argument that looks like JSON ("123") as JSON."""
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+Text = BeforeValidator(_as_text)
+TurnSpec = Annotated[
+    str, Text, Field(description="a turn: its number (17 or '#17'), its id (or a unique prefix of it), or 'last'")
+]
+OnConflict = Annotated[
+    Literal["abort", "skip", "markers", "force"],
+    Field(
+        description="when files changed since in ways that overlap: abort (write nothing, the default), "
+        "skip (change only the clean files), markers (write conflict markers to resolve by hand), "
+        "force (put back the old content over the later edits)"
+    ),
+]
+ConfirmToken = Annotated[
+    str | None,
+    Field(
+        description="leave out to get the plan and a token; give the plan's token, once the person has "
+        "agreed to that plan, to carry it out"
+    ),
+]
+
+
+def tool_error(code: str, message: str) -> CallToolResult:
+    """A tool error: ``isError``, the message on one line, and ``{error, message}`` as data."""
+    message = " ".join(message.split())
+    return CallToolResult(
+        content=[TextContent(type="text", text=message)],
+        structured_content={"error": code, "message": message},
+        is_error=True,
+    )
+
+
+def _answer(structured: dict[str, Any], summary: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=summary)], structured_content=structured)
+
+
+def _tool(method: Callable[..., CallToolResult]) -> Callable[..., CallToolResult]:
+    """One tool call at a time (the engine is not shared across threads), and every failure
+    answered as a tool error: the engine's own message, or what refused the confirmation."""
+
+    @functools.wraps(method)
+    def call(self: Tools, *args: Any, **kwargs: Any) -> CallToolResult:
+        with self._lock:
+            try:
+                return method(self, *args, **kwargs)
+            except TakebackError as exc:
+                return tool_error(exc.code, exc.message)
+            except Refused as exc:
+                return tool_error("confirmation-refused", str(exc))
+            except Exception as exc:  # a bug or an environment failure (disk full …): still one line
+                log.exception("%s failed", method.__name__)
+                return tool_error("internal", f"internal error: {type(exc).__name__}: {exc}")
+
+    return call
+
+
+def _turn_summary(entry: Entry) -> dict[str, Any]:
+    """One line of the timeline as data (``show_turn`` gives the whole entry)."""
+    return {
+        "number": entry.number,
+        "id": entry.id,
+        "kind": entry.kind,
+        "label": entry.label,
+        "agent": entry.agent,
+        "session": entry.session,
+        "state": entry.state,
+        "created_at": entry.created_at.isoformat(),
+        "finished_at": entry.finished_at.isoformat() if entry.finished_at else None,
+        "files": [
+            {"path": f.path, "kind": f.kind, "old_path": f.old_path, "additions": f.additions, "deletions": f.deletions}
+            for f in entry.files
+        ],
+        "steps": len(entry.checkpoints),
+        "checks_passed": entry.checks_passed,
+        "target_number": entry.target_number,
+        "verdict": entry.verdict,
+    }
+
+
+def _take_back(operation: str, entry: Entry) -> dict[str, Any]:
+    """The tool call that takes a carried-out operation back (it too plans first): an undo is
+    redone, a redo undone, and a revert or restore reverted as the entry it became."""
+    if operation == "undo":
+        return {"tool": "redo", "arguments": {}}
+    if operation == "redo":
+        return {"tool": "undo", "arguments": {}}
+    return {"tool": "revert_turn", "arguments": {"turn": str(entry.number)}}
+
+
+class Tools:
+    """The tools over one workspace's engine."""
+
+    def __init__(self, engine: Engine, book: ConfirmationBook | None = None) -> None:
+        self.engine = engine
+        self.book = book or ConfirmationBook()
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ read-only
+
+    @_tool
+    def list_turns(
+        self,
+        session: Annotated[str | None, Text, Field(description="only this agent session's entries")] = None,
+        limit: Annotated[int, Field(ge=1, le=500, description="at most this many entries")] = 20,
+    ) -> CallToolResult:
+        """The workspace's timeline, newest first: each agent turn (and each undo, redo, revert or
+        restore, which are entries too) with its number, label (the prompt), agent, session,
+        state (applied, reverted, partial, open) and the files it changed."""
+        entries = self.engine.entries(session=session, limit=limit)
+        structured = {"workspace": str(self.engine.workspace.root), "turns": [_turn_summary(e) for e in entries]}
+        return _answer(structured, text.timeline(entries))
+
+    @_tool
+    def show_turn(self, turn: TurnSpec = "last") -> CallToolResult:
+        """One turn in full: its files (added, modified, deleted, renamed, with +/- lines), its
+        steps (checkpoints: #N.k, the spec restore takes), the commands it ran, its checks and
+        notices, and its state."""
+        entry = self.engine.entry(turn)
+        return _answer(entry.model_dump(mode="json"), text.entry(entry))
+
+    @_tool
+    def diff_turn(
+        self,
+        turn: TurnSpec = "last",
+        path: Annotated[str | None, Text, Field(description="only this file (workspace-relative)")] = None,
+    ) -> CallToolResult:
+        """The unified diff of what a turn changed (all its files, or one)."""
+        entry = self.engine.entry(turn)
+        diff = self.engine.diff(entry.id, path)
+        truncated = len(diff) > MAX_DIFF_CHARS
+        shown = diff[:MAX_DIFF_CHARS]
+        summary = shown or f"turn #{entry.number} changed no file content"
+        if truncated:
+            summary += f"\n… cut at {MAX_DIFF_CHARS} characters of {len(diff)}: ask for one file with 'path'"
+        structured = {"turn": entry.number, "id": entry.id, "path": path, "diff": shown, "truncated": truncated}
+        return _answer(structured, summary)
+
+    # ------------------------------------------------------------------ destructive, confirmed
+
+    @_tool
+    def undo(self, on_conflict: OnConflict = "abort", confirm_token: ConfirmToken = None) -> CallToolResult:
+        """Take back the last applied agent turn, keeping every later edit (the person's too).
+        First call it without confirm_token: it changes nothing and answers the plan (files,
+        verdict, conflicts) and a token. Show the plan to the person; only if they agree, call
+        it again with the same arguments and that token. The undo is itself undoable (redo)."""
+        return self._operate(
+            "undo", "undo", on_conflict, lambda dry: self.engine.undo(dry_run=dry, on_conflict=on_conflict), confirm_token
+        )
+
+    @_tool
+    def redo(self, on_conflict: OnConflict = "abort", confirm_token: ConfirmToken = None) -> CallToolResult:
+        """Re-apply what the last undo, revert or restore took away. Two steps, like undo: a call
+        without confirm_token answers the plan and a token; call again with the token once the
+        person agreed."""
+        return self._operate(
+            "redo", "redo", on_conflict, lambda dry: self.engine.redo(dry_run=dry, on_conflict=on_conflict), confirm_token
+        )
+
+    @_tool
+    def revert_turn(
+        self, turn: TurnSpec, on_conflict: OnConflict = "abort", confirm_token: ConfirmToken = None
+    ) -> CallToolResult:
+        """Take back one turn's changes (any turn, not only the last), keeping everything done
+        after it; where later edits overlap, it reports a conflict and writes nothing (unless
+        on_conflict says otherwise). Two steps, like undo: plan first, then the token."""
+        return self._operate(
+            "revert_turn",
+            "revert",
+            on_conflict,
+            lambda dry: self.engine.revert(turn, dry_run=dry, on_conflict=on_conflict),
+            confirm_token,
+        )
+
+    @_tool
+    def restore(
+        self,
+        checkpoint: Annotated[
+            str,
+            Text,
+            Field(
+                description="a checkpoint: its id, '#N' (turn N's last step), '#N.k' (step k of turn N), "
+                "or 'last-green' (the last turn whose checks passed)"
+            ),
+        ],
+        on_conflict: OnConflict = "abort",
+        confirm_token: ConfirmToken = None,
+    ) -> CallToolResult:
+        """Bring every file touched since a checkpoint back to its state then (later turns are
+        taken back as a whole). Two steps, like undo: plan first, then the token."""
+        return self._operate(
+            "restore",
+            "restore",
+            on_conflict,
+            lambda dry: self.engine.restore(checkpoint, dry_run=dry, on_conflict=on_conflict),
+            confirm_token,
+            checkpoint=lambda: self._checkpoint_id(checkpoint),
+        )
+
+    def _checkpoint_id(self, spec: str) -> str:
+        """The checkpoint ``spec`` names now (the timeline was just brought up to date)."""
+        timeline = self.engine.timeline
+        found = timeline.last_green().checkpoints[-1] if spec == "last-green" else timeline.resolve_checkpoint(spec)
+        return found.id
+
+    def _operate(
+        self,
+        tool: str,
+        operation: str,
+        on_conflict: str,
+        run: Callable[[bool], OperationResult],
+        confirm_token: str | None,
+        checkpoint: Callable[[], str] | None = None,
+    ) -> CallToolResult:
+        """Plan (a dry run, which writes nothing) and, with a token the plan matches, carry out.
+        The store stays locked from the plan to the end, so no other process moves the timeline
+        in between."""
+        engine = self.engine
+
+        def current() -> tuple[OperationResult, Plan]:
+            planned = run(True)
+            return planned, make_plan(engine, planned, checkpoint() if checkpoint else None)
+
+        with engine.store.locked():
+            if confirm_token is None or not confirm_token.strip():
+                return self._planned(tool, *current())
+            self.book.redeem(confirm_token, operation, on_conflict, lambda: current()[1], again=tool)
+            done = run(False)
+        if not done.applied or done.entry is None:
+            structured = {**done.model_dump(mode="json"), "status": "stopped"}
+            return _answer(structured, text.result(done, "STOPPED", done.next_action))
+        take_back = _take_back(done.operation, done.entry)
+        structured = {**done.model_dump(mode="json"), "status": "done", "take_back": take_back}
+        summary = text.result(done, "DONE", done.next_action)
+        arguments = ", ".join(f"{k}={v!r}" for k, v in take_back["arguments"].items())
+        summary += f"\nto take it back here: {take_back['tool']}({arguments}), a plan first, then the person's yes"
+        return _answer(structured, summary)
+
+    def _planned(self, tool: str, planned: OperationResult, plan: Plan) -> CallToolResult:
+        if planned.verdict == "broken":  # nothing would be written: nothing to confirm
+            token = None
+            next_action = f"this plan cannot be carried out as it is (no confirmation token): {planned.next_action}"
+        else:
+            token = self.book.issue(plan)
+            next_action = (
+                f"show this plan to the person and ask whether to carry it out; only if they agree, call {tool} "
+                f"again with the same arguments and confirm_token \"{token}\" (good for this plan only, for "
+                f"{TOKEN_LIFETIME // 60} minutes; refused if anything changes meanwhile)"
+            )
+        structured = {
+            **planned.model_dump(mode="json"),
+            "status": "planned",
+            "next_action": next_action,
+            "confirm_token": token,
+            "confirm_expires_in": TOKEN_LIFETIME if token else None,
+        }
+        summary = text.result(planned, "PLAN", next_action)
+        if token:
+            summary += f"\nconfirm_token: {token}"
+        return _answer(structured, summary)
