@@ -1,0 +1,271 @@
+"""Install and uninstall, all or nothing across files: every config file involved is read and
+checked first (a file that is not valid JSON or TOML stops everything, nothing written), then
+the new contents are written atomically, one file at a time, and the ledger is updated.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import hookentries, jsonconfig, mcpentries, opencode, tomlblock
+from .agents import AGENTS, SHARED_FILE_NOTE, Agent, seed_for
+from .command import mcp_argv, takeback_argv
+from .ledger import Ledger
+
+
+@dataclass
+class Change:
+    path: str
+    action: str
+    """created, updated, unchanged, removed (the file deleted), restored (put back as it was
+    before install), cleaned (only Takeback's entries taken out)."""
+    what: str
+
+
+@dataclass
+class Report:
+    agent: str
+    title: str
+    scope: str
+    changes: list[Change] = field(default_factory=list)
+    next_steps: list[str] = field(default_factory=list)
+
+
+class Pending:
+    """The config files of one run: what each holds on disk and what it will hold."""
+
+    def __init__(self, preset: dict[Path, bytes | None] | None = None) -> None:
+        self.before: dict[Path, bytes | None] = dict(preset or {})
+        self.after: dict[Path, bytes | None] = {}
+
+    def read(self, path: Path) -> bytes | None:
+        if path in self.after:
+            return self.after[path]
+        if path not in self.before:
+            try:
+                self.before[path] = path.read_bytes()
+            except FileNotFoundError:
+                self.before[path] = None
+        return self.before[path]
+
+    def json(self, path: Path, seed: dict | None = None) -> tuple[dict[str, Any], jsonconfig.JsonLayout]:
+        data = self.read(path)
+        doc, layout = jsonconfig.parse(path, data)
+        if data is None and seed:
+            doc = copy.deepcopy(seed)
+        return doc, layout
+
+    def put_json(self, path: Path, doc: dict, layout: jsonconfig.JsonLayout) -> None:
+        self.after[path] = layout.dump(doc).encode()
+
+    def put(self, path: Path, data: bytes | None) -> None:
+        self.after[path] = data
+
+    def changed(self) -> dict[Path, bytes | None]:
+        return {p: d for p, d in self.after.items() if d != self.before.get(p)}
+
+
+def _root(workspace: str | None) -> Path:
+    start = Path(workspace or os.getcwd()).resolve()
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return start
+
+
+# ---- one agent ----------------------------------------------------------------------------
+
+
+def _add(agent: Agent, scope: str, root: Path, with_mcp: bool, files: Pending) -> dict[Path, str]:
+    """Takeback's entries for ``agent`` added to ``files``; returns what each file got."""
+    what: dict[Path, list[str]] = {}
+    hooks_path = agent.hooks_file(scope, root)
+    doc, layout = files.json(hooks_path, seed_for(agent, scope))
+    if agent.hooks is not None:
+        hookentries.add(doc, agent.name, agent.hooks)
+        what.setdefault(hooks_path, []).append("hooks: " + ", ".join(agent.hooks.events))
+    if agent.plugin_file is not None:
+        plugin = agent.plugin_file(scope, root)
+        files.read(plugin)
+        files.put(plugin, opencode.plugin_source(takeback_argv()).encode())
+        what.setdefault(plugin, []).append("the plugin (chat.message, tool.execute.before/after, session.idle)")
+        plugins = doc.setdefault("plugin", [])
+        if plugin.as_uri() not in plugins:
+            plugins.append(plugin.as_uri())
+        what.setdefault(hooks_path, []).append("the plugin in \"plugin\"")
+    files.put_json(hooks_path, doc, layout)
+    if with_mcp:
+        mcp_path = agent.mcp_file(scope, root)
+        if agent.mcp is None:
+            text = (files.read(mcp_path) or b"").decode("utf-8")
+            files.put(mcp_path, tomlblock.with_block(mcp_path, text, mcp_argv()).encode())
+        else:
+            mdoc, mlayout = files.json(mcp_path)
+            mcpentries.add(mdoc, agent.mcp)
+            files.put_json(mcp_path, mdoc, mlayout)
+        what.setdefault(mcp_path, []).append("the MCP server 'takeback' (takeback mcp)")
+    return {p: "; ".join(w) for p, w in what.items()}
+
+
+def _strip(agent: Agent, scope: str, root: Path, files: Pending) -> list[Path]:
+    """Every Takeback entry for ``agent`` taken out of ``files``; returns the files looked at."""
+    hooks_path = agent.hooks_file(scope, root)
+    mcp_path = agent.mcp_file(scope, root)
+    paths = [hooks_path]
+    doc, layout = files.json(hooks_path)
+    if agent.hooks is not None:
+        hookentries.remove(doc, agent.name, agent.hooks)
+    if agent.plugin_file is not None:
+        plugin = agent.plugin_file(scope, root)
+        paths.append(plugin)
+        if opencode.is_ours(files.read(plugin)):
+            files.put(plugin, None)
+        plugins = doc.get("plugin")
+        if isinstance(plugins, list) and plugin.as_uri() in plugins:
+            plugins.remove(plugin.as_uri())
+            if not plugins:
+                del doc["plugin"]
+    if files.read(hooks_path) is not None:
+        _put_stripped(files, hooks_path, doc, layout)
+    if mcp_path != hooks_path:
+        paths.append(mcp_path)
+    if agent.mcp is None:
+        data = files.read(mcp_path)
+        if data is not None:
+            files.put(mcp_path, tomlblock.without_block(data.decode("utf-8")).encode())
+    elif files.read(mcp_path) is not None:
+        mdoc, mlayout = files.json(mcp_path)
+        if mcpentries.remove(mdoc, agent.mcp):
+            _put_stripped(files, mcp_path, mdoc, mlayout)
+    return paths
+
+
+def _put_stripped(files: Pending, path: Path, doc: dict, layout: jsonconfig.JsonLayout) -> None:
+    """Keep ``doc`` when stripping changed it. A file is never deleted here, even when left
+    empty: only the ledger knows that Takeback created it (uninstall then restores that)."""
+    original, _ = jsonconfig.parse(path, files.read(path))
+    if doc != original:
+        files.put_json(path, doc, layout)
+
+
+# ---- writing ------------------------------------------------------------------------------
+
+
+def _write(path: Path, data: bytes | None) -> list[Path]:
+    """Write (or delete) ``path`` atomically; returns the folders made for it."""
+    if data is None:
+        path.unlink(missing_ok=True)
+        return []
+    made = []
+    folder = path.parent
+    while not folder.exists():
+        made.append(folder)
+        folder = folder.parent
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o7777 if path.exists() else None
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".takeback")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return made
+
+
+def _action(before: bytes | None, after: bytes | None) -> str:
+    if before == after:
+        return "unchanged"
+    if before is None:
+        return "created"
+    return "removed" if after is None else "updated"
+
+
+def _notes(agent: Agent, scope: str, root: Path, paths: list[Path]) -> list[str]:
+    notes = list(agent.next_steps)
+    if scope == "project":
+        inside = [p for p in paths if p.is_relative_to(root) and not p.name.startswith("settings.local")]
+        for note in agent.project_notes:
+            if note == SHARED_FILE_NOTE:
+                notes += [note.format(path=p.relative_to(root)) for p in inside]
+            else:
+                notes.append(note)
+    return notes
+
+
+def _expand(names: list[str]) -> list[Agent]:
+    chosen = list(AGENTS) if "all" in names else list(dict.fromkeys(names))
+    return [AGENTS[n] for n in chosen]
+
+
+def install(names: list[str], scope: str = "user", with_mcp: bool = False, workspace: str | None = None) -> list[Report]:
+    root = _root(workspace)
+    files = Pending()
+    planned = [(agent, _add(agent, scope, root, with_mcp, files)) for agent in _expand(names)]
+    ledger = Ledger()
+    for path, data in files.changed().items():
+        made = _write(path, data)
+        ledger.wrote(path, files.before[path], data, made)
+    ledger.save()
+    reports = []
+    for agent, what in planned:
+        report = Report(agent.name, agent.title, scope)
+        for path, described in what.items():
+            report.changes.append(Change(str(path), _action(files.before[path], files.after.get(path)), described))
+        report.next_steps = _notes(agent, scope, root, list(what))
+        reports.append(report)
+    return reports
+
+
+def uninstall(names: list[str], scope: str = "user", workspace: str | None = None) -> list[Report]:
+    root = _root(workspace)
+    agents = _expand(names)
+    ledger = Ledger()
+    files = Pending()
+    looked = [(agent, _strip(agent, scope, root, files)) for agent in agents]
+    outcome: dict[Path, tuple[bytes | None, str, list[Path]]] = {}
+    for path in dict.fromkeys(p for _, paths in looked for p in paths):
+        before = files.before[path]
+        after = files.after.get(path, before)
+        outcome[path] = (after, "cleaned", [])
+        known, original, made = ledger.original(path, before)
+        if known:
+            # The file is as install left it: its bytes before install come back, provided they
+            # hold no Takeback entry themselves (an install over an edited earlier install).
+            again = Pending({path: original})
+            for agent in agents:
+                _strip(agent, scope, root, again)
+            if again.after.get(path, original) == original:
+                outcome[path] = (original, "restored", made)
+    for path, (data, _action, _made) in outcome.items():
+        if data != files.before[path]:
+            _write(path, data)
+            ledger.forget(path)
+    made = {folder for _data, _action, folders in outcome.values() for folder in folders}
+    for folder in sorted(made, key=lambda f: len(f.parts), reverse=True):
+        try:
+            folder.rmdir()  # only when empty: what install made, now holding nothing
+        except OSError:
+            pass
+    ledger.save()
+    reports = []
+    for agent, paths in looked:
+        report = Report(agent.name, agent.title, scope)
+        for path in paths:
+            data, action, _ = outcome[path]
+            before = files.before[path]
+            if data == before:
+                action = "unchanged"
+            elif data is None:
+                action = "removed"
+            report.changes.append(Change(str(path), action, "Takeback's entries"))
+        reports.append(report)
+    return reports
