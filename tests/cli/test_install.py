@@ -361,3 +361,20 @@ def test_human_output_names_files_and_next_steps(tb: Takeback, env: dict[str, st
     gone = expect_ok(tb("uninstall", "codex")).text
     assert f"removed   {user_file('codex', env)}" in gone
     assert not os.path.exists(user_file("codex", env).parent)
+
+
+@pytest.mark.parametrize("link", [".claude", ".claude/settings.local.json"])
+def test_project_scope_never_follows_a_repository_link_out_of_it(tb: Takeback, env: dict[str, str], tmp_path: Path, link: str) -> None:
+    # A cloned repository could ship its config path as a link to a file of the person's.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "settings.local.json").write_text('{"precious": true}\n')
+    target = outside if link == ".claude" else outside / "settings.local.json"
+    (tb.cwd / ".claude").mkdir(exist_ok=link != ".claude")
+    if link == ".claude":
+        (tb.cwd / ".claude").rmdir()
+    (tb.cwd / link).symlink_to(target)
+    before = tree(outside), tree(tb.cwd)
+    for command in ("install", "uninstall"):
+        expect_error(tb(command, "claude", "--scope", "project"), 2, r"leads out of the repository.*nothing was written")
+    assert (tree(outside), tree(tb.cwd)) == before

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import OutsideWorkspace
 from . import hookentries, jsonconfig, mcpentries, opencode, tomlblock
 from .agents import AGENTS, SHARED_FILE_NOTE, Agent, seed_for
 from .command import mcp_argv, takeback_argv
@@ -39,14 +40,19 @@ class Report:
 class Pending:
     """The config files of one run: what each holds on disk and what it will hold."""
 
-    def __init__(self, preset: dict[Path, bytes | None] | None = None) -> None:
+    def __init__(self, preset: dict[Path, bytes | None] | None = None, confine: Path | None = None) -> None:
         self.before: dict[Path, bytes | None] = dict(preset or {})
         self.after: dict[Path, bytes | None] = {}
+        self.confine = confine
+        """With ``--scope project``: the repository, which its files may not lead out of
+        (a file outside it, such as Copilot's per-person MCP list, is the person's own)."""
 
     def read(self, path: Path) -> bytes | None:
         if path in self.after:
             return self.after[path]
         if path not in self.before:
+            if self.confine is not None and path.is_relative_to(self.confine):
+                _check_inside(self.confine, path)
             try:
                 self.before[path] = path.read_bytes()
             except FileNotFoundError:
@@ -68,6 +74,18 @@ class Pending:
 
     def changed(self) -> dict[Path, bytes | None]:
         return {p: d for p, d in self.after.items() if d != self.before.get(p)}
+
+
+def _check_inside(root: Path, path: Path) -> None:
+    """The repository's own files must not lead Takeback out of it (a symbolic link at a
+    config path, or a config folder that is one, pointing elsewhere): refuse before reading."""
+    folder = path.parent
+    while not folder.exists() and folder != root:
+        folder = folder.parent
+    if path.is_symlink() or not folder.resolve().is_relative_to(root.resolve()):
+        raise OutsideWorkspace(
+            f"{path.relative_to(root)} leads out of the repository (a symbolic link): remove the link and run again; nothing was written"
+        )
 
 
 def _root(workspace: str | None) -> Path:
@@ -208,7 +226,7 @@ def _expand(names: list[str]) -> list[Agent]:
 
 def install(names: list[str], scope: str = "user", with_mcp: bool = False, workspace: str | None = None) -> list[Report]:
     root = _root(workspace)
-    files = Pending()
+    files = Pending(confine=root if scope == "project" else None)
     planned = [(agent, _add(agent, scope, root, with_mcp, files)) for agent in _expand(names)]
     ledger = Ledger()
     for path, data in files.changed().items():
@@ -229,7 +247,7 @@ def uninstall(names: list[str], scope: str = "user", workspace: str | None = Non
     root = _root(workspace)
     agents = _expand(names)
     ledger = Ledger()
-    files = Pending()
+    files = Pending(confine=root if scope == "project" else None)
     looked = [(agent, _strip(agent, scope, root, files)) for agent in agents]
     outcome: dict[Path, tuple[bytes | None, str, list[Path]]] = {}
     for path in dict.fromkeys(p for _, paths in looked for p in paths):
