@@ -378,3 +378,21 @@ def test_project_scope_never_follows_a_repository_link_out_of_it(tb: Takeback, e
     for command in ("install", "uninstall"):
         expect_error(tb(command, "claude", "--scope", "project"), 2, r"leads out of the repository.*nothing was written")
     assert (tree(outside), tree(tb.cwd)) == before
+
+
+@pytest.mark.parametrize(
+    "agent, name, content, match",
+    [
+        ("claude", "home/.claude/settings.json", '{"hooks": ["not", "an object"]}', r'"hooks" is not an object'),
+        ("cursor", "home/.cursor/hooks.json", '{"version": 1, "hooks": {"stop": {"command": "x"}}}', r'"stop" is not a list'),
+        ("gemini", "home/.gemini/settings.json", '{"mcpServers": {"takeback": {"command": "npx", "args": ["other"]}}}', r"already has an MCP server named 'takeback' that is not Takeback's"),
+        ("opencode", "xdg-config/opencode/takeback-plugin.js", "export const Mine = 1;\n", r"exists and is not Takeback's plugin"),
+    ],
+)
+def test_a_config_in_a_shape_the_agent_would_not_read_is_refused(tb: Takeback, env: dict[str, str], agent: str, name: str, content: str, match: str) -> None:
+    path = Path(env["HOME"]).parent / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content)
+    before = homes(env)
+    expect_error(tb("install", agent, "--mcp"), 2, match + r".*nothing was written")
+    assert homes(env) == before

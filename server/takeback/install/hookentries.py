@@ -10,7 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pathlib import Path
+
 from .command import hook_argv, is_hook_line, shell_line
+from .jsonconfig import member
 
 
 @dataclass(frozen=True)
@@ -47,14 +50,14 @@ def _is_ours(entry: Any, spec: HookSpec, agent: str) -> bool:
     return isinstance(entry, dict) and is_hook_line(entry.get(spec.key), agent)
 
 
-def add(doc: dict[str, Any], agent: str, spec: HookSpec) -> list[str]:
+def add(doc: dict[str, Any], agent: str, spec: HookSpec, path: Path) -> list[str]:
     """Add Takeback's hook for every event of ``spec`` that lacks it (an entry of an older
     install is brought up to date in place). Returns the events changed."""
-    hooks = doc.setdefault("hooks", {})
+    hooks = member(doc, "hooks", dict, path, {})
     changed = []
     for event, matcher in spec.events.items():
         wanted = _command(agent, spec, event)
-        items = hooks.setdefault(event, [])
+        items = member(hooks, event, list, path, [])
         found = [e for item in items for e in _entries(item, spec) if _is_ours(e, spec, agent)]
         if found:
             if found[0] != wanted:

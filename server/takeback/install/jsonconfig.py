@@ -37,6 +37,15 @@ class JsonLayout:
         return text + "\n" if self.final_newline else text
 
 
+def member(doc: dict[str, Any], key: str, kind: type, path: Path, default: Any) -> Any:
+    """``doc[key]``, set to ``default`` when missing; refused when it is not a ``kind``."""
+    value = doc.setdefault(key, default)
+    if not isinstance(value, kind):
+        name = "an object" if kind is dict else "a list"
+        raise BadConfig(f"{path}: \"{key}\" is not {name} as the agent expects; nothing was written")
+    return value
+
+
 def parse(path: Path, data: bytes | None) -> tuple[dict[str, Any], JsonLayout]:
     """The JSON object in ``data`` (an empty one when the file does not exist or is empty)."""
     if data is None or not data.strip():

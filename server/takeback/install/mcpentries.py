@@ -6,10 +6,11 @@ that agent reads. An entry is Takeback's when it is named ``takeback`` and runs 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .command import mcp_argv, takeback_words
-from .jsonconfig import BadConfig
+from .jsonconfig import BadConfig, member
 
 
 @dataclass(frozen=True)
@@ -41,15 +42,17 @@ def _is_ours(value: Any) -> bool:
     return takeback_words(argv) == ["mcp"]
 
 
-def add(doc: dict[str, Any], spec: McpSpec) -> bool:
+def add(doc: dict[str, Any], spec: McpSpec, path: Path) -> bool:
     """Register the server; False when it already is, as written."""
-    servers = doc.setdefault(spec.section, {})
+    servers = member(doc, spec.section, dict, path, {})
     wanted = entry(spec)
     current = servers.get("takeback")
     if current == wanted:
         return False
     if current is not None and not _is_ours(current):
-        raise BadConfig(f"an MCP server named 'takeback' that is not Takeback's is already configured ({spec.section}); nothing was written")
+        raise BadConfig(
+            f"{path} already has an MCP server named 'takeback' that is not Takeback's: rename or remove it, then run again; nothing was written"
+        )
     servers["takeback"] = wanted
     return True
 

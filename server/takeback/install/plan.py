@@ -105,14 +105,15 @@ def _add(agent: Agent, scope: str, root: Path, with_mcp: bool, files: Pending) -
     hooks_path = agent.hooks_file(scope, root)
     doc, layout = files.json(hooks_path, seed_for(agent, scope))
     if agent.hooks is not None:
-        hookentries.add(doc, agent.name, agent.hooks)
+        hookentries.add(doc, agent.name, agent.hooks, hooks_path)
         what.setdefault(hooks_path, []).append("hooks: " + ", ".join(agent.hooks.events))
     if agent.plugin_file is not None:
         plugin = agent.plugin_file(scope, root)
-        files.read(plugin)
+        if files.read(plugin) is not None and not opencode.is_ours(files.read(plugin)):
+            raise jsonconfig.BadConfig(f"{plugin} exists and is not Takeback's plugin: move it away, then run again; nothing was written")
         files.put(plugin, opencode.plugin_source(takeback_argv()).encode())
         what.setdefault(plugin, []).append("the plugin (chat.message, tool.execute.before/after, session.idle)")
-        plugins = doc.setdefault("plugin", [])
+        plugins = jsonconfig.member(doc, "plugin", list, hooks_path, [])
         if plugin.as_uri() not in plugins:
             plugins.append(plugin.as_uri())
         what.setdefault(hooks_path, []).append("the plugin in \"plugin\"")
@@ -124,7 +125,7 @@ def _add(agent: Agent, scope: str, root: Path, with_mcp: bool, files: Pending) -
             files.put(mcp_path, tomlblock.with_block(mcp_path, text, mcp_argv()).encode())
         else:
             mdoc, mlayout = files.json(mcp_path)
-            mcpentries.add(mdoc, agent.mcp)
+            mcpentries.add(mdoc, agent.mcp, mcp_path)
             files.put_json(mcp_path, mdoc, mlayout)
         what.setdefault(mcp_path, []).append("the MCP server 'takeback' (takeback mcp)")
     return {p: "; ".join(w) for p, w in what.items()}
