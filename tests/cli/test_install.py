@@ -387,6 +387,8 @@ def test_project_scope_never_follows_a_repository_link_out_of_it(tb: Takeback, e
         ("cursor", "home/.cursor/hooks.json", '{"version": 1, "hooks": {"stop": {"command": "x"}}}', r'"stop" is not a list'),
         ("gemini", "home/.gemini/settings.json", '{"mcpServers": {"takeback": {"command": "npx", "args": ["other"]}}}', r"already has an MCP server named 'takeback' that is not Takeback's"),
         ("opencode", "xdg-config/opencode/takeback-plugin.js", "export const Mine = 1;\n", r"exists and is not Takeback's plugin"),
+        ("codex", "home/.codex/config.toml", "# mine\nmodel = \n", r"config.toml is not valid TOML"),
+        ("codex", "home/.codex/config.toml", '[mcp_servers.takeback]\ncommand = "npx"\n', r"already has its own \[mcp_servers.takeback\]"),
     ],
 )
 def test_a_config_in_a_shape_the_agent_would_not_read_is_refused(tb: Takeback, env: dict[str, str], agent: str, name: str, content: str, match: str) -> None:

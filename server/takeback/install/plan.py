@@ -66,6 +66,13 @@ class Pending:
             doc = copy.deepcopy(seed)
         return doc, layout
 
+    def text(self, path: Path) -> str | None:
+        data = self.read(path)
+        try:
+            return None if data is None else data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise jsonconfig.BadConfig(f"{path} is not UTF-8 text; nothing was written") from exc
+
     def put_json(self, path: Path, doc: dict, layout: jsonconfig.JsonLayout) -> None:
         self.after[path] = layout.dump(doc).encode()
 
@@ -121,7 +128,7 @@ def _add(agent: Agent, scope: str, root: Path, with_mcp: bool, files: Pending) -
     if with_mcp:
         mcp_path = agent.mcp_file(scope, root)
         if agent.mcp is None:
-            text = (files.read(mcp_path) or b"").decode("utf-8")
+            text = files.text(mcp_path) or ""
             files.put(mcp_path, tomlblock.with_block(mcp_path, text, mcp_argv()).encode())
         else:
             mdoc, mlayout = files.json(mcp_path)
@@ -154,9 +161,9 @@ def _strip(agent: Agent, scope: str, root: Path, files: Pending) -> list[Path]:
     if mcp_path != hooks_path:
         paths.append(mcp_path)
     if agent.mcp is None:
-        data = files.read(mcp_path)
-        if data is not None:
-            files.put(mcp_path, tomlblock.without_block(data.decode("utf-8")).encode())
+        text = files.text(mcp_path)
+        if text is not None:
+            files.put(mcp_path, tomlblock.without_block(text).encode())
     elif files.read(mcp_path) is not None:
         mdoc, mlayout = files.json(mcp_path)
         if mcpentries.remove(mdoc, agent.mcp):
