@@ -398,3 +398,21 @@ def test_a_config_in_a_shape_the_agent_would_not_read_is_refused(tb: Takeback, e
     before = homes(env)
     expect_error(tb("install", agent, "--mcp"), 2, match + r".*nothing was written")
     assert homes(env) == before
+
+
+@pytest.mark.parametrize(
+    "agent, settings, said",
+    [
+        ("claude", {"disableAllHooks": True}, "disableAllHooks = true"),
+        ("gemini", {"hooksConfig": {"enabled": False}}, "hooksConfig.enabled = false"),
+    ],
+)
+def test_install_says_when_the_persons_settings_switch_hooks_off(tb: Takeback, env: dict[str, str], agent: str, settings: dict, said: str) -> None:
+    path = user_file(agent, env)
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(settings))
+    steps = tb.json("install", agent)[0]["next_steps"]
+    assert said in steps[0] and "will not run Takeback's" in steps[0]
+    assert json.loads(path.read_text())[next(iter(settings))] == settings[next(iter(settings))], "the person's setting was changed"
+    path.write_text(json.dumps({}))
+    assert not any("switches every hook off" in s for s in tb.json("install", agent)[0]["next_steps"])

@@ -52,6 +52,8 @@ class Agent:
     """Said after ``--scope project``."""
     plugin_file: Callable[[str, Path], Path] | None = None
     """OpenCode: where the plugin file goes."""
+    hooks_off: tuple[tuple[str, ...], object] | None = None
+    """A setting in the hooks file that switches every hook off (keys, value): install says so."""
 
 
 def _claude_dir() -> Path:
@@ -96,6 +98,7 @@ AGENTS: dict[str, Agent] = {
             ),
             hooks=HookSpec(CLAUDE_EVENTS),
             mcp=McpSpec(extra={"type": "stdio"}),
+            hooks_off=(("disableAllHooks",), True),
             next_steps=("Claude Code reads hooks when a session starts: start a new session (/hooks lists them).",),
             project_notes=(
                 ".claude/settings.local.json is Claude Code's personal file for this repository (not the team's .claude/settings.json).",
@@ -124,8 +127,9 @@ AGENTS: dict[str, Agent] = {
             mcp_file=_scoped(lambda: _gemini_dir() / "settings.json", ".gemini/settings.json"),
             hooks=HookSpec({"BeforeAgent": None, "BeforeTool": ".*", "AfterTool": ".*", "AfterAgent": None, "SessionEnd": None}),
             mcp=McpSpec(),
+            hooks_off=(("hooksConfig", "enabled"), False),
             next_steps=("Gemini CLI reads hooks when a session starts: start a new session (/hooks lists them).",),
-            project_notes=(SHARED_FILE_NOTE,),
+            project_notes=("Gemini CLI reads a repository's .gemini/settings.json only in a trusted folder.", SHARED_FILE_NOTE),
         ),
         Agent(
             "copilot",

@@ -106,11 +106,30 @@ def _root(workspace: str | None) -> Path:
 # ---- one agent ----------------------------------------------------------------------------
 
 
-def _add(agent: Agent, scope: str, root: Path, with_mcp: bool, files: Pending) -> dict[Path, str]:
-    """Takeback's entries for ``agent`` added to ``files``; returns what each file got."""
+def _switched_off(agent: Agent, doc: dict[str, Any]) -> bool:
+    """Whether ``doc`` holds the agent's setting that turns every hook off."""
+    if agent.hooks_off is None:
+        return False
+    keys, off = agent.hooks_off
+    value: Any = doc
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value is off
+
+
+def _add(agent: Agent, scope: str, root: Path, with_mcp: bool, files: Pending) -> tuple[dict[Path, str], list[str]]:
+    """Takeback's entries for ``agent`` added to ``files``; returns what each file got, and
+    warnings about the person's settings."""
     what: dict[Path, list[str]] = {}
+    warnings = []
     hooks_path = agent.hooks_file(scope, root)
     doc, layout = files.json(hooks_path, seed_for(agent, scope))
+    if _switched_off(agent, doc):
+        keys, off = agent.hooks_off
+        warnings.append(
+            f"{hooks_path} switches every hook off ({'.'.join(keys)} = {str(off).lower()}): "
+            f"{agent.title} will not run Takeback's until you change that."
+        )
     if agent.hooks is not None:
         hookentries.add(doc, agent.name, agent.hooks, hooks_path)
         what.setdefault(hooks_path, []).append("hooks: " + ", ".join(agent.hooks.events))
@@ -135,7 +154,7 @@ def _add(agent: Agent, scope: str, root: Path, with_mcp: bool, files: Pending) -
             mcpentries.add(mdoc, agent.mcp, mcp_path)
             files.put_json(mcp_path, mdoc, mlayout)
         what.setdefault(mcp_path, []).append("the MCP server 'takeback' (takeback mcp)")
-    return {p: "; ".join(w) for p, w in what.items()}
+    return {p: "; ".join(w) for p, w in what.items()}, warnings
 
 
 def _strip(agent: Agent, scope: str, root: Path, files: Pending) -> list[Path]:
@@ -242,11 +261,11 @@ def install(names: list[str], scope: str = "user", with_mcp: bool = False, works
         ledger.wrote(path, files.before[path], data, made)
     ledger.save()
     reports = []
-    for agent, what in planned:
+    for agent, (what, warnings) in planned:
         report = Report(agent.name, agent.title, scope)
         for path, described in what.items():
             report.changes.append(Change(str(path), _action(files.before[path], files.after.get(path)), described))
-        report.next_steps = _notes(agent, scope, root, list(what))
+        report.next_steps = warnings + _notes(agent, scope, root, list(what))
         reports.append(report)
     return reports
 
