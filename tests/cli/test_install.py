@@ -416,3 +416,18 @@ def test_install_says_when_the_persons_settings_switch_hooks_off(tb: Takeback, e
     assert json.loads(path.read_text())[next(iter(settings))] == settings[next(iter(settings))], "the person's setting was changed"
     path.write_text(json.dumps({}))
     assert not any("switches every hook off" in s for s in tb.json("install", agent)[0]["next_steps"])
+
+
+def test_all_agents_in_project_scope_leave_the_repository_as_it_was(tb: Takeback, env: dict[str, str]) -> None:
+    from helpers import git_state
+
+    before = tree(tb.cwd), git_state(tb.cwd)
+    result = tb.json("install", "all", "--scope", "project", "--mcp")
+    assert [r["agent"] for r in result] == list(AGENTS)
+    written = {c["path"] for r in result for c in r["changes"]}
+    assert all(Path(p).is_file() for p in written)
+    assert tb.json("install", "all", "--scope", "project", "--mcp") == [
+        {**r, "changes": [{**c, "action": "unchanged"} for c in r["changes"]]} for r in result
+    ]
+    expect_ok(tb("uninstall", "all", "--scope", "project"))
+    assert (tree(tb.cwd), git_state(tb.cwd)) == before
