@@ -259,7 +259,7 @@ def install(names: list[str], scope: str = "user", with_mcp: bool = False, works
     for path, data in files.changed().items():
         made = _write(path, data)
         ledger.wrote(path, files.before[path], data, made)
-    ledger.save()
+        ledger.save()  # per file: a later failure still leaves what was written restorable
     reports = []
     for agent, (what, warnings) in planned:
         report = Report(agent.name, agent.title, scope)
@@ -290,11 +290,11 @@ def uninstall(names: list[str], scope: str = "user", workspace: str | None = Non
                 _strip(agent, scope, root, again)
             if again.after.get(path, original) == original:
                 outcome[path] = (original, "restored", made)
-    for path, (data, _action, _made) in outcome.items():
+    for path, (data, _, _) in outcome.items():
         if data != files.before[path]:
             _write(path, data)
             ledger.forget(path)
-    made = {folder for _data, _action, folders in outcome.values() for folder in folders}
+    made = {folder for _, _, folders in outcome.values() for folder in folders}
     for folder in sorted(made, key=lambda f: len(f.parts), reverse=True):
         try:
             folder.rmdir()  # only when empty: what install made, now holding nothing
