@@ -258,6 +258,18 @@ def test_project_scope_writes_claudes_personal_file_from_a_subfolder(tb: Takebac
     assert not personal.exists() and shared.exists()
 
 
+def test_project_scope_with_C_writes_into_that_very_folder(tb: Takeback, env: dict[str, str]) -> None:
+    # Claude Code reads .claude/ from the folder it is started in (seen live: started in a
+    # subfolder, it did not run the hooks in the repository top's settings.local.json).
+    package = tb.cwd / "src"
+    tb.json("install", "claude", "--scope", "project", "-C", str(package))
+    assert (package / ".claude" / "settings.local.json").is_file()
+    assert not (tb.cwd / ".claude").exists()
+    expect_ok(tb("uninstall", "claude", "--scope", "project", "-C", str(package)))
+    assert not (package / ".claude").exists()
+    expect_error(tb("install", "claude", "--scope", "project", "-C", str(tb.cwd / "nope")), 2, r"nope is not a folder")
+
+
 @pytest.mark.parametrize(
     "agent, files",
     [

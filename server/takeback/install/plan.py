@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import OutsideWorkspace
+from ..errors import InvalidInput, OutsideWorkspace
 from . import hookentries, jsonconfig, mcpentries, opencode, tomlblock
 from .agents import AGENTS, SHARED_FILE_NOTE, Agent, seed_for
 from .command import mcp_argv, takeback_argv
@@ -96,7 +96,15 @@ def _check_inside(root: Path, path: Path) -> None:
 
 
 def _root(workspace: str | None) -> Path:
-    start = Path(workspace or os.getcwd()).resolve()
+    """The project of ``--scope project``: the folder ``-C`` names, exactly (an agent reads its
+    project config from the folder it is started in); else the git work tree around the
+    current folder, else the current folder."""
+    if workspace is not None:
+        folder = Path(workspace).resolve()
+        if not folder.is_dir():
+            raise InvalidInput(f"{workspace} is not a folder: give the folder the agent is started in")
+        return folder
+    start = Path(os.getcwd()).resolve()
     for folder in (start, *start.parents):
         if (folder / ".git").exists():
             return folder
