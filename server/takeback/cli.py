@@ -62,6 +62,14 @@ def _add_global_flags(p: argparse.ArgumentParser, after_command: bool = False) -
                    help="print machine-readable JSON")
 
 
+def _add_install_args(p: argparse.ArgumentParser) -> None:
+    from .install.agents import NAMES
+
+    p.add_argument("agents", nargs="+", metavar="AGENT", choices=[*NAMES, "all"], help=f"{', '.join(NAMES)} or all")
+    p.add_argument("--scope", choices=["user", "project"], default="user",
+                   help="user (default): your own config; project: this repository's personal config where the agent has one")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="takeback",
@@ -125,6 +133,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("serve", "run the language server on stdio")
     p.add_argument("--log-level", default="INFO")
     command("mcp", "serve the Model Context Protocol on stdio for the workspace (agents call its tools)")
+    p = command("install", "wire agents' hooks (and with --mcp the MCP server) into their own config")
+    _add_install_args(p)
+    p.add_argument("--mcp", action="store_true", help="also register 'takeback mcp' with the agent")
+    p = command("uninstall", "take out what 'takeback install' wrote")
+    _add_install_args(p)
     p = command("demo", "a scripted agent session in a throw-away repository")
     p.add_argument("--keep", action="store_true", help="keep the demo folder")
     return parser
@@ -181,6 +194,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_demo(keep=args.keep, as_json=args.json)
     try:
+        if args.command in ("install", "uninstall"):
+            return _run_install(args)
         return _run(args)
     except TakebackError as exc:
         return _fail(args.json, exc.code, exc.message, exc.exit_status)
@@ -203,6 +218,21 @@ def _fail(as_json: bool, code: str, message: str, status: int) -> int:
         print(json.dumps({"error": code, "message": message}), file=sys.stdout)
     print(f"takeback: error: {message}", file=sys.stderr)
     return status
+
+
+def _run_install(args: argparse.Namespace) -> int:
+    from . import install
+    from .install import render
+
+    if args.command == "install":
+        reports = install.install(args.agents, scope=args.scope, with_mcp=args.mcp, workspace=args.workspace)
+    else:
+        reports = install.uninstall(args.agents, scope=args.scope, workspace=args.workspace)
+    if args.json:
+        _print_json(render.as_json(reports))
+    else:
+        render.print_reports(reports, "installed" if args.command == "install" else "uninstalled")
+    return EXIT_OK
 
 
 def _run(args: argparse.Namespace) -> int:

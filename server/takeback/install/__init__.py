@@ -1,0 +1,13 @@
+"""`takeback install` / `takeback uninstall`: wiring agents' hooks (and the MCP server) into
+their own config files.
+
+``agents`` is the table of agents and where each keeps its config; ``command`` builds the command
+line the hooks run; ``jsonconfig`` and ``tomlblock`` edit config files in place; ``hookentries``
+and ``mcpentries`` know the shapes of the entries written; ``opencode`` writes OpenCode's plugin;
+``ledger`` remembers each file's bytes before install so uninstall can put them back exactly;
+``plan`` puts it together: every file is read and checked before any is written.
+"""
+
+from .plan import Change, Report, install, uninstall
+
+__all__ = ["Change", "Report", "install", "uninstall"]

@@ -1,0 +1,60 @@
+"""The command line an agent runs to reach Takeback: the absolute path of this very
+``takeback`` (the console script beside the running interpreter, else ``sys.argv[0]``, else
+``python -m takeback``), quoted for a POSIX shell. Nothing else is needed at run time: no
+``jq``, no pipes, no PATH lookup, so it works from any subfolder or git worktree.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from pathlib import Path
+
+
+def takeback_argv() -> list[str]:
+    """The words that start this Takeback (absolute paths)."""
+    beside = Path(os.path.abspath(sys.executable)).parent / "takeback"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return [str(beside)]
+    launched = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if launched is not None and launched.name == "takeback" and launched.is_file():
+        return [os.path.abspath(launched)]
+    return [os.path.abspath(sys.executable), "-m", "takeback"]
+
+
+def shell_line(argv: list[str]) -> str:
+    """``argv`` as one line a POSIX shell runs unchanged."""
+    return shlex.join(argv)
+
+
+def hook_argv(agent: str, event: str | None = None) -> list[str]:
+    """``takeback hook AGENT [EVENT]``."""
+    return [*takeback_argv(), "hook", agent, *([event] if event else [])]
+
+
+def mcp_argv() -> list[str]:
+    """``takeback mcp``: the MCP server on stdio, serving the folder it is started in."""
+    return [*takeback_argv(), "mcp"]
+
+
+def takeback_words(line: str | list[str]) -> list[str] | None:
+    """What follows the Takeback executable in a command line (``["hook", "claude"]``), or
+    None when the line does not run Takeback. Any Takeback counts (another venv, an older
+    install), so uninstall and a re-install find entries an earlier install wrote."""
+    try:
+        words = shlex.split(line) if isinstance(line, str) else list(line)
+    except ValueError:
+        return None
+    for i, word in enumerate(words):
+        if Path(word).name == "takeback" and (i == 0 or words[i - 1] == "-m"):
+            return words[i + 1 :]
+    return None
+
+
+def is_hook_line(line: object, agent: str) -> bool:
+    """Whether ``line`` is a ``takeback hook AGENT …`` command."""
+    if not isinstance(line, str):
+        return False
+    rest = takeback_words(line)
+    return rest is not None and rest[:2] == ["hook", agent]

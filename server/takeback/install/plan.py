@@ -1,0 +1,324 @@
+"""Install and uninstall, all or nothing across files: every config file involved is read and
+checked first (a file that is not valid JSON or TOML stops everything, nothing written), then
+the new contents are written atomically, one file at a time, and the ledger is updated.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidInput, OutsideWorkspace
+from . import hookentries, jsonconfig, mcpentries, opencode, tomlblock
+from .agents import AGENTS, SHARED_FILE_NOTE, Agent, seed_for
+from .command import mcp_argv, takeback_argv
+from .ledger import Ledger
+
+
+@dataclass
+class Change:
+    path: str
+    action: str
+    """created, updated, unchanged, removed (the file deleted), restored (put back as it was
+    before install), cleaned (only Takeback's entries taken out)."""
+    what: str
+
+
+@dataclass
+class Report:
+    agent: str
+    title: str
+    scope: str
+    changes: list[Change] = field(default_factory=list)
+    next_steps: list[str] = field(default_factory=list)
+
+
+class Pending:
+    """The config files of one run: what each holds on disk and what it will hold."""
+
+    def __init__(self, preset: dict[Path, bytes | None] | None = None, confine: Path | None = None) -> None:
+        self.before: dict[Path, bytes | None] = dict(preset or {})
+        self.after: dict[Path, bytes | None] = {}
+        self.confine = confine
+        """With ``--scope project``: the repository, which its files may not lead out of
+        (a file outside it, such as Copilot's per-person MCP list, is the person's own)."""
+
+    def read(self, path: Path) -> bytes | None:
+        if path in self.after:
+            return self.after[path]
+        if path not in self.before:
+            if self.confine is not None and path.is_relative_to(self.confine):
+                _check_inside(self.confine, path)
+            try:
+                self.before[path] = path.read_bytes()
+            except FileNotFoundError:
+                self.before[path] = None
+        return self.before[path]
+
+    def json(self, path: Path, seed: dict | None = None) -> tuple[dict[str, Any], jsonconfig.JsonLayout]:
+        data = self.read(path)
+        doc, layout = jsonconfig.parse(path, data)
+        if data is None and seed:
+            doc = copy.deepcopy(seed)
+        return doc, layout
+
+    def text(self, path: Path) -> str | None:
+        data = self.read(path)
+        try:
+            return None if data is None else data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise jsonconfig.BadConfig(f"{path} is not UTF-8 text; nothing was written") from exc
+
+    def put_json(self, path: Path, doc: dict, layout: jsonconfig.JsonLayout) -> None:
+        self.after[path] = layout.dump(doc).encode()
+
+    def put(self, path: Path, data: bytes | None) -> None:
+        self.after[path] = data
+
+    def changed(self) -> dict[Path, bytes | None]:
+        return {p: d for p, d in self.after.items() if d != self.before.get(p)}
+
+
+def _check_inside(root: Path, path: Path) -> None:
+    """The repository's own files must not lead Takeback out of it (a symbolic link at a
+    config path, or a config folder that is one, pointing elsewhere): refuse before reading."""
+    folder = path.parent
+    while not folder.exists() and folder != root:
+        folder = folder.parent
+    if path.is_symlink() or not folder.resolve().is_relative_to(root.resolve()):
+        raise OutsideWorkspace(
+            f"{path.relative_to(root)} leads out of the repository (a symbolic link): remove the link and run again; nothing was written"
+        )
+
+
+def _root(workspace: str | None) -> Path:
+    """The project of ``--scope project``: the folder ``-C`` names, exactly (an agent reads its
+    project config from the folder it is started in); else the git work tree around the
+    current folder, else the current folder."""
+    if workspace is not None:
+        folder = Path(workspace).resolve()
+        if not folder.is_dir():
+            raise InvalidInput(f"{workspace} is not a folder: give the folder the agent is started in")
+        return folder
+    start = Path(os.getcwd()).resolve()
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return start
+
+
+# ---- one agent ----------------------------------------------------------------------------
+
+
+def _switched_off(agent: Agent, doc: dict[str, Any]) -> bool:
+    """Whether ``doc`` holds the agent's setting that turns every hook off."""
+    if agent.hooks_off is None:
+        return False
+    keys, off = agent.hooks_off
+    value: Any = doc
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value is off
+
+
+def _add(agent: Agent, scope: str, root: Path, with_mcp: bool, files: Pending) -> tuple[dict[Path, str], list[str]]:
+    """Takeback's entries for ``agent`` added to ``files``; returns what each file got, and
+    warnings about the person's settings."""
+    what: dict[Path, list[str]] = {}
+    warnings = []
+    hooks_path = agent.hooks_file(scope, root)
+    doc, layout = files.json(hooks_path, seed_for(agent, scope))
+    if _switched_off(agent, doc):
+        keys, off = agent.hooks_off
+        warnings.append(
+            f"{hooks_path} switches every hook off ({'.'.join(keys)} = {str(off).lower()}): "
+            f"{agent.title} will not run Takeback's until you change that."
+        )
+    if agent.hooks is not None:
+        hookentries.add(doc, agent.name, agent.hooks, hooks_path)
+        what.setdefault(hooks_path, []).append("hooks: " + ", ".join(agent.hooks.events))
+    if agent.plugin_file is not None:
+        plugin = agent.plugin_file(scope, root)
+        if files.read(plugin) is not None and not opencode.is_ours(files.read(plugin)):
+            raise jsonconfig.BadConfig(f"{plugin} exists and is not Takeback's plugin: move it away, then run again; nothing was written")
+        files.put(plugin, opencode.plugin_source(takeback_argv()).encode())
+        what.setdefault(plugin, []).append("the plugin (chat.message, tool.execute.before/after, session.idle)")
+        plugins = jsonconfig.member(doc, "plugin", list, hooks_path, [])
+        if plugin.as_uri() not in plugins:
+            plugins.append(plugin.as_uri())
+        what.setdefault(hooks_path, []).append("the plugin in \"plugin\"")
+    files.put_json(hooks_path, doc, layout)
+    if with_mcp:
+        mcp_path = agent.mcp_file(scope, root)
+        if agent.mcp is None:
+            text = files.text(mcp_path) or ""
+            files.put(mcp_path, tomlblock.with_block(mcp_path, text, mcp_argv()).encode())
+        else:
+            mdoc, mlayout = files.json(mcp_path)
+            mcpentries.add(mdoc, agent.mcp, mcp_path)
+            files.put_json(mcp_path, mdoc, mlayout)
+        what.setdefault(mcp_path, []).append("the MCP server 'takeback' (takeback mcp)")
+    return {p: "; ".join(w) for p, w in what.items()}, warnings
+
+
+def _strip(agent: Agent, scope: str, root: Path, files: Pending) -> list[Path]:
+    """Every Takeback entry for ``agent`` taken out of ``files``; returns the files looked at."""
+    hooks_path = agent.hooks_file(scope, root)
+    mcp_path = agent.mcp_file(scope, root)
+    paths = [hooks_path]
+    doc, layout = files.json(hooks_path)
+    if agent.hooks is not None:
+        hookentries.remove(doc, agent.name, agent.hooks)
+    if agent.plugin_file is not None:
+        plugin = agent.plugin_file(scope, root)
+        paths.append(plugin)
+        if opencode.is_ours(files.read(plugin)):
+            files.put(plugin, None)
+        plugins = doc.get("plugin")
+        if isinstance(plugins, list) and plugin.as_uri() in plugins:
+            plugins.remove(plugin.as_uri())
+            if not plugins:
+                del doc["plugin"]
+    if files.read(hooks_path) is not None:
+        _put_stripped(files, hooks_path, doc, layout)
+    if mcp_path != hooks_path:
+        paths.append(mcp_path)
+    if agent.mcp is None:
+        text = files.text(mcp_path)
+        if text is not None:
+            files.put(mcp_path, tomlblock.without_block(text).encode())
+    elif files.read(mcp_path) is not None:
+        mdoc, mlayout = files.json(mcp_path)
+        if mcpentries.remove(mdoc, agent.mcp):
+            _put_stripped(files, mcp_path, mdoc, mlayout)
+    return paths
+
+
+def _put_stripped(files: Pending, path: Path, doc: dict, layout: jsonconfig.JsonLayout) -> None:
+    """Keep ``doc`` when stripping changed it. A file is never deleted here, even when left
+    empty: only the ledger knows that Takeback created it (uninstall then restores that)."""
+    original, _ = jsonconfig.parse(path, files.read(path))
+    if doc != original:
+        files.put_json(path, doc, layout)
+
+
+# ---- writing ------------------------------------------------------------------------------
+
+
+def _write(path: Path, data: bytes | None) -> list[Path]:
+    """Write (or delete) ``path`` atomically; returns the folders made for it."""
+    if data is None:
+        path.unlink(missing_ok=True)
+        return []
+    made = []
+    folder = path.parent
+    while not folder.exists():
+        made.append(folder)
+        folder = folder.parent
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o7777 if path.exists() else None
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".takeback")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return made
+
+
+def _action(before: bytes | None, after: bytes | None) -> str:
+    if before == after:
+        return "unchanged"
+    if before is None:
+        return "created"
+    return "removed" if after is None else "updated"
+
+
+def _notes(agent: Agent, scope: str, root: Path, paths: list[Path]) -> list[str]:
+    notes = list(agent.next_steps)
+    if scope == "project":
+        inside = [p for p in paths if p.is_relative_to(root) and not p.name.startswith("settings.local")]
+        for note in agent.project_notes:
+            if note == SHARED_FILE_NOTE:
+                notes += [note.format(path=p.relative_to(root)) for p in inside]
+            else:
+                notes.append(note)
+    return notes
+
+
+def _expand(names: list[str]) -> list[Agent]:
+    chosen = list(AGENTS) if "all" in names else list(dict.fromkeys(names))
+    return [AGENTS[n] for n in chosen]
+
+
+def install(names: list[str], scope: str = "user", with_mcp: bool = False, workspace: str | None = None) -> list[Report]:
+    root = _root(workspace)
+    files = Pending(confine=root if scope == "project" else None)
+    planned = [(agent, _add(agent, scope, root, with_mcp, files)) for agent in _expand(names)]
+    ledger = Ledger()
+    for path, data in files.changed().items():
+        made = _write(path, data)
+        ledger.wrote(path, files.before[path], data, made)
+        ledger.save()  # per file: a later failure still leaves what was written restorable
+    reports = []
+    for agent, (what, warnings) in planned:
+        report = Report(agent.name, agent.title, scope)
+        for path, described in what.items():
+            report.changes.append(Change(str(path), _action(files.before[path], files.after.get(path)), described))
+        report.next_steps = warnings + _notes(agent, scope, root, list(what))
+        reports.append(report)
+    return reports
+
+
+def uninstall(names: list[str], scope: str = "user", workspace: str | None = None) -> list[Report]:
+    root = _root(workspace)
+    agents = _expand(names)
+    ledger = Ledger()
+    files = Pending(confine=root if scope == "project" else None)
+    looked = [(agent, _strip(agent, scope, root, files)) for agent in agents]
+    outcome: dict[Path, tuple[bytes | None, str, list[Path]]] = {}
+    for path in dict.fromkeys(p for _, paths in looked for p in paths):
+        before = files.before[path]
+        after = files.after.get(path, before)
+        outcome[path] = (after, "cleaned", [])
+        known, original, made = ledger.original(path, before)
+        if known:
+            # The file is as install left it: its bytes before install come back, provided they
+            # hold no Takeback entry themselves (an install over an edited earlier install).
+            again = Pending({path: original})
+            for agent in agents:
+                _strip(agent, scope, root, again)
+            if again.after.get(path, original) == original:
+                outcome[path] = (original, "restored", made)
+    for path, (data, _, _) in outcome.items():
+        if data != files.before[path]:
+            _write(path, data)
+            ledger.forget(path)
+    made = {folder for _, _, folders in outcome.values() for folder in folders}
+    for folder in sorted(made, key=lambda f: len(f.parts), reverse=True):
+        try:
+            folder.rmdir()  # only when empty: what install made, now holding nothing
+        except OSError:
+            pass
+    ledger.save()
+    reports = []
+    for agent, paths in looked:
+        report = Report(agent.name, agent.title, scope)
+        for path in paths:
+            data, action, _ = outcome[path]
+            before = files.before[path]
+            if data == before:
+                action = "unchanged"
+            elif data is None:
+                action = "removed"
+            report.changes.append(Change(str(path), action, "Takeback's entries"))
+        reports.append(report)
+    return reports
