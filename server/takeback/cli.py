@@ -120,6 +120,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--name", default=None, help="default: the command's first word")
     p.add_argument("argv", nargs=argparse.REMAINDER, help="-- COMMAND ...")
 
+    p = command("hook", "record an agent's hook event (its JSON payload on stdin); always exits 0, prints nothing")
+    p.add_argument("agent", help="claude, codex, gemini, copilot, cursor, opencode, qwen, cline, windsurf or kiro")
+    p.add_argument("event", nargs="?", help="the event, where the payload does not name it (Copilot CLI)")
+
     command("gc", "apply the retention policy now")
     command("status", "store size, open turn, undo/redo targets, recovery")
     p = command("serve", "run the language server on stdio")
@@ -162,6 +166,10 @@ def _content_json(content: bytes | None) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     raw = list(sys.argv[1:] if argv is None else argv)
+    if raw[:1] == ["hook"] and "-h" not in raw and "--help" not in raw:
+        from .hooks.run import run as run_hook  # never a usage error: a hook must not fail its agent
+
+        return run_hook(raw[1] if len(raw) > 1 else "", raw[2] if len(raw) > 2 else None)
     try:
         args = parser.parse_args(raw)
     except _UsageError as exc:
@@ -220,7 +228,7 @@ def _run(args: argparse.Namespace) -> int:
         (out or render.print_begun)(entry)
         return EXIT_OK
     if cmd == "end":
-        entry = engine.end_turn(turn=args.turn, commands=[_text(c) for c in args.commands])
+        entry = engine.end_turn(turn=args.turn, commands=[_text(c) for c in args.commands], ended_by="end_command")
         (out or render.print_entry)(entry)
         return EXIT_OK
     if cmd == "log":
