@@ -443,3 +443,31 @@ def test_an_edit_outside_the_workspace_is_not_a_step_nor_a_failure(tb: Takeback,
     hook(tb, "claude", captured("claude", "Stop", repo))
     [turn] = turns(tb)
     assert turn["checkpoints"] == [] and failures(tb) == (0, None)
+
+
+def test_gc_between_a_steps_start_and_end_keeps_its_before_images(tb: Takeback) -> None:
+    """The before-image of a file no turn holds yet lives only in the step's file until its end."""
+    repo = tb.cwd
+    (repo / "draft.txt").write_text("the person's draft, never committed\n")
+    hook(tb, "claude", captured("claude", "UserPromptSubmit", repo))
+    fields = {"tool_name": "Write", "tool_use_id": "g1",
+              "tool_input": {"file_path": str(repo / "draft.txt"), "content": "agent\n"}}
+    hook(tb, "claude", captured("claude", "PreToolUse", repo, **fields))
+    tb.ok("gc")
+    (repo / "draft.txt").write_text("agent\n")
+    hook(tb, "claude", captured("claude", "PostToolUse", repo, **fields))
+    hook(tb, "claude", captured("claude", "Stop", repo))
+    tb.ok("undo")
+    assert (repo / "draft.txt").read_text() == "the person's draft, never committed\n"
+    assert failures(tb) == (0, None)
+
+
+def test_a_step_whose_end_never_came_is_discarded_at_stop(tb: Takeback) -> None:
+    repo = tb.cwd
+    hook(tb, "claude", captured("claude", "UserPromptSubmit", repo))
+    fields = {"tool_name": "Bash", "tool_use_id": "never-ends", "tool_input": {"command": "sleep 1000"}}
+    hook(tb, "claude", captured("claude", "PreToolUse", repo, **fields))
+    steps = Path(tb.json("status")["store"]) / "brackets"
+    assert [p.name[:5] for p in steps.glob("step-*")] == ["step-"]
+    hook(tb, "claude", captured("claude", "Stop", repo))
+    assert list(steps.glob("step-*")) == []
