@@ -19,8 +19,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from . import __version__
 from .errors import InvalidInput, TakebackError
 
@@ -134,6 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _dump(value: Any) -> Any:
+    from pydantic import BaseModel  # imported here: 'takeback hook' for an event it ignores loads no pydantic
+
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
     if isinstance(value, list):
