@@ -82,8 +82,10 @@ class Steps:
             step = opened.begun
             state = self._step_turn(step.session)
             joined = state if state is not None and state.begun.entry == step.entry else None
-            seen = EntryState(begun=step, checkpoints=list(joined.checkpoints) if joined else [],
-                              applied=dict(joined.applied) if joined else {})
+            # The turn's steps recorded while this one ran (calls side by side): a change one of
+            # them recorded is theirs, not this step's.
+            meanwhile = [cp for cp in joined.checkpoints if cp.at >= step.at] if joined else []
+            seen = EntryState(begun=step, checkpoints=meanwhile, applied=dict(joined.applied) if joined else {})
             if opened.scan.get("kind") == "paths":
                 cp = self._paths_checkpoint(seen, opened)
             else:

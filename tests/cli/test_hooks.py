@@ -471,3 +471,34 @@ def test_a_step_whose_end_never_came_is_discarded_at_stop(tb: Takeback) -> None:
     assert [p.name[:5] for p in steps.glob("step-*")] == ["step-"]
     hook(tb, "claude", captured("claude", "Stop", repo))
     assert list(steps.glob("step-*")) == []
+
+
+def test_a_shell_step_that_writes_back_what_an_earlier_step_wrote_is_still_its_change(tb: Takeback) -> None:
+    """Step 1 writes X; the person puts the file back; the shell step writes X again: the shell
+    step's change is its own (only steps recorded while it ran can explain its changes away)."""
+    repo = tb.cwd
+    original = (repo / "README.md").read_text()
+    hook(tb, "claude", captured("claude", "UserPromptSubmit", repo))
+    _edit_step(tb, "README.md", "by the agent\n", "w1")
+    (repo / "README.md").write_text(original)  # the person undoes it by hand
+    bash = {"tool_name": "Bash", "tool_use_id": "b1", "tool_input": {"command": "cp x README.md"}}
+    hook(tb, "claude", captured("claude", "PreToolUse", repo, **bash))
+    (repo / "README.md").write_text("by the agent\n")
+    hook(tb, "claude", captured("claude", "PostToolUse", repo, **bash))
+    hook(tb, "claude", captured("claude", "Stop", repo))
+    [turn] = turns(tb)
+    assert [cp["paths"] for cp in turn["checkpoints"]] == [["README.md"], ["README.md"]]
+
+
+def test_copilot_calls_side_by_side_record_each_file_once(tb: Takeback) -> None:
+    repo = tb.cwd
+    hook(tb, "copilot", captured("copilot", "userPromptSubmitted", repo), "userPromptSubmitted")
+    hook(tb, "copilot", captured("copilot", "preToolUse", repo), "preToolUse")
+    hook(tb, "copilot", captured("copilot", "preToolUse", repo, **_shell_fields("copilot", 1)), "preToolUse")
+    (repo / "agent_written.txt").write_text("written by the agent's write tool\n")
+    (repo / "gen.txt").write_text("generated\n")
+    hook(tb, "copilot", captured("copilot", "postToolUse", repo), "postToolUse")
+    hook(tb, "copilot", captured("copilot", "postToolUse", repo, **_shell_fields("copilot", 1)), "postToolUse")
+    hook(tb, "copilot", captured("copilot", "agentStop", repo), "agentStop")
+    [turn] = turns(tb)
+    assert [cp["paths"] for cp in turn["checkpoints"]] == [["agent_written.txt"], ["gen.txt"]]
