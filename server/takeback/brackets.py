@@ -23,6 +23,14 @@ It is written to a temporary file and renamed into place, so a reader sees all o
 file before. The index copy lives in the same file because creating a file is most of what a
 small write costs on a real disk; it is read only when the index changed during the turn.
 
+A step (one tool call of an agent, ``steps.py``) waits the same way in ``brackets/step-<key>``,
+in the same layout: the open turn's ``TurnBegun`` (or, for a step that is a turn of its own,
+the begin it will get), then its snapshot: a scanner's (a shell step: what changed on disk
+between the call's start and end) or ``{"kind": "paths", "files": {path: version or null}}``
+(an edit step: the before-images of the files the tool names), then an index copy. ``<key>``
+is a digest of the step's caller-given key (the agent's session and call). It is removed when
+the step ends, or discarded with its session.
+
 Stores written before this layout kept an open bracket's snapshot in ``brackets/<entry>.json``
 and the index copy in ``brackets/<entry>.index``, with the ``TurnBegun`` in the log; those are
 still read (``read`` falls back to them) so a turn opened before an upgrade ends normally. Only
@@ -43,6 +51,7 @@ from .errors import StoreError
 from .models import TurnBegun
 
 FILE_NAME = "open-turn"
+STEP_PREFIX = "step-"
 _MAGIC = b"takeback open turn 1\n"
 _EXTRACTED = FILE_NAME + ".index.tmp"
 
@@ -124,7 +133,7 @@ def _open_index(path: Path | None) -> BinaryIO | None:
 
 def write(
     directory: Path, begun: TurnBegun, scan: dict | None, index_source: Path | None, fsync: bool,
-    nested_sources: dict[str, Path] | None = None, config: dict | None = None,
+    nested_sources: dict[str, Path] | None = None, config: dict | None = None, name: str = FILE_NAME,
 ) -> None:
     """Put the open turn's file in place (replacing one left by a turn that has ended), with a
     copy of the index at ``index_source`` and of each of ``nested_sources`` (by folder);
@@ -153,7 +162,7 @@ def write(
                     _copy_range(handle.fileno(), out.fileno(), 0, length)
             if fsync:
                 os.fsync(out.fileno())
-        os.replace(tmp, directory / FILE_NAME)
+        os.replace(tmp, directory / name)
         if fsync:
             fd = os.open(directory, os.O_RDONLY)
             try:
@@ -195,6 +204,16 @@ def _read_file(path: Path, with_scan: bool) -> OpenTurn | None:
             return OpenTurn(begun, header.get("scan"), index, [path], nested=nested, config=header.get("config"))
     except ValueError as exc:
         raise StoreError(f"unreadable open turn in {path} (remove it to go on): {exc}") from exc
+
+
+def read_named(directory: Path, name: str) -> OpenTurn | None:
+    """The file ``name`` of ``directory`` (a step's), in full, or None when there is none."""
+    return _read_file(directory / name, with_scan=True)
+
+
+def step_names(directory: Path) -> list[str]:
+    """The names of the step files waiting in ``directory``."""
+    return sorted(p.name for p in directory.glob(STEP_PREFIX + "*") if not p.name.endswith(".tmp")) if directory.exists() else []
 
 
 def read_begun(directory: Path) -> TurnBegun | None:
@@ -243,12 +262,13 @@ def snapshots(directory: Path) -> list[dict]:
             found.append(json.loads(path.read_text()))
         except (OSError, ValueError):
             continue
-    try:
-        opened = _read_file(directory / FILE_NAME, with_scan=True)
-    except (OSError, StoreError):
-        opened = None
-    if opened is not None and opened.scan:
-        found.append(opened.scan)
+    for name in [FILE_NAME, *step_names(directory)]:
+        try:
+            opened = _read_file(directory / name, with_scan=True)
+        except (OSError, StoreError):
+            opened = None
+        if opened is not None and opened.scan:
+            found.append(opened.scan)
     return found
 
 

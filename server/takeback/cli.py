@@ -19,8 +19,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from . import __version__
 from .errors import InvalidInput, TakebackError
 
@@ -128,6 +126,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--name", default=None, help="default: the command's first word")
     p.add_argument("argv", nargs=argparse.REMAINDER, help="-- COMMAND ...")
 
+    p = command("hook", "record an agent's hook event (its JSON payload on stdin); always exits 0, prints nothing")
+    p.add_argument("agent", help="claude, codex, gemini, copilot, cursor, opencode, qwen, cline, windsurf or kiro")
+    p.add_argument("event", nargs="?", help="the event, where the payload does not name it (Copilot CLI)")
+
     command("gc", "apply the retention policy now")
     command("status", "store size, open turn, undo/redo targets, recovery")
     p = command("serve", "run the language server on stdio")
@@ -144,6 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _dump(value: Any) -> Any:
+    from pydantic import BaseModel  # imported here: 'takeback hook' for an event it ignores loads no pydantic
+
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
     if isinstance(value, list):
@@ -176,6 +180,10 @@ def _content_json(content: bytes | None) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     raw = list(sys.argv[1:] if argv is None else argv)
+    if raw[:1] == ["hook"] and "-h" not in raw and "--help" not in raw:
+        from .hooks.run import run as run_hook  # never a usage error: a hook must not fail its agent
+
+        return run_hook(raw[1] if len(raw) > 1 else "", raw[2] if len(raw) > 2 else None)
     try:
         args = parser.parse_args(raw)
     except _UsageError as exc:
@@ -255,7 +263,7 @@ def _run(args: argparse.Namespace) -> int:
         (out or render.print_begun)(entry)
         return EXIT_OK
     if cmd == "end":
-        entry = engine.end_turn(turn=args.turn, commands=[_text(c) for c in args.commands])
+        entry = engine.end_turn(turn=args.turn, commands=[_text(c) for c in args.commands], ended_by="end_command")
         (out or render.print_entry)(entry)
         return EXIT_OK
     if cmd == "log":

@@ -27,7 +27,7 @@ from typing import Literal
 import pygit2
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from . import brackets
+from . import brackets, failures
 from .capture import Capturer
 from .clock import new_id as _new_id
 from .clock import now as _now
@@ -62,6 +62,7 @@ from .models import (
 )
 from .handoff import ask_editor
 from .operations import EditorApply, Operations
+from .steps import Steps
 from .scan import Changed, ScanCache, WalkScanner, make_scanner
 from .store import Store
 from .textdiff import is_binary, line_stats, unified_diff
@@ -86,7 +87,7 @@ class _TimelineCache(BaseModel):
     records: list[Record]
 
 
-class Engine(Operations):
+class Engine(Operations, Steps):
     """One workspace's timeline and the operations on it."""
 
     def __init__(self, workspace: str | os.PathLike[str], config: Config | None = None, long_lived: bool = False) -> None:
@@ -340,7 +341,7 @@ class Engine(Operations):
             notices = []
             if open_state is not None:
                 log.info("turn #%d was still open; ending it first", open_state.begun.number)
-                self._end(open_state, [], [])
+                self._end(open_state, [], [], ended_by="next_prompt")
                 notices.append(
                     f"turn #{open_state.begun.number} was still open; this begin ended it first "
                     "(what changed on disk until now is recorded as its changes)"
@@ -377,8 +378,10 @@ class Engine(Operations):
         turn: str | None = None,
         commands: Iterable[str] = (),
         checks: Iterable[Check] = (),
+        ended_by: str | None = None,
     ) -> Entry:
-        """Close the open turn, recording what its bracket saw change on disk."""
+        """Close the open turn, recording what its bracket saw change on disk; ``ended_by``:
+        who ended it (``TurnEnded.ended_by``)."""
         with self.store.locked():
             self._refresh()
             state = self.timeline.open_turn()
@@ -386,11 +389,11 @@ class Engine(Operations):
                 raise StateError("no turn is open: start one with 'takeback begin'")
             if turn is not None and self.timeline.resolve(turn) is not state:
                 raise StateError(f"turn {turn} is not the open turn (#{state.begun.number} is)")
-            self._end(state, list(commands), list(checks))
+            self._end(state, list(commands), list(checks), ended_by)
             self._auto_gc()
             return self.timeline.view(state)
 
-    def _end(self, state: EntryState, commands: list[str], checks: list[Check]) -> None:
+    def _end(self, state: EntryState, commands: list[str], checks: list[Check], ended_by: str | None = None) -> None:
         records: list[Record] = []
         opened = brackets.read(self._brackets, state.begun.entry)
         if opened is not None and opened.scan is not None:
@@ -399,7 +402,9 @@ class Engine(Operations):
                 records.append(cp)
         now = _now()
         checks = [c if c.at else c.model_copy(update={"at": now}) for c in checks]
-        records.append(TurnEnded(id=_new_id(), at=now, entry=state.begun.entry, commands=commands, checks=checks))
+        records.append(TurnEnded(
+            id=_new_id(), at=now, entry=state.begun.entry, commands=commands, checks=checks, ended_by=ended_by,
+        ))
         self._append(records)
         if opened is not None:
             opened.remove()
@@ -785,6 +790,7 @@ class Engine(Operations):
             fsync=self.config.fsync,
             last_recovery=self.last_recovery or self.journal.last_report(),
             config_problems=list(self.config.problems),
+            **failures.summary(self.store.path),
         )
 
     # ------------------------------------------------------------------ retention

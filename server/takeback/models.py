@@ -97,7 +97,7 @@ class TurnBegun(_Model):
     session: str | None = None
     label: str | None = None
     agent: str | None = None
-    source: Literal["edit", "bracket", "cli", "lsp", "operation"] = "bracket"
+    source: Literal["edit", "bracket", "cli", "lsp", "operation", "hook"] = "bracket"
     head: str | None = None
 
 
@@ -134,6 +134,9 @@ class TurnEnded(_Model):
     entry: str
     commands: list[str] = []
     checks: list[Check] = []
+    # who ended it: "stop" (the agent said so), "next_prompt" (a new turn began while it was
+    # open), "session_end", "end_command" ('takeback end'); None: an operation or an older store
+    ended_by: str | None = None
 
 
 class CheckRecorded(_Model):
@@ -267,6 +270,7 @@ class Entry(_Model):
     target_number: int | None = None
     verdict: Verdict | None = None
     reverted_by: str | None = None
+    ended_by: str | None = None
     notices: list[str] = []
 
     @property
@@ -364,6 +368,8 @@ class StoreStatus(_Model):
     fsync: bool
     last_recovery: RecoveryReport | None = None
     config_problems: list[str] = Field(default_factory=list)  # settings ignored or refused, and why
+    hook_failures: int = 0  # failures agents' hooks logged in the store (``takeback hook``)
+    last_hook_failure: str | None = None
 
 
 class GcReport(_Model):

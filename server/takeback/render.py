@@ -58,6 +58,10 @@ def print_entry(entry: Entry) -> None:
         if change.withheld:
             extra += f" (content withheld: {change.withheld})"
         print(f"  {change.kind:<9} {name}  +{change.additions} -{change.deletions}{extra}")
+    if len(entry.checkpoints) > 1 or any(cp.label for cp in entry.checkpoints):
+        for index, cp in enumerate(entry.checkpoints, 1):  # the steps: restore #N.k goes back to just after step k
+            state = "" if cp.applied else "  (not applied)"
+            print(f"  step   #{entry.number}.{index} {cp.label or 'changes'}  ({len(cp.paths)} files){state}")
     for command in entry.commands:
         print(f"  ran    {command}")
     for check in entry.checks:
@@ -107,6 +111,8 @@ def print_status(status: StoreStatus) -> None:
             print(f"           {len(r.left)} left as they were, changed since (not overwritten): {', '.join(r.left)}")
     for problem in status.config_problems:
         print(f"settings   {problem}")
+    if status.hook_failures:
+        print(f"hooks      {status.hook_failures} failure(s) logged; last: {status.last_hook_failure}")
 
 
 def print_gc(report: GcReport) -> None:

@@ -60,6 +60,7 @@ class Timeline:
         self.max_number = 0
         self.record_count = 0
         self.latest_turn: str | None = None  # the newest agent turn: the only one that can be open
+        self._shadowed: str | None = None  # an open turn a newer one began beside (until that one ends)
         self.dropped: list[DroppedSpan] = []  # what retention dropped (its latest record)
         self.tentative: TurnBegun | None = None  # the open turn's begin, not yet in the log
         self._before_tentative: tuple[int, int, str | None] | None = None
@@ -76,6 +77,11 @@ class Timeline:
             self.order.append(record.entry)
             self.max_number = max(self.max_number, record.number)
             if record.kind == "turn":
+                # A turn begun and ended while another is open (a step of another agent session,
+                # ``steps.py``) leaves that one open: it is remembered and is the open turn again
+                # once this one ends.
+                current = self.entries.get(self.latest_turn) if self.latest_turn else None
+                self._shadowed = self.latest_turn if current is not None and current.state == "open" else None
                 self.latest_turn = record.entry
             return
         state = self.entries.get(record.entry)
@@ -93,6 +99,11 @@ class Timeline:
                 # an editor refused (or later took) a batch of an ended turn: its state follows
                 state.state = "applied" if any(state.applied.values()) else "not-applied"
         elif isinstance(record, TurnEnded):
+            if record.entry == self.latest_turn and self._shadowed is not None:
+                shadowed = self.entries.get(self._shadowed)
+                if shadowed is not None and shadowed.state == "open":
+                    self.latest_turn = self._shadowed
+                self._shadowed = None
             state.ended = record
             state.checks.extend(record.checks)
             any_applied = any(state.applied.values()) or not state.checkpoints
@@ -297,6 +308,10 @@ class Timeline:
                 target_number = self.entries[target].begun.number
             for path in state.operation.skipped:
                 notices.append(f"skipped {path}")
+        ended_by = state.ended.ended_by if state.ended else None
+        why = _ENDED_WITHOUT_STOP.get(ended_by or "")
+        if why and (ended_by != "end_command" or begun.source == "hook"):
+            notices.append(f"ended at its last step without the agent's stop: {why}")
         return Entry(
             id=begun.entry,
             number=begun.number,
@@ -329,8 +344,16 @@ class Timeline:
             target_number=target_number,
             verdict=verdict,
             reverted_by=state.reverted_by,
+            ended_by=ended_by,
             notices=notices,
         )
+
+
+_ENDED_WITHOUT_STOP = {
+    "next_prompt": "the next prompt arrived while it was open",
+    "session_end": "its session ended",
+    "end_command": "'takeback end' ended it",
+}
 
 
 def relevant_steps(checkpoints: list[CheckpointRecorded]) -> dict[str, list[PathChange]]:

@@ -1,0 +1,53 @@
+"""The hook failure log: ``hook-failures.log`` in the store, one JSON line per failure.
+
+A hook (``takeback hook``) must never stop or disturb the agent that runs it, so it reports
+nothing there: what went wrong is appended here and counted by ``takeback status`` (its
+``hook_failures`` and ``last_hook_failure``) and the editor's status. The file is bounded: past
+``_KEEP_BYTES`` its older half is dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+FILE_NAME = "hook-failures.log"
+_KEEP_BYTES = 256 * 1024
+
+
+def append(store: Path, agent: str, event: str | None, message: str) -> None:
+    """Add one failure (best effort: a log that cannot be written is not a second failure)."""
+    line = json.dumps(
+        {"at": datetime.now(timezone.utc).isoformat(), "agent": agent, "event": event, "message": message},
+        ensure_ascii=False,
+    )
+    path = store / FILE_NAME
+    try:
+        store.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(line + "\n")
+        if path.stat().st_size > _KEEP_BYTES:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text("".join(lines[len(lines) // 2:]), encoding="utf-8")
+            os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def summary(store: Path) -> dict:
+    """``{"hook_failures": count, "last_hook_failure": "agent event: message" or None}``."""
+    try:
+        lines = (store / FILE_NAME).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = []
+    last = None
+    if lines:
+        try:
+            item = json.loads(lines[-1])
+            last = f"{item.get('at', '?')} {item.get('agent')} {item.get('event') or ''}: {item.get('message')}"
+        except ValueError:
+            last = lines[-1]
+    return {"hook_failures": len(lines), "last_hook_failure": last}

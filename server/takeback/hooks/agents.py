@@ -1,0 +1,238 @@
+"""Each agent's hook payload read into a normalized ``Event`` (or None: an event not used).
+
+What each agent sends was established on real runs (docs/agents-recording.md and the captured
+payloads under tests/cli/hook_payloads/); Cursor, Cline, Windsurf and Kiro are read as their
+documentation describes. Tools are sorted into edit tools (which name the files they write),
+shell tools (whose effect on disk is bracketed) and the rest (not recorded: they read).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+
+from .apply_patch import patch_paths
+from .events import Event
+
+AGENTS = ("claude", "codex", "gemini", "copilot", "cursor", "opencode", "qwen", "cline", "windsurf", "kiro")
+
+# Edit tools and the argument naming their file; shell tools and their command argument.
+_EDIT_PATH_KEYS = ("file_path", "filePath", "path", "notebook_path", "absolute_path", "target_file")
+_EDIT_TOOLS = {
+    "Write", "Edit", "MultiEdit", "NotebookEdit",  # Claude Code
+    "write_file", "replace", "edit",  # Gemini CLI, Qwen Code
+    "create", "str_replace_editor",  # Copilot CLI (edit too)
+    "write", "patch", "multiedit",  # OpenCode (edit too)
+    "write_to_file", "replace_in_file", "new_rule",  # Cline
+}
+_PATCH_TOOLS = {"apply_patch"}  # Codex: the files are named inside the patch text
+_SHELL_TOOLS = {"Bash", "bash", "shell", "run_shell_command", "exec_command", "local_shell", "execute_command"}
+
+# Event names of the agents that use Claude Code's hook format (Codex and Qwen Code do).
+_CLAUDE_EVENTS = {
+    "UserPromptSubmit": "prompt", "PreToolUse": "pre_tool", "PostToolUse": "post_tool",
+    "PostToolUseFailure": "post_tool", "Stop": "stop", "StopFailure": "stop", "SessionEnd": "session_end",
+}
+_EVENTS = {
+    "claude": _CLAUDE_EVENTS,
+    "codex": _CLAUDE_EVENTS,
+    "qwen": _CLAUDE_EVENTS,
+    "gemini": {
+        "BeforeAgent": "prompt", "BeforeTool": "pre_tool", "AfterTool": "post_tool", "AfterAgent": "stop",
+        "SessionEnd": "session_end",
+    },
+    "copilot": {
+        "userPromptSubmitted": "prompt", "preToolUse": "pre_tool", "postToolUse": "post_tool",
+        "agentStop": "stop", "sessionEnd": "session_end",
+    },
+    "opencode": {
+        "chat.message": "prompt", "tool.execute.before": "pre_tool", "tool.execute.after": "post_tool",
+        "session.idle": "stop", "session.deleted": "session_end",
+    },
+    "cursor": {
+        "beforeSubmitPrompt": "prompt", "beforeShellExecution": "pre_tool", "afterShellExecution": "post_tool",
+        "afterFileEdit": "edited", "stop": "stop",
+    },
+    "cline": {
+        "UserPromptSubmit": "prompt", "PreToolUse": "pre_tool", "PostToolUse": "post_tool",
+        "TaskComplete": "stop", "TaskCancel": "stop",
+    },
+    "windsurf": {
+        "pre_user_prompt": "prompt", "pre_write_code": "pre_tool", "post_write_code": "post_tool",
+        "pre_run_command": "pre_tool", "post_run_command": "post_tool", "post_cascade_response": "stop",
+    },
+    "kiro": {"promptSubmit": "prompt", "agentStop": "stop"},
+}
+_PROJECT_ENV = {"claude": "CLAUDE_PROJECT_DIR", "gemini": "GEMINI_PROJECT_DIR", "qwen": "QWEN_PROJECT_DIR"}
+
+
+class PayloadError(ValueError):
+    """The payload is not what this agent sends (logged as a hook failure)."""
+
+
+def parse(agent: str, event_name: str | None, payload: dict) -> Event | None:
+    """``payload`` (the agent's JSON) as a normalized event; ``event_name``: the one given on the
+    command line (Copilot CLI's payloads have none; OpenCode's plugin passes it too)."""
+    if agent not in _EVENTS:
+        raise PayloadError(f"unknown agent {agent!r} (one of {', '.join(AGENTS)})")
+    name = event_name or payload.get("hook_event_name") or payload.get("hookName") or payload.get("agent_action_name")
+    if not name:
+        raise PayloadError(f"no event name in the {agent} payload nor on the command line")
+    kind = _EVENTS[agent].get(str(name))
+    if kind is None:
+        return None  # an event Takeback does not use (SessionStart, PreCompress, …)
+    return _READERS.get(agent, _read_claude)(agent, kind, payload)
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _args(value: object) -> dict:
+    """Tool arguments: an object, or (Copilot CLI, some versions) its JSON text."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _command(value: object) -> str | None:
+    if isinstance(value, list):  # Codex's shell takes argv
+        return " ".join(str(v) for v in value)
+    return _text(value)
+
+
+def _tool(event: Event, tool: str | None, args: dict) -> Event:
+    """Fill in what a tool call touches, by the tool's kind."""
+    event.tool = tool
+    if tool in _PATCH_TOOLS:
+        patch = _text(args.get("command")) or _text(args.get("input")) or _text(args.get("patch")) or ""
+        event.paths = patch_paths(patch)
+    elif tool in _EDIT_TOOLS:
+        path = next((args[k] for k in _EDIT_PATH_KEYS if isinstance(args.get(k), str) and args[k]), None)
+        event.paths = [path] if path else None
+    elif tool in _SHELL_TOOLS:
+        command = _command(args.get("command", args.get("cmd")))
+        if isinstance(command, str) and command.startswith("*** Begin Patch"):  # Codex may send a patch via its shell
+            event.paths = patch_paths(command)
+        else:
+            event.command = command or ""
+    return event
+
+
+def _folders(agent: str, payload: dict, *keys: str) -> list[str]:
+    found = []
+    env = _PROJECT_ENV.get(agent)
+    if env and os.environ.get(env):
+        found.append(os.environ[env])
+    for key in keys:
+        value = payload.get(key)
+        if isinstance(value, list):
+            found.extend(v for v in value if isinstance(v, str))
+        elif isinstance(value, str):
+            found.append(value)
+    return [f for f in found if f]
+
+
+def _read_claude(agent: str, kind: str, payload: dict) -> Event:
+    """Claude Code, Codex CLI and Qwen Code (Claude Code's format); Gemini CLI (the same fields)."""
+    event = Event(kind, agent, session=_text(payload.get("session_id")), folders=_folders(agent, payload, "cwd"))  # type: ignore[arg-type]
+    if kind == "prompt":
+        event.prompt = _text(payload.get("prompt"))
+    elif kind in ("pre_tool", "post_tool"):
+        event.call_id = _text(payload.get("tool_use_id"))
+        _tool(event, _text(payload.get("tool_name")), _args(payload.get("tool_input")))
+    return event
+
+
+def _read_copilot(agent: str, kind: str, payload: dict) -> Event:
+    event = Event(kind, agent, session=_text(payload.get("sessionId")), folders=_folders(agent, payload, "cwd"))  # type: ignore[arg-type]
+    if kind == "prompt":
+        event.prompt = _text(payload.get("prompt"))
+    elif kind in ("pre_tool", "post_tool"):
+        _tool(event, _text(payload.get("toolName")), _args(payload.get("toolArgs")))
+    return event
+
+
+def _read_opencode(agent: str, kind: str, payload: dict) -> Event:
+    session = _text(payload.get("session_id")) or _text((payload.get("properties") or {}).get("sessionID"))
+    event = Event(kind, agent, session=session, folders=_folders(agent, payload, "worktree", "cwd"))  # type: ignore[arg-type]
+    if kind == "prompt":
+        prompt = _text(payload.get("prompt"))
+        if prompt and len(prompt) >= 2 and prompt[0] == prompt[-1] == '"':  # 'opencode run' quotes it
+            prompt = prompt[1:-1]
+        event.prompt = prompt
+    elif kind in ("pre_tool", "post_tool"):
+        event.call_id = _text(payload.get("call_id"))
+        _tool(event, _text(payload.get("tool_name")), _args(payload.get("tool_input")))
+    return event
+
+
+def _read_cursor(agent: str, kind: str, payload: dict) -> Event:
+    event = Event(kind, agent, session=_text(payload.get("conversation_id")),  # type: ignore[arg-type]
+                  folders=_folders(agent, payload, "workspace_roots", "cwd"))
+    if kind == "prompt":
+        event.prompt = _text(payload.get("prompt"))
+    elif kind in ("pre_tool", "post_tool"):
+        event.tool = "shell"
+        event.command = _text(payload.get("command")) or ""
+    elif kind == "edited":
+        path = _text(payload.get("file_path"))
+        event.tool = "edit"
+        event.paths = [path] if path else None
+        edits = payload.get("edits") if isinstance(payload.get("edits"), list) else []
+        event.edits = [
+            (e["old_string"], e["new_string"]) for e in edits
+            if isinstance(e, dict) and isinstance(e.get("old_string"), str) and isinstance(e.get("new_string"), str)
+        ]
+    return event
+
+
+def _read_cline(agent: str, kind: str, payload: dict) -> Event:
+    """Cline: ``hookName``, ``taskId``, ``workspaceRoots``, and one object named after the hook
+    (``userPromptSubmit.prompt``, ``preToolUse.toolName`` / ``.parameters`` …)."""
+    name = str(payload.get("hookName", ""))
+    body = payload.get(name[:1].lower() + name[1:]) if name else None
+    body = body if isinstance(body, dict) else {}
+    event = Event(kind, agent, session=_text(payload.get("taskId")), folders=_folders(agent, payload, "workspaceRoots"))  # type: ignore[arg-type]
+    if kind == "prompt":
+        event.prompt = _text(body.get("prompt"))
+    elif kind in ("pre_tool", "post_tool"):
+        _tool(event, _text(body.get("toolName")), _args(body.get("parameters")))
+    return event
+
+
+def _read_windsurf(agent: str, kind: str, payload: dict) -> Event:
+    """Windsurf Cascade: ``agent_action_name``, ``trajectory_id``, ``execution_id`` and ``tool_info``."""
+    info = payload.get("tool_info") if isinstance(payload.get("tool_info"), dict) else {}
+    event = Event(kind, agent, session=_text(payload.get("trajectory_id")), folders=_folders(agent, info, "cwd"))  # type: ignore[arg-type]
+    action = str(payload.get("agent_action_name", ""))
+    if kind == "prompt":
+        event.prompt = _text(info.get("user_prompt"))
+    elif action.endswith("_write_code"):
+        path = _text(info.get("file_path"))
+        event.tool, event.paths = "write_code", ([path] if path else None)
+    elif action.endswith("_run_command"):
+        event.tool, event.command = "run_command", _text(info.get("command_line")) or ""
+    return event
+
+
+def _read_kiro(agent: str, kind: str, payload: dict) -> Event:
+    """Kiro's agent hooks run a command with no payload; the prompt is in ``USER_PROMPT``. No
+    tool events: a Kiro turn is a whole-turn bracket."""
+    prompt = os.environ.get("USER_PROMPT") or _text(payload.get("prompt"))
+    return Event(kind, agent, session=_text(payload.get("session_id")) or "kiro", prompt=prompt,  # type: ignore[arg-type]
+                 folders=_folders(agent, payload, "cwd", "workspace"), whole_turn=True)
+
+
+_READERS: dict[str, Callable[[str, str, dict], Event]] = {
+    "copilot": _read_copilot,
+    "opencode": _read_opencode,
+    "cursor": _read_cursor,
+    "cline": _read_cline,
+    "windsurf": _read_windsurf,
+    "kiro": _read_kiro,
+}

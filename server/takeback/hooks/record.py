@@ -1,0 +1,110 @@
+"""Normalized hook events → engine calls: what the hooks record.
+
+* ``prompt`` opens a turn (label: the prompt on one line, shortened; session; agent) with no
+  bracket: the turn's changes are the union of its steps, so what the person changes between
+  two tool calls is not in it. An empty prompt (Qwen Code sends one after each round of tool
+  results) opens nothing. A turn still open ends first (``ended_by`` "next_prompt").
+* ``pre_tool`` / ``post_tool`` of an edit tool or a shell tool are one step (``Engine.begin_step``
+  / ``end_step``), named after the tool and its target. Other tools (reads, searches) are not.
+* ``edited`` (an edit already made, with the replacements it made) is a step whose before-image
+  is the file now with those replacements undone.
+* ``stop`` ends the session's open turn ("stop"); ``session_end`` ends it too ("session_end").
+  An agent with no tool events (``Event.whole_turn``) gets a whole-turn bracket instead.
+"""
+
+from __future__ import annotations
+
+from ..engine import Engine
+from ..errors import InvalidInput, OutsideWorkspace
+from ..models import BatchChange
+from .events import Event
+
+LABEL_CHARS = 120
+
+
+def one_line(text: str, limit: int = LABEL_CHARS) -> str:
+    """``text`` on one line (whitespace runs become one space), cut to ``limit`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def step_label(event: Event) -> str:
+    """"Edit src/app.py", "apply_patch a.py, b.py", "Bash: npm test" (paths: workspace-relative)."""
+    tool = event.tool or "tool"
+    if event.paths is not None:
+        return one_line(f"{tool} {', '.join(event.paths)}")
+    return one_line(f"{tool}: {event.command or ''}")
+
+
+def step_key(event: Event) -> str:
+    """What ties a tool call's end to its start: the agent's call id, else the tool and its
+    target (Gemini CLI and Copilot CLI give no call id; their calls of one kind on one target
+    do not overlap)."""
+    what = event.call_id or f"{event.tool}\0{event.command or ''}\0{chr(0).join(event.paths or [])}"
+    return f"{event.agent}\0{event.session or ''}\0{what}"
+
+
+def _open_turn_of(engine: Engine, event: Event):
+    engine.refresh()
+    state = engine.timeline.open_turn()
+    if state is None or (event.session is not None and state.begun.session not in (None, event.session)):
+        return None
+    return state
+
+
+def _inside(engine: Engine, paths: list[str]) -> list[str]:
+    """The paths that are in the workspace (a tool may write elsewhere: not this workspace's)."""
+    kept = []
+    for path in paths:
+        try:
+            kept.append(engine.workspace.rel(path))
+        except OutsideWorkspace:
+            continue
+    return kept
+
+
+def record(engine: Engine, event: Event) -> None:
+    if event.paths is not None:
+        event.paths = _inside(engine, event.paths)
+    if event.kind == "prompt":
+        prompt = (event.prompt or "").strip()
+        if not prompt:
+            return  # Qwen Code's synthetic prompt between tool rounds
+        engine.discard_steps(event.session)
+        engine.begin_turn(
+            label=one_line(prompt), session=event.session, agent=event.agent, source="hook", bracket=event.whole_turn,
+        )
+    elif event.kind in ("stop", "session_end"):
+        engine.discard_steps(event.session)
+        if _open_turn_of(engine, event) is not None:
+            engine.end_turn(ended_by="stop" if event.kind == "stop" else "session_end")
+    elif not event.is_step or (event.paths is not None and not event.paths):
+        return
+    elif event.kind == "pre_tool":
+        engine.begin_step(step_key(event), event.paths, session=event.session, agent=event.agent)
+    elif event.kind == "post_tool":
+        engine.end_step(step_key(event), step_label(event))
+    elif event.kind == "edited":
+        _record_edited(engine, event)
+
+
+def _record_edited(engine: Engine, event: Event) -> None:
+    """An edit reported after it was made: its before-image is the file with the edits undone."""
+    assert event.paths
+    rel = engine.workspace.rel(event.paths[0])
+    disk = engine.workspace.read(rel)
+    if disk is None:
+        raise InvalidInput(f"{rel} is gone: the edit reported on it cannot be recorded")
+    text = disk.content.decode("utf-8", "surrogateescape")
+    for old, new in reversed(event.edits):
+        at = text.rfind(new) if new else -1
+        if at < 0:
+            raise InvalidInput(f"{rel} no longer holds what the edit wrote: its before-image cannot be rebuilt")
+        text = text[:at] + old + text[at + len(new):]
+    before = text.encode("utf-8", "surrogateescape")
+    if before == disk.content:
+        return
+    engine.record_batch(
+        [BatchChange(path=rel, before=before, after=disk.content, mode=disk.mode)],
+        label=step_label(event), session=event.session, agent=event.agent, source="hook",
+    )

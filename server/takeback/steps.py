@@ -1,0 +1,151 @@
+"""Steps: one tool call of an agent, recorded as one checkpoint of the open turn.
+
+A step has a start and an end that arrive in two different processes (an agent runs a hook
+before the call and another after it), so what the start saw waits in the store between them
+(``brackets/step-<key>``, ``brackets.py``). Two kinds:
+
+* ``paths`` given (an edit tool that names its files): the start stores those files'
+  before-images (and the folders writing a missing one would create); the end compares them with the files now. Cost: those files, never a scan.
+* no ``paths`` (a shell command): the start takes the scanner's snapshot, like a turn's bracket;
+  the end records what changed on disk in between (changes the turn's other steps recorded
+  meanwhile, e.g. an edit running beside the command, are left out).
+
+A turn opened without a bracket (``begin_turn(bracket=False)``) is then the union of its steps:
+what changes on disk between two steps is not in it. A step whose session is not the open
+turn's (or that starts with no turn open) is recorded as a turn of its own, labelled by the step.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+
+from . import brackets
+from .clock import new_id as _new_id
+from .clock import now as _now
+from .errors import StoreError
+from .models import CheckpointRecorded, Entry, FileVersion, Record, TurnBegun, TurnEnded, same_version
+from .timeline import EntryState
+
+
+def _file_name(key: str) -> str:
+    return brackets.STEP_PREFIX + hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+class Steps:
+    """The step methods of ``Engine`` (a mixin: it uses the engine's store, scanner and log)."""
+
+    def begin_step(
+        self, key: str, paths: Iterable[str] | None = None, session: str | None = None, agent: str | None = None,
+    ) -> None:
+        """Start step ``key``: keep the before-images of ``paths`` (an edit), or with no
+        ``paths`` the scanner's snapshot (a shell command), until ``end_step(key)``."""
+        rels = None if paths is None else sorted({self.workspace.rel(p) for p in paths})
+        with self.store.locked():
+            self._refresh()
+            state = self._step_turn(session)
+            begun = TurnBegun(
+                id=_new_id(), at=_now(), entry=state.begun.entry if state else _new_id(), number=0,
+                session=session, agent=agent, source="hook",
+            )
+            scanner = None
+            if rels is not None:
+                files, folders = {}, {}
+                for rel in rels:
+                    version = self.capture.from_disk(rel)
+                    files[rel] = version.model_dump() if version else None
+                    if version is None and self.workspace.missing_folders(rel):
+                        folders[rel] = self.workspace.missing_folders(rel)  # what writing it would create
+                snapshot = {"kind": "paths", "files": files, "new_folders": folders}
+            else:
+                scanner = self._scanner()
+                snapshot = scanner.begin(self.capture.from_disk)
+            self.store.flush()  # the content the snapshot names is on disk before the snapshot
+            try:
+                brackets.write(
+                    self._brackets, begun, snapshot, scanner.index_file() if scanner is not None else None,
+                    self.config.fsync, nested_sources=scanner.nested_indexes if scanner is not None else None,
+                    config=self.config.model_dump(mode="json"), name=_file_name(key),
+                )
+            except OSError as exc:
+                raise StoreError(f"cannot write to the store {self.store.path}: {exc}") from exc
+
+    def end_step(self, key: str, label: str | None) -> Entry | None:
+        """End step ``key``: record what it changed as a checkpoint named ``label`` of the turn
+        it began in (or of a turn of its own). None: no such step, or it changed nothing."""
+        name = _file_name(key)
+        with self.store.locked():
+            self._refresh()
+            opened = brackets.read_named(self._brackets, name)
+            if opened is None or opened.begun is None or opened.scan is None:
+                return None
+            step = opened.begun
+            state = self._step_turn(step.session)
+            joined = state if state is not None and state.begun.entry == step.entry else None
+            # The turn's steps recorded while this one ran (calls side by side): a change one of
+            # them recorded is theirs, not this step's.
+            meanwhile = [cp for cp in joined.checkpoints if cp.at >= step.at] if joined else []
+            seen = EntryState(begun=step, checkpoints=meanwhile, applied=dict(joined.applied) if joined else {})
+            if opened.scan.get("kind") == "paths":
+                cp = self._paths_checkpoint(seen, opened)
+            else:
+                cp = self._bracket_checkpoint(seen, opened)
+            records: list[Record] = []
+            if cp is not None:
+                cp = cp.model_copy(update={"label": label, "bracket": False})
+                if joined is not None:
+                    records.append(cp)
+                else:
+                    entry_id = _new_id()
+                    records.append(step.model_copy(update={
+                        "id": entry_id, "entry": entry_id, "number": self.timeline.max_number + 1, "label": label,
+                        "at": _now(), "head": self._user_head(),
+                    }))
+                    records.append(cp.model_copy(update={"entry": entry_id}))
+                    records.append(TurnEnded(id=_new_id(), at=_now(), entry=entry_id))
+                self._append(records)
+            opened.remove()
+            if not records:
+                return None
+            return self.timeline.view(self.timeline.entries[records[-1].entry])
+
+    def discard_steps(self, session: str | None) -> int:
+        """Remove the steps of ``session`` that never ended (a tool call whose end never came);
+        answers how many."""
+        removed = 0
+        with self.store.locked():
+            for name in brackets.step_names(self._brackets):
+                try:
+                    opened = brackets.read_named(self._brackets, name)
+                except StoreError:
+                    opened = None
+                    (self._brackets / name).unlink(missing_ok=True)
+                if opened is not None and opened.begun is not None and opened.begun.session == session:
+                    opened.remove()
+                    removed += 1
+        return removed
+
+    def _step_turn(self, session: str | None) -> EntryState | None:
+        """The open turn a step of ``session`` belongs to: the open turn, unless it is another
+        session's."""
+        state = self.timeline.open_turn()
+        if state is None or session is None or state.begun.session in (None, session):
+            return state
+        return None
+
+    def _paths_checkpoint(self, seen: EntryState, opened: brackets.OpenTurn) -> CheckpointRecorded | None:
+        """What an edit step changed in the files it named (under the settings it began with)."""
+        assert opened.scan is not None
+        capture = self._turn_capture(opened)
+        changes = []
+        for rel, data in sorted(opened.scan.get("files", {}).items()):
+            before = FileVersion.model_validate(data) if data else None
+            disk = self.workspace.read(rel)
+            after = None if disk is None else capture.version(rel, disk.content, disk.mode)
+            if same_version(before, after):
+                continue
+            made = opened.scan.get("new_folders", {}).get(rel, []) if before is None and after is not None else []
+            changes.append(self._path_change(rel, before, after, new=disk.content if disk else None, new_folders=made))
+        if not changes:
+            return None
+        return CheckpointRecorded(id=_new_id(), at=_now(), entry=seen.begun.entry, changes=changes)
