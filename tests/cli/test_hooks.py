@@ -40,6 +40,8 @@ def hook(tb: Takeback, agent: str, payload: dict | str, event: str | None = None
          env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run ``takeback hook`` as the agent does; it must exit 0 and print nothing on stdout."""
     base = {k: v for k, v in (env or tb.env).items() if k not in _AGENT_ENV}
+    if agent == "claude" and env is None:
+        base["CLAUDECODE"] = "1"  # Claude Code sets it for its own hooks (a test's env may leave it out)
     proc = subprocess.run(
         [sys.executable, "-m", "takeback", "hook", agent, *([event] if event else [])],
         input=payload if isinstance(payload, str) else json.dumps(payload),
@@ -502,3 +504,18 @@ def test_copilot_calls_side_by_side_record_each_file_once(tb: Takeback) -> None:
     hook(tb, "copilot", captured("copilot", "agentStop", repo), "agentStop")
     [turn] = turns(tb)
     assert [cp["paths"] for cp in turn["checkpoints"]] == [["agent_written.txt"], ["gen.txt"]]
+
+
+def test_claude_hooks_another_agent_runs_record_nothing(tb: Takeback) -> None:
+    """Copilot CLI, Cursor and VS Code's agent run the hooks in .claude/settings.json too, but
+    without the CLAUDECODE variable Claude Code sets: their calls record nothing under Claude's
+    name (their own hooks record the turn), and nothing fails."""
+    repo = tb.cwd
+    env = {k: v for k, v in tb.env.items() if k != "CLAUDECODE"}
+    edit = {"tool_name": "Write", "tool_input": {"file_path": str(repo / "x.txt"), "content": "x\n"}, "tool_use_id": "t1"}
+    for payload in (captured("claude", "UserPromptSubmit", repo), captured("claude", "PreToolUse", repo, **edit)):
+        hook(tb, "claude", payload, env=env)
+    (repo / "x.txt").write_text("x\n")
+    for payload in (captured("claude", "PostToolUse", repo, **edit), captured("claude", "Stop", repo)):
+        hook(tb, "claude", payload, env=env)
+    assert turns(tb) == [] and failures(tb) == (0, None)

@@ -1,6 +1,6 @@
 """Each agent's hook payload read into a normalized ``Event`` (or None: an event not used).
 
-What each agent sends was established on real runs (docs/agents-recording.md and the captured
+What each agent sends was established on real runs (docs/agents.md and the captured
 payloads under tests/cli/hook_payloads/); Cursor, Cline, Windsurf and Kiro are read as their
 documentation describes. Tools are sorted into edit tools (which name the files they write),
 shell tools (whose effect on disk is bracketed) and the rest (not recorded: they read).
@@ -71,11 +71,22 @@ class PayloadError(ValueError):
     """The payload is not what this agent sends (logged as a hook failure)."""
 
 
+#: The variable an agent sets in its own hooks' environment, for agents whose hook configuration
+#: other agents run too (Copilot CLI, Cursor and VS Code's agent run `.claude/settings.json`
+#: hooks): a call without it comes from another agent, whose own hooks record that turn, so it
+#: records nothing (never a turn twice, nor under the wrong agent's name).
+_RUN_BY = {"claude": "CLAUDECODE"}
+
+
 def parse(agent: str, event_name: str | None, payload: dict) -> Event | None:
     """``payload`` (the agent's JSON) as a normalized event; ``event_name``: the one given on the
-    command line (Copilot CLI's payloads have none; OpenCode's plugin passes it too)."""
+    command line (Copilot CLI's payloads have none; OpenCode's plugin passes it too). None for an
+    event Takeback does not use, or a call another agent made with this agent's hooks."""
     if agent not in _EVENTS:
         raise PayloadError(f"unknown agent {agent!r} (one of {', '.join(AGENTS)})")
+    marker = _RUN_BY.get(agent)
+    if marker is not None and not os.environ.get(marker):
+        return None
     name = event_name or payload.get("hook_event_name") or payload.get("hookName") or payload.get("agent_action_name")
     if not name:
         raise PayloadError(f"no event name in the {agent} payload nor on the command line")

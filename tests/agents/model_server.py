@@ -1,0 +1,175 @@
+"""A scripted model server on 127.0.0.1 for live agent tests: just enough of a provider's API.
+
+It speaks the Anthropic Messages API with streaming (server-sent events), which Claude Code
+uses. Each agent turn is scripted: the first user prompt of the conversation picks a script by
+keyword, and each model call of that turn answers the next round of it — tool calls (by the
+tool's name as the agent offers it, with the input the script gives), then plain text that
+ends the turn. Between two rounds the server can change files on disk, which is how "the person
+edits while the agent thinks" is tested. A model call with no tools (agents ask small side
+questions: a title, a summary) gets a short text.
+
+Run: ``python model_server.py SCRIPT.json PORT_FILE`` (the port chosen is written to PORT_FILE).
+SCRIPT.json: ``{"turns": {"<keyword in the prompt>": [round, ...]}}`` where a round is
+``{"calls": [{"tool": "Write", "input": {...}}, ...], "before": {"<abs path>": "<content>"}}``
+or ``{"text": "done"}``. Requests and answers are logged to stderr, one line each.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+
+class Script:
+    def __init__(self, turns: dict[str, list[dict]]) -> None:
+        self.turns = turns
+        self.lock = threading.Lock()
+        self.done_before: set[tuple[str, int]] = set()  # (keyword, round) whose 'before' ran
+        self.counter = 0
+
+    def next_id(self, prefix: str) -> str:
+        with self.lock:
+            self.counter += 1
+            return f"{prefix}_mock{self.counter:04d}"
+
+    def round_for(self, messages: list[dict]) -> tuple[str | None, int]:
+        """(the script's keyword, how many tool rounds this turn already had) for a conversation:
+        the turn is the last user message that holds text rather than tool results."""
+        start = 0
+        for i, message in enumerate(messages):
+            if message.get("role") == "user" and _text_of(message).strip():
+                start = i
+        prompt = _text_of(messages[start]) if messages else ""
+        keyword = next((k for k in self.turns if k in prompt), None)
+        rounds = sum(1 for m in messages[start:] if m.get("role") == "assistant" and _has_tool_use(m))
+        return keyword, rounds
+
+    def answer(self, body: dict) -> list[dict]:
+        """The content blocks of the next answer."""
+        if not body.get("tools"):
+            return [{"type": "text", "text": "ok"}]
+        keyword, n = self.round_for(body.get("messages", []))
+        rounds = self.turns.get(keyword or "", [])
+        if n >= len(rounds):
+            return [{"type": "text", "text": "done"}]
+        step = rounds[n]
+        with self.lock:
+            if (keyword or "", n) not in self.done_before:
+                self.done_before.add((keyword or "", n))
+                for path, content in step.get("before", {}).items():
+                    Path(path).write_text(content)
+        if "text" in step:
+            return [{"type": "text", "text": step["text"]}]
+        offered = {tool.get("name") for tool in body.get("tools", [])}
+        blocks = []
+        for call in step["calls"]:
+            if call["tool"] not in offered:
+                raise KeyError(f"the agent offers no tool {call['tool']!r}: {sorted(n for n in offered if n)}")
+            blocks.append({"type": "tool_use", "id": self.next_id("toolu"), "name": call["tool"], "input": call["input"]})
+        return blocks
+
+
+def _text_of(message: dict) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return ""
+
+
+def _has_tool_use(message: dict) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content)
+
+
+def _sse(blocks: list[dict], model: str, message_id: str) -> bytes:
+    """The Anthropic streaming events for one assistant message made of ``blocks``."""
+    events: list[tuple[str, dict[str, Any]]] = [(
+        "message_start",
+        {"type": "message_start", "message": {
+            "id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],
+            "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1},
+        }},
+    )]
+    for index, block in enumerate(blocks):
+        if block["type"] == "text":
+            events.append(("content_block_start", {"type": "content_block_start", "index": index,
+                                                   "content_block": {"type": "text", "text": ""}}))
+            events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                   "delta": {"type": "text_delta", "text": block["text"]}}))
+        else:
+            events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
+                "type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}}))
+            events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {
+                "type": "input_json_delta", "partial_json": json.dumps(block["input"])}}))
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+    events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                                     "usage": {"output_tokens": 5}}))
+    events.append(("message_stop", {"type": "message_stop"}))
+    return b"".join(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode() for name, data in events)
+
+
+def make_handler(script: Script) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            sys.stderr.write("model-server: " + format % args + "\n")
+
+        def _reply(self, status: int, body: bytes, content_type: str) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_HEAD(self) -> None:
+            self._reply(200, b"", "text/plain")
+
+        def do_GET(self) -> None:
+            self._reply(200, b"{}", "application/json")
+
+        def do_POST(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            try:
+                body = json.loads(raw or b"{}")
+            except ValueError:
+                body = {}
+            path = self.path.split("?")[0]
+            if not path.endswith("/messages"):  # count_tokens and the like
+                self._reply(200, json.dumps({"input_tokens": 10}).encode(), "application/json")
+                return
+            try:
+                blocks = script.answer(body)
+            except KeyError as exc:
+                sys.stderr.write(f"model-server: {exc}\n")
+                blocks = [{"type": "text", "text": f"script error: {exc}"}]
+            sys.stderr.write(f"model-server: answer {[b.get('name') or b['type'] for b in blocks]}\n")
+            model = body.get("model", "mock-model")
+            message_id = script.next_id("msg")
+            if body.get("stream"):
+                self._reply(200, _sse(blocks, model, message_id), "text/event-stream")
+            else:
+                stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+                message = {"id": message_id, "type": "message", "role": "assistant", "model": model, "content": blocks,
+                           "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5}}
+                self._reply(200, json.dumps(message).encode(), "application/json")
+
+    return Handler
+
+
+def serve(script_file: str, port_file: str) -> ThreadingHTTPServer:
+    script = Script(json.loads(Path(script_file).read_text())["turns"])
+    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(script))
+    Path(port_file).write_text(str(server.server_address[1]))
+    return server
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1], sys.argv[2]).serve_forever()

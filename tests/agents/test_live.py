@@ -1,0 +1,177 @@
+"""Live: a real agent program from npm, hooked up by ``takeback install``, does real turns offline.
+
+The agent (installed by scripts/setup-agents.sh at a pinned version) runs non-interactively in a
+temp git repository, in a network namespace that has only loopback, against the scripted model
+server (``model_server.py``, started inside the same namespace by ``offline.py``). Its hooks
+are the ones ``takeback install AGENT`` wrote into its own config folder. The scenario:
+
+1. turn 1 ("first task"): the agent's write tool creates a file; while the agent waits for the
+   model, the person edits a file of their own; then the agent's shell tool creates a file and
+   changes a tracked one;
+2. turn 2 ("second task", the same session resumed): the write tool creates another file;
+3. the timeline shows two turns of that agent and session, labelled by their prompts, turn 1
+   with one step per tool call and exactly the agent's files (not the person's edit);
+4. turn 1 is reverted while turn 2 and the person's edit stay; undo (of turn 2) and redo give
+   back each state byte for byte, and so does taking back the revert itself; the user's git
+   state never changes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import git_state, make_repo
+
+from cli.conftest import Takeback, isolated_env
+from core.support import full_state
+
+HERE = Path(__file__).parent
+CACHE = Path(os.environ.get("TAKEBACK_AGENTS_CACHE", Path.home() / ".cache" / "takeback-agents"))
+
+
+def _offline_ready() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root for a network namespace (unshare -n)"
+    for tool in ("unshare", "ip"):
+        if shutil.which(tool) is None:
+            return f"{tool} is missing (scripts/setup-agents.sh installs it)"
+    return None
+
+
+class Agent:
+    """How one agent program is run: its binary, its config folder, its environment."""
+
+    name: str
+    package_bin: str
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+
+    @property
+    def binary(self) -> Path:
+        return CACHE / self.name / "node_modules" / ".bin" / self.package_bin
+
+    def env(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def command(self, prompt: str, resume: bool) -> list[str]:
+        raise NotImplementedError
+
+
+class ClaudeCode(Agent):
+    name = "claude"
+    package_bin = "claude"
+
+    def env(self) -> dict[str, str]:
+        return {
+            "CLAUDE_CONFIG_DIR": str(self.base / "claude-config"),
+            "IS_SANDBOX": "1",  # as root, --dangerously-skip-permissions needs it
+            "TB_AGENT_ANTHROPIC_BASE_URL": "http://127.0.0.1:{PORT}",
+            "ANTHROPIC_API_KEY": "dummy",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+        }
+
+    def command(self, prompt: str, resume: bool) -> list[str]:
+        return [str(self.binary), "-p", prompt, "--dangerously-skip-permissions", "--output-format", "json",
+                *(["--continue"] if resume else [])]
+
+    def tools(self, repo: Path) -> dict:
+        """The script's tool calls in this agent's own tool names and argument names."""
+        return {
+            "write": lambda path, content: {"tool": "Write", "input": {"file_path": str(repo / path), "content": content}},
+            "shell": lambda command: {"tool": "Bash", "input": {"command": command, "description": "run it"}},
+        }
+
+
+AGENTS = [ClaudeCode]
+
+
+@pytest.fixture(params=AGENTS, ids=lambda a: a.name)
+def agent(request: pytest.FixtureRequest, tmp_path: Path) -> Agent:
+    why = _offline_ready()
+    if why:
+        pytest.skip(why)
+    made = request.param(tmp_path)
+    if not made.binary.exists():
+        pytest.fail(f"{made.binary} is missing: scripts/setup-agents.sh installs it (the README's test command runs it)")
+    return made
+
+
+def _run(agent: Agent, tb: Takeback, script: Path, prompt: str, resume: bool) -> None:
+    env = {**tb.env, **agent.env()}
+    proc = subprocess.run(
+        ["unshare", "-n", sys.executable, str(HERE / "offline.py"), str(script), "120", "--", *agent.command(prompt, resume)],
+        cwd=tb.cwd, env=env, capture_output=True, timeout=180,
+    )
+    assert proc.returncode == 0, f"{agent.name} exited {proc.returncode}\n{proc.stdout.decode()[-2000:]}\n{proc.stderr.decode()[-4000:]}"
+
+
+@pytest.mark.timeout(600)
+def test_live_turns_steps_and_revert(agent: Agent, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# project\n", "notes.md": "the person's notes\n"})
+    env = isolated_env(tmp_path / "env")
+    env.update({k: v for k, v in agent.env().items() if not k.startswith("TB_AGENT_")})
+    tb = Takeback(repo, env)
+    installed = tb("install", agent.name)
+    assert installed.code == 0, installed
+    git0 = git_state(repo)
+
+    tools = agent.tools(repo)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": {
+        "first task": [
+            {"calls": [tools["write"]("agent.txt", "written by the agent\n")]},
+            {"before": {str(repo / "notes.md"): "the person's notes\nand a line typed while the agent thinks\n"},
+             "calls": [tools["shell"]("echo generated > gen.txt && echo 'more, by the shell' >> README.md")]},
+            {"text": "done"},
+        ],
+        "second task": [
+            {"calls": [tools["write"]("second.txt", "the second turn's file\n")]},
+            {"text": "done"},
+        ],
+    }}))
+
+    _run(agent, tb, script, "Do the first task", resume=False)
+    after_first = full_state(repo)
+    _run(agent, tb, script, "Now the second task", resume=True)
+
+    turns = [e for e in tb.json("log") if e["kind"] == "turn"]
+    assert [t["number"] for t in turns] == [2, 1], turns
+    second, first = turns
+    assert "first task" in first["label"] and "second task" in second["label"]
+    assert first["agent"] == second["agent"] == agent.name
+    assert first["session"] and first["session"] == second["session"]
+    assert first["state"] == second["state"] == "applied"
+    assert {f["path"]: f["kind"] for f in first["files"]} == {
+        "agent.txt": "added", "gen.txt": "added", "README.md": "modified",
+    }, "the person's edit of notes.md must not be the agent's"
+    assert [f["path"] for f in second["files"]] == ["second.txt"]
+    steps = [c["label"] or "" for c in tb.json("show", "1")["checkpoints"]]
+    assert len(steps) == 2 and "agent.txt" in steps[0] and "gen.txt" not in steps[0], steps
+
+    person_notes = (repo / "notes.md").read_bytes()
+    before_revert = full_state(repo)
+    assert after_first[0]["agent.txt"] == before_revert[0]["agent.txt"]
+    revert = tb.json("revert", "1")
+    reverted = full_state(repo)
+    assert "agent.txt" not in reverted[0] and "gen.txt" not in reverted[0]
+    assert reverted[0]["README.md"] == b"# project\n"
+    assert reverted[0]["second.txt"] == b"the second turn's file\n"
+    assert reverted[0]["notes.md"] == person_notes
+    tb.ok("undo")  # the last agent turn: the second
+    assert "second.txt" not in full_state(repo)[0] and (repo / "notes.md").read_bytes() == person_notes
+    tb.ok("redo")
+    assert full_state(repo) == reverted
+    tb.ok("revert", str(revert["entry"]["number"]))  # the revert is itself an entry: taken back
+    assert full_state(repo) == before_revert
+    assert git_state(repo) == git0
