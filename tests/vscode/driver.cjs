@@ -275,7 +275,14 @@ async function main() {
     if (expanded !== "true") {
       await turnRow.click();
     }
-    const rows = await sidebar().locator(".monaco-list-row").allInnerTexts();
+    // The turn's files render after the click (later on a loaded machine): wait for them.
+    let rows = [];
+    for (let tries = 0; tries < 50; tries++) {
+      rows = await sidebar().locator(".monaco-list-row").allInnerTexts();
+      const at = rows.findIndex((r) => r.includes("#2 Rename greet to welcome"));
+      if (at >= 0 && rows.some((r, i) => i > at && r.includes("main.py"))) break;
+      await page.waitForTimeout(200);
+    }
     await page.mouse.move(5, 5);
     await page.screenshot({ path: path.join(config.artifacts, "panel.png") });
     // The agent turn's own main.py: the first main.py row after the turn's row.
