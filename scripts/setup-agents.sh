@@ -22,6 +22,7 @@ fi
 # agent name, npm package@version
 agents=(
   "claude @anthropic-ai/claude-code@2.1.197"
+  "qwen @qwen-code/qwen-code@0.15.10"
 )
 for entry in "${agents[@]}"; do
   name="${entry%% *}"

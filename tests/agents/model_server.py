@@ -1,7 +1,7 @@
 """A scripted model server on 127.0.0.1 for live agent tests: just enough of a provider's API.
 
-It speaks the Anthropic Messages API with streaming (server-sent events), which Claude Code
-uses. Each agent turn is scripted: the first user prompt of the conversation picks a script by
+It speaks the Anthropic Messages API (Claude Code) and the OpenAI Chat Completions API (Qwen
+Code), streaming (server-sent events) or not. Each agent turn is scripted: the first user prompt of the conversation picks a script by
 keyword, and each model call of that turn answers the next round of it — tool calls (by the
 tool's name as the agent offers it, with the input the script gives), then plain text that
 ends the turn. Between two rounds the server can change files on disk, which is how "the person
@@ -64,7 +64,7 @@ class Script:
                     Path(path).write_text(content)
         if "text" in step:
             return [{"type": "text", "text": step["text"]}]
-        offered = {tool.get("name") for tool in body.get("tools", [])}
+        offered = {tool.get("name") or (tool.get("function") or {}).get("name") for tool in body.get("tools", [])}
         blocks = []
         for call in step["calls"]:
             if call["tool"] not in offered:
@@ -83,8 +83,43 @@ def _text_of(message: dict) -> str:
 
 
 def _has_tool_use(message: dict) -> bool:
+    """Whether an assistant message called tools (Anthropic ``tool_use`` blocks, OpenAI ``tool_calls``)."""
+    if message.get("tool_calls"):
+        return True
     content = message.get("content")
     return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content)
+
+
+def _chat_chunks(blocks: list[dict], model: str, message_id: str) -> bytes:
+    """The OpenAI Chat Completions streaming chunks for one assistant message."""
+    def chunk(delta: dict, finish: str | None) -> str:
+        return "data: " + json.dumps({"id": message_id, "object": "chat.completion.chunk", "created": 0, "model": model,
+                                      "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}) + "\n\n"
+    calls = [b for b in blocks if b["type"] == "tool_use"]
+    text = "".join(b.get("text", "") for b in blocks if b["type"] == "text")
+    out = [chunk({"role": "assistant", "content": text or None}, None)]
+    if calls:
+        out.append(chunk({"tool_calls": [
+            {"index": i, "id": b["id"], "type": "function", "function": {"name": b["name"], "arguments": json.dumps(b["input"])}}
+            for i, b in enumerate(calls)
+        ]}, None))
+    out.append("data: " + json.dumps({"id": message_id, "object": "chat.completion.chunk", "created": 0, "model": model,
+                                      "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls" if calls else "stop"}],
+                                      "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}) + "\n\n")
+    out.append("data: [DONE]\n\n")
+    return "".join(out).encode()
+
+
+def _chat_message(blocks: list[dict], model: str, message_id: str) -> bytes:
+    """The OpenAI Chat Completions answer (not streamed) for one assistant message."""
+    calls = [b for b in blocks if b["type"] == "tool_use"]
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(b.get("text", "") for b in blocks if b["type"] == "text") or None}
+    if calls:
+        message["tool_calls"] = [{"id": b["id"], "type": "function", "function": {"name": b["name"], "arguments": json.dumps(b["input"])}}
+                                 for b in calls]
+    return json.dumps({"id": message_id, "object": "chat.completion", "created": 0, "model": model,
+                       "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+                       "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}).encode()
 
 
 def _sse(blocks: list[dict], model: str, message_id: str) -> bytes:
@@ -142,7 +177,8 @@ def make_handler(script: Script) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = {}
             path = self.path.split("?")[0]
-            if not path.endswith("/messages"):  # count_tokens and the like
+            chat = path.endswith("/chat/completions")
+            if not chat and not path.endswith("/messages"):  # count_tokens and the like
                 self._reply(200, json.dumps({"input_tokens": 10}).encode(), "application/json")
                 return
             try:
@@ -153,6 +189,12 @@ def make_handler(script: Script) -> type[BaseHTTPRequestHandler]:
             sys.stderr.write(f"model-server: answer {[b.get('name') or b['type'] for b in blocks]}\n")
             model = body.get("model", "mock-model")
             message_id = script.next_id("msg")
+            if chat:
+                if body.get("stream"):
+                    self._reply(200, _chat_chunks(blocks, model, message_id), "text/event-stream")
+                else:
+                    self._reply(200, _chat_message(blocks, model, message_id), "application/json")
+                return
             if body.get("stream"):
                 self._reply(200, _sse(blocks, model, message_id), "text/event-stream")
             else:

@@ -1,9 +1,10 @@
-"""Live: a real agent program from npm, hooked up by ``takeback install``, does real turns offline.
+"""Live: real agent programs from npm, hooked up by ``takeback install``, do real turns offline.
 
-The agent (installed by scripts/setup-agents.sh at a pinned version) runs non-interactively in a
-temp git repository, in a network namespace that has only loopback, against the scripted model
-server (``model_server.py``, started inside the same namespace by ``offline.py``). Its hooks
-are the ones ``takeback install AGENT`` wrote into its own config folder. The scenario:
+Claude Code and Qwen Code (each installed by scripts/setup-agents.sh at a pinned version) run,
+one after the other, non-interactively in a temp git repository, in a network namespace that has
+only loopback, against the scripted model server (``model_server.py``, started inside the same
+namespace by ``offline.py``). The hooks are the ones ``takeback install AGENT`` merged into the
+agent's own config folder. The scenario:
 
 1. turn 1 ("first task"): the agent's write tool creates a file; while the agent waits for the
    model, the person edits a file of their own; then the agent's shell tool creates a file and
@@ -61,6 +62,9 @@ class Agent:
     def env(self) -> dict[str, str]:
         raise NotImplementedError
 
+    def prepare(self) -> None:
+        """The agent's own settings before ``takeback install`` merges its hooks into them."""
+
     def command(self, prompt: str, resume: bool) -> list[str]:
         raise NotImplementedError
 
@@ -93,7 +97,39 @@ class ClaudeCode(Agent):
         }
 
 
-AGENTS = [ClaudeCode]
+class QwenCode(Agent):
+    name = "qwen"
+    package_bin = "qwen"
+
+    def env(self) -> dict[str, str]:
+        return {
+            "QWEN_HOME": str(self.base / "qwen-home"),
+            "TB_AGENT_OPENAI_BASE_URL": "http://127.0.0.1:{PORT}/v1",
+            "OPENAI_API_KEY": "dummy",
+            "OPENAI_MODEL": "mock-model",
+        }
+
+    def prepare(self) -> None:
+        home = self.base / "qwen-home"
+        home.mkdir(parents=True, exist_ok=True)
+        (home / "settings.json").write_text(json.dumps({
+            "security": {"auth": {"selectedType": "openai"}},
+            "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+        }, indent=2) + "\n")
+
+    def command(self, prompt: str, resume: bool) -> list[str]:
+        return [str(self.binary), "-p", prompt, "--yolo", "--output-format", "json", *(["--continue"] if resume else [])]
+
+    def tools(self, repo: Path) -> dict:
+        return {
+            "write": lambda path, content: {"tool": "write_file", "input": {"file_path": str(repo / path), "content": content}},
+            "shell": lambda command: {"tool": "run_shell_command", "input": {"command": command}},
+        }
+
+
+AGENTS = [ClaudeCode, QwenCode]
 
 
 @pytest.fixture(params=AGENTS, ids=lambda a: a.name)
@@ -122,6 +158,7 @@ def test_live_turns_steps_and_revert(agent: Agent, tmp_path: Path) -> None:
     env = isolated_env(tmp_path / "env")
     env.update({k: v for k, v in agent.env().items() if not k.startswith("TB_AGENT_")})
     tb = Takeback(repo, env)
+    agent.prepare()
     installed = tb("install", agent.name)
     assert installed.code == 0, installed
     git0 = git_state(repo)
