@@ -23,6 +23,7 @@ fi
 agents=(
   "claude @anthropic-ai/claude-code@2.1.197"
   "qwen @qwen-code/qwen-code@0.15.10"
+  "copilot @github/copilot@1.0.102"
 )
 for entry in "${agents[@]}"; do
   name="${entry%% *}"

@@ -1,6 +1,6 @@
 """Live: real agent programs from npm, hooked up by ``takeback install``, do real turns offline.
 
-Claude Code and Qwen Code (each installed by scripts/setup-agents.sh at a pinned version) run,
+Claude Code, Qwen Code and Copilot CLI (each installed by scripts/setup-agents.sh at a pinned version) run,
 one after the other, non-interactively in a temp git repository, in a network namespace that has
 only loopback, against the scripted model server (``model_server.py``, started inside the same
 namespace by ``offline.py``). The hooks are the ones ``takeback install AGENT`` merged into the
@@ -129,7 +129,32 @@ class QwenCode(Agent):
         }
 
 
-AGENTS = [ClaudeCode, QwenCode]
+class CopilotCli(Agent):
+    name = "copilot"
+    package_bin = "copilot"
+
+    def env(self) -> dict[str, str]:
+        return {
+            "COPILOT_HOME": str(self.base / "copilot-home"),
+            "COPILOT_OFFLINE": "true",
+            "TB_AGENT_COPILOT_PROVIDER_BASE_URL": "http://127.0.0.1:{PORT}/v1",
+            "COPILOT_PROVIDER_API_KEY": "dummy",
+            "COPILOT_MODEL": "mock-model",
+            "COPILOT_AUTO_UPDATE": "false",
+        }
+
+    def command(self, prompt: str, resume: bool) -> list[str]:
+        return [str(self.binary), "-p", prompt, "--allow-all", "--no-auto-update", "--disable-client-telemetry",
+                *(["--continue"] if resume else [])]
+
+    def tools(self, repo: Path) -> dict:
+        return {
+            "write": lambda path, content: {"tool": "create", "input": {"path": str(repo / path), "file_text": content}},
+            "shell": lambda command: {"tool": "bash", "input": {"command": command, "description": "run it"}},
+        }
+
+
+AGENTS = [ClaudeCode, QwenCode, CopilotCli]
 
 
 @pytest.fixture(params=AGENTS, ids=lambda a: a.name)
