@@ -24,6 +24,7 @@ agents=(
   "claude @anthropic-ai/claude-code@2.1.197"
   "qwen @qwen-code/qwen-code@0.15.10"
   "copilot @github/copilot@1.0.102"
+  "gemini @google/gemini-cli@0.61.0"
 )
 for entry in "${agents[@]}"; do
   name="${entry%% *}"

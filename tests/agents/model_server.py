@@ -1,7 +1,7 @@
 """A scripted model server on 127.0.0.1 for live agent tests: just enough of a provider's API.
 
-It speaks the Anthropic Messages API (Claude Code) and the OpenAI Chat Completions API (Qwen
-Code), streaming (server-sent events) or not. Each agent turn is scripted: the first user prompt of the conversation picks a script by
+It speaks the Anthropic Messages API (Claude Code), the OpenAI Chat Completions API (Qwen Code,
+Copilot CLI) and the Gemini API (Gemini CLI), streaming (server-sent events) or not. Each agent turn is scripted: the first user prompt of the conversation picks a script by
 keyword, and each model call of that turn answers the next round of it — tool calls (by the
 tool's name as the agent offers it, with the input the script gives), then plain text that
 ends the turn. Between two rounds the server can change files on disk, which is how "the person
@@ -52,7 +52,7 @@ class Script:
         """The content blocks of the next answer."""
         if not body.get("tools"):
             return [{"type": "text", "text": "ok"}]
-        keyword, n = self.round_for(body.get("messages", []))
+        keyword, n = self.round_for(body.get("messages") or _gemini_messages(body.get("contents", [])))
         rounds = self.turns.get(keyword or "", [])
         if n >= len(rounds):
             return [{"type": "text", "text": "done"}]
@@ -65,6 +65,7 @@ class Script:
         if "text" in step:
             return [{"type": "text", "text": step["text"]}]
         offered = {tool.get("name") or (tool.get("function") or {}).get("name") for tool in body.get("tools", [])}
+        offered |= {d.get("name") for tool in body.get("tools", []) for d in tool.get("functionDeclarations", [])}
         blocks = []
         for call in step["calls"]:
             if call["tool"] not in offered:
@@ -88,6 +89,29 @@ def _has_tool_use(message: dict) -> bool:
         return True
     content = message.get("content")
     return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content)
+
+
+def _gemini_messages(contents: list[dict]) -> list[dict]:
+    """Gemini's ``contents`` in the shape ``round_for`` reads (roles user/assistant, text and
+    tool calls)."""
+    out = []
+    for content in contents:
+        parts = content.get("parts") or []
+        text = "".join(p.get("text", "") for p in parts if isinstance(p, dict))
+        calls = [p for p in parts if isinstance(p, dict) and "functionCall" in p]
+        role = "assistant" if content.get("role") == "model" else "user"
+        if role == "user" and any(isinstance(p, dict) and "functionResponse" in p for p in parts):
+            text = ""
+        out.append({"role": role, "content": text, **({"tool_calls": calls} if calls else {})})
+    return out
+
+
+def _gemini_answer(blocks: list[dict]) -> dict:
+    """One Gemini ``GenerateContentResponse`` holding the whole assistant message."""
+    parts = [{"text": b["text"]} if b["type"] == "text" else {"functionCall": {"name": b["name"], "args": b["input"]}}
+             for b in blocks]
+    return {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}}
 
 
 def _chat_chunks(blocks: list[dict], model: str, message_id: str) -> bytes:
@@ -178,6 +202,18 @@ def make_handler(script: Script) -> type[BaseHTTPRequestHandler]:
                 body = {}
             path = self.path.split("?")[0]
             chat = path.endswith("/chat/completions")
+            if ":countTokens" in path:
+                self._reply(200, json.dumps({"totalTokens": 10}).encode(), "application/json")
+                return
+            if ":generateContent" in path or ":streamGenerateContent" in path:
+                blocks = script.answer(body)
+                sys.stderr.write(f"model-server: answer {[b.get('name') or b['type'] for b in blocks]}\n")
+                answer = json.dumps(_gemini_answer(blocks))
+                if ":streamGenerateContent" in path:
+                    self._reply(200, f"data: {answer}\n\n".encode(), "text/event-stream")
+                else:
+                    self._reply(200, answer.encode(), "application/json")
+                return
             if not chat and not path.endswith("/messages"):  # count_tokens and the like
                 self._reply(200, json.dumps({"input_tokens": 10}).encode(), "application/json")
                 return

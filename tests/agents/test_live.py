@@ -1,6 +1,6 @@
 """Live: real agent programs from npm, hooked up by ``takeback install``, do real turns offline.
 
-Claude Code, Qwen Code and Copilot CLI (each installed by scripts/setup-agents.sh at a pinned version) run,
+Claude Code, Qwen Code, Copilot CLI and Gemini CLI (each installed by scripts/setup-agents.sh at a pinned version) run,
 one after the other, non-interactively in a temp git repository, in a network namespace that has
 only loopback, against the scripted model server (``model_server.py``, started inside the same
 namespace by ``offline.py``). The hooks are the ones ``takeback install AGENT`` merged into the
@@ -154,7 +154,42 @@ class CopilotCli(Agent):
         }
 
 
-AGENTS = [ClaudeCode, QwenCode, CopilotCli]
+class GeminiCli(Agent):
+    name = "gemini"
+    package_bin = "gemini"
+
+    def env(self) -> dict[str, str]:
+        return {
+            "GEMINI_CLI_HOME": str(self.base / "gemini-home"),
+            "GEMINI_CLI_TRUST_WORKSPACE": "true",
+            "TB_AGENT_GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:{PORT}",
+            "GEMINI_API_KEY": "dummy",
+        }
+
+    def prepare(self) -> None:
+        settings = self.base / "gemini-home" / ".gemini" / "settings.json"
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        settings.write_text(json.dumps({
+            "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "hooksConfig": {"enabled": True},
+        }, indent=2) + "\n")
+
+    def command(self, prompt: str, resume: bool) -> list[str]:
+        # A fixed model: "auto" first asks a router model for JSON, which the script does not speak.
+        return [str(self.binary), "-m", "gemini-2.5-pro", "-p", prompt, "--yolo", "--output-format", "json",
+                *(["--resume", "latest"] if resume else [])]
+
+    def tools(self, repo: Path) -> dict:
+        return {
+            "write": lambda path, content: {"tool": "write_file", "input": {"file_path": str(repo / path), "content": content}},
+            "shell": lambda command: {"tool": "run_shell_command", "input": {"command": command}},
+        }
+
+
+AGENTS = [ClaudeCode, QwenCode, CopilotCli, GeminiCli]
 
 
 @pytest.fixture(params=AGENTS, ids=lambda a: a.name)
