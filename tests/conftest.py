@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -19,6 +21,30 @@ def _home_fingerprint() -> tuple:
     names = tuple(sorted(os.listdir(_REAL_HOME))) if _REAL_HOME.exists() else ()
     takeback = tuple(sorted(os.listdir(state))) if state.exists() else ()
     return names, takeback
+
+
+@pytest.fixture(autouse=True, scope="session")
+def resident_processes(tmp_path_factory: pytest.TempPathFactory):
+    """The resident processes hooks start (``takeback.resident``) get a runtime folder of this
+    test run's own, exit soon when idle, and are all stopped when the run ends."""
+    runtime = tmp_path_factory.mktemp("runtime")
+    runtime.chmod(0o700)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_RUNTIME_DIR", str(runtime))
+        patch.setenv("TAKEBACK_RESIDENT_IDLE", "20")
+        yield runtime
+    for lock in (runtime / "takeback").glob("*.lock") if (runtime / "takeback").is_dir() else []:
+        with open(lock, "r+") as held:
+            try:
+                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                continue  # nobody holds it: that process is gone
+            except BlockingIOError:
+                text = held.read().strip()
+        if text.isdigit() and int(text) > 1:
+            try:
+                os.kill(int(text), signal.SIGTERM)
+            except OSError:
+                pass
 
 
 @pytest.fixture(autouse=True)

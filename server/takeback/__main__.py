@@ -1,7 +1,7 @@
-"""``python -m takeback`` runs the CLI."""
+"""``python -m takeback`` runs the CLI (``takeback hook`` on its short path, ``launch.py``)."""
 
 import sys
 
-from .cli import main
+from .launch import main
 
 sys.exit(main())

@@ -135,6 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("serve", "run the language server on stdio")
     p.add_argument("--log-level", default="INFO")
     command("mcp", "serve the Model Context Protocol on stdio for the workspace (agents call its tools)")
+    p = command("resident", "the per-user process that records agents' hook events (started by the first hook)")
+    p.add_argument("action", choices=["status", "stop", "run"], nargs="?", default="status",
+                   help="status (default): is it running, for which workspaces; stop: end it; run: serve in the foreground")
     p = command("install", "wire agents' hooks (and with --mcp the MCP server) into their own config")
     _add_install_args(p)
     p.add_argument("--mcp", action="store_true", help="also register 'takeback mcp' with the agent")
@@ -181,9 +184,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     raw = list(sys.argv[1:] if argv is None else argv)
     if raw[:1] == ["hook"] and "-h" not in raw and "--help" not in raw:
-        from .hooks.run import run as run_hook  # never a usage error: a hook must not fail its agent
+        from .launch import main as launch  # the short path of 'takeback hook'
 
-        return run_hook(raw[1] if len(raw) > 1 else "", raw[2] if len(raw) > 2 else None)
+        sys.argv[1:] = raw
+        return launch()
     try:
         args = parser.parse_args(raw)
     except _UsageError as exc:
@@ -197,6 +201,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .mcp.server import run as run_mcp
 
         return run_mcp(args.workspace)
+    if args.command == "resident":
+        from .resident.command import run as run_resident
+
+        return run_resident(args.action, args.json)
     if args.command == "demo":
         from .demo import run_demo
 

@@ -240,13 +240,22 @@ def _read_toml(path: Path, name: str, problems: list[str]) -> dict[str, Any] | N
         return None
 
 
+REPOSITORY_FILES = ("pyproject.toml", ".takeback.toml")
+
+
+def config_files(workspace: Path) -> list[Path]:
+    """Every file ``load_config`` reads for ``workspace`` (a process that keeps a config for
+    long compares them to know when to read it again)."""
+    return [user_config_file(), *(workspace / name for name in REPOSITORY_FILES)]
+
+
 def _repository_layers(workspace: Path, problems: list[str]) -> list[tuple[str, dict[str, Any]]]:
     layers: list[tuple[str, dict[str, Any]]] = []
-    pyproject = _read_toml(workspace / "pyproject.toml", "pyproject.toml", problems)
+    pyproject = _read_toml(workspace / REPOSITORY_FILES[0], "pyproject.toml", problems)
     section = (pyproject or {}).get("tool", {}).get("takeback")
     if isinstance(section, dict):
         layers.append(("pyproject.toml [tool.takeback]", section))
-    own = _read_toml(workspace / ".takeback.toml", ".takeback.toml", problems)
+    own = _read_toml(workspace / REPOSITORY_FILES[1], ".takeback.toml", problems)
     if own is not None:
         layers.append((".takeback.toml", own))
     return layers

@@ -50,6 +50,7 @@ def isolated_env(base: Path) -> dict[str, str]:
         XDG_DATA_HOME=str(base / "xdg-data"),
         HOME=str(home),
         GIT_CONFIG_NOSYSTEM="1",
+        TAKEBACK_RESIDENT_IDLE=os.environ.get("TAKEBACK_RESIDENT_IDLE", "20"),
     )
     if _PYCACHE:
         env.pop("PYTHONDONTWRITEBYTECODE", None)

@@ -14,6 +14,11 @@
 
 from __future__ import annotations
 
+import os
+import traceback
+from pathlib import Path
+
+from .. import failures
 from ..engine import Engine
 from ..errors import InvalidInput, OutsideWorkspace
 from ..models import BatchChange
@@ -86,6 +91,49 @@ def record(engine: Engine, event: Event) -> None:
         engine.end_step(step_key(event), step_label(event))
     elif event.kind == "edited":
         _record_edited(engine, event)
+
+
+def record_logged(workspace: str, event: Event, event_name: str | None, engine: Engine | None = None) -> str | None:
+    """Record ``event`` in ``workspace`` (with ``engine`` when the caller keeps one open for
+    it); raises nothing. A failure is appended to the store's hook failure log; the return is
+    the failure's text when not even the store could take it (the caller shows it on stderr)."""
+    try:
+        if engine is None:
+            engine = Engine(workspace)
+            try:
+                record(engine, event)
+            finally:
+                engine.close()
+        else:
+            record(engine, event)
+        return None
+    except Exception as exc:  # noqa: BLE001 - every failure is logged, none reaches the agent
+        return log_failure(workspace, event.agent, event_name or event.kind, exc, engine)
+
+
+def log_failure(
+    workspace: str, agent: str, event_name: str | None, exc: Exception, engine: Engine | None = None,
+) -> str | None:
+    """Append ``exc`` to the hook failure log of ``workspace``'s store; the failure's text when
+    there is no store to take it."""
+    if os.environ.get("TAKEBACK_DEBUG"):
+        traceback.print_exception(exc)
+    message = " ".join(f"{type(exc).__name__}: {exc}".split())
+    store = engine.store.path if engine is not None else _store_of(workspace)
+    if store is None:
+        return message
+    failures.append(store, agent, event_name, message)
+    return None
+
+
+def _store_of(workspace: str) -> Path | None:
+    """The store of the workspace a failed hook was about, if it can be opened at all."""
+    try:
+        engine = Engine(workspace)
+        engine.close()
+        return engine.store.path
+    except Exception:  # noqa: BLE001
+        return None
 
 
 def _record_edited(engine: Engine, event: Event) -> None:

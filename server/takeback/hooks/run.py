@@ -1,9 +1,15 @@
-"""``takeback hook AGENT [EVENT]``: read the agent's payload on stdin and record it.
+"""``takeback hook AGENT [EVENT]``: read the agent's payload on stdin and have it recorded.
 
 It always exits 0 and prints nothing on stdout: a hook must never block or break the agent, nor
-put text into the model's context. A failure is appended to the store's hook failure log
-(``failures.py``), which ``takeback status`` shows; when not even the store can be found it
-goes to stderr (which agents keep out of the model's context).
+put text into the model's context. The payload is read here (``agents.py``, standard library
+only), so an event Takeback does not use costs one small process and nothing more. An event to
+record goes to the resident process (``resident/``), which keeps the engine loaded; when that
+process is not there, refuses, or goes away before answering, this process starts one for the
+next hooks and records the event itself (``record.record_logged``): a step is never lost.
+
+A failure is appended to the store's hook failure log (``failures.py``), which ``takeback
+status`` shows; when not even the store can be found it goes to stderr (which agents keep out of
+the model's context).
 """
 
 from __future__ import annotations
@@ -11,55 +17,54 @@ from __future__ import annotations
 import json
 import os
 import sys
-import traceback
-from pathlib import Path
 
-from .. import failures
+from ..resident import address, client
 from .agents import parse
 from .events import Event
 from .where import workspace_for
 
 
 def run(agent: str, event_name: str | None) -> int:
-    engine = None
-    event: Event | None = None
     try:
-        text = sys.stdin.buffer.read().decode("utf-8", "surrogateescape").strip() if sys.stdin else ""
-        payload = json.loads(text) if text else {}
-        if not isinstance(payload, dict):
-            raise ValueError("the payload is not a JSON object")
-        event = parse(agent, event_name, payload)
-        if event is not None:
-            from ..engine import Engine
-            from .record import record
-
-            engine = Engine(workspace_for(event.folders))
-            record(engine, event)
+        event = read(agent, event_name, sys.stdin.buffer.read() if sys.stdin else b"")
     except Exception as exc:  # noqa: BLE001 - every failure is logged, none reaches the agent
-        if os.environ.get("TAKEBACK_DEBUG"):
-            traceback.print_exc()
-        message = " ".join(f"{type(exc).__name__}: {exc}".split())
-        store = engine.store.path if engine is not None else _store_for(event.folders if event else [])
-        if store is not None:
-            failures.append(store, agent, event_name or (event.kind if event else None), message)
-        else:
-            print(f"takeback hook {agent}: {message}", file=sys.stderr)
-    finally:
-        if engine is not None:
-            try:
-                engine.close()
-            except Exception:  # noqa: BLE001
-                pass
+        _log_unreadable(agent, event_name, exc)
+        return 0
+    if event is None:
+        return 0
+    workspace = workspace_for(event.folders)
+    request = {"op": "hook", "workspace": workspace, "event": event.to_json(), "event_name": event_name}
+    answer = client.call(request) if address.enabled() else None
+    if answer is not None:
+        unlogged = answer.get("unlogged")
+    else:
+        if address.enabled():
+            client.start()
+        from .record import record_logged
+
+        unlogged = record_logged(workspace, event, event_name)
+    if unlogged:
+        print(f"takeback hook {agent}: {unlogged}", file=sys.stderr)
     return 0
 
 
-def _store_for(folders: list[str]) -> Path | None:
-    """The store of the workspace a failed hook was about, if it can be opened at all."""
-    try:
-        from ..engine import Engine
+def read(agent: str, event_name: str | None, data: bytes) -> Event | None:
+    """The agent's payload as an event (None: an event Takeback does not use)."""
+    text = data.decode("utf-8", "surrogateescape").strip()
+    payload = json.loads(text) if text else {}
+    if not isinstance(payload, dict):
+        raise ValueError("the payload is not a JSON object")
+    return parse(agent, event_name, payload)
 
-        engine = Engine(workspace_for(folders))
-        engine.close()
-        return engine.store.path
-    except Exception:  # noqa: BLE001
-        return None
+
+def _log_unreadable(agent: str, event_name: str | None, exc: Exception) -> None:
+    """A payload that could not be read: logged in the store of the folder the hook runs in."""
+    from .record import log_failure
+
+    unlogged = log_failure(workspace_for([]), agent, event_name, exc)
+    if unlogged:
+        print(f"takeback hook {agent}: {unlogged}", file=sys.stderr)
+    if os.environ.get("TAKEBACK_DEBUG"):
+        import traceback
+
+        traceback.print_exception(exc)

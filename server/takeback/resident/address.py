@@ -1,0 +1,123 @@
+"""Where the resident process listens, and which one a caller may use.
+
+One resident process per user and per *setting*: its socket lives in a folder only the user can
+enter (``$XDG_RUNTIME_DIR/takeback`` when that runtime folder is the user's own, else
+``/tmp/takeback-<uid>``). The folder must be a real folder (not a link), owned by the user, with
+no access for anyone else; when it is not, and cannot be made so, there is no resident process
+and every call does its work in-process. Never TCP.
+
+The socket's name is a checksum of the *fingerprint*: the Takeback that runs (its package folder
+and version), the Python that runs it, and the environment variables that decide settings and
+where stores live (``TAKEBACK_*``, ``HOME``, ``XDG_CONFIG_HOME``, ``XDG_STATE_HOME``,
+``GIT_CONFIG_*``). A caller with other settings reaches another process. The process compares
+the whole fingerprint on every request, so a checksum collision costs only in-process work.
+
+Standard library only, and cheap to import: ``takeback hook`` runs this on every agent event.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import stat
+import sys
+import time
+import zlib
+
+# Variables that never change what a request does (so they do not split processes).
+_NOT_SETTINGS = ("TAKEBACK_DEBUG", "TAKEBACK_RESIDENT", "TAKEBACK_RESIDENT_IDLE")
+_SETTINGS = ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL",
+             "GIT_CONFIG_SYSTEM")
+
+
+def enabled() -> bool:
+    """``TAKEBACK_RESIDENT=0`` (or ``off``, ``false``, ``no``) keeps every call in-process."""
+    return os.environ.get("TAKEBACK_RESIDENT", "").strip().lower() not in ("0", "off", "false", "no")
+
+
+def fingerprint() -> str:
+    """What a resident process must share with its caller (see the module docstring)."""
+    from .. import __version__
+
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = sorted(
+        (name, value) for name, value in os.environ.items()
+        if (name.startswith("TAKEBACK_") and name not in _NOT_SETTINGS) or name in _SETTINGS
+    )
+    lines = [f"takeback {__version__} {package}", f"python {sys.executable}"]
+    lines += [f"{name}={value}" for name, value in env]
+    return "\n".join(lines)
+
+
+def private_folder(create: bool = True) -> str | None:
+    """The folder the sockets live in, made if ``create`` and missing; None when there is no
+    folder that only this user can enter."""
+    uid = os.getuid()
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and _private(runtime, uid):
+        candidates = [os.path.join(runtime, "takeback")]
+    else:
+        candidates = [os.path.join("/tmp", f"takeback-{uid}")]
+    for folder in candidates:
+        if create:
+            try:
+                os.mkdir(folder, 0o700)
+            except FileExistsError:
+                pass
+            except OSError:
+                continue
+        if _private(folder, uid):
+            return folder
+    return None
+
+
+def _private(folder: str, uid: int) -> bool:
+    try:
+        info = os.lstat(folder)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == uid and not info.st_mode & 0o077
+
+
+def socket_path(folder: str, print_: str) -> str:
+    """The socket of the process serving fingerprint ``print_``."""
+    return os.path.join(folder, f"r-{zlib.crc32(print_.encode('utf-8', 'surrogateescape')):08x}.sock")
+
+
+def sibling(socket: str, suffix: str) -> str:
+    """The process's other files beside its socket: ``.lock`` (held while it lives), ``.log``."""
+    return socket[: -len(".sock")] + suffix
+
+
+def take_lock(socket: str, wait_seconds: float) -> int | None:
+    """Hold the lock of the process serving ``socket`` (its pid written in it), waiting up to
+    ``wait_seconds`` for a process that is leaving; None when another one holds it."""
+    fd = os.open(sibling(socket, ".lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                os.close(fd)
+                return None
+            time.sleep(0.05)
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    return fd
+
+
+def lock_held(socket: str) -> bool:
+    """Whether a process holds the lock of ``socket`` (it is starting up, serving or leaving)."""
+    try:
+        fd = os.open(sibling(socket, ".lock"), os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)

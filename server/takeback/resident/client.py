@@ -1,0 +1,89 @@
+"""Asking the resident process to do a request, and starting it when it is not there.
+
+``call`` sends one JSON request over the process's socket and waits for its one JSON answer
+(the work is done by then: a hook's step is recorded before the agent's tool runs). It returns
+None whenever the answer did not come, for whatever reason (no process, a refused fingerprint,
+a process that went away half-way): the caller then does the work itself, in-process, so the
+absence or the crash of the resident process never loses a step. ``start`` launches the process
+in the background for the calls that follow; two callers starting it at once are fine (the
+second process finds the first one's lock and leaves).
+
+Standard library only, and cheap to import (see ``address.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+
+from . import address
+
+# How long a caller waits for an answer. A request that waits for the store's lock (which an
+# editor's dialog can hold) may take long; the engine's own lock timeout ends it first.
+_ANSWER_SECONDS = 120.0
+_MAX_ANSWER = 1 << 20
+_START_EVERY_SECONDS = 0.5
+
+
+def call(request: dict, print_: str | None = None) -> dict | None:
+    """The resident process's answer to ``request``, or None when there is none (see above)."""
+    folder = address.private_folder(create=False)
+    if folder is None:
+        return None
+    print_ = print_ if print_ is not None else address.fingerprint()
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.settimeout(_ANSWER_SECONDS)
+        conn.connect(address.socket_path(folder, print_))
+        conn.sendall(json.dumps({**request, "fingerprint": print_}).encode("utf-8", "surrogateescape") + b"\n")
+        conn.shutdown(socket.SHUT_WR)
+        chunks, size = [], 0
+        while size <= _MAX_ANSWER:
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        answer = json.loads(b"".join(chunks)) if chunks else None
+    except (OSError, ValueError):
+        return None
+    finally:
+        conn.close()
+    return answer if isinstance(answer, dict) and answer.get("done") else None
+
+
+def start() -> None:
+    """Launch the resident process in the background (best effort: without it, work is done
+    in-process). It runs with a safe module path and from ``/``, so nothing in the folder the
+    agent works in can be imported by it."""
+    folder = address.private_folder(create=True)
+    if folder is None:
+        return
+    path = address.socket_path(folder, address.fingerprint())
+    if address.lock_held(path):
+        return  # one is starting up, serving or leaving
+    marker = address.sibling(path, ".start")
+    try:  # the calls made in the moment before the new one holds its lock do not each start one
+        if time.time() - os.stat(marker).st_mtime < _START_EVERY_SECONDS:
+            return
+    except OSError:
+        pass
+    try:
+        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
+        os.utime(marker)
+    except OSError:
+        return
+    import subprocess
+
+    try:
+        subprocess.Popen(
+            [sys.executable, "-P", "-m", "takeback", "resident", "run"],
+            cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True, close_fds=True,
+            env={**os.environ, "PYTHONSAFEPATH": "1"},
+        )
+    except OSError:
+        pass

@@ -1,0 +1,57 @@
+"""``takeback resident [status|stop|run]``: see, end or run the resident process by hand.
+
+``status`` says whether a process serves the current settings (its pid, since when, the
+workspaces it holds); ``stop`` ends it (the next hook starts another); ``run`` serves in the
+foreground (what a hook starts in the background). Exit 0, or 4 when there is nothing to stop.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from . import address, client
+
+EXIT_NOTHING = 4
+_LOCK_WAIT_SECONDS = 3.0  # a process that answered 'stale' is leaving: wait for it
+
+
+def run(action: str, as_json: bool) -> int:
+    if action == "run":
+        return _serve()
+    answer = client.call({"op": action})
+    running = answer is not None
+    if as_json:
+        print(json.dumps({"running": running, **(answer or {}), "enabled": address.enabled()}, indent=2))
+    elif action == "stop":
+        print("stopped the resident process" if running else "no resident process is running")
+    elif running:
+        assert answer is not None
+        since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(answer["since"]))
+        print(f"resident   pid {answer['pid']}, since {since}, {answer['requests']} request(s), "
+              f"exits after {answer['idle_exit_seconds']:.0f} s idle")
+        print(f"socket     {answer['socket']}")
+        for workspace in answer["workspaces"]:
+            print(f"workspace  {workspace}")
+    else:
+        off = "" if address.enabled() else " (TAKEBACK_RESIDENT is off: hooks work in-process)"
+        print(f"no resident process is running{off}; the next hook starts one")
+    return EXIT_NOTHING if action == "stop" and not running else 0
+
+
+def _serve() -> int:
+    """Take the lock first (before the engine is imported), so hooks made meanwhile see that a
+    process is starting; leave at once when another one holds it."""
+    folder = address.private_folder(create=True)
+    if folder is None:
+        print("takeback resident: no private folder for the socket ($XDG_RUNTIME_DIR or /tmp/takeback-<uid> "
+              "must be a folder of yours that no one else can enter)", file=sys.stderr)
+        return 8
+    print_ = address.fingerprint()
+    lock = address.take_lock(address.socket_path(folder, print_), _LOCK_WAIT_SECONDS)
+    if lock is None:
+        return 0  # another process serves these settings
+    from .server import serve
+
+    return serve(folder, print_, lock)

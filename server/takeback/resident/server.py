@@ -1,0 +1,325 @@
+"""The resident process: one per user and setting, it keeps engines loaded for agents' hooks.
+
+Started in the background by the first hook that finds none (``client.start``), it listens on
+a socket in the user's private folder (``address.py``), answers one JSON request per
+connection, and exits after ``TAKEBACK_RESIDENT_IDLE`` seconds (default 600) without a request,
+when its own code changed on disk (it answers "stale" and the caller works in-process, then
+starts a fresh one), when its socket was taken away, or on ``takeback resident stop``.
+
+What it holds: one long-lived ``Engine`` per workspace it was asked about (at most
+``_MAX_ENGINES``, the least recently used closed first), each opened again when the files its
+settings come from change; the requests of one workspace run one at a time, in the order they
+arrive. The store's own lock still rules across processes (the language server, the CLI), so
+nothing is shared with them but the store on disk.
+
+Trust: only the user can enter the socket's folder, and a peer whose uid is not the user's is
+refused anyway (``SO_PEERCRED``); a request whose fingerprint is not this process's is refused,
+so a caller with other settings never gets work done under these.
+
+Requests (one JSON object on one line; the answer likewise, always with ``done``):
+
+* ``{"op": "hook", "workspace", "event", "event_name"}``: record a hook event
+  (``hooks/record.py``); ``{"done": true, "unlogged": text or null}`` once it is recorded or
+  its failure logged.
+* ``{"op": "status"}``: pid, start time, requests served, the workspaces held.
+* ``{"op": "stop"}``: answer, then exit.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import socket
+import struct
+import sys
+import threading
+import time
+from collections import OrderedDict
+from pathlib import Path
+
+from .. import config as config_module
+from ..engine import Engine
+from ..hooks.events import Event
+from ..hooks.record import record_logged
+from . import address
+
+log = logging.getLogger("takeback.resident")
+
+_MAX_ENGINES = 8
+_MAX_REQUEST = 32 << 20
+_DEFAULT_IDLE_SECONDS = 600.0
+
+
+def idle_seconds() -> float:
+    try:
+        return max(1.0, float(os.environ.get("TAKEBACK_RESIDENT_IDLE", _DEFAULT_IDLE_SECONDS)))
+    except ValueError:
+        return _DEFAULT_IDLE_SECONDS
+
+
+def _stamp(paths: list[Path]) -> tuple:
+    """What changes when any of ``paths`` is written, made, removed or replaced."""
+    out = []
+    for path in paths:
+        try:
+            info = os.stat(path)
+            out.append((info.st_ino, info.st_size, info.st_mtime_ns))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+class _Held:
+    """One workspace's engine, the lock its requests take turns on, and its settings' stamp."""
+
+    def __init__(self, workspace: str) -> None:
+        self.workspace = workspace
+        self.lock = threading.Lock()
+        self.engine: Engine | None = None
+        self.stamp: tuple = ()
+
+    def engine_now(self) -> Engine:
+        """The engine, opened again when the files its settings come from changed."""
+        if self.engine is not None and _stamp(config_module.config_files(self.engine.workspace.root)) != self.stamp:
+            self.close()
+        if self.engine is None:
+            engine = Engine(self.workspace, long_lived=True)
+            self.stamp = _stamp(config_module.config_files(engine.workspace.root))
+            self.engine = engine
+        return self.engine
+
+    def close(self) -> None:
+        engine, self.engine = self.engine, None
+        if engine is not None:
+            try:
+                engine.close()
+            except Exception:  # noqa: BLE001 - a store that went away cannot be closed any better
+                log.exception("closing the engine of %s", self.workspace)
+
+
+class Resident:
+    def __init__(self, folder: str, print_: str, idle: float) -> None:
+        self.print_ = print_
+        self.path = address.socket_path(folder, print_)
+        self.idle = idle
+        self.started = time.time()
+        self.requests = 0
+        self.last_request = time.monotonic()
+        self.active = 0
+        self.stopping = False
+        self._state = threading.Lock()
+        self._held: OrderedDict[str, _Held] = OrderedDict()
+        self._sources = self._source_files()
+        self._sources_stamp = _stamp(self._sources)
+        self._sock: socket.socket | None = None
+        self._sock_id: tuple[int, int] | None = None
+
+    # ------------------------------------------------------------------ life cycle
+
+    def serve(self, lock: int) -> int:
+        """Serve while holding ``lock`` (``address.take_lock``), closed at the end."""
+        handler = logging.FileHandler(address.sibling(self.path, ".log"), mode="w", encoding="utf-8")
+        os.chmod(address.sibling(self.path, ".log"), 0o600)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        logging.getLogger("takeback").addHandler(handler)
+        logging.getLogger("takeback").setLevel(logging.INFO)
+        signal.signal(signal.SIGTERM, self._on_term)
+        try:
+            self._listen()
+            log.info("serving %s (pid %d)", self.path, os.getpid())
+            self._loop()
+        finally:
+            self._close()
+            logging.getLogger("takeback").removeHandler(handler)
+            handler.close()
+            os.close(lock)
+        return 0
+
+    def _on_term(self, _signum: int, _frame: object) -> None:
+        self.stopping = True  # the loop ends within a second, once no request is in flight
+
+    def _listen(self) -> None:
+        try:
+            os.unlink(self.path)  # a socket left by a process that died (we hold the lock)
+        except FileNotFoundError:
+            pass
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old_mask = os.umask(0o177)
+        try:
+            sock.bind(self.path)
+        finally:
+            os.umask(old_mask)
+        sock.listen(64)
+        sock.settimeout(1.0)
+        info = os.stat(self.path)
+        self._sock, self._sock_id = sock, (info.st_dev, info.st_ino)
+
+    def _loop(self) -> None:
+        assert self._sock is not None
+        while True:
+            try:
+                conn, _ = self._sock.accept()
+            except TimeoutError:
+                if self._should_exit():
+                    return
+                continue
+            with self._state:
+                self.active += 1
+                self.last_request = time.monotonic()
+            threading.Thread(target=self._serve_one, args=(conn,), daemon=True).start()
+
+    def _should_exit(self) -> bool:
+        with self._state:
+            busy = self.active > 0
+            idle_for = time.monotonic() - self.last_request
+        if busy:
+            return False
+        if self.stopping:
+            return True
+        if idle_for > self.idle:
+            log.info("idle for %.0f s: exiting", idle_for)
+            return True
+        try:
+            info = os.stat(self.path)
+            if (info.st_dev, info.st_ino) != self._sock_id:
+                log.info("the socket was replaced: exiting")
+                return True
+        except OSError:
+            log.info("the socket was removed: exiting")
+            return True
+        return False
+
+    def _close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            try:
+                info = os.stat(self.path)
+                if (info.st_dev, info.st_ino) == self._sock_id:
+                    os.unlink(self.path)
+            except OSError:
+                pass
+        with self._state:
+            held = list(self._held.values())
+            self._held.clear()
+        for item in held:
+            with item.lock:
+                item.close()
+
+    # ------------------------------------------------------------------ requests
+
+    def _serve_one(self, conn: socket.socket) -> None:
+        try:
+            with conn:
+                if not self._same_user(conn):
+                    return
+                conn.settimeout(30.0)
+                request = self._read(conn)
+                answer = self._answer(request)
+                conn.sendall(json.dumps(answer, ensure_ascii=False).encode("utf-8", "surrogateescape") + b"\n")
+        except Exception:  # noqa: BLE001 - one bad connection never ends the process
+            log.exception("a request failed")
+        finally:
+            with self._state:
+                self.active -= 1
+                self.last_request = time.monotonic()
+
+    @staticmethod
+    def _same_user(conn: socket.socket) -> bool:
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        _pid, uid, _gid = struct.unpack("3i", creds)
+        return uid == os.getuid()
+
+    @staticmethod
+    def _read(conn: socket.socket) -> object:
+        chunks, size = [], 0
+        while True:
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > _MAX_REQUEST:
+                raise ValueError("request too large")
+        return json.loads(b"".join(chunks).decode("utf-8", "surrogateescape"))
+
+    def _answer(self, request: object) -> dict:
+        if not isinstance(request, dict):
+            return {"done": False, "reason": "not a JSON object"}
+        if request.get("fingerprint") != self.print_:
+            return {"done": False, "reason": "another setting"}
+        op = request.get("op")
+        if op == "status":
+            return {"done": True, **self.status()}
+        if op == "stop":
+            self.stopping = True
+            return {"done": True}
+        if op != "hook":
+            return {"done": False, "reason": f"unknown op {op!r}"}
+        if self.stopping or self._stale():
+            self.stopping = True
+            return {"done": False, "reason": "stale"}
+        workspace = request.get("workspace")
+        if not isinstance(workspace, str) or not os.path.isabs(workspace):
+            return {"done": False, "reason": "no workspace"}
+        event = Event.from_json(request.get("event"))
+        event_name = request.get("event_name") if isinstance(request.get("event_name"), str) else None
+        held = self._held_for(workspace)
+        with held.lock:
+            with self._state:
+                self.requests += 1
+            try:
+                engine = held.engine_now()
+            except Exception:  # noqa: BLE001 - the in-process path logs it like any failure
+                held.close()
+                return {"done": True, "unlogged": record_logged(workspace, event, event_name)}
+            unlogged = record_logged(workspace, event, event_name, engine)
+            if unlogged is not None or not os.path.isdir(engine.store.path):
+                held.close()  # a failure, or a store gone: open afresh next time
+            return {"done": True, "unlogged": unlogged}
+
+    def _held_for(self, workspace: str) -> _Held:
+        closing = []
+        with self._state:
+            held = self._held.get(workspace)
+            if held is None:
+                held = self._held[workspace] = _Held(workspace)
+            self._held.move_to_end(workspace)
+            while len(self._held) > _MAX_ENGINES:
+                _, old = self._held.popitem(last=False)
+                closing.append(old)
+        for old in closing:
+            with old.lock:
+                old.close()
+        return held
+
+    def status(self) -> dict:
+        with self._state:
+            workspaces = [w for w, held in self._held.items() if held.engine is not None]
+            return {
+                "pid": os.getpid(), "socket": self.path, "since": self.started, "requests": self.requests,
+                "idle_exit_seconds": self.idle, "workspaces": workspaces,
+            }
+
+    # ------------------------------------------------------------------ its own code
+
+    @staticmethod
+    def _source_files() -> list[Path]:
+        package = Path(__file__).resolve().parent.parent
+        files = []
+        for module in list(sys.modules.values()):
+            name = getattr(module, "__file__", None)
+            if name and Path(name).resolve().is_relative_to(package):
+                files.append(Path(name))
+        return sorted(files)
+
+    def _stale(self) -> bool:
+        """Whether Takeback's code changed on disk since this process loaded it (an upgrade,
+        an edit of a development checkout): then a fresh process must take over."""
+        return _stamp(self._sources) != self._sources_stamp
+
+
+def serve(folder: str, print_: str, lock: int) -> int:
+    """``takeback resident run``, once it holds the lock: serve until idle (see above)."""
+    return Resident(folder, print_, idle_seconds()).serve(lock)

@@ -1,0 +1,213 @@
+"""The resident process (``takeback.resident``): hooks reach it, and its absence, crash, change
+of code or other settings never lose a step.
+
+Each test runs real ``takeback hook`` processes with real Claude Code payloads against a real
+repository; the resident process is the real one the first hook starts in the background. The
+test run's runtime folder is private to it (tests/conftest.py), so every process found there is
+one these tests started.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from takeback.resident import address
+
+from .conftest import Takeback
+from .test_hooks import SHELL, captured, failures, hook, turns
+
+WAIT_SECONDS = 30.0
+
+
+def resident(tb: Takeback) -> dict:
+    return tb.json("resident", "status")
+
+
+def wait_running(tb: Takeback) -> dict:
+    """The resident process's status once it serves (the first hook starts it in the background)."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
+        status = resident(tb)
+        if status["running"]:
+            return status
+        time.sleep(0.1)
+    raise AssertionError("no resident process started")
+
+
+def wait_gone(tb: Takeback, pid: int) -> None:
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        try:
+            os.waitpid(pid, os.WNOHANG)  # not our child: only for the odd case that it is
+        except ChildProcessError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError(f"resident process {pid} did not exit")
+
+
+def started(tb: Takeback) -> dict:
+    """A resident process serving ``tb``'s settings, started by a first (ignored-by-nobody) hook."""
+    hook(tb, "claude", captured("claude", "Stop", tb.cwd))  # nothing open: records nothing, starts it
+    return wait_running(tb)
+
+
+def write_step(tb: Takeback, name: str, content: str, call: str) -> None:
+    repo = tb.cwd
+    tool = {"tool_name": "Write", "tool_use_id": call, "tool_input": {"file_path": str(repo / name), "content": content}}
+    hook(tb, "claude", captured("claude", "PreToolUse", repo, **tool))
+    (repo / name).write_text(content)
+    hook(tb, "claude", captured("claude", "PostToolUse", repo, **tool))
+
+
+def test_hooks_are_served_by_the_resident_process_the_first_hook_starts(tb: Takeback) -> None:
+    assert resident(tb)["running"] is False
+    first = started(tb)
+    assert first["workspaces"] == [] and first["requests"] == 0  # the first hook did its work itself
+    hook(tb, "claude", captured("claude", "UserPromptSubmit", tb.cwd))
+    write_step(tb, "one.txt", "one\n", "toolu_1")
+    hook(tb, "claude", captured("claude", "Stop", tb.cwd))
+
+    status = resident(tb)
+    assert status["pid"] == first["pid"] and status["requests"] == 4
+    assert status["workspaces"] == [str(tb.cwd)]
+    [turn] = turns(tb)
+    assert [cp["label"] for cp in turn["checkpoints"]] == ["Write one.txt"]
+    assert failures(tb) == (0, None)
+    text = tb.ok("resident").text
+    assert f"pid {first['pid']}" in text and str(tb.cwd) in text
+
+
+def test_a_resident_process_killed_between_a_steps_start_and_end_loses_nothing(tb: Takeback) -> None:
+    repo = tb.cwd
+    pid = started(tb)["pid"]
+    hook(tb, "claude", captured("claude", "UserPromptSubmit", repo))
+    tool = {"tool_name": "Bash", "tool_use_id": "toolu_b", "tool_input": {"command": SHELL}}
+    hook(tb, "claude", captured("claude", "PreToolUse", repo, **tool))
+    os.kill(pid, signal.SIGKILL)
+    wait_gone(tb, pid)
+    (repo / "gen.txt").write_text("generated\n")
+    hook(tb, "claude", captured("claude", "PostToolUse", repo, **tool))  # in-process, and starts a new one
+    hook(tb, "claude", captured("claude", "Stop", repo))
+
+    [turn] = turns(tb)
+    assert [cp["label"] for cp in turn["checkpoints"]] == [f"Bash: {SHELL}"]
+    assert [f["path"] for f in turn["files"]] == ["gen.txt"]
+    assert wait_running(tb)["pid"] != pid
+    tb.ok("undo")
+    assert not (repo / "gen.txt").exists()
+
+
+def test_a_resident_process_that_dies_while_a_hook_waits_for_it_loses_nothing(tb: Takeback) -> None:
+    """The hook has sent its event and waits; the process dies before answering: the hook
+    records the event itself."""
+    repo = tb.cwd
+    pid = started(tb)["pid"]
+    hook(tb, "claude", captured("claude", "UserPromptSubmit", repo))
+    os.kill(pid, signal.SIGSTOP)  # it accepts nothing more; the next hook's connection waits
+    tool = {"tool_name": "Write", "tool_use_id": "toolu_w", "tool_input": {"file_path": str(repo / "w.txt"), "content": "w\n"}}
+    import subprocess
+    import sys
+
+    env = {**tb.env, "CLAUDECODE": "1"}
+    waiting = subprocess.Popen(
+        [sys.executable, "-m", "takeback", "hook", "claude"], cwd=repo, env=env,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    waiting.stdin.write(json.dumps(captured("claude", "PreToolUse", repo, **tool)).encode())
+    waiting.stdin.close()
+    time.sleep(1.0)
+    assert waiting.poll() is None  # still waiting for the stopped process's answer
+    os.kill(pid, signal.SIGKILL)
+    assert waiting.wait(timeout=60) == 0
+    assert waiting.stdout.read() == b""
+    (repo / "w.txt").write_text("w\n")
+    hook(tb, "claude", captured("claude", "PostToolUse", repo, **tool))
+    hook(tb, "claude", captured("claude", "Stop", repo))
+
+    [turn] = turns(tb)
+    assert [cp["label"] for cp in turn["checkpoints"]] == ["Write w.txt"]
+    assert failures(tb) == (0, None)
+
+
+def test_changed_code_makes_the_process_step_aside_and_the_event_is_still_recorded(tb: Takeback) -> None:
+    pid = started(tb)["pid"]
+    source = Path(address.__file__)
+    info = source.stat()
+    try:
+        os.utime(source, ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000_000))  # as an upgrade would
+        hook(tb, "claude", captured("claude", "UserPromptSubmit", tb.cwd))  # answered "stale": in-process
+        write_step(tb, "two.txt", "two\n", "toolu_2")
+        hook(tb, "claude", captured("claude", "Stop", tb.cwd))
+    finally:
+        os.utime(source, ns=(info.st_atime_ns, info.st_mtime_ns))
+    wait_gone(tb, pid)
+    [turn] = turns(tb)
+    assert [cp["label"] for cp in turn["checkpoints"]] == ["Write two.txt"]
+
+
+def test_a_request_with_other_settings_is_refused(tb: Takeback) -> None:
+    """A caller whose settings differ never has work done under these (the socket is found by a
+    checksum; the whole fingerprint must match)."""
+    status = started(tb)
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.connect(status["socket"])
+    conn.sendall(json.dumps({"op": "status", "fingerprint": "takeback 0 elsewhere"}).encode() + b"\n")
+    conn.shutdown(socket.SHUT_WR)
+    answer = json.loads(conn.recv(65536))
+    conn.close()
+    assert answer == {"done": False, "reason": "another setting"}
+
+
+def test_the_socket_lives_in_a_folder_only_the_user_can_enter(tb: Takeback) -> None:
+    status = started(tb)
+    folder = os.path.dirname(status["socket"])
+    info = os.lstat(folder)
+    assert stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and stat.S_IMODE(info.st_mode) == 0o700
+    assert stat.S_IMODE(os.lstat(status["socket"]).st_mode) & 0o077 == 0
+
+
+def test_a_runtime_folder_others_can_enter_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shared = tmp_path / "shared-runtime"
+    shared.mkdir(mode=0o755)
+    shared.chmod(0o755)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(shared))
+    folder = address.private_folder(create=False)
+    assert folder is None or not folder.startswith(str(shared))
+    link = tmp_path / "link-runtime"
+    link.symlink_to(shared)
+    assert not address._private(str(link), os.getuid())
+
+
+def test_idle_and_stop_end_the_process(tb: Takeback) -> None:
+    env = {**tb.env, "TAKEBACK_RESIDENT_IDLE": "1"}
+    idle_tb = Takeback(tb.cwd, env)
+    hook(idle_tb, "claude", captured("claude", "Stop", tb.cwd))
+    pid = wait_running(idle_tb)["pid"]
+    wait_gone(idle_tb, pid)  # a second of no request, then it exits
+    assert resident(tb)["running"] is False
+
+    pid = started(tb)["pid"]
+    assert tb.ok("resident", "stop").text.strip() == "stopped the resident process"
+    wait_gone(tb, pid)
+    assert tb("resident", "stop").code == 4
+
+
+def test_turned_off_hooks_work_in_process(tb: Takeback) -> None:
+    off = Takeback(tb.cwd, {**tb.env, "TAKEBACK_RESIDENT": "0"})
+    hook(off, "claude", captured("claude", "UserPromptSubmit", tb.cwd))
+    write_step(off, "three.txt", "three\n", "toolu_3")
+    hook(off, "claude", captured("claude", "Stop", tb.cwd))
+    assert len(turns(tb)) == 1
+    assert resident(off)["running"] is False and resident(off)["enabled"] is False
