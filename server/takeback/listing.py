@@ -484,9 +484,10 @@ class Lister:
             raise self._index
         return self._index
 
-    def list_dirty(self, workdir: str, prefix: str) -> list[bytes]:
+    def list_dirty(self, workdir: str, prefix: str, only: list[bytes] | None = None) -> list[bytes]:
         """Repository-relative paths under ``prefix`` that git would list as dirty or
-        untracked (folders of nested repositories end with "/"). Raises ``Unsupported`` or
+        untracked (folders of nested repositories end with "/"), or of those the files
+        ``only`` names (relative to ``prefix``) are. Raises ``Unsupported`` or
         ``pygit2.GitError`` when git must be asked instead."""
         data = self._read_index(os.path.join(self.git_dir, "index"))  # first: decides big trees
         self._config.check()
@@ -510,8 +511,10 @@ class Lister:
         if prefix_b not in self._plans:
             self._plans[prefix_b] = split_plan(self._paths, prefix_b, SPLIT_MIN_ENTRIES) if _cpus() > 1 else None
         plan = self._plans[prefix_b]
-        lists = split_paths(root, plan) if plan else None
-        if lists is None:
+        lists = split_paths(root, plan) if plan and only is None else None
+        if only is not None:
+            found = _diff(repos[0], [prefix_b + p for p in only]) if only else []
+        elif lists is None:
             found = _diff(repos[0], [prefix_b[:-1]] if prefix_b else None)
         else:
             found = self._parallel(lists)

@@ -316,12 +316,30 @@ class GitScanner:
             key = self._listing_key()
             listed = self.cache.listing(key)
             if listed is None:
-                self.cache.before_listing(str(self.workspace.root), self._ignored, self.skip)
-                listed = self._list_now()
+                previous = self.cache.before_listing(str(self.workspace.root), self._ignored, self.skip, key)
+                listed = self._relist(*previous) if previous is not None else None
+                if listed is None:
+                    listed = self._list_now()
                 self.cache.after_listing(key, *listed)
             paths, unreadable = listed
         self.skipped.update(unreadable)
         return paths
+
+    def _relist(
+        self, paths: set[str], unreadable: dict[str, str], touched: set[str],
+    ) -> tuple[set[str], dict[str, str]] | None:
+        """The last listing brought up to date by asking git about the ``touched`` files only
+        (what the watch saw change since that listing began): git's own answer for those paths,
+        at the cost of the change. None when git could not answer (then the tree is listed)."""
+        asked = sorted(t for t in touched if self.skip is None or not self.skip(t))
+        try:
+            found, unread = self._list_paths(asked) if asked else (set(), {})
+        except (RuntimeError, OSError) as exc:
+            log.debug("listing the touched files failed, listing the tree: %s", exc)
+            return None
+        if self.cache is not None:
+            self.cache.relisted += 1
+        return (paths - touched) | found, {k: v for k, v in unreadable.items() if k not in touched} | unread
 
     def _ignored(self, rel: str) -> bool:
         try:
@@ -358,9 +376,16 @@ class GitScanner:
         return files
 
     def _list_now(self) -> tuple[set[str], dict[str, str]]:
+        return self._list_paths(None)
+
+    def _list_paths(self, only: list[str] | None) -> tuple[set[str], dict[str, str]]:
+        """The listing of the whole tree, or of the files ``only`` names: in-process where that
+        answer is git's, else by git."""
         if LISTING != "git" and self.lister is not None:
             try:
-                found = self.lister.list_dirty(self.workdir, self.prefix)
+                found = self.lister.list_dirty(
+                    self.workdir, self.prefix, None if only is None else [os.fsencode(p) for p in only],
+                )
             except (listing.Unsupported, pygit2.GitError, OSError) as exc:
                 if LISTING == "libgit2":
                     raise
@@ -374,17 +399,20 @@ class GitScanner:
                 return self._keep([raw[cut:] for raw in found]), {}
         elif LISTING == "libgit2":
             raise RuntimeError("no in-process listing for this scanner")
-        return self._run()
+        return self._run(only)
 
-    def _run(self) -> tuple[set[str], dict[str, str]]:
+    def _run(self, only: list[str] | None = None) -> tuple[set[str], dict[str, str]]:
+        """git's listing of the whole tree, or of the files ``only`` names (literal paths)."""
         env = clean_git_env()
         env["GIT_OPTIONAL_LOCKS"] = "0"
         env["LC_ALL"] = "C"
+        env["GIT_LITERAL_PATHSPECS"] = "1"
         # core.fsmonitor names a program to run: never one a work tree's .git/config chose
         base = [self.git, "--no-optional-locks", "-c", "core.quotePath=false", "-c", "core.fsmonitor=false"]
+        tail = ["--", *only] if only is not None else []
         commands = [
-            [*base, "diff-files", "-z", "--name-only", "--relative", "--ignore-submodules=all"],
-            [*base, "ls-files", "-z", "--others", "--exclude-standard"],
+            [*base, "diff-files", "-z", "--name-only", "--relative", "--ignore-submodules=all", *tail],
+            [*base, "ls-files", "-z", "--others", "--exclude-standard", *tail],
         ]
         procs = [
             subprocess.Popen(
@@ -848,6 +876,10 @@ def _index_trailer(index_file: str) -> bytes | None:
         return None
 
 
+# Files whose change alters what git lists for other paths: the tree is listed again.
+_RULE_NAMES = frozenset({".gitignore", ".gitattributes", ".gitmodules", ".git"})
+
+
 class ScanCache:
     """What the scanners of one engine keep between brackets in one process (used under the
     store's lock, so by one thread at a time): the in-process lister of the user's repository,
@@ -871,6 +903,7 @@ class ScanCache:
         self._watch: watch.TreeWatch | None = None
         self._listed: tuple[tuple, frozenset[str], dict[str, str]] | None = None
         self.reused = 0  # listings answered from the last one (for the benchmark's report)
+        self.relisted = 0  # listings made from the last one and the files touched since
 
     def listing(self, key: tuple) -> tuple[set[str], dict[str, str]] | None:
         """The last listing (paths, and what git could not read), if it was made under ``key``
@@ -878,25 +911,35 @@ class ScanCache:
         if self._listed is None or self._watch is None or self._listed[0] != key:
             return None
         if not self._watch.quiet():
-            self._listed = None
-            return None
+            return None  # kept: ``before_listing`` may still update it
         self.reused += 1
         return set(self._listed[1]), dict(self._listed[2])
 
-    def before_listing(self, root: str, ignored: Callable[[str], bool], skip: Callable[[str], bool] | None) -> None:
-        """Mark the watch (set up on first use) just before the tree is listed."""
-        self._listed = None
+    def before_listing(
+        self, root: str, ignored: Callable[[str], bool], skip: Callable[[str], bool] | None, key: tuple | None = None,
+    ) -> tuple[set[str], dict[str, str], set[str]] | None:
+        """Mark the watch (set up on first use) just before the tree is listed. When the last
+        listing was made under ``key`` and the watch knows the few files touched since it
+        began (none of them a file that changes what git ignores or how it reads files),
+        answers that listing and those files: asking git about them alone is enough."""
+        previous, self._listed = self._listed, None
         if not self._watching:
-            return
+            return None
         try:
             if self._watch is None or self._watch.root != root:
                 self.close()
                 self._watch = watch.TreeWatch(root, ignored, skip)
-            self._watch.mark()
+            touched = self._watch.mark()
         except (watch.Unavailable, OSError) as exc:
             log.info("not watching %s (each bracket lists the tree): %s", root, exc)
             self._watching = False
             self.close()
+            return None
+        if previous is None or key is None or previous[0] != key or touched is None:
+            return None
+        if any(path.rpartition("/")[2] in _RULE_NAMES for path in touched):
+            return None
+        return set(previous[1]), dict(previous[2]), touched
 
     def after_listing(self, key: tuple, paths: set[str], unreadable: dict[str, str]) -> None:
         if self._watch is not None:

@@ -10,6 +10,11 @@ such event arrived since the last call. The kernel queues an event before the ca
 it returns, so a change made before ``quiet()`` is never missed; an overflowing queue is an
 event too. Any doubt means "changed", and the caller lists the tree as before.
 
+``mark()`` also tells *which* files the events since the previous mark were about (a few
+hundred at most), so a caller can look at just those again; it answers None ("anything may
+have changed") after an event on a folder (made, removed, moved, its mode changed), an
+overflowing queue, or too many files.
+
 It is used only by a process that outlives one call (the language server), only on Linux and
 only on local file systems (on network or FUSE file systems changes made elsewhere raise no
 event). What inotify cannot see: writes through a shared memory mapping and writes through a
@@ -50,6 +55,7 @@ _EVENTS = (
 # Events after which the set of folders to watch may be different: walk the tree again.
 _RESHAPE = _IN_Q_OVERFLOW | _IN_IGNORED | _IN_DELETE_SELF | _IN_MOVE_SELF
 _EVENT_HEADER = struct.Struct("iIII")
+MAX_TOUCHED = 256  # past this many files, "which files" is not worth telling
 
 # statfs f_type of file systems whose every change goes through this kernel.
 _LOCAL_FILE_SYSTEMS = {
@@ -107,6 +113,8 @@ class TreeWatch:
             raise Unavailable(f"inotify_init1: {os.strerror(ctypes.get_errno())}")
         self._reshape = True
         self._changed = True  # until the first mark
+        self._folder_of: dict[int, str] = {}  # watch descriptor -> its folder, relative to root
+        self._touched: set[str] | None = None  # files events named since the last mark (None: unknown)
         self.folders = 0
 
     def close(self) -> None:
@@ -138,6 +146,7 @@ class TreeWatch:
                     continue  # gone since it was listed: an event says so, or nothing is there
                 raise Unavailable(f"cannot watch {path}: {os.strerror(err)}")
             count += 1
+            self._folder_of[wd] = rel
             try:
                 with os.scandir(path) as entries:
                     for entry in entries:
@@ -166,21 +175,41 @@ class TreeWatch:
             seen = self._changed = True
             offset = 0
             while offset + _EVENT_HEADER.size <= len(data):
-                _wd, mask, _cookie, length = _EVENT_HEADER.unpack_from(data, offset)
+                wd, mask, _cookie, length = _EVENT_HEADER.unpack_from(data, offset)
+                start = offset + _EVENT_HEADER.size
+                offset = start + length
                 if mask & _RESHAPE or (mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO | _IN_MOVED_FROM | _IN_DELETE)):
                     self._reshape = True
-                offset += _EVENT_HEADER.size + length
+                self._note(wd, mask, data[start:offset].rstrip(b"\0"))
 
-    def mark(self) -> None:
+    def _note(self, wd: int, mask: int, name: bytes) -> None:
+        """Add the file an event names to the touched files (or give up on knowing them)."""
+        if self._touched is None:
+            return
+        folder = self._folder_of.get(wd)
+        if mask & (_RESHAPE | _IN_ISDIR) or not name or folder is None or len(self._touched) >= MAX_TOUCHED:
+            self._touched = None
+            return
+        file = os.fsdecode(name)
+        self._touched.add(f"{folder}/{file}" if folder else file)
+
+    def mark(self) -> set[str] | None:
         """Start a quiet period: changes from now on make ``quiet()`` false. Call it just before
-        listing the tree, so a change made while the listing runs counts as one after it."""
+        listing the tree, so a change made while the listing runs counts as one after it.
+        Answers the files (relative to root) that events named since the previous mark, or
+        None when that is not known (see the module docstring)."""
         if self._fd < 0:
             raise Unavailable("the watch was closed")
         self._drain()
+        touched = self._touched
         if self._reshape:
+            touched = None
+            self._folder_of.clear()
             self._watch_tree()
             self._drain()  # events raised while the folders were being watched: before the mark
         self._changed = False
+        self._touched = set()
+        return touched
 
     def quiet(self) -> bool:
         """Whether nothing changed under the tree since the last ``mark()`` (once something

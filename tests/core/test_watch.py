@@ -86,14 +86,20 @@ def repo(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def listings(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the listings made: of the whole tree, or of the files touched since the last one."""
     calls: list[int] = []
-    real = scan.GitScanner._list_now
+    whole, touched = scan.GitScanner._list_now, scan.GitScanner._relist
 
     def counted(self):
         calls.append(1)
-        return real(self)
+        return whole(self)
+
+    def counted_relist(self, *args):
+        calls.append(1)
+        return touched(self, *args)
 
     monkeypatch.setattr(scan.GitScanner, "_list_now", counted)
+    monkeypatch.setattr(scan.GitScanner, "_relist", counted_relist)
     return calls
 
 
@@ -162,3 +168,78 @@ def test_the_watch_is_off_by_setting_and_for_short_lived_engines(repo: Path, lis
         count = len(listings)
         _turn(engine, repo, {"docs/a.md": "agent again\n"}, "two")
         assert len(listings) == count + 2 and not engine._scan_cache.watching
+
+
+def _file_ops(ws: Path, rng, tracked: list[str]):
+    """One random change a person or an agent makes to the tree."""
+    folders = ["src", "src/deep", "docs", ""]
+    name = f"f{rng.randrange(12)}.txt"
+    folder = rng.choice(folders)
+    path = ws / folder / name
+    pick = rng.choice(tracked)
+    choice = rng.randrange(11)
+    if choice == 0:
+        (ws / pick).write_text(f"changed {rng.random()}\n") if (ws / pick).is_file() else None
+    elif choice == 1:
+        git_content = git(ws, "show", f":{pick}")
+        if (ws / pick).is_file() or not (ws / pick).exists():
+            (ws / pick).write_text(git_content)  # back to what the index holds
+    elif choice == 2:
+        path.write_text(f"new {rng.random()}\n")
+    elif choice == 3:
+        (ws / folder / f"x{rng.randrange(5)}.log").write_text("ignored\n")
+    elif choice == 4 and path.exists():
+        path.unlink()
+    elif choice == 5 and (ws / pick).is_file():
+        (ws / pick).unlink()
+    elif choice == 6 and path.exists():
+        os.rename(path, ws / rng.choice(folders) / f"moved{rng.randrange(6)}.txt")
+    elif choice == 7 and (ws / pick).is_file():
+        os.chmod(ws / pick, 0o755 if rng.random() < 0.5 else 0o644)
+    elif choice == 8:
+        tmp = ws / folder / ".tmp-write"
+        tmp.write_text(f"by rename {rng.random()}\n")
+        os.replace(tmp, ws / pick if (ws / pick).parent.is_dir() else path)
+    elif choice == 9 and rng.random() < 0.3:
+        write_files(ws, {f"new{rng.randrange(3)}/inner.txt": "a new folder\n"})
+    elif choice == 10 and rng.random() < 0.3:
+        git(ws, "add", "-A", "docs") if (ws / "docs").is_dir() else None
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("lister", ["auto", "git"])
+def test_a_listing_updated_with_the_touched_files_is_git_s_listing(
+    repo: Path, seed: int, lister: str, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Whatever changes between two listings, the listing made from the last one and the files
+    the watch saw touched equals a listing of the whole tree (in-process, and by git)."""
+    import random
+
+    monkeypatch.setattr(scan, "LISTING", lister)
+    rng = random.Random(seed)
+    write_files(repo, {"src/deep/more.py": "z = 1\n", "docs/b.md": "b\n"})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "more")
+    tracked = git(repo, "ls-files").split()
+    engine = open_engine(repo, long_lived=True)
+    scanner = engine._scanner()
+    for _ in range(120):
+        for _ in range(rng.randrange(1, 4)):
+            _file_ops(repo, rng, tracked)
+        assert scanner._list() == scanner._list_now()[0]
+    assert engine._scan_cache.relisted > 40  # most listings were the cheap kind
+    engine.close()
+
+
+def test_a_shell_step_after_an_edit_lists_only_the_touched_files(repo: Path, listings: list[int], monkeypatch) -> None:
+    """An agent's edit between two listings costs a look at that file, not a listing of the tree."""
+    whole = []
+    real = scan.GitScanner._list_now
+    monkeypatch.setattr(scan.GitScanner, "_list_now", lambda self: whole.append(1) or real(self))
+    engine = open_engine(repo, long_lived=True)
+    _turn(engine, repo, {"src/app.py": "x = 'agent 1'\n"}, "one")
+    (repo / "docs/a.md").write_text("the person\n")
+    second = _turn(engine, repo, {"src/deep/mod.py": "y = 'agent 2'\n"}, "two")
+    assert [f.path for f in second.files] == ["src/deep/mod.py"]  # never the person's
+    assert len(whole) == 1  # only the very first begin listed the whole tree
+    engine.close()
