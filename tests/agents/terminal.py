@@ -87,6 +87,34 @@ class Terminal:
     def type(self, keys: str) -> None:
         os.write(self.fd, keys.encode())
 
+    def choose(self, entry: str, timeout: float = 30, marker: str = "›") -> None:
+        """Pick the menu entry whose line holds ``entry``: move the selection (the line starting
+        with ``marker``) there with the arrow keys, then confirm with Enter. A key pressed
+        before the program reads its keyboard is lost, so a key whose effect does not show is
+        pressed again."""
+        self.wait_for(re.escape(entry), timeout)
+        deadline = time.monotonic() + timeout
+
+        def rows() -> tuple[int | None, int | None]:  # (the entry's row, the selected row)
+            lines = self.screen().splitlines()
+            target = next((i for i, line in enumerate(lines) if entry in line), None)
+            selected = next((i for i, line in enumerate(lines) if line.lstrip().startswith(marker)), None)
+            return target, selected
+
+        while True:
+            target, selected = rows()
+            if target is None:
+                raise AssertionError(f"{entry!r} left the screen; it shows:\n{self.screen()}")
+            if selected == target:
+                break
+            if time.monotonic() > deadline:
+                raise AssertionError(f"could not select {entry!r}; the screen shows:\n{self.screen()}")
+            self.type("\x1b[B" if selected is None or selected < target else "\x1b[A")
+            moved = time.monotonic() + 2
+            while rows()[1] == selected and time.monotonic() < moved and self._read(0.1):
+                pass
+        self.type("\r")
+
     def close(self, timeout: float = 15) -> int:
         """Quit as a person does (Ctrl-C, twice); a program still running ``timeout`` seconds
         later is killed. Returns its exit status."""

@@ -70,8 +70,9 @@ class Agent:
     def prepare(self, repo: Path) -> None:
         """The agent's own settings before ``takeback install`` merges its hooks into them."""
 
-    def trust(self, env: dict[str, str], repo: Path) -> None:
-        """What the person does after ``takeback install`` before the agent runs the hooks."""
+    def trust(self, env: dict[str, str], repo: Path, told: str) -> None:
+        """What the person does after ``takeback install`` (which ``told`` them so) before the
+        agent runs the hooks."""
 
     def command(self, prompt: str, resume: bool) -> list[str]:
         raise NotImplementedError
@@ -224,9 +225,10 @@ class CodexCli(Agent):
             'trust_level = "trusted"\n'
         )
 
-    def trust(self, env: dict[str, str], repo: Path) -> None:
-        """Codex skips new hooks until the person trusts them: start ``codex``, answer its
-        "Hooks need review" question with "Trust all and continue", quit."""
+    def trust(self, env: dict[str, str], repo: Path, told: str) -> None:
+        """Codex skips new hooks until the person trusts them: as install says, start ``codex``,
+        answer its "Hooks need review" question with "Trust all and continue", quit."""
+        assert "start codex and answer its 'Hooks need review' question with 'Trust all and continue'" in told
         config = self.base / "codex-home" / "config.toml"
         hooks = str(self.base / "codex-home" / "hooks.json")
 
@@ -239,10 +241,7 @@ class CodexCli(Agent):
                             {**env, "TERM": "xterm-256color"}, str(repo))
         try:
             terminal.wait_for("Hooks need review", 60)
-            choice = terminal.wait_for(r"(\d)\. Trust all and continue", 10)[1]
-            terminal.type(choice)  # the answer's number selects it, Enter confirms
-            terminal.wait_for(rf"› {choice}\. Trust all and continue", 10)
-            terminal.type("\r")
+            terminal.choose("Trust all and continue")
             terminal.until(lambda: len(trusted()) == 5, 30, "Codex kept no trust for the 5 hooks in config.toml")
         finally:
             terminal.close()
@@ -294,7 +293,7 @@ def test_live_turns_steps_and_revert(agent: Agent, tmp_path: Path) -> None:
     agent.prepare(repo)
     installed = tb("install", agent.name)
     assert installed.code == 0, installed
-    agent.trust({**tb.env, **agent.env()}, repo)
+    agent.trust({**tb.env, **agent.env()}, repo, " ".join(installed.text.split()))
     git0 = git_state(repo)
 
     tools = agent.tools(repo)
