@@ -1,12 +1,12 @@
 """Live: real agent programs from npm, hooked up by ``takeback install``, do real turns offline.
 
-Claude Code, Qwen Code, Copilot CLI, Gemini CLI and Codex CLI (each installed by scripts/setup-agents.sh at a pinned version) run,
-one after the other, non-interactively in a temp git repository, in a network namespace that has
-only loopback, against the scripted model server (``model_server.py``, started inside the same
-namespace by ``offline.py``). The hooks are the ones ``takeback install AGENT`` merged into the
-agent's own config folder; where the agent runs new hooks only once the person trusts them
-(Codex), the test trusts them as a person does, in the agent's own interactive program
-(``terminal.py``). The scenario:
+Claude Code, Qwen Code, Copilot CLI, Gemini CLI and Codex CLI (each installed by
+scripts/setup-agents.sh at a pinned version) run, one after the other, non-interactively in a temp
+git repository, in a network namespace that has only loopback, against the scripted model server
+(``model_server.py``, started inside the same namespace by ``offline.py``). The hooks are the ones
+``takeback install AGENT`` merged into the agent's own config folder; where the agent runs new
+hooks only once the person trusts them (Codex), the test trusts them as install tells the person
+to, in the agent's own interactive program (``terminal.py``). The scenario:
 
 1. turn 1 ("first task"): the agent's write tool creates a file; while the agent waits for the
    model, the person edits a file of their own; then the agent's shell tool creates a file and
@@ -233,12 +233,15 @@ class CodexCli(Agent):
         hooks = str(self.base / "codex-home" / "hooks.json")
 
         def trusted() -> list[str]:  # the events of the hooks.json hooks Codex keeps trust for
-            state = tomllib.loads(config.read_text()).get("hooks", {}).get("state", {})
+            try:
+                state = tomllib.loads(config.read_text()).get("hooks", {}).get("state", {})
+            except tomllib.TOMLDecodeError:  # Codex is writing it
+                return []
             return sorted(key.split(":")[-3] for key, value in state.items()
                           if key.startswith(hooks + ":") and value.get("trusted_hash"))
 
-        terminal = Terminal(["unshare", "-n", str(self.binary), "--no-daemon", "-C", str(repo)],
-                            {**env, "TERM": "xterm-256color"}, str(repo))
+        # --no-daemon: no background server of Codex's outlives the test
+        terminal = Terminal(["unshare", "-n", str(self.binary), "--no-daemon"], {**env, "TERM": "xterm-256color"}, str(repo))
         try:
             terminal.wait_for("Hooks need review", 60)
             terminal.choose("Trust all and continue")
