@@ -25,6 +25,7 @@ agents=(
   "qwen @qwen-code/qwen-code@0.15.10"
   "copilot @github/copilot@1.0.102"
   "gemini @google/gemini-cli@0.61.0"
+  "codex @openai/codex@0.169.0"
 )
 for entry in "${agents[@]}"; do
   name="${entry%% *}"

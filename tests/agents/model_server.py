@@ -1,7 +1,8 @@
 """A scripted model server on 127.0.0.1 for live agent tests: just enough of a provider's API.
 
 It speaks the Anthropic Messages API (Claude Code), the OpenAI Chat Completions API (Qwen Code,
-Copilot CLI) and the Gemini API (Gemini CLI), streaming (server-sent events) or not. Each agent turn is scripted: the first user prompt of the conversation picks a script by
+Copilot CLI), the OpenAI Responses API (Codex CLI, streamed) and the Gemini API (Gemini CLI),
+streaming (server-sent events) or not. Each agent turn is scripted: the first user prompt of the conversation picks a script by
 keyword, and each model call of that turn answers the next round of it — tool calls (by the
 tool's name as the agent offers it, with the input the script gives), then plain text that
 ends the turn. Between two rounds the server can change files on disk, which is how "the person
@@ -11,7 +12,8 @@ questions: a title, a summary) gets a short text.
 Run: ``python model_server.py SCRIPT.json PORT_FILE`` (the port chosen is written to PORT_FILE).
 SCRIPT.json: ``{"turns": {"<keyword in the prompt>": [round, ...]}}`` where a round is
 ``{"calls": [{"tool": "Write", "input": {...}}, ...], "before": {"<abs path>": "<content>"}}``
-or ``{"text": "done"}``. Requests and answers are logged to stderr, one line each.
+or ``{"text": "done"}``; a call of a freeform tool (the Responses API's ``"type": "custom"``, such
+as Codex's ``apply_patch``) gives its input as a string. Requests and answers are logged to stderr, one line each.
 """
 
 from __future__ import annotations
@@ -52,7 +54,8 @@ class Script:
         """The content blocks of the next answer."""
         if not body.get("tools"):
             return [{"type": "text", "text": "ok"}]
-        keyword, n = self.round_for(body.get("messages") or _gemini_messages(body.get("contents", [])))
+        messages = body.get("messages") or _responses_messages(body.get("input")) or _gemini_messages(body.get("contents", []))
+        keyword, n = self.round_for(messages)
         rounds = self.turns.get(keyword or "", [])
         if n >= len(rounds):
             return [{"type": "text", "text": "done"}]
@@ -66,11 +69,15 @@ class Script:
             return [{"type": "text", "text": step["text"]}]
         offered = {tool.get("name") or (tool.get("function") or {}).get("name") for tool in body.get("tools", [])}
         offered |= {d.get("name") for tool in body.get("tools", []) for d in tool.get("functionDeclarations", [])}
+        freeform = {tool.get("name") for tool in body.get("tools", []) if tool.get("type") == "custom"}
         blocks = []
         for call in step["calls"]:
             if call["tool"] not in offered:
                 raise KeyError(f"the agent offers no tool {call['tool']!r}: {sorted(n for n in offered if n)}")
-            blocks.append({"type": "tool_use", "id": self.next_id("toolu"), "name": call["tool"], "input": call["input"]})
+            if (call["tool"] in freeform) != isinstance(call["input"], str):
+                raise KeyError(f"{call['tool']!r} takes {'a string' if call['tool'] in freeform else 'an object'} as its input")
+            blocks.append({"type": "tool_use", "id": self.next_id("toolu"), "name": call["tool"], "input": call["input"],
+                           **({"freeform": True} if call["tool"] in freeform else {})})
         return blocks
 
 
@@ -104,6 +111,58 @@ def _gemini_messages(contents: list[dict]) -> list[dict]:
             text = ""
         out.append({"role": role, "content": text, **({"tool_calls": calls} if calls else {})})
     return out
+
+
+def _responses_messages(items: object) -> list[dict]:
+    """The Responses API's ``input`` items in the shape ``round_for`` reads: user messages with
+    their text, one assistant message per run of tool calls, tool outputs as text-less user
+    messages (developer and system messages left out)."""
+    if not isinstance(items, list):
+        return []
+    out: list[dict] = []
+    for item in items:
+        kind = item.get("type", "message") if isinstance(item, dict) else None
+        if kind == "message" and item.get("role") in ("user", "assistant"):
+            text = "".join(c.get("text", "") for c in item.get("content") or [] if isinstance(c, dict))
+            out.append({"role": item["role"], "content": text})
+        elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
+            if out and out[-1]["role"] == "assistant" and out[-1].get("tool_calls"):
+                out[-1]["tool_calls"].append(item)
+            else:
+                out.append({"role": "assistant", "content": "", "tool_calls": [item]})
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            out.append({"role": "tool", "content": ""})
+    return out
+
+
+def _responses_events(blocks: list[dict], model: str, response_id: str) -> bytes:
+    """The OpenAI Responses API's streamed events for one answer: each block an output item (a
+    ``message``, a ``function_call`` with JSON arguments, or a ``custom_tool_call`` with the
+    freeform input), then ``response.completed``."""
+    items: list[dict[str, Any]] = []
+    for index, block in enumerate(blocks):
+        if block["type"] == "text":
+            items.append({"type": "message", "id": f"{response_id}_m{index}", "role": "assistant", "status": "completed",
+                          "content": [{"type": "output_text", "text": block["text"], "annotations": []}]})
+        elif block.get("freeform"):
+            items.append({"type": "custom_tool_call", "id": f"{response_id}_c{index}", "status": "completed",
+                          "call_id": block["id"], "name": block["name"], "input": block["input"]})
+        else:
+            items.append({"type": "function_call", "id": f"{response_id}_f{index}", "status": "completed",
+                          "call_id": block["id"], "name": block["name"], "arguments": json.dumps(block["input"])})
+    response: dict[str, Any] = {"id": response_id, "object": "response", "created_at": 0, "model": model,
+                                "status": "in_progress", "output": []}
+    events: list[dict[str, Any]] = [{"type": "response.created", "response": response}]
+    for index, item in enumerate(items):
+        events.append({"type": "response.output_item.added", "output_index": index, "item": item})
+        if item["type"] == "message":
+            events.append({"type": "response.output_text.delta", "output_index": index, "content_index": 0,
+                           "item_id": item["id"], "delta": item["content"][0]["text"]})
+        events.append({"type": "response.output_item.done", "output_index": index, "item": item})
+    usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
+             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
+    events.append({"type": "response.completed", "response": {**response, "status": "completed", "output": items, "usage": usage}})
+    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
 
 
 def _gemini_answer(blocks: list[dict]) -> dict:
@@ -202,6 +261,7 @@ def make_handler(script: Script) -> type[BaseHTTPRequestHandler]:
                 body = {}
             path = self.path.split("?")[0]
             chat = path.endswith("/chat/completions")
+            responses = path.endswith("/responses")
             if ":countTokens" in path:
                 self._reply(200, json.dumps({"totalTokens": 10}).encode(), "application/json")
                 return
@@ -214,7 +274,7 @@ def make_handler(script: Script) -> type[BaseHTTPRequestHandler]:
                 else:
                     self._reply(200, answer.encode(), "application/json")
                 return
-            if not chat and not path.endswith("/messages"):  # count_tokens and the like
+            if not chat and not responses and not path.endswith("/messages"):  # count_tokens and the like
                 self._reply(200, json.dumps({"input_tokens": 10}).encode(), "application/json")
                 return
             try:
@@ -225,6 +285,9 @@ def make_handler(script: Script) -> type[BaseHTTPRequestHandler]:
             sys.stderr.write(f"model-server: answer {[b.get('name') or b['type'] for b in blocks]}\n")
             model = body.get("model", "mock-model")
             message_id = script.next_id("msg")
+            if responses:  # Codex streams every answer
+                self._reply(200, _responses_events(blocks, model, script.next_id("resp")), "text/event-stream")
+                return
             if chat:
                 if body.get("stream"):
                     self._reply(200, _chat_chunks(blocks, model, message_id), "text/event-stream")

@@ -1,10 +1,12 @@
 """Live: real agent programs from npm, hooked up by ``takeback install``, do real turns offline.
 
-Claude Code, Qwen Code, Copilot CLI and Gemini CLI (each installed by scripts/setup-agents.sh at a pinned version) run,
-one after the other, non-interactively in a temp git repository, in a network namespace that has
-only loopback, against the scripted model server (``model_server.py``, started inside the same
-namespace by ``offline.py``). The hooks are the ones ``takeback install AGENT`` merged into the
-agent's own config folder. The scenario:
+Claude Code, Qwen Code, Copilot CLI, Gemini CLI and Codex CLI (each installed by
+scripts/setup-agents.sh at a pinned version) run, one after the other, non-interactively in a temp
+git repository, in a network namespace that has only loopback, against the scripted model server
+(``model_server.py``, started inside the same namespace by ``offline.py``). The hooks are the ones
+``takeback install AGENT`` merged into the agent's own config folder; where the agent runs new
+hooks only once the person trusts them (Codex), the test trusts them as install tells the person
+to, in the agent's own interactive program (``terminal.py``). The scenario:
 
 1. turn 1 ("first task"): the agent's write tool creates a file; while the agent waits for the
    model, the person edits a file of their own; then the agent's shell tool creates a file and
@@ -24,6 +26,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -32,6 +35,8 @@ from helpers import git_state, make_repo
 
 from cli.conftest import Takeback, isolated_env
 from core.support import full_state
+
+from .terminal import Terminal
 
 HERE = Path(__file__).parent
 CACHE = Path(os.environ.get("TAKEBACK_AGENTS_CACHE", Path.home() / ".cache" / "takeback-agents"))
@@ -62,8 +67,12 @@ class Agent:
     def env(self) -> dict[str, str]:
         raise NotImplementedError
 
-    def prepare(self) -> None:
+    def prepare(self, repo: Path) -> None:
         """The agent's own settings before ``takeback install`` merges its hooks into them."""
+
+    def trust(self, env: dict[str, str], repo: Path, told: str) -> None:
+        """What the person does after ``takeback install`` (which ``told`` them so) before the
+        agent runs the hooks."""
 
     def command(self, prompt: str, resume: bool) -> list[str]:
         raise NotImplementedError
@@ -109,7 +118,7 @@ class QwenCode(Agent):
             "OPENAI_MODEL": "mock-model",
         }
 
-    def prepare(self) -> None:
+    def prepare(self, repo: Path) -> None:
         home = self.base / "qwen-home"
         home.mkdir(parents=True, exist_ok=True)
         (home / "settings.json").write_text(json.dumps({
@@ -166,7 +175,7 @@ class GeminiCli(Agent):
             "GEMINI_API_KEY": "dummy",
         }
 
-    def prepare(self) -> None:
+    def prepare(self, repo: Path) -> None:
         settings = self.base / "gemini-home" / ".gemini" / "settings.json"
         settings.parent.mkdir(parents=True, exist_ok=True)
         settings.write_text(json.dumps({
@@ -189,7 +198,73 @@ class GeminiCli(Agent):
         }
 
 
-AGENTS = [ClaudeCode, QwenCode, CopilotCli, GeminiCli]
+class CodexCli(Agent):
+    name = "codex"
+    package_bin = "codex"
+
+    def env(self) -> dict[str, str]:
+        return {"CODEX_HOME": str(self.base / "codex-home"), "MOCK_PROVIDER_API_KEY": "dummy"}
+
+    def prepare(self, repo: Path) -> None:
+        # "gpt-5.5": a model Codex knows, so it offers its apply_patch tool. The provider's URL
+        # goes on the command line (the port is chosen inside the network namespace).
+        home = self.base / "codex-home"
+        home.mkdir(parents=True, exist_ok=True)
+        (home / "config.toml").write_text(
+            'model = "gpt-5.5"\n'
+            'model_provider = "mock"\n'
+            "check_for_update_on_startup = false\n\n"
+            "[model_providers.mock]\n"
+            'name = "mock"\n'
+            'base_url = "http://127.0.0.1:9/v1"\n'
+            'wire_api = "responses"\n'
+            'env_key = "MOCK_PROVIDER_API_KEY"\n\n'
+            "[features]\nplugins = false\nremote_plugin = false\napps = false\n\n"
+            "[analytics]\nenabled = false\n\n"
+            f"[projects.{json.dumps(str(repo))}]\n"
+            'trust_level = "trusted"\n'
+        )
+
+    def trust(self, env: dict[str, str], repo: Path, told: str) -> None:
+        """Codex skips new hooks until the person trusts them: as install says, start ``codex``,
+        answer its "Hooks need review" question with "Trust all and continue", quit."""
+        assert "start codex and answer its 'Hooks need review' question with 'Trust all and continue'" in told
+        config = self.base / "codex-home" / "config.toml"
+        hooks = str(self.base / "codex-home" / "hooks.json")
+
+        def trusted() -> list[str]:  # the events of the hooks.json hooks Codex keeps trust for
+            try:
+                state = tomllib.loads(config.read_text()).get("hooks", {}).get("state", {})
+            except tomllib.TOMLDecodeError:  # Codex is writing it
+                return []
+            return sorted(key.split(":")[-3] for key, value in state.items()
+                          if key.startswith(hooks + ":") and value.get("trusted_hash"))
+
+        # --no-daemon: no background server of Codex's outlives the test
+        terminal = Terminal(["unshare", "-n", str(self.binary), "--no-daemon"], {**env, "TERM": "xterm-256color"}, str(repo))
+        try:
+            terminal.wait_for("Hooks need review", 60)
+            terminal.choose("Trust all and continue")
+            terminal.until(lambda: len(trusted()) == 5, 30, "Codex kept no trust for the 5 hooks in config.toml")
+        finally:
+            terminal.close()
+        assert trusted() == ["post_tool_use", "pre_tool_use", "session_end", "stop", "user_prompt_submit"]
+
+    def command(self, prompt: str, resume: bool) -> list[str]:
+        return [str(self.binary), "exec", "-c", 'model_providers.mock.base_url="http://127.0.0.1:{PORT}/v1"',
+                "--dangerously-bypass-approvals-and-sandbox", "--json", *(["resume", "--last"] if resume else []), prompt]
+
+    def tools(self, repo: Path) -> dict:
+        def patch(path: str, content: str) -> dict:
+            added = "".join(f"+{line}\n" for line in content.splitlines())
+            return {"tool": "apply_patch", "input": f"*** Begin Patch\n*** Add File: {path}\n{added}*** End Patch\n"}
+        return {
+            "write": patch,
+            "shell": lambda command: {"tool": "exec_command", "input": {"cmd": command}},
+        }
+
+
+AGENTS = [ClaudeCode, QwenCode, CopilotCli, GeminiCli, CodexCli]
 
 
 @pytest.fixture(params=AGENTS, ids=lambda a: a.name)
@@ -218,9 +293,10 @@ def test_live_turns_steps_and_revert(agent: Agent, tmp_path: Path) -> None:
     env = isolated_env(tmp_path / "env")
     env.update({k: v for k, v in agent.env().items() if not k.startswith("TB_AGENT_")})
     tb = Takeback(repo, env)
-    agent.prepare()
+    agent.prepare(repo)
     installed = tb("install", agent.name)
     assert installed.code == 0, installed
+    agent.trust({**tb.env, **agent.env()}, repo, " ".join(installed.text.split()))
     git0 = git_state(repo)
 
     tools = agent.tools(repo)

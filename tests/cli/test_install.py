@@ -367,7 +367,7 @@ def test_human_output_names_files_and_next_steps(tb: Takeback, env: dict[str, st
     out = expect_ok(tb("install", "codex")).text
     assert f"created   {user_file('codex', env)}" in out
     assert "hooks: UserPromptSubmit, PreToolUse, PostToolUse, Stop, SessionEnd" in out
-    assert "next: Codex skips new hooks until you trust them" in out
+    assert "next: Codex runs new hooks only once you trust them" in out
     again = expect_ok(tb("install", "codex")).text
     assert f"unchanged {user_file('codex', env)}" in again
     gone = expect_ok(tb("uninstall", "codex")).text

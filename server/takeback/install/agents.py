@@ -112,8 +112,9 @@ AGENTS: dict[str, Agent] = {
             hooks=HookSpec(CLAUDE_EVENTS),
             mcp=None,
             next_steps=(
-                "Codex skips new hooks until you trust them: run codex, open /hooks and trust Takeback's hooks "
-                "(automation: codex exec --dangerously-bypass-hook-trust).",
+                "Codex runs new hooks only once you trust them, and skips them silently until then: start codex "
+                "and answer its 'Hooks need review' question with 'Trust all and continue' (or type /hooks and "
+                "press t). Codex asks again whenever a hook's command changes.",
             ),
             project_notes=(
                 "Codex loads a repository's .codex/ folder only when the project is trusted.",
