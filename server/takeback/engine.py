@@ -405,7 +405,9 @@ class Engine(Operations, Steps):
             if turn is not None:
                 state = self.timeline.resolve(turn)
                 if state not in open_states:
-                    raise StateError(f"turn {turn} is not open (open: {_numbers(open_states)})")
+                    if len(open_states) == 1:
+                        raise StateError(f"turn {turn} is not the open turn (#{open_states[0].begun.number} is)")
+                    raise StateError(f"turn {turn} is not open (the open turns are {_numbers(open_states)})")
                 open_states = [state]
             for state in open_states[:-1]:
                 self._end(state, [], [], ended_by)
