@@ -478,8 +478,8 @@ class Engine(Operations, Steps):
         return Capturer(self.store, self.workspace, config)
 
     def _bracket_checkpoint(self, state: EntryState, opened: brackets.OpenTurn) -> CheckpointRecorded | None:
-        """What changed on disk since the bracket's snapshot, as the turn's bracket checkpoint
-        (stored under the settings the turn began with)."""
+        """What changed on disk since the bracket's snapshot (``state``'s begin), as the turn's
+        bracket checkpoint (stored under the settings the turn began with)."""
         assert opened.scan is not None
         scanner = self._scanner(opened.scan.get("kind"))
         if scanner.kind != opened.scan.get("kind"):
@@ -498,7 +498,10 @@ class Engine(Operations, Steps):
             )
         capture = self._turn_capture(opened)
         changed = scanner.end(opened.scan, opened.index, capture.from_disk, capture.version, opened.nested)
-        changed = [c for c in changed if not _explained_by_batches(state, c)]
+        # What edit batches and steps recorded since the bracket began (the turn's own, or a step
+        # of a turn that ended meanwhile) is theirs: the bracket does not claim it again.
+        explaining = self._recorded_since(state.begun)
+        changed = [c for c in changed if not _explained_by_batches(explaining, c)]
         notices = [*scanner.notices, *scanner.skipped.notices(), *_notices(changed)]
         if not changed and not notices:
             return None
@@ -880,8 +883,9 @@ class Engine(Operations, Steps):
 
 
 def _explained_by_batches(state: EntryState, change: Changed) -> bool:
-    """Whether the turn's applied edit batches account for all of a path's change on disk
-    (the batches chain from the bracket's start to its end): then the bracket adds nothing."""
+    """Whether the applied edit batches and steps in ``state`` (what was recorded since the
+    bracket began) account for all of a path's change on disk (they chain from the bracket's
+    start to its end): then the bracket adds nothing."""
     steps = [
         c
         for cp in state.checkpoints

@@ -239,3 +239,17 @@ def test_an_older_versions_open_hook_turn_ends_at_the_next_prompt(repo: Path) ->
     prompt(open_engine(repo), "B", "new")
     old = open_engine(repo).entry("2")
     assert old.ended_by == "next_prompt" and [t.label for t in open_engine(repo).status().open_turns] == ["new"]
+
+
+def test_a_step_that_outlives_its_turn_is_not_claimed_by_the_bracket_that_ended_it(ws: Path, engine) -> None:
+    """A's shell command is running when 'takeback begin' ends A's turn: the command's change is
+    A's step (a turn of its own now), and the bracket does not record it a second time."""
+    prompt(engine, "A", "A")
+    engine.begin_step("A-make", None, session="A")
+    engine.begin_turn(label="bracket")
+    write_files(ws, {"gen.txt": "by A's command\n"})
+    step = engine.end_step("A-make", "Bash: make")
+    assert (step.session, step.label, _files(step)) == ("A", "Bash: make", ["gen.txt"])
+    write_files(ws, {"person.txt": "during the bracket\n"})
+    bracket = engine.end_turn()
+    assert _files(bracket) == ["person.txt"]
