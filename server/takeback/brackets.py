@@ -7,7 +7,11 @@ costs one log commit instead of two. Every Takeback process reads this file unde
 lock whenever it reads the log head, so the open turn is part of everyone's timeline from the
 moment ``begin`` returns.
 
-The file (one at a time: only the newest turn can be open) holds, in this order:
+A turn with a whole-disk bracket (``begin``, the editor's ``beginTurn``) waits in
+``brackets/open-turn``; while it is open no other turn is. A turn an agent's prompt opened
+through its hooks (no bracket: its changes are its steps) waits in ``brackets/open-turn-<entry>``
+instead, one per agent session, so two sessions can each have a turn open at once. A turn's file
+holds, in this order:
 
 * the line ``takeback open turn 1``;
 * one line of JSON: the ``TurnBegun`` record;
@@ -31,7 +35,9 @@ between the call's start and end) or ``{"kind": "paths", "files": {path: version
 is a digest of the step's caller-given key (the agent's session and call). It is removed when
 the step ends, or discarded with its session.
 
-Stores written before this layout kept an open bracket's snapshot in ``brackets/<entry>.json``
+Older versions kept every open turn, hook turns too, in ``brackets/open-turn``: such a turn is
+read like a whole-disk one (the next prompt of any session ends it). Stores written before
+that layout kept an open bracket's snapshot in ``brackets/<entry>.json``
 and the index copy in ``brackets/<entry>.index``, with the ``TurnBegun`` in the log; those are
 still read (``read`` falls back to them) so a turn opened before an upgrade ends normally. Only
 files of this folder are ever read or removed, whatever such a file names.
@@ -51,6 +57,7 @@ from .errors import StoreError
 from .models import TurnBegun
 
 FILE_NAME = "open-turn"
+SESSION_PREFIX = FILE_NAME + "-"  # a session turn's file: open-turn-<entry>
 STEP_PREFIX = "step-"
 _MAGIC = b"takeback open turn 1\n"
 _EXTRACTED = FILE_NAME + ".index.tmp"
@@ -216,23 +223,58 @@ def step_names(directory: Path) -> list[str]:
     return sorted(p.name for p in directory.glob(STEP_PREFIX + "*") if not p.name.endswith(".tmp")) if directory.exists() else []
 
 
+def session_name(entry: str) -> str:
+    """The file name of session turn ``entry``'s file."""
+    return SESSION_PREFIX + entry
+
+
+def session_names(directory: Path) -> list[str]:
+    """The names of the session turns' files in ``directory``."""
+    if not directory.exists():
+        return []
+    return sorted(p.name for p in directory.glob(SESSION_PREFIX + "*") if not p.name.endswith(".tmp"))
+
+
+def is_session_turn(directory: Path, entry: str) -> bool:
+    """Whether open turn ``entry`` is a session turn (its file is its own, not ``open-turn``)."""
+    return _is_entry_id(entry) and (directory / session_name(entry)).exists()
+
+
 def read_begun(directory: Path) -> TurnBegun | None:
-    """The ``TurnBegun`` of the open turn's file, if there is one (cheap: reads two lines)."""
+    """The ``TurnBegun`` of the whole-disk open turn's file, if there is one (cheap: two lines)."""
     opened = _read_file(directory / FILE_NAME, with_scan=False)
     return opened.begun if opened is not None else None
+
+
+def read_begins(directory: Path) -> list[tuple[str, TurnBegun]]:
+    """Every open turn's file and its ``TurnBegun`` (two lines each), by turn number."""
+    found = []
+    for name in [FILE_NAME, *session_names(directory)]:
+        opened = _read_file(directory / name, with_scan=False)
+        if opened is not None and opened.begun is not None:
+            found.append((name, opened.begun))
+    return sorted(found, key=lambda item: item[1].number)
 
 
 def read(directory: Path, entry: str) -> OpenTurn | None:
     """What ``begin`` left for turn ``entry``, or None (a turn begun by an older version without
     a bracket, or whose file is gone)."""
+    if _is_entry_id(entry):
+        opened = _read_file(directory / session_name(entry), with_scan=True)
+        if opened is not None and opened.begun is not None and opened.begun.entry == entry:
+            return opened
     opened = _read_file(directory / FILE_NAME, with_scan=True)
     if opened is not None and opened.begun is not None and opened.begun.entry == entry:
         return opened
     return _read_older(directory, entry)
 
 
+def _is_entry_id(entry: str) -> bool:
+    return os.path.basename(entry) == entry and entry not in ("", ".", "..")
+
+
 def _read_older(directory: Path, entry: str) -> OpenTurn | None:
-    if os.path.basename(entry) != entry or entry in ("", ".", ".."):
+    if not _is_entry_id(entry):
         return None  # not an entry id: no file of this folder can be its
     snapshot_file = directory / f"{entry}.json"
     try:
@@ -262,7 +304,7 @@ def snapshots(directory: Path) -> list[dict]:
             found.append(json.loads(path.read_text()))
         except (OSError, ValueError):
             continue
-    for name in [FILE_NAME, *step_names(directory)]:
+    for name in [FILE_NAME, *session_names(directory), *step_names(directory)]:
         try:
             opened = _read_file(directory / name, with_scan=True)
         except (OSError, StoreError):

@@ -4,9 +4,15 @@
 Recording (brackets, edit batches, checks) and reading (timeline, diffs, status, gc) are here;
 undo, redo, revert and restore come from ``operations.Operations``.
 Every mutating call holds the store's lock, brings the in-memory timeline up to the log's
-head (another process may have written) and the open turn's file, does its work and appends
+head (another process may have written) and the open turns' files, does its work and appends
 its records in one compare-and-swap (a turn's begin waits in its file and is published with the
-turn's first record: ``brackets.py``). Operations that write the workspace go through the journal, so they
+first record appended after it: ``brackets.py``).
+
+Several turns can be open at once, one per agent session: a turn opened without a bracket (an
+agent's prompt through its hooks) takes only the steps and batches of its own session, so two
+sessions in one workspace keep separate turns. A turn with a whole-disk bracket claims every
+change on disk, so it is open alone: beginning it ends every open turn, and while it is open
+every step and batch joins it. Operations that write the workspace go through the journal, so they
 complete or leave every file as it was. A write that asks an editor to change open documents
 lets the lock go while it waits, and goes on only if nothing moved meanwhile (``handoff.py``).
 
@@ -153,7 +159,7 @@ class Engine(Operations, Steps):
         self.timeline, self._head, self._folded = timeline, cache.head, cache.records
 
     def _save_cache(self) -> None:
-        if self.timeline.tentative is not None or self._head is None:
+        if self.timeline.tentatives or self._head is None:
             return  # the cache holds what the log holds; the next open saves it
         tmp = self.store.path / (_CACHE_FILE + ".tmp")
         try:
@@ -205,23 +211,26 @@ class Engine(Operations, Steps):
                 )
 
     def _refresh(self) -> int:
-        """Fold the log's new commits, and the open turn's begin if the log does not hold it
-        yet, into the timeline; answers how many log commits it read."""
+        """Fold the log's new commits, and the open turns' begins the log does not hold yet,
+        into the timeline; answers how many log commits it read."""
         head = self.store.head()
-        begun = brackets.read_begun(self._brackets)
+        waiting = brackets.read_begins(self._brackets)
         replayed = 0
         if head != self._head:
-            self.timeline.retract()  # the log may hold it now
+            self.timeline.retract()  # the log may hold them now
             replayed = self._fold(head)
-        tentative = self.timeline.tentative
-        if tentative is not None and (begun is None or begun.entry != tentative.entry):
-            self.timeline.retract()
-        if begun is not None and self.timeline.tentative is None:
+        tentative = {b.entry for b in self.timeline.tentatives}
+        unpublished = []
+        for name, begun in waiting:
             published = self.timeline.entries.get(begun.entry)
-            if published is None:
-                self.timeline.add_tentative(begun)
+            if published is None or begun.entry in tentative:
+                unpublished.append(begun)
             elif published.state != "open":  # its turn ended, and the file outlived it (a crash)
-                (self._brackets / brackets.FILE_NAME).unlink(missing_ok=True)
+                (self._brackets / name).unlink(missing_ok=True)
+        if [b.entry for b in self.timeline.tentatives] != [b.entry for b in unpublished]:
+            self.timeline.retract()
+            for begun in unpublished:
+                self.timeline.add_tentative(begun)
         return replayed
 
     def _fold(self, head: str | None) -> int:
@@ -246,10 +255,9 @@ class Engine(Operations, Steps):
 
     def _append(self, records: list[Record]) -> None:
         """Publish records as one log commit (all or none) and fold them into the timeline.
-        The open turn's begin, while it waits outside the log, is published first in the same
-        commit."""
-        tentative = self.timeline.tentative
-        published = [tentative, *records] if tentative is not None else records
+        The open turns' begins that wait outside the log are published first in the same
+        commit, in the order they began (so the log's order is the order of the numbers)."""
+        published = [*self.timeline.tentatives, *records]
         blobs: set[str] = set()
         for record in records:
             if isinstance(record, CheckpointRecorded):
@@ -271,12 +279,12 @@ class Engine(Operations, Steps):
 
     def timeline_version(self) -> str | None:
         """A token that changes whenever the timeline does: the log head, followed by
-        ``+<entry>`` while an open turn's begin waits outside the log (opening a turn does not
-        move the head). Cheap: reads the ref and two lines of the open turn's file."""
+        ``+<entry>`` for each open turn's file (opening a turn does not move the head). Cheap:
+        reads the ref and two lines of each open turn's file."""
         with self.store.locked():
             head = self.store.head()
-            begun = brackets.read_begun(self._brackets)
-        return head if begun is None else f"{head or ''}+{begun.entry}"
+            begins = brackets.read_begins(self._brackets)
+        return head if not begins else (head or "") + "".join(f"+{begun.entry}" for _name, begun in begins)
 
     def _committed(self, journal_id: str) -> bool:
         """Whether the operation a journal belongs to reached the log (then it rolls forward).
@@ -331,15 +339,19 @@ class Engine(Operations, Steps):
         bracket: bool = True,
     ) -> Entry:
         """Open a turn. With ``bracket`` (the default), whatever changes on disk until
-        ``end_turn`` is recorded too. A turn left open (an agent that died) is ended first.
+        ``end_turn`` is recorded too: such a turn is open alone, so every open turn is ended
+        first. Without, the turn is ``session``'s (an agent's prompt through its hooks): it
+        takes that session's steps and batches only, and ends only the session's own open turn
+        (an agent that died, or a prompt whose stop never came) and a whole-disk one.
 
-        The turn's begin goes to the open turn's file, with the bracket's snapshot, and reaches
-        the log with the turn's first record (``brackets.py``): nothing is published here."""
+        The turn's begin goes to its file, with the bracket's snapshot, and reaches the log with
+        the next record published (``brackets.py``): nothing is published here."""
         with self.store.locked():
             self._refresh()
-            open_state = self.timeline.open_turn()
             notices = []
-            if open_state is not None:
+            for open_state in self.timeline.open_turns():
+                if not bracket and self._session_turn(open_state) and open_state.begun.session != session:
+                    continue  # another agent session's turn goes on
                 log.info("turn #%d was still open; ending it first", open_state.begun.number)
                 self._end(open_state, [], [], ended_by="next_prompt")
                 notices.append(
@@ -366,6 +378,7 @@ class Engine(Operations, Steps):
                     self._brackets, record, snapshot, scanner.index_file() if scanner is not None else None,
                     self.config.fsync, nested_sources=scanner.nested_indexes if scanner is not None else None,
                     config=self.config.model_dump(mode="json"),
+                    name=brackets.FILE_NAME if bracket else brackets.session_name(entry_id),
                 )
             except OSError as exc:
                 raise StoreError(f"cannot write to the store {self.store.path}: {exc}") from exc
@@ -380,18 +393,63 @@ class Engine(Operations, Steps):
         checks: Iterable[Check] = (),
         ended_by: str | None = None,
     ) -> Entry:
-        """Close the open turn, recording what its bracket saw change on disk; ``ended_by``:
-        who ended it (``TurnEnded.ended_by``)."""
+        """Close open turn ``turn``, or every open turn (several agent sessions may each have
+        one), recording what a bracket saw change on disk; ``ended_by``: who ended it
+        (``TurnEnded.ended_by``). ``commands`` and ``checks`` go to the newest turn ended, which
+        is the answer (naming the others it ended in its notices)."""
         with self.store.locked():
             self._refresh()
-            state = self.timeline.open_turn()
-            if state is None:
+            open_states = self.timeline.open_turns()
+            if not open_states:
                 raise StateError("no turn is open: start one with 'takeback begin'")
-            if turn is not None and self.timeline.resolve(turn) is not state:
-                raise StateError(f"turn {turn} is not the open turn (#{state.begun.number} is)")
+            if turn is not None:
+                state = self.timeline.resolve(turn)
+                if state not in open_states:
+                    if len(open_states) == 1:
+                        raise StateError(f"turn {turn} is not the open turn (#{open_states[0].begun.number} is)")
+                    raise StateError(f"turn {turn} is not open (the open turns are {_numbers(open_states)})")
+                open_states = [state]
+            for state in open_states[:-1]:
+                self._end(state, [], [], ended_by)
+            state = open_states[-1]
             self._end(state, list(commands), list(checks), ended_by)
             self._auto_gc()
-            return self.timeline.view(state)
+            entry = self.timeline.view(state)
+            if len(open_states) == 1:
+                return entry
+            also = [f"also ended turn #{s.begun.number}" + (f" (session {s.begun.session})" if s.begun.session else "")
+                    for s in open_states[:-1]]
+            return entry.model_copy(update={"notices": [*also, *entry.notices]})
+
+    def _session_turn(self, state: EntryState) -> bool:
+        """Whether open turn ``state`` is a session's (no bracket, its own file), not whole-disk."""
+        return brackets.is_session_turn(self._brackets, state.begun.entry)
+
+    def _turn_for(self, session: str | None) -> EntryState | None:
+        """The open turn a step or batch of ``session`` joins (None: it is a turn of its own):
+        a whole-disk turn, open alone, takes everything; else the session's own open turn; else
+        the one open turn, if it or the step has no session."""
+        open_states = self.timeline.open_turns()
+        whole = [s for s in open_states if not self._session_turn(s)]
+        if whole:
+            return whole[-1]
+        mine = [s for s in open_states if s.begun.session == session]
+        if mine:
+            return mine[-1]
+        if len(open_states) == 1 and None in (session, open_states[0].begun.session):
+            return open_states[0]
+        return None
+
+    def open_turn_of(self, session: str | None) -> Entry | None:
+        """The open turn ``session``'s stop ends: the one its steps join, unless that one
+        belongs to another session."""
+        with self.store.locked():
+            self._refresh()
+            state = self._turn_for(session)
+            if state is None:
+                return None
+            mine = session is None or state.begun.session in (None, session)
+            return self.timeline.view(state) if mine else None
 
     def _end(self, state: EntryState, commands: list[str], checks: list[Check], ended_by: str | None = None) -> None:
         records: list[Record] = []
@@ -420,8 +478,8 @@ class Engine(Operations, Steps):
         return Capturer(self.store, self.workspace, config)
 
     def _bracket_checkpoint(self, state: EntryState, opened: brackets.OpenTurn) -> CheckpointRecorded | None:
-        """What changed on disk since the bracket's snapshot, as the turn's bracket checkpoint
-        (stored under the settings the turn began with)."""
+        """What changed on disk since the bracket's snapshot (``state``'s begin), as the turn's
+        bracket checkpoint (stored under the settings the turn began with)."""
         assert opened.scan is not None
         scanner = self._scanner(opened.scan.get("kind"))
         if scanner.kind != opened.scan.get("kind"):
@@ -440,7 +498,10 @@ class Engine(Operations, Steps):
             )
         capture = self._turn_capture(opened)
         changed = scanner.end(opened.scan, opened.index, capture.from_disk, capture.version, opened.nested)
-        changed = [c for c in changed if not _explained_by_batches(state, c)]
+        # What edit batches and steps recorded since the bracket began (the turn's own, or a step
+        # of a turn that ended meanwhile) is theirs: the bracket does not claim it again.
+        explaining = self._recorded_since(state.begun)
+        changed = [c for c in changed if not _explained_by_batches(explaining, c)]
         notices = [*scanner.notices, *scanner.skipped.notices(), *_notices(changed)]
         if not changed and not notices:
             return None
@@ -488,11 +549,14 @@ class Engine(Operations, Steps):
             additions=additions, deletions=deletions, binary=binary, new_folders=list(new_folders),
         )
 
-    def _joined_turn(self, turn: str | None) -> EntryState | None:
-        """The open turn a batch joins (None: it is a turn of its own); ``turn`` must name it."""
-        state = self.timeline.open_turn()
-        if turn is not None and self.timeline.resolve(turn) is not state:
-            raise StateError(f"turn {turn} is not open; batches can only join the open turn")
+    def _joined_turn(self, turn: str | None, session: str | None = None) -> EntryState | None:
+        """The open turn a batch joins (None: it is a turn of its own): ``turn``, which must be
+        open, else the one ``session``'s steps join (``_turn_for``)."""
+        if turn is None:
+            return self._turn_for(session)
+        state = self.timeline.resolve(turn)
+        if state not in self.timeline.open_turns():
+            raise StateError(f"turn {turn} is not open; batches can only join an open turn")
         return state
 
     def record_batch(
@@ -518,7 +582,7 @@ class Engine(Operations, Steps):
         renamed = [self.workspace.rel(c.renamed_from) if c.renamed_from else None for c in changes]
         with self.store.locked():
             self._refresh()
-            state = self._joined_turn(turn)  # checked before any content is stored
+            state = self._joined_turn(turn, session)  # checked before any content is stored
             path_changes = []
             notices: list[str] = []
             for rel, change, source_path in zip(rels, changes, renamed):
@@ -604,7 +668,7 @@ class Engine(Operations, Steps):
                     on_disk[rel] = self.workspace.read(rel)
             applied = True
             if editor_writes:
-                self._joined_turn(record.get("turn"))  # refused before the editor is asked
+                self._joined_turn(record.get("turn"), record.get("session"))  # refused before the editor is asked
                 applied = editor is not None and ask_editor(self, editor, editor_writes, on_disk)
             entry, checkpoint_id = self.record_batch(changes, applied=applied, **record)
             if applied:
@@ -764,7 +828,7 @@ class Engine(Operations, Steps):
     def status(self) -> StoreStatus:
         self.refresh()
         ordered = self.timeline.ordered()
-        open_state = self.timeline.open_turn()
+        open_states = self.timeline.open_turns()
         try:
             undo_target = self.timeline.undo_target().begun.number
         except NothingToDo:
@@ -780,7 +844,8 @@ class Engine(Operations, Steps):
             store_bytes=self.store.size_bytes(),
             entries=len(ordered),
             turns=sum(1 for s in ordered if s.begun.kind == "turn"),
-            open_turn=self.timeline.view(open_state) if open_state else None,
+            open_turn=self.timeline.view(open_states[-1]) if open_states else None,
+            open_turns=[self.timeline.view(s) for s in open_states],
             last_entry=self.timeline.view(ordered[-1]) if ordered else None,
             undo_target=undo_target,
             redo_target=redo_target,
@@ -806,8 +871,8 @@ class Engine(Operations, Steps):
 
         with self.store.locked():
             self._refresh()
-            if self.timeline.tentative is not None:
-                self._append([])  # the open turn's begin goes into the log that gc rewrites
+            if self.timeline.tentatives:
+                self._append([])  # the open turns' begins go into the log that gc rewrites
             report = collect(self)
             self._head = None
             self._refresh()
@@ -818,8 +883,9 @@ class Engine(Operations, Steps):
 
 
 def _explained_by_batches(state: EntryState, change: Changed) -> bool:
-    """Whether the turn's applied edit batches account for all of a path's change on disk
-    (the batches chain from the bracket's start to its end): then the bracket adds nothing."""
+    """Whether the applied edit batches and steps in ``state`` (what was recorded since the
+    bracket began) account for all of a path's change on disk (they chain from the bracket's
+    start to its end): then the bracket adds nothing."""
     steps = [
         c
         for cp in state.checkpoints
@@ -846,6 +912,10 @@ def _notices(changed: list[Changed]) -> list[str]:
                 notices.append(_withheld_notice(c.path, version))
                 break
     return notices
+
+
+def _numbers(states: list[EntryState]) -> str:
+    return ", ".join(f"#{s.begun.number}" for s in states)
 
 
 def _message(records: list[Record]) -> str:

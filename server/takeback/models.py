@@ -358,7 +358,8 @@ class StoreStatus(_Model):
     store_bytes: int
     entries: int
     turns: int
-    open_turn: Entry | None = None
+    open_turn: Entry | None = None  # the newest open turn
+    open_turns: list[Entry] = Field(default_factory=list)  # every open turn, oldest first (one per agent session)
     last_entry: Entry | None = None
     undo_target: int | None = None
     redo_target: int | None = None

@@ -66,16 +66,19 @@ class Operations:
     """Undo, redo, revert and restore (mixed into ``Engine``, whose state they use)."""
 
     def undo(self, dry_run: bool = False, on_conflict: OnConflict = "abort", **io) -> OperationResult:
-        """Revert the last applied agent turn (a turn still open is ended first, so its
-        bracket's changes are recorded and it is the one undone)."""
+        """Revert the last applied agent turn, whichever session's (a turn still open is
+        ended first, so its bracket's changes are recorded and it is the one undone)."""
         _check_on_conflict(on_conflict)
         with self.store.locked():
             self._refresh()
-            open_state = self.timeline.open_turn()
-            if open_state is not None:
-                pending = self._with_pending_bracket(open_state)
-                if any(pending.applied.get(cp.id, True) for cp in pending.checkpoints):
-                    return self._revert_entry("undo", pending, dry_run, on_conflict, **io)
+            for entry_id in reversed(self.timeline.order):
+                state = self.timeline.entries[entry_id]
+                if state.begun.kind != "turn" or state.state not in ("open", "applied"):
+                    continue
+                if state.state == "open":
+                    state = self._with_pending_bracket(state)
+                if any(state.applied.get(cp.id, True) for cp in state.checkpoints):
+                    return self._revert_entry("undo", state, dry_run, on_conflict, **io)
             target = self.timeline.undo_target()
             return self._revert_entry("undo", target, dry_run, on_conflict, **io)
 
@@ -104,7 +107,7 @@ class Operations:
         with self.store.locked():
             self._refresh()
             target = self.timeline.resolve(turn)
-            if target is self.timeline.open_turn():
+            if target.state == "open":
                 target = self._with_pending_bracket(target)
             return self._revert_entry("revert", target, dry_run, on_conflict, paths=paths, **io)
 
@@ -120,18 +123,21 @@ class Operations:
                 cp = self.timeline.resolve_checkpoint(checkpoint)
             owner = self.timeline.entries[cp.entry]
             later = self.timeline.checkpoints_after(cp.id)
-            open_state = self.timeline.open_turn()
-            unrecorded: CheckpointRecorded | None = None  # what the open turn's bracket saw so far
-            if open_state is not None and (dry_run or not later):
-                pending = self._with_pending_bracket(open_state)
-                unrecorded = pending.checkpoints[-1] if pending is not open_state else None
-            ended: EntryState | None = None
-            if open_state is not None and not dry_run and (later or unrecorded is not None):
-                self._end(open_state, [], [])  # its changes on disk are then among those restored
-                ended = open_state
+            open_states = self.timeline.open_turns()  # a restore ends them all: it goes back in time
+            unrecorded: list[CheckpointRecorded] = []  # what an open turn's bracket saw so far
+            if dry_run or not later:
+                for open_state in open_states:
+                    pending = self._with_pending_bracket(open_state)
+                    if pending is not open_state:
+                        unrecorded.append(pending.checkpoints[-1])
+            ended = False
+            if open_states and not dry_run and (later or unrecorded):
+                for open_state in open_states:
+                    self._end(open_state, [], [])  # its changes on disk are then among those restored
+                ended = True
                 later = self.timeline.checkpoints_after(cp.id)
-            elif unrecorded is not None:  # a preview plans with what ending the turn would record
-                later = [*later, unrecorded]
+            elif unrecorded:  # a preview plans with what ending the turns would record
+                later = [*later, *unrecorded]
             if not later:
                 raise NothingToDo(f"nothing to restore: no change was recorded after checkpoint {cp.id} (turn #{owner.begun.number})")
             steps: dict[str, list[PathChange]] = {}
@@ -155,16 +161,17 @@ class Operations:
             label = f"restore to checkpoint {cp.id[-8:]} of turn #{owner.begun.number}"
             return self._operate(
                 "restore", owner, steps, effects, previous, dry_run, on_conflict, label, checkpoint_target=cp.id,
-                ended=ended, **io
+                ending=open_states, ended=ended, **io
             )
 
-    def _end_open_turn(self) -> None:
-        """End the open turn just before an operation writes: what the turn's bracket saw
-        change is recorded as the agent's, and the operation's own writes never land in it.
-        (Previews, and operations that stop or fail validation, record nothing.)"""
-        state = self.timeline.open_turn()
-        if state is not None:
-            self._end(state, [], [])
+    def _turns_ending(self, target: EntryState) -> list[EntryState]:
+        """The open turns an operation on ``target`` ends just before it writes: a whole-disk
+        one (its bracket would take the operation's writes for the agent's), and the target
+        itself. Other agent sessions' turns go on: they record only their own steps."""
+        return [
+            s for s in self.timeline.open_turns()
+            if s.begun.entry == target.begun.entry or not self._session_turn(s)
+        ]
 
     def _with_pending_bracket(self, state: EntryState) -> EntryState:
         """The open turn as 'end' would record it now, recording nothing: what an operation plans
@@ -220,9 +227,12 @@ class Operations:
         checkpoint_target: str | None = None,
         overlay: dict[str, DiskFile | None] | None = None,
         editor: EditorApply | None = None,
-        ended: EntryState | None = None,
+        ending: list[EntryState] | None = None,
+        ended: bool = False,
     ) -> OperationResult:
-        """``ended``: the open turn, when the caller already ended it to plan with its changes."""
+        """``ending``: the open turns the operation ends before it writes (default:
+        ``_turns_ending``); ``ended``: the caller already ended them, to plan with their changes.
+        (Previews, and operations that stop or fail validation, end nothing.)"""
         if on_conflict not in _ON_CONFLICT:
             raise InvalidInput(f"on-conflict must be one of {', '.join(_ON_CONFLICT)}, not {on_conflict!r}")
         out_of_reach = self._out_of_reach(steps)
@@ -249,11 +259,12 @@ class Operations:
         number = target.begun.number
         blocking = plan.blocking_conflicts
         outcomes = [_outcome(p.path, p.ours, p.result, p.merged) for p in plan.writes]
-        open_state = ended or self.timeline.open_turn()
+        if ending is None:
+            ending = self._turns_ending(target)
         base = dict(
             operation=kind, dry_run=dry_run, on_conflict=on_conflict, target=target.begun.entry,
             target_number=number, restored=outcomes, skipped=plan.skipped, conflicts=plan.conflicts,
-            notices=_open_turn_notices(kind, open_state, ended is not None),
+            notices=_open_turn_notices(kind, ending, ended),
         )
         again = _command(kind, number, checkpoint_target, done=False)
         _advise(plan, again)
@@ -280,8 +291,10 @@ class Operations:
             )
         if verdict == "partial" and target.begun.entry in effects and effects[target.begun.entry] == "reverted":
             effects[target.begun.entry] = "partial"
-        self._end_open_turn()
-        base["notices"] = _open_turn_notices(kind, open_state, True)
+        for state in ending:
+            if state.state == "open":
+                self._end(state, [], [])  # its bracket's changes are the agent's; the operation's writes are not
+        base["notices"] = _open_turn_notices(kind, ending, True)
         entry = self._execute(kind, plan, effects, previous, verdict, on_conflict, label, target, checkpoint_target, overlay, editor)
         rest = _command(kind, number, checkpoint_target, done=True)
         _advise(plan, rest, done=True)
@@ -468,15 +481,15 @@ def _outcome(path: str, ours: DiskFile | None, result: Version | None, merged: b
     action = "delete" if result is None else ("create" if ours is None else "write")
     return FileOutcome(path=path, action=action, additions=additions, deletions=deletions, merged=merged)
 
-def _open_turn_notices(kind: str, state: EntryState | None, ended: bool) -> list[str]:
-    """What an operation did (or, not carried out, would do) to the open turn: it ends it first,
-    so the turn's changes on disk are recorded as the turn's and the operation's are not."""
-    if state is None:
-        return []
-    number = state.begun.number
+def _open_turn_notices(kind: str, states: list[EntryState], ended: bool) -> list[str]:
+    """What an operation did (or, not carried out, would do) to open turns: it ends them first,
+    so a turn's changes on disk are recorded as the turn's and the operation's are not."""
     if ended:
-        return [f"turn #{number} was still open; {kind} ended it first (what changed on disk during it is recorded as its changes)"]
-    return [f"turn #{number} is open; carrying out this {kind} ends it first"]
+        return [
+            f"turn #{s.begun.number} was still open; {kind} ended it first (what changed on disk during it is recorded as its changes)"
+            for s in states
+        ]
+    return [f"turn #{s.begun.number} is open; carrying out this {kind} ends it first" for s in states]
 
 def _verdict(plan: Plan) -> str:
     trouble = plan.skipped or [c for c in plan.conflicts if not c.reason.startswith("forced:")]

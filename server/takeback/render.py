@@ -100,8 +100,9 @@ def print_status(status: StoreStatus) -> None:
         f"  fsync {'on' if status.fsync else 'off'}"
     )
     print(f"timeline   {status.entries} entries ({status.turns} agent turns)")
-    if status.open_turn:
-        print(f"open turn  #{status.open_turn.number} {status.open_turn.label or ''}")
+    for turn in status.open_turns or ([status.open_turn] if status.open_turn else []):
+        session = f"  (session {turn.session})" if turn.session and len(status.open_turns) > 1 else ""
+        print(f"open turn  #{turn.number} {turn.label or ''}{session}")
     print(f"undo       {'#' + str(status.undo_target) if status.undo_target else 'nothing to undo'}")
     print(f"redo       {'#' + str(status.redo_target) if status.redo_target else 'nothing to redo'}")
     if status.last_recovery:

@@ -30,13 +30,13 @@ def _drop_set(engine: "Engine", extra_fraction: float) -> dict[str, str]:
     """The entries to drop, each with why (the policy's words for the person)."""
     policy = engine.config.retention
     ordered = engine.timeline.ordered()
-    open_state = engine.timeline.open_turn()
+    open_states = engine.timeline.open_turns()
     by_count = max(0, len(ordered) - policy.max_entries)
     by_bytes = max(by_count, int(len(ordered) * extra_fraction)) if extra_fraction else by_count
     cutoff = datetime.now(timezone.utc) - timedelta(days=policy.max_age_days)
     drop: dict[str, str] = {}
     for index, state in enumerate(ordered):
-        if state is open_state or index == len(ordered) - 1:
+        if state in open_states or index == len(ordered) - 1:
             continue
         if index < by_count:
             kept = "entry" if policy.max_entries == 1 else f"{policy.max_entries} entries"

@@ -7,12 +7,17 @@ before the call and another after it), so what the start saw waits in the store 
 * ``paths`` given (an edit tool that names its files): the start stores those files'
   before-images (and the folders writing a missing one would create); the end compares them with the files now. Cost: those files, never a scan.
 * no ``paths`` (a shell command): the start takes the scanner's snapshot, like a turn's bracket;
-  the end records what changed on disk in between (changes the turn's other steps recorded
-  meanwhile, e.g. an edit running beside the command, are left out).
+  the end records what changed on disk in between.
+
+Either way a change that other steps, batches or operations recorded while the step ran (an edit
+running beside the command, another agent session's step on the same file, an undo) is theirs:
+it is left out, and where it is only the first (or last) part of what the step saw on a path, the
+step records the rest. Two sessions never claim the same change.
 
 A turn opened without a bracket (``begin_turn(bracket=False)``) is then the union of its steps:
-what changes on disk between two steps is not in it. A step whose session is not the open
-turn's (or that starts with no turn open) is recorded as a turn of its own, labelled by the step.
+what changes on disk between two steps is not in it. A step joins its session's open turn
+(``Engine._turn_for``: several sessions each have their own); a step whose session has no turn
+open is recorded as a turn of its own, labelled by the step.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from . import brackets
 from .clock import new_id as _new_id
 from .clock import now as _now
 from .errors import StoreError
-from .models import CheckpointRecorded, Entry, FileVersion, Record, TurnBegun, TurnEnded, same_version
+from .models import CheckpointRecorded, Entry, FileVersion, PathChange, Record, TurnBegun, TurnEnded, same_version
 from .timeline import EntryState
 
 
@@ -43,7 +48,7 @@ class Steps:
         rels = None if paths is None else sorted({self.workspace.rel(p) for p in paths})
         with self.store.locked():
             self._refresh()
-            state = self._step_turn(session)
+            state = self._turn_for(session)
             begun = TurnBegun(
                 id=_new_id(), at=_now(), entry=state.begun.entry if state else _new_id(), number=0,
                 session=session, agent=agent, source="hook",
@@ -80,16 +85,15 @@ class Steps:
             if opened is None or opened.begun is None or opened.scan is None:
                 return None
             step = opened.begun
-            state = self._step_turn(step.session)
-            joined = state if state is not None and state.begun.entry == step.entry else None
-            # The turn's steps recorded while this one ran (calls side by side): a change one of
-            # them recorded is theirs, not this step's.
-            meanwhile = [cp for cp in joined.checkpoints if cp.at >= step.at] if joined else []
-            seen = EntryState(begun=step, checkpoints=meanwhile, applied=dict(joined.applied) if joined else {})
+            began_in = self.timeline.entries.get(step.entry)
+            joined = began_in if began_in is not None and began_in in self.timeline.open_turns() else None
+            seen = self._recorded_since(step)
             if opened.scan.get("kind") == "paths":
                 cp = self._paths_checkpoint(seen, opened)
             else:
                 cp = self._bracket_checkpoint(seen, opened)
+            if cp is not None:
+                cp = self._without_others(cp, seen)
             records: list[Record] = []
             if cp is not None:
                 cp = cp.model_copy(update={"label": label, "bracket": False})
@@ -125,13 +129,48 @@ class Steps:
                     removed += 1
         return removed
 
-    def _step_turn(self, session: str | None) -> EntryState | None:
-        """The open turn a step of ``session`` belongs to: the open turn, unless it is another
-        session's."""
-        state = self.timeline.open_turn()
-        if state is None or session is None or state.begun.session in (None, session):
-            return state
-        return None
+    def _recorded_since(self, step: TurnBegun) -> EntryState:
+        """What every entry recorded while the step ran (steps side by side, another session's,
+        operations), as one state whose checkpoints explain changes away (``_explained_by_batches``)."""
+        timeline = self.timeline
+        since: list[CheckpointRecorded] = []
+        applied: dict[str, bool] = {}
+        for cp_id in reversed(timeline.checkpoint_seq):
+            owner = timeline.entries[timeline.checkpoint_owner[cp_id]]
+            cp = timeline._checkpoint(owner.begun.entry, cp_id)
+            if cp.at < step.at:
+                break  # the log is written in time order, under the store's lock
+            since.append(cp)
+            applied[cp_id] = owner.applied.get(cp_id, True)
+        return EntryState(begun=step, checkpoints=since[::-1], applied=applied)
+
+    def _without_others(self, cp: CheckpointRecorded, seen: EntryState) -> CheckpointRecorded | None:
+        """The step's checkpoint without what others recorded meanwhile on its paths: where their
+        changes to a path chain from what the step began with (or up to what it ended with),
+        the step's change starts where theirs ended (or ends where theirs began)."""
+        changes: list[PathChange] = []
+        for change in cp.changes:
+            chain = [
+                c for other in seen.checkpoints
+                if not other.bracket and seen.applied.get(other.id, True)
+                for c in other.changes if c.path == change.path
+            ]
+            before, after = change.before, change.after
+            if chain and all(same_version(a.after, b.before) for a, b in zip(chain, chain[1:])):
+                if same_version(chain[0].before, before):
+                    before = chain[-1].after
+                elif same_version(chain[-1].after, after):
+                    after = chain[0].before
+            if same_version(before, after):
+                continue
+            if before is change.before and after is change.after:
+                changes.append(change)
+                continue
+            made = change.new_folders if before is None and after is not None else []
+            changes.append(self._path_change(change.path, before, after, new_folders=made))
+        if not changes and not cp.notices:
+            return None
+        return cp.model_copy(update={"changes": changes})
 
     def _paths_checkpoint(self, seen: EntryState, opened: brackets.OpenTurn) -> CheckpointRecorded | None:
         """What an edit step changed in the files it named (under the settings it began with)."""

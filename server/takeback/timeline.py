@@ -59,11 +59,10 @@ class Timeline:
         self.checkpoint_seq: list[str] = []  # every checkpoint id in log order
         self.max_number = 0
         self.record_count = 0
-        self.latest_turn: str | None = None  # the newest agent turn: the only one that can be open
-        self._shadowed: str | None = None  # an open turn a newer one began beside (until that one ends)
+        self.open_ids: list[str] = []  # the agent turns begun and not ended, oldest first
         self.dropped: list[DroppedSpan] = []  # what retention dropped (its latest record)
-        self.tentative: TurnBegun | None = None  # the open turn's begin, not yet in the log
-        self._before_tentative: tuple[int, int, str | None] | None = None
+        self.tentatives: list[TurnBegun] = []  # open turns' begins not yet in the log, oldest first
+        self._before_tentative: tuple[int, int, list[str]] | None = None
 
     # ------------------------------------------------------------------ folding
 
@@ -77,12 +76,7 @@ class Timeline:
             self.order.append(record.entry)
             self.max_number = max(self.max_number, record.number)
             if record.kind == "turn":
-                # A turn begun and ended while another is open (a step of another agent session,
-                # ``steps.py``) leaves that one open: it is remembered and is the open turn again
-                # once this one ends.
-                current = self.entries.get(self.latest_turn) if self.latest_turn else None
-                self._shadowed = self.latest_turn if current is not None and current.state == "open" else None
-                self.latest_turn = record.entry
+                self.open_ids.append(record.entry)  # several can be open: one per agent session
             return
         state = self.entries.get(record.entry)
         if state is None:
@@ -99,11 +93,8 @@ class Timeline:
                 # an editor refused (or later took) a batch of an ended turn: its state follows
                 state.state = "applied" if any(state.applied.values()) else "not-applied"
         elif isinstance(record, TurnEnded):
-            if record.entry == self.latest_turn and self._shadowed is not None:
-                shadowed = self.entries.get(self._shadowed)
-                if shadowed is not None and shadowed.state == "open":
-                    self.latest_turn = self._shadowed
-                self._shadowed = None
+            if record.entry in self.open_ids:
+                self.open_ids.remove(record.entry)
             state.ended = record
             state.checks.extend(record.checks)
             any_applied = any(state.applied.values()) or not state.checkpoints
@@ -122,40 +113,53 @@ class Timeline:
                 target.state = new_state
                 target.reverted_by = record.entry if new_state in ("reverted", "partial") else None
 
+    @property
+    def tentative(self) -> TurnBegun | None:
+        """The newest open turn's begin waiting outside the log, if any."""
+        return self.tentatives[-1] if self.tentatives else None
+
     def add_tentative(self, begun: TurnBegun) -> None:
-        """Fold in the open turn's begin, which waits outside the log until the turn's first
-        record is published (``brackets.py``); ``retract`` takes it out again."""
-        if self.tentative is not None:
-            raise ValueError("a tentative begin is already folded in")
-        self._before_tentative = (self.max_number, self.record_count, self.latest_turn)
+        """Fold in an open turn's begin, which waits outside the log until a record is published
+        (``brackets.py``); ``retract`` takes every such begin out again. Begins wait only behind
+        the log's last entry: nothing else is folded in while one is tentative."""
+        if self._before_tentative is None:
+            self._before_tentative = (self.max_number, self.record_count, list(self.open_ids))
         self.apply(begun)
-        self.tentative = begun
+        self.tentatives.append(begun)
 
     def retract(self) -> None:
-        """Take the tentative begin out (the log may hold it now, or the turn's file is gone)."""
-        begun = self.tentative
-        if begun is None:
+        """Take the tentative begins out (the log may hold them now, or their files are gone)."""
+        if not self.tentatives:
             return
         assert self._before_tentative is not None
-        self.order.remove(begun.entry)  # the last entry: nothing is folded in while it is tentative
-        del self.entries[begun.entry]
-        self.max_number, self.record_count, self.latest_turn = self._before_tentative
-        self.tentative = self._before_tentative = None
+        for begun in self.tentatives:
+            self.order.remove(begun.entry)
+            del self.entries[begun.entry]
+        self.max_number, self.record_count, self.open_ids = self._before_tentative
+        self.tentatives, self._before_tentative = [], None
 
     def confirm(self) -> None:
-        """The tentative begin was published: it is part of the log's timeline from now on."""
-        self.tentative = self._before_tentative = None
+        """The tentative begins were published: they are part of the log's timeline from now on."""
+        self.tentatives, self._before_tentative = [], None
 
     # ------------------------------------------------------------------ questions
 
     def ordered(self) -> list[EntryState]:
         return [self.entries[i] for i in self.order]
 
+    def open_turns(self) -> list[EntryState]:
+        """The open agent turns, oldest first: at most one per agent session, or one whole-disk
+        bracket alone (``Engine.begin_turn``)."""
+        states = (self.entries.get(entry_id) for entry_id in self.open_ids)
+        return [s for s in states if s is not None and s.state == "open"]
+
     def open_turn(self) -> EntryState | None:
-        """The open agent turn, if any. Beginning a turn ends the one before (and a lone batch
-        is begun and ended at once), so only the newest turn can be open: no scan needed."""
-        state = self.entries.get(self.latest_turn) if self.latest_turn else None
-        return state if state is not None and state.state == "open" else None
+        """The newest open agent turn, if any."""
+        for entry_id in reversed(self.open_ids):
+            state = self.entries.get(entry_id)
+            if state is not None and state.state == "open":
+                return state
+        return None
 
     def resolve(self, spec: str) -> EntryState:
         """An entry from ``17``, ``#17``, ``last``, a ULID or a unique ULID prefix."""

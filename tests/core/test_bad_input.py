@@ -146,7 +146,7 @@ def test_end_names_the_wrong_turn(ws: Path, two_turns: Engine) -> None:
 
 def test_batch_naming_a_closed_turn(ws: Path, two_turns: Engine) -> None:
     with nothing_written(two_turns, ws):
-        with pytest.raises(StateError, match="turn 1 is not open; batches can only join the open turn"):
+        with pytest.raises(StateError, match="turn 1 is not open; batches can only join an open turn"):
             two_turns.record_batch([BatchChange(path="c.txt", after=b"c\n")], turn="1")
 
 

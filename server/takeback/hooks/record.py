@@ -3,12 +3,14 @@
 * ``prompt`` opens a turn (label: the prompt on one line, shortened; session; agent) with no
   bracket: the turn's changes are the union of its steps, so what the person changes between
   two tool calls is not in it. An empty prompt (Qwen Code sends one after each round of tool
-  results) opens nothing. A turn still open ends first (``ended_by`` "next_prompt").
+  results) opens nothing. The session's own turn still open ends first (``ended_by``
+  "next_prompt"); another session's open turn goes on (one open turn per session).
 * ``pre_tool`` / ``post_tool`` of an edit tool or a shell tool are one step (``Engine.begin_step``
   / ``end_step``), named after the tool and its target. Other tools (reads, searches) are not.
 * ``edited`` (an edit already made, with the replacements it made) is a step whose before-image
   is the file now with those replacements undone.
-* ``stop`` ends the session's open turn ("stop"); ``session_end`` ends it too ("session_end").
+* ``stop`` ends the session's open turn, and only it ("stop"); ``session_end`` ends it too
+  ("session_end").
   An agent with no tool events (``Event.whole_turn``) gets a whole-turn bracket instead.
 """
 
@@ -49,14 +51,6 @@ def step_key(event: Event) -> str:
     return f"{event.agent}\0{event.session or ''}\0{what}"
 
 
-def _open_turn_of(engine: Engine, event: Event):
-    engine.refresh()
-    state = engine.timeline.open_turn()
-    if state is None or (event.session is not None and state.begun.session not in (None, event.session)):
-        return None
-    return state
-
-
 def _inside(engine: Engine, paths: list[str]) -> list[str]:
     """The paths that are in the workspace (a tool may write elsewhere: not this workspace's)."""
     kept = []
@@ -81,8 +75,9 @@ def record(engine: Engine, event: Event) -> None:
         )
     elif event.kind in ("stop", "session_end"):
         engine.discard_steps(event.session)
-        if _open_turn_of(engine, event) is not None:
-            engine.end_turn(ended_by="stop" if event.kind == "stop" else "session_end")
+        turn = engine.open_turn_of(event.session)
+        if turn is not None:
+            engine.end_turn(turn=turn.id, ended_by="stop" if event.kind == "stop" else "session_end")
     elif not event.is_step or (event.paths is not None and not event.paths):
         return
     elif event.kind == "pre_tool":
