@@ -198,6 +198,28 @@ def test_a_read_only_tool_is_not_a_step(tb: Takeback) -> None:
     assert turn["checkpoints"] == [] and turn["files"] == []
 
 
+def test_a_tool_of_an_mcp_server_that_writes_files_is_a_step(tb: Takeback) -> None:
+    """A tool Takeback does not know (here an MCP server's) may write anything: it is
+    bracketed like a shell command and named by the tool."""
+    repo = tb.cwd
+    hook(tb, "claude", captured("claude", "UserPromptSubmit", repo))
+    call = {"tool_name": "mcp__files__write_file", "tool_use_id": "toolu_m",
+            "tool_input": {"target": "notes/out.md", "text": "from the MCP tool\n"}}
+    hook(tb, "claude", captured("claude", "PreToolUse", repo, **call))
+    (repo / "notes").mkdir()
+    (repo / "notes/out.md").write_text("from the MCP tool\n")
+    hook(tb, "claude", captured("claude", "PostToolUse", repo, **call))
+    grep = {"tool_name": "Grep", "tool_use_id": "toolu_g", "tool_input": {"pattern": "x"}}
+    hook(tb, "claude", captured("claude", "PreToolUse", repo, **grep))
+    hook(tb, "claude", captured("claude", "PostToolUse", repo, **grep))
+    hook(tb, "claude", captured("claude", "Stop", repo))
+    [turn] = turns(tb)
+    assert [cp["label"] for cp in turn["checkpoints"]] == ["mcp__files__write_file"]
+    assert [f["path"] for f in turn["files"]] == ["notes/out.md"]
+    tb.ok("undo")
+    assert not (repo / "notes").exists()
+
+
 def test_codex_apply_patch_records_every_file_its_patch_names(tb: Takeback) -> None:
     repo = tb.cwd
     patch = ("*** Begin Patch\n*** Update File: src/app.py\n@@\n-    return 1\n+    return 3\n"

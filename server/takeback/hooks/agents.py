@@ -3,7 +3,9 @@
 What each agent sends was established on real runs (docs/agents.md and the captured
 payloads under tests/cli/hook_payloads/); Cursor, Cline, Windsurf and Kiro are read as their
 documentation describes. Tools are sorted into edit tools (which name the files they write),
-shell tools (whose effect on disk is bracketed) and the rest (not recorded: they read).
+shell tools (whose effect on disk is bracketed), tools known only to read (not steps), and any
+other tool — an MCP server's tool, a tool newer than this list — which is bracketed like a
+shell command, since it may write files.
 """
 
 from __future__ import annotations
@@ -28,6 +30,22 @@ _EDIT_TOOLS = {
 }
 _PATCH_TOOLS = {"apply_patch"}  # Codex: the files are named inside the patch text
 _SHELL_TOOLS = {"Bash", "bash", "shell", "run_shell_command", "exec_command", "local_shell", "execute_command"}
+# Tools that only read, plan or talk (their calls are not steps).
+_READ_ONLY_TOOLS = {
+    # Claude Code (Task: a subagent, whose own tool calls run the hooks too)
+    "Read", "Glob", "Grep", "LS", "WebFetch", "WebSearch", "TodoWrite", "TodoRead", "NotebookRead", "Task", "Agent",
+    "ExitPlanMode", "BashOutput", "KillShell", "KillBash", "SlashCommand", "Skill", "AskUserQuestion",
+    "ListMcpResourcesTool", "ReadMcpResourceTool",
+    # Gemini CLI, Qwen Code
+    "read_file", "read_many_files", "glob", "search_file_content", "grep_search", "list_directory", "web_fetch",
+    "google_web_search", "web_search", "save_memory", "write_todos", "todo_write", "task", "exit_plan_mode",
+    # Copilot CLI
+    "view", "grep", "report_intent", "think", "fetch", "read_bash", "list_bash", "stop_bash",
+    # OpenCode
+    "read", "list", "webfetch", "websearch", "todowrite", "todoread", "codesearch",
+    # Codex
+    "update_plan", "view_image", "list_dir", "grep_files",
+}
 
 # Event names of the agents that use Claude Code's hook format (Codex and Qwen Code do).
 _CLAUDE_EVENTS = {
@@ -131,6 +149,8 @@ def _tool(event: Event, tool: str | None, args: dict) -> Event:
             event.paths = patch_paths(command)
         else:
             event.command = command or ""
+    elif tool and tool not in _READ_ONLY_TOOLS:
+        event.command = ""  # a tool that may write anything: bracketed like a command, named by the tool
     return event
 
 

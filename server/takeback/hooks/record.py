@@ -6,7 +6,8 @@
   results) opens nothing. The session's own turn still open ends first (``ended_by``
   "next_prompt"); another session's open turn goes on (one open turn per session).
 * ``pre_tool`` / ``post_tool`` of an edit tool or a shell tool are one step (``Engine.begin_step``
-  / ``end_step``), named after the tool and its target. Other tools (reads, searches) are not.
+  / ``end_step``), named after the tool and its target; so is any tool ``agents.py`` does not
+  know (an MCP server's), bracketed like a shell command. Tools known only to read are not.
 * ``edited`` (an edit already made, with the replacements it made) is a step whose before-image
   is the file now with those replacements undone.
 * ``stop`` ends the session's open turn, and only it ("stop"); ``session_end`` ends it too
@@ -36,11 +37,12 @@ def one_line(text: str, limit: int = LABEL_CHARS) -> str:
 
 
 def step_label(event: Event) -> str:
-    """"Edit src/app.py", "apply_patch a.py, b.py", "Bash: npm test" (paths: workspace-relative)."""
+    """"Edit src/app.py", "apply_patch a.py, b.py", "Bash: npm test", "mcp__fs__write_file"
+    (paths: workspace-relative)."""
     tool = event.tool or "tool"
     if event.paths is not None:
         return one_line(f"{tool} {', '.join(event.paths)}")
-    return one_line(f"{tool}: {event.command or ''}")
+    return one_line(f"{tool}: {event.command}" if event.command else tool)
 
 
 def step_key(event: Event) -> str:
