@@ -318,6 +318,11 @@ def test_live_turns_steps_and_revert(agent: Agent, tmp_path: Path) -> None:
     after_first = full_state(repo)
     _run(agent, tb, script, "Now the second task", resume=True)
 
+    resident = tb.json("resident", "status")  # the hooks reached the per-user process the first one started
+    assert resident["running"] and resident["requests"] > 0 and str(repo) in resident["workspaces"], resident
+    status = tb.json("status")
+    assert status["hook_failures"] == 0, status["last_hook_failure"]
+
     turns = [e for e in tb.json("log") if e["kind"] == "turn"]
     assert [t["number"] for t in turns] == [2, 1], turns
     second, first = turns
