@@ -11,7 +11,9 @@ questions: a title, a summary) gets a short text.
 Run: ``python model_server.py SCRIPT.json PORT_FILE`` (the port chosen is written to PORT_FILE).
 SCRIPT.json: ``{"turns": {"<keyword in the prompt>": [round, ...]}}`` where a round is
 ``{"calls": [{"tool": "Write", "input": {...}}, ...], "before": {"<abs path>": "<content>"}}``
-or ``{"text": "done"}``. Requests and answers are logged to stderr, one line each.
+or ``{"text": "done"}``. Requests and answers are logged to stderr, one line each. With
+``"requests": "<abs path>"`` in SCRIPT.json, every request body is also appended to that file, one
+JSON line each (a test reads what the agent sent the model: a slash command's expanded text).
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ from typing import Any
 
 
 class Script:
-    def __init__(self, turns: dict[str, list[dict]]) -> None:
+    def __init__(self, turns: dict[str, list[dict]], requests: str | None = None) -> None:
         self.turns = turns
+        self.requests = requests
         self.lock = threading.Lock()
         self.done_before: set[tuple[str, int]] = set()  # (keyword, round) whose 'before' ran
         self.counter = 0
@@ -200,6 +203,9 @@ def make_handler(script: Script) -> type[BaseHTTPRequestHandler]:
                 body = json.loads(raw or b"{}")
             except ValueError:
                 body = {}
+            if script.requests:
+                with script.lock, open(script.requests, "a", encoding="utf-8") as log:
+                    log.write(json.dumps({"path": self.path, "body": body}) + "\n")
             path = self.path.split("?")[0]
             chat = path.endswith("/chat/completions")
             if ":countTokens" in path:
@@ -243,7 +249,8 @@ def make_handler(script: Script) -> type[BaseHTTPRequestHandler]:
 
 
 def serve(script_file: str, port_file: str) -> ThreadingHTTPServer:
-    script = Script(json.loads(Path(script_file).read_text())["turns"])
+    spec = json.loads(Path(script_file).read_text())
+    script = Script(spec["turns"], spec.get("requests"))
     server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(script))
     Path(port_file).write_text(str(server.server_address[1]))
     return server

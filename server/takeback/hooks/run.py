@@ -3,7 +3,8 @@
 It always exits 0 and prints nothing on stdout: a hook must never block or break the agent, nor
 put text into the model's context. A failure is appended to the store's hook failure log
 (``failures.py``), which ``takeback status`` shows; when not even the store can be found it
-goes to stderr (which agents keep out of the model's context).
+goes to stderr (which agents keep out of the model's context). A call through the Claude Code
+plugin that the person's own settings also make records nothing (``plugin.py``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from .. import failures
 from .agents import parse
 from .events import Event
+from .plugin import steps_aside
 from .where import workspace_for
 
 
@@ -29,6 +31,8 @@ def run(agent: str, event_name: str | None) -> int:
         if not isinstance(payload, dict):
             raise ValueError("the payload is not a JSON object")
         event = parse(agent, event_name, payload)
+        if event is not None and steps_aside(agent, payload):
+            event = None  # the person's own Takeback hook in Claude Code's settings records it
         if event is not None:
             from ..engine import Engine
             from .record import record
