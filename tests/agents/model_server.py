@@ -14,6 +14,8 @@ SCRIPT.json: ``{"turns": {"<keyword in the prompt>": [round, ...]}}`` where a ro
 or ``{"text": "done"}``. Requests and answers are logged to stderr, one line each. With
 ``"requests": "<abs path>"`` in SCRIPT.json, every request body is also appended to that file, one
 JSON line each (a test reads what the agent sent the model: a slash command's expanded text).
+An input value ``{"$from_result": "REGEX"}`` is replaced by REGEX's first group in the text of
+the tool results the agent just sent (a confirmation token the previous call answered).
 """
 
 from __future__ import annotations
@@ -73,8 +75,25 @@ class Script:
         for call in step["calls"]:
             if call["tool"] not in offered:
                 raise KeyError(f"the agent offers no tool {call['tool']!r}: {sorted(n for n in offered if n)}")
-            blocks.append({"type": "tool_use", "id": self.next_id("toolu"), "name": call["tool"], "input": call["input"]})
+            blocks.append({"type": "tool_use", "id": self.next_id("toolu"), "name": call["tool"],
+                           "input": _filled(call["input"], body.get("messages") or [])})
         return blocks
+
+
+def _filled(value: Any, messages: list[dict]) -> Any:
+    """``value`` with every ``{"$from_result": REGEX}`` replaced from the last tool results."""
+    if isinstance(value, dict) and set(value) == {"$from_result"}:
+        import re
+
+        results = messages[-1].get("content") if messages else None
+        text = json.dumps(results)
+        found = re.search(value["$from_result"], text)
+        if found is None:
+            raise KeyError(f"{value['$from_result']!r} is not in the last tool results: {text[:500]}")
+        return found.group(1)
+    if isinstance(value, dict):
+        return {k: _filled(v, messages) for k, v in value.items()}
+    return value
 
 
 def _text_of(message: dict) -> str:

@@ -297,3 +297,169 @@ def test_settings_that_cannot_record_do_not_silence_the_plugin(setup: tuple[Take
         {"type": "command", "command": f"{planted} hook claude"}]}]}}))
     _one_turn(claude, [])  # only the plugin's lines run: the others would fail or do nothing
     assert _recorded(tb) == ONE_TURN
+
+
+# --- live: the real Claude Code --------------------------------------------------------------
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> ClaudeCode:
+    why = _offline_ready()
+    if why:
+        pytest.skip(why)
+    claude = ClaudeCode(tmp_path)
+    if not claude.binary.exists():
+        pytest.fail(f"{claude.binary} is missing: scripts/setup-agents.sh installs it (the README's test command runs it)")
+    return claude
+
+
+def _live_env(claude: ClaudeCode, tmp_path: Path, path: str) -> dict[str, str]:
+    env = {**_bare_env(tmp_path, path), **claude.env()}
+    env["MCP_CONNECTION_NONBLOCKING"] = "0"  # start the plugin's MCP server before the first prompt
+    return env
+
+
+def _claude(claude: ClaudeCode, env: dict[str, str], repo: Path, script: Path, *args: str,
+            prompts: list[str] | None = None) -> list[dict]:
+    """One ``claude -p`` run offline; its JSON output lines. ``prompts``: streamed, one by one."""
+    run_env = dict(env)
+    if prompts is not None:
+        feed = script.with_suffix(".stdin")
+        feed.write_text("".join(json.dumps({"type": "user", "message": {"role": "user", "content": [
+            {"type": "text", "text": p}]}, "parent_tool_use_id": None, "session_id": ""}) + "\n" for p in prompts))
+        run_env["TB_OFFLINE_STDIN"] = str(feed)
+        args = ("--input-format", "stream-json", "--output-format", "stream-json", "--verbose", *args)
+    else:
+        args = ("--output-format", "json", *args)
+    proc = subprocess.run(
+        ["unshare", "-n", sys.executable, str(HERE / "offline.py"), str(script), "150", "--", str(claude.binary), "-p", *args],
+        cwd=repo, env=run_env, capture_output=True, timeout=240,
+    )
+    assert proc.returncode == 0, f"claude exited {proc.returncode}\n{proc.stdout.decode()[-3000:]}\n{proc.stderr.decode()[-3000:]}"
+    return [json.loads(line) for line in proc.stdout.decode().splitlines() if line.startswith("{")]
+
+
+def _sent(requests: Path) -> list[list[dict]]:
+    """The conversations Claude Code sent the model (the ones that offered tools: the turns)."""
+    bodies = [json.loads(line)["body"] for line in requests.read_text().splitlines()]
+    return [b["messages"] for b in bodies if b.get("tools")]
+
+
+def _text(message: dict) -> str:
+    content = message["content"]
+    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content if isinstance(b, dict))
+
+
+@pytest.mark.timeout(600)
+def test_live_plugin_records_two_turns_and_log_shows_them(live: ClaudeCode, tmp_path: Path) -> None:
+    """``--plugin-dir``, nothing installed: the launcher finds ``takeback`` on PATH."""
+    repo = make_repo(tmp_path / "repo", {"README.md": "# project\n", "notes.md": "the person's notes\n"})
+    env = _live_env(live, tmp_path, f"{TAKEBACK.parent}:/usr/bin:/bin")
+    tb = Takeback(repo, env)
+    git0 = git_state(repo)
+    tools = live.tools(repo)
+    script, requests = tmp_path / "script.json", tmp_path / "requests.jsonl"
+    script.write_text(json.dumps({"requests": str(requests), "turns": {
+        "/takeback:": [{"text": "(the timeline, as shown)"}],
+        "first task": [
+            {"calls": [tools["write"]("agent.txt", "written by the agent\n")]},
+            {"before": {str(repo / "notes.md"): "the person's notes\nand a line typed while the agent thinks\n"},
+             "calls": [tools["shell"]("echo generated > gen.txt && echo 'more, by the shell' >> README.md")]},
+            {"text": "done"},
+        ],
+        "second task": [{"calls": [tools["write"]("second.txt", "the second turn's file\n")]}, {"text": "done"}],
+    }}))
+    plugin = ("--plugin-dir", str(PLUGIN))
+    _claude(live, env, repo, script, "Do the first task", "--dangerously-skip-permissions", *plugin)
+    _claude(live, env, repo, script, "Now the second task", "--dangerously-skip-permissions", "--continue", *plugin)
+
+    turns = [e for e in tb.json("log") if e["kind"] == "turn"]
+    assert [t["number"] for t in turns] == [2, 1], turns
+    second, first = turns
+    assert "first task" in first["label"] and "second task" in second["label"]
+    assert first["agent"] == "claude" and first["session"] and first["session"] == second["session"]
+    assert {f["path"]: f["kind"] for f in first["files"]} == {"agent.txt": "added", "gen.txt": "added", "README.md": "modified"}
+    assert [f["path"] for f in second["files"]] == ["second.txt"]
+    assert [c["label"] for c in first["checkpoints"]][0] == "Write agent.txt" and len(first["checkpoints"]) == 2
+
+    # /takeback:log in the default permission mode: its allowed-tools let `takeback log` run.
+    [result] = _claude(live, env, repo, script, "/takeback:log", "--continue", *plugin)
+    assert result["result"] == "(the timeline, as shown)" and not result["is_error"], result
+    asked = _text(_sent(requests)[-1][-1])
+    assert "<command-name>/takeback:log</command-name>" in asked, asked
+    lines = [line for line in asked.splitlines() if re.match(r"\s+#\d", line)]
+    assert len(lines) == 2 and "#2" in lines[0] and "Now the second task" in lines[0] and "Do the first task" in lines[1], asked
+    assert git_state(repo) == git0
+
+
+@pytest.mark.timeout(600)
+def test_live_undo_command_shows_the_plan_asks_and_undoes_through_the_mcp_server(live: ClaudeCode, tmp_path: Path) -> None:
+    """One session, three prompts typed one after the other: the task, ``/takeback:undo`` (the
+    model sees Takeback's dry run and asks), "yes" (the plugin's MCP server plans, and carries the
+    plan out with its token). Takeback is found through TAKEBACK_BIN, not PATH."""
+    repo = make_repo(tmp_path / "repo", {"README.md": "# project\n"})
+    env = {**_live_env(live, tmp_path, "/usr/bin:/bin"), "TAKEBACK_BIN": str(TAKEBACK)}
+    tb = Takeback(repo, env)
+    before, git0 = full_state(repo), git_state(repo)
+    undo = "mcp__plugin_takeback_takeback__undo"
+    script, requests = tmp_path / "script.json", tmp_path / "requests.jsonl"
+    script.write_text(json.dumps({"requests": str(requests), "turns": {
+        "/takeback:undo": [{"text": "Undo turn #1? (yes / no)"}],
+        "yes, undo it": [
+            {"calls": [{"tool": undo, "input": {}}]},
+            {"calls": [{"tool": undo, "input": {"confirm_token": {"$from_result": r"(tb1-[A-Za-z0-9_-]+)"}}}]},
+            {"text": "Undone."},
+        ],
+        "first task": [{"calls": [live.tools(repo)["write"]("agent.txt", "written by the agent\n")]}, {"text": "done"}],
+    }}))
+    out = _claude(live, env, repo, script, "--permission-mode", "default", "--allowedTools", f"Write {undo}",
+                  "--plugin-dir", str(PLUGIN), prompts=["Do the first task", "/takeback:undo", "yes, undo it"])
+    assert [r["result"] for r in out if r["type"] == "result"] == ["done", "Undo turn #1? (yes / no)", "Undone."], out
+
+    conversations = _sent(requests)
+    asked = next(_text(c[-1]) for c in conversations if "<command-name>/takeback:undo</command-name>" in _text(c[-1]))
+    assert "SAFE: dry run: undo of #1 would change 1 file(s)" in asked and "delete  agent.txt" in asked, asked
+    assert re.search(r"#1\s+turn\s+applied.*Do the first task", asked), asked
+    results = [json.dumps(c[-1]["content"]) for c in conversations if "tool_result" in json.dumps(c[-1]["content"])]
+    assert '\\"dry_run\\":true' in results[-2] and '\\"status\\":\\"planned\\"' in results[-2], results[-2]
+    assert '\\"status\\":\\"done\\"' in results[-1], results[-1]
+
+    log = tb.json("log")
+    assert log[0]["kind"] == "undo" and log[0]["target_number"] == 1, log[0]
+    assert [e["state"] for e in log if e["number"] == 1] == ["reverted"]
+    assert full_state(repo) == before and git_state(repo) == git0
+
+
+@pytest.mark.timeout(600)
+def test_live_marketplace_plugin_and_takeback_install_record_once(live: ClaudeCode, tmp_path: Path) -> None:
+    """The way a person installs it: this repository as a marketplace, the plugin from it; and
+    ``takeback install claude`` as well. One turn is recorded once; after ``takeback uninstall
+    claude`` the plugin's hooks (which stepped aside) record the next one."""
+    repo = make_repo(tmp_path / "repo", {"README.md": "# project\n"})
+    env = _live_env(live, tmp_path, f"{TAKEBACK.parent}:/usr/bin:/bin")
+    tb = Takeback(repo, env)
+    for command in (["plugin", "marketplace", "add", str(ROOT)], ["plugin", "install", "takeback@takeback"]):
+        proc = subprocess.run(["unshare", "-n", str(live.binary), *command], cwd=repo, env=env, capture_output=True,
+                              stdin=subprocess.DEVNULL, timeout=120)
+        assert proc.returncode == 0, (command, proc)
+    assert tb("install", "claude").code == 0
+    settings = _json(Path(env["CLAUDE_CONFIG_DIR"]) / "settings.json")
+    assert settings["enabledPlugins"] == {"takeback@takeback": True} and len(settings["hooks"]["UserPromptSubmit"]) == 1
+    installed = _json(Path(env["CLAUDE_CONFIG_DIR"]) / "plugins" / "installed_plugins.json")["plugins"]["takeback@takeback"]
+    copy = Path(installed[0]["installPath"])
+    assert copy != PLUGIN and (copy / "bin" / "takeback").stat().st_mode & stat.S_IXUSR
+
+    tools = live.tools(repo)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": {
+        "first task": [{"calls": [tools["write"]("one.txt", "1\n")]}, {"calls": [tools["shell"]("echo 2 > two.txt")]},
+                       {"text": "done"}],
+        "second task": [{"calls": [tools["write"]("three.txt", "3\n")]}, {"text": "done"}],
+    }}))
+    _claude(live, env, repo, script, "Do the first task", "--dangerously-skip-permissions")
+    assert _recorded(tb) == [{"label": "Do the first task", "files": ["one.txt", "two.txt"],
+                              "steps": ["Write one.txt", "Bash: echo 2 > two.txt"]}]
+    tb.ok("uninstall", "claude")
+    _claude(live, env, repo, script, "Now the second task", "--dangerously-skip-permissions", "--continue")
+    assert [(t["label"], t["files"]) for t in _recorded(tb)] == [
+        ("Now the second task", ["three.txt"]), ("Do the first task", ["one.txt", "two.txt"])]
