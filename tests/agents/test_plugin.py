@@ -299,6 +299,18 @@ def test_settings_that_cannot_record_do_not_silence_the_plugin(setup: tuple[Take
     assert _recorded(tb) == ONE_TURN
 
 
+def test_install_says_when_the_plugin_is_enabled_too(setup: tuple[Takeback, Claude, Path]) -> None:
+    tb, _, settings = setup
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"enabledPlugins": {"takeback@takeback": True}}))
+    [report] = tb.json("install", "claude")
+    assert any("plugin is enabled" in step and "recorded once" in step for step in report["next_steps"]), report
+    tb.ok("uninstall", "claude")
+    settings.write_text(json.dumps({"enabledPlugins": {"takeback@takeback": False}}))
+    [report] = tb.json("install", "claude")
+    assert not any("plugin" in step for step in report["next_steps"]), report
+
+
 # --- live: the real Claude Code --------------------------------------------------------------
 
 
@@ -396,9 +408,13 @@ def test_live_plugin_records_two_turns_and_log_shows_them(live: ClaudeCode, tmp_
 def test_live_undo_command_shows_the_plan_asks_and_undoes_through_the_mcp_server(live: ClaudeCode, tmp_path: Path) -> None:
     """One session, three prompts typed one after the other: the task, ``/takeback:undo`` (the
     model sees Takeback's dry run and asks), "yes" (the plugin's MCP server plans, and carries the
-    plan out with its token). Takeback is found through TAKEBACK_BIN, not PATH."""
+    plan out with its token). Takeback is not on PATH: TAKEBACK_BIN, in Claude Code's "env"
+    setting as docs/agents.md says, names it."""
     repo = make_repo(tmp_path / "repo", {"README.md": "# project\n"})
-    env = {**_live_env(live, tmp_path, "/usr/bin:/bin"), "TAKEBACK_BIN": str(TAKEBACK)}
+    env = _live_env(live, tmp_path, "/usr/bin:/bin")
+    settings = Path(env["CLAUDE_CONFIG_DIR"]) / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"env": {"TAKEBACK_BIN": str(TAKEBACK)}}))
     tb = Takeback(repo, env)
     before, git0 = full_state(repo), git_state(repo)
     undo = "mcp__plugin_takeback_takeback__undo"
@@ -463,3 +479,11 @@ def test_live_marketplace_plugin_and_takeback_install_record_once(live: ClaudeCo
     _claude(live, env, repo, script, "Now the second task", "--dangerously-skip-permissions", "--continue")
     assert [(t["label"], t["files"]) for t in _recorded(tb)] == [
         ("Now the second task", ["three.txt"]), ("Do the first task", ["one.txt", "two.txt"])]
+
+
+def test_live_claude_code_validates_the_plugin_and_the_marketplace(live: ClaudeCode, tmp_path: Path) -> None:
+    env = _live_env(live, tmp_path, "/usr/bin:/bin")
+    for target in (PLUGIN, ROOT):
+        proc = subprocess.run(["unshare", "-n", str(live.binary), "plugin", "validate", str(target)], env=env,
+                              capture_output=True, stdin=subprocess.DEVNULL, timeout=120)
+        assert proc.returncode == 0 and b"Validation passed" in proc.stdout, proc
