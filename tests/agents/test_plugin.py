@@ -299,6 +299,20 @@ def test_settings_that_cannot_record_do_not_silence_the_plugin(setup: tuple[Take
     assert _recorded(tb) == ONE_TURN
 
 
+def test_a_call_that_steps_aside_stays_light(setup: tuple[Takeback, Claude, Path]) -> None:
+    """It reads the settings and stops: neither the engine nor pydantic is loaded."""
+    tb, claude, settings = setup
+    assert tb("install", "claude").code == 0
+    probe = ("import sys; from takeback.cli import main; main(['hook', 'claude']); "
+             "print(sorted(m for m in ('pydantic', 'takeback.engine') if m in sys.modules))")
+    payload = json.dumps(PAYLOADS["UserPromptSubmit"]).replace("<OUT>/repo", str(claude.repo))
+    for via, loaded in (("claude-plugin", "[]"), ("", "['pydantic', 'takeback.engine']")):
+        proc = subprocess.run([sys.executable, "-c", probe], cwd=claude.repo, env={**claude.env, "TAKEBACK_VIA": via},
+                              input=payload.encode(), capture_output=True, timeout=60)
+        assert proc.stdout.decode().strip() == loaded, (via, proc)
+    assert [t["label"] for t in _recorded(tb)] == [ONE_TURN[0]["label"]], "the call without the marker recorded"
+
+
 def test_install_says_when_the_plugin_is_enabled_too(setup: tuple[Takeback, Claude, Path]) -> None:
     tb, _, settings = setup
     settings.parent.mkdir(parents=True)
