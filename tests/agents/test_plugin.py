@@ -18,7 +18,6 @@ recorded once; the plugin's MCP server plans and carries out an undo.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import shutil
@@ -34,7 +33,7 @@ from helpers import git, git_state, make_repo
 from cli.conftest import Takeback, isolated_env
 from core.support import full_state
 
-from agents.test_live import CACHE, ClaudeCode, _offline_ready
+from agents.test_live import ClaudeCode, _offline_ready
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
