@@ -13,7 +13,12 @@ Run: ``python model_server.py SCRIPT.json PORT_FILE`` (the port chosen is writte
 SCRIPT.json: ``{"turns": {"<keyword in the prompt>": [round, ...]}}`` where a round is
 ``{"calls": [{"tool": "Write", "input": {...}}, ...], "before": {"<abs path>": "<content>"}}``
 or ``{"text": "done"}``; a call of a freeform tool (the Responses API's ``"type": "custom"``, such
-as Codex's ``apply_patch``) gives its input as a string. Requests and answers are logged to stderr, one line each.
+as Codex's ``apply_patch``) gives its input as a string. Requests and answers are logged to
+stderr, one line each. With ``"requests": "<abs path>"`` in SCRIPT.json, every request body is
+also appended to that file, one JSON line each (a test reads what the agent sent the model: a
+slash command's expanded text). An input value ``{"$from_result": "REGEX"}`` is replaced by
+REGEX's first group in the text of the tool results the agent just sent (a confirmation token
+the previous call answered).
 """
 
 from __future__ import annotations
@@ -27,8 +32,9 @@ from typing import Any
 
 
 class Script:
-    def __init__(self, turns: dict[str, list[dict]]) -> None:
+    def __init__(self, turns: dict[str, list[dict]], requests: str | None = None) -> None:
         self.turns = turns
+        self.requests = requests
         self.lock = threading.Lock()
         self.done_before: set[tuple[str, int]] = set()  # (keyword, round) whose 'before' ran
         self.counter = 0
@@ -76,9 +82,26 @@ class Script:
                 raise KeyError(f"the agent offers no tool {call['tool']!r}: {sorted(n for n in offered if n)}")
             if (call["tool"] in freeform) != isinstance(call["input"], str):
                 raise KeyError(f"{call['tool']!r} takes {'a string' if call['tool'] in freeform else 'an object'} as its input")
-            blocks.append({"type": "tool_use", "id": self.next_id("toolu"), "name": call["tool"], "input": call["input"],
+            blocks.append({"type": "tool_use", "id": self.next_id("toolu"), "name": call["tool"],
+                           "input": _filled(call["input"], body.get("messages") or []),
                            **({"freeform": True} if call["tool"] in freeform else {})})
         return blocks
+
+
+def _filled(value: Any, messages: list[dict]) -> Any:
+    """``value`` with every ``{"$from_result": REGEX}`` replaced from the last tool results."""
+    if isinstance(value, dict) and set(value) == {"$from_result"}:
+        import re
+
+        results = messages[-1].get("content") if messages else None
+        text = json.dumps(results)
+        found = re.search(value["$from_result"], text)
+        if found is None:
+            raise KeyError(f"{value['$from_result']!r} is not in the last tool results: {text[:500]}")
+        return found.group(1)
+    if isinstance(value, dict):
+        return {k: _filled(v, messages) for k, v in value.items()}
+    return value
 
 
 def _text_of(message: dict) -> str:
@@ -259,6 +282,9 @@ def make_handler(script: Script) -> type[BaseHTTPRequestHandler]:
                 body = json.loads(raw or b"{}")
             except ValueError:
                 body = {}
+            if script.requests:
+                with script.lock, open(script.requests, "a", encoding="utf-8") as log:
+                    log.write(json.dumps({"path": self.path, "body": body}) + "\n")
             path = self.path.split("?")[0]
             chat = path.endswith("/chat/completions")
             responses = path.endswith("/responses")
@@ -306,7 +332,8 @@ def make_handler(script: Script) -> type[BaseHTTPRequestHandler]:
 
 
 def serve(script_file: str, port_file: str) -> ThreadingHTTPServer:
-    script = Script(json.loads(Path(script_file).read_text())["turns"])
+    spec = json.loads(Path(script_file).read_text())
+    script = Script(spec["turns"], spec.get("requests"))
     server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(script))
     Path(port_file).write_text(str(server.server_address[1]))
     return server

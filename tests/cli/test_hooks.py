@@ -212,7 +212,15 @@ def test_a_tool_of_an_mcp_server_that_writes_files_is_a_step(tb: Takeback) -> No
     grep = {"tool_name": "Grep", "tool_use_id": "toolu_g", "tool_input": {"pattern": "x"}}
     hook(tb, "claude", captured("claude", "PreToolUse", repo, **grep))
     hook(tb, "claude", captured("claude", "PostToolUse", repo, **grep))
+    # Takeback's own MCP tool is not a step (what it changes is an operation of its own).
+    own = {"tool_name": "mcp__plugin_takeback_takeback__undo", "tool_use_id": "toolu_t", "tool_input": {}}
+    hook(tb, "claude", captured("claude", "PreToolUse", repo, **own))
+    (repo / "by-takeback.txt").write_text("not the agent's\n")
+    hook(tb, "claude", captured("claude", "PostToolUse", repo, **own))
     hook(tb, "claude", captured("claude", "Stop", repo))
+    hook(tb, "claude", captured("claude", "UserPromptSubmit", repo, prompt="/takeback:log"))  # opens no turn
+    hook(tb, "claude", captured("claude", "Stop", repo))
+    (repo / "by-takeback.txt").unlink()
     [turn] = turns(tb)
     assert [cp["label"] for cp in turn["checkpoints"]] == ["mcp__files__write_file"]
     assert [f["path"] for f in turn["files"]] == ["notes/out.md"]

@@ -149,9 +149,17 @@ def _tool(event: Event, tool: str | None, args: dict) -> Event:
             event.paths = patch_paths(command)
         else:
             event.command = command or ""
-    elif tool and tool not in _READ_ONLY_TOOLS:
+    elif tool and tool not in _READ_ONLY_TOOLS and not _is_takeback_tool(tool):
         event.command = ""  # a tool that may write anything: bracketed like a command, named by the tool
     return event
+
+
+def _is_takeback_tool(tool: str) -> bool:
+    """Takeback's own MCP tools (``mcp__takeback__undo``, the plugin's
+    ``mcp__plugin_takeback_takeback__undo``): what they change is an operation on the timeline
+    already, never an agent's step."""
+    parts = tool.split("__")
+    return len(parts) >= 3 and parts[0] == "mcp" and "takeback" in parts[1]
 
 
 def _folders(agent: str, payload: dict, *keys: str) -> list[str]:

@@ -28,6 +28,7 @@ from ..models import BatchChange
 from .events import Event
 
 LABEL_CHARS = 120
+TAKEBACK_COMMANDS = "/takeback:"  # the Claude Code plugin's slash commands: asking Takeback, not the agent
 
 
 def one_line(text: str, limit: int = LABEL_CHARS) -> str:
@@ -69,8 +70,8 @@ def record(engine: Engine, event: Event) -> None:
         event.paths = _inside(engine, event.paths)
     if event.kind == "prompt":
         prompt = (event.prompt or "").strip()
-        if not prompt:
-            return  # Qwen Code's synthetic prompt between tool rounds
+        if not prompt or prompt.startswith(TAKEBACK_COMMANDS):
+            return  # Qwen Code's synthetic prompt between tool rounds; Takeback's own slash commands
         engine.discard_steps(event.session)
         engine.begin_turn(
             label=one_line(prompt), session=event.session, agent=event.agent, source="hook", bracket=event.whole_turn,

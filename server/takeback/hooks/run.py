@@ -9,7 +9,8 @@ next hooks and records the event itself (``record.record_logged``): a step is ne
 
 A failure is appended to the store's hook failure log (``failures.py``), which ``takeback
 status`` shows; when not even the store can be found it goes to stderr (which agents keep out of
-the model's context).
+the model's context). A call through the Claude Code plugin that the person's own settings also
+make records nothing (``plugin.py``, loaded only for calls through the plugin).
 """
 
 from __future__ import annotations
@@ -49,12 +50,19 @@ def run(agent: str, event_name: str | None) -> int:
 
 
 def read(agent: str, event_name: str | None, data: bytes) -> Event | None:
-    """The agent's payload as an event (None: an event Takeback does not use)."""
+    """The agent's payload as an event (None: an event Takeback does not use, or one the
+    person's own hooks record when this call came through the Claude Code plugin)."""
     text = data.decode("utf-8", "surrogateescape").strip()
     payload = json.loads(text) if text else {}
     if not isinstance(payload, dict):
         raise ValueError("the payload is not a JSON object")
-    return parse(agent, event_name, payload)
+    event = parse(agent, event_name, payload)
+    if event is not None and os.environ.get("TAKEBACK_VIA"):
+        from .plugin import steps_aside
+
+        if steps_aside(agent, payload):
+            return None  # the person's own Takeback hook in Claude Code's settings records it
+    return event
 
 
 def _log_unreadable(agent: str, event_name: str | None, exc: Exception) -> None:

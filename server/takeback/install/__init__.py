@@ -8,6 +8,19 @@ and ``mcpentries`` know the shapes of the entries written; ``opencode`` writes O
 ``plan`` puts it together: every file is read and checked before any is written.
 """
 
-from .plan import Change, Report, install, uninstall
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .plan import Change, Report, install, uninstall
 
 __all__ = ["Change", "Report", "install", "uninstall"]
+
+
+def __getattr__(name: str) -> Any:
+    """``plan`` (and with it the config, pydantic) loads on first use: ``takeback hook`` reads
+    ``command`` alone to recognise a Takeback hook line, and stays light."""
+    if name in __all__:
+        from . import plan
+
+        return getattr(plan, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

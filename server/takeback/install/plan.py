@@ -125,6 +125,12 @@ def _switched_off(agent: Agent, doc: dict[str, Any]) -> bool:
     return value is off
 
 
+def _plugin_enabled(doc: dict[str, Any]) -> bool:
+    """Whether Claude Code settings ``doc`` enable Takeback's plugin (``takeback@<marketplace>``)."""
+    enabled = doc.get("enabledPlugins")
+    return isinstance(enabled, dict) and any(str(k).startswith("takeback@") and v is True for k, v in enabled.items())
+
+
 def _add(agent: Agent, scope: str, root: Path, with_mcp: bool, files: Pending) -> tuple[dict[Path, str], list[str]]:
     """Takeback's entries for ``agent`` added to ``files``; returns what each file got, and
     warnings about the person's settings."""
@@ -137,6 +143,12 @@ def _add(agent: Agent, scope: str, root: Path, with_mcp: bool, files: Pending) -
         warnings.append(
             f"{hooks_path} switches every hook off ({'.'.join(keys)} = {str(off).lower()}): "
             f"{agent.title} will not run Takeback's until you change that."
+        )
+    if agent.name == "claude" and _plugin_enabled(doc):
+        warnings.append(
+            "Takeback's Claude Code plugin is enabled in these settings too: its hooks step aside for these, "
+            "so each event is recorded once. One of the two is enough (/plugin to remove the plugin, or "
+            "'takeback uninstall claude')."
         )
     if agent.hooks is not None:
         hookentries.add(doc, agent.name, agent.hooks, hooks_path)

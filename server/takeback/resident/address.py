@@ -25,7 +25,7 @@ import time
 import zlib
 
 # Variables that never change what a request does (so they do not split processes).
-_NOT_SETTINGS = ("TAKEBACK_DEBUG", "TAKEBACK_RESIDENT", "TAKEBACK_RESIDENT_IDLE")
+_NOT_SETTINGS = ("TAKEBACK_DEBUG", "TAKEBACK_RESIDENT", "TAKEBACK_RESIDENT_IDLE", "TAKEBACK_VIA", "TAKEBACK_BIN")
 _SETTINGS = ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL",
              "GIT_CONFIG_SYSTEM")
 
