@@ -226,7 +226,8 @@ class TimelineChangedParams:
     """The timeline's version: the log head, with ``+<entry>`` while an open turn's begin is not
     in the log yet. Opaque to clients: it only tells one state from another."""
     reason: str
-    """What changed it: ``request`` (this server) or ``external`` (another process, e.g. the CLI)."""
+    """What changed it: ``request`` (this server), ``external`` (another process, e.g. the CLI),
+    or ``hook-failure`` (an agent's hook logged a failure: the folder's status changed)."""
 
 
 # --------------------------------------------------------------------------- request types
