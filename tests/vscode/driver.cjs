@@ -144,6 +144,19 @@ async function showPanel() {
   await sidebar().locator(".composite.title", { hasText: "Takeback" }).first().waitFor({ timeout: 10000 });
 }
 
+/** A panel row's inline action through its confirmation: what the dialog and the outcome said. */
+async function inlineAction(row, action, confirm, outcomeText) {
+  await row.hover();
+  await row.locator(`.action-label[aria-label="${action}"]`).first().click({ timeout: 10000 });
+  const dialog = page.locator(".monaco-dialog-box").first();
+  await dialog.waitFor({ timeout: 20000 });
+  const preview = await dialog.innerText();
+  await dialog.locator(".monaco-button", { hasText: new RegExp(`^${confirm}$`) }).first().click();
+  const toast = page.locator(".notifications-toasts .notification-toast", { hasText: outcomeText }).first();
+  await toast.waitFor({ timeout: 30000 });
+  return { preview, outcome: await toast.innerText() };
+}
+
 async function main() {
   fs.mkdirSync(config.artifacts, { recursive: true });
   const browser = await chromium.launch({
@@ -311,16 +324,7 @@ async function main() {
   // An inline action in the panel: redo the undone turn; the person's unsaved note survives again.
   await step("redo_from_panel", async () => {
     await showPanel();
-    const row = panelRow("#2 Rename greet to welcome");
-    await row.hover();
-    await row.locator('.action-label[aria-label="Redo Agent Turn"]').first().click({ timeout: 10000 });
-    const dialog = page.locator(".monaco-dialog-box").first();
-    await dialog.waitFor({ timeout: 20000 });
-    const preview = await dialog.innerText();
-    await dialog.locator(".monaco-button", { hasText: /^Redo$/ }).first().click();
-    const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "Redo of #" }).first();
-    await toast.waitFor({ timeout: 30000 });
-    const outcome = await toast.innerText();
+    const { preview, outcome } = await inlineAction(panelRow("#2 Rename greet to welcome"), "Redo Agent Turn", "Redo", "Redo of #");
     const after = await waitFor("the agent's change back in the buffer", async () => {
       const d = await documents();
       const greet = d.docs.find((x) => x.path.endsWith(path.join("app", "greet.py")));
@@ -452,16 +456,7 @@ async function stepsScenario() {
   });
 
   await step("restore_before_step", async () => {
-    const row = panelRow("#1.2");
-    await row.hover();
-    await row.locator('.action-label[aria-label="Restore to Before This Step"]').first().click({ timeout: 10000 });
-    const dialog = page.locator(".monaco-dialog-box").first();
-    await dialog.waitFor({ timeout: 20000 });
-    const preview = await dialog.innerText();
-    await dialog.locator(".monaco-button", { hasText: /^Restore$/ }).first().click();
-    const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "Restore of #" }).first();
-    await toast.waitFor({ timeout: 30000 });
-    const outcome = await toast.innerText();
+    const { preview, outcome } = await inlineAction(panelRow("#1.2"), "Restore to Before This Step", "Restore", "Restore of #");
     return { preview, outcome, disk: { "steps.txt": readRepo("steps.txt"), "gen.txt": readRepo("gen.txt") } };
   });
 

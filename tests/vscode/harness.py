@@ -256,6 +256,27 @@ class Workbench:
             for f in logs.rglob("*Takeback*.log"):
                 shutil.copy(f, self.artifacts / "takeback-output.log")
 
+    def git_state(self) -> tuple[str, str]:
+        """The person's git history and refs (Takeback must never change them)."""
+        def git(*args: str) -> str:
+            return subprocess.run(["git", *args], cwd=self.repo, env=self.env, capture_output=True, text=True, check=True).stdout
+
+        return git("log", "--all", "--format=%H %s"), git("for-each-ref")
+
+    def run(self, scenario: str = "person", **extra: object) -> dict:
+        """Install, start, drive one scenario, stop: what the driver saw, with this bench and
+        the person's git state from before."""
+        git_before = self.git_state()
+        self.install()
+        self.start()
+        try:
+            results = self.drive(scenario=scenario, **extra)
+        finally:
+            self.stop()
+        results["bench"] = self
+        results["git_before"] = git_before
+        return results
+
     def takeback(self, *args: str) -> dict | list:
         """The CLI's view of the workspace (same store as the editor's server)."""
         out = subprocess.run(

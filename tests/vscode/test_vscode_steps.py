@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from .harness import SHELL_COMMAND, STEPS_PROMPT, Workbench, missing_tools
-from .test_vscode_e2e import _git_state, _step
+from .test_vscode_e2e import _step
 
 pytestmark = pytest.mark.timeout(420)
 
@@ -24,16 +24,7 @@ if missing_tools():
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory):
     bench = Workbench.create(tmp_path_factory.mktemp("vscode-steps"))
-    git_before = _git_state(bench)
-    bench.install()
-    bench.start()
-    try:
-        results = bench.drive(scenario="steps", hookScript=bench.hook_turn_script())
-    finally:
-        bench.stop()
-    results["bench"] = bench
-    results["git_before"] = git_before
-    return results
+    return bench.run("steps", hookScript=bench.hook_turn_script())
 
 
 def test_a_hook_recorded_turn_shows_its_steps_in_the_panel(run):
@@ -64,7 +55,7 @@ def test_restore_to_before_a_step_keeps_the_steps_before_it(run):
     entries = {e["number"]: e for e in bench.takeback("log")}
     assert entries[2]["kind"] == "restore" and entries[2]["target_number"] == 1
     assert entries[1]["state"] == "partial"
-    assert _git_state(bench) == run["git_before"]
+    assert bench.git_state() == run["git_before"]
 
 
 def test_a_failing_hook_warns_once_and_the_log_can_be_seen(run):
