@@ -197,7 +197,7 @@ export interface RevertTurnParams extends FolderParams {
 }
 
 export interface RestoreParams extends FolderParams {
-  /** A checkpoint id, `#N` (turn N's last checkpoint), `#N.k`, or `last-green`. */
+  /** A checkpoint id, `#N` (turn N's last checkpoint), `#N.k` (`#N.0`: where turn N started), or `last-green`. */
   checkpointId: string;
   dryRun?: boolean;
   onConflict?: OnConflict;

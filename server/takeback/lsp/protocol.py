@@ -134,7 +134,8 @@ class RevertTurnParams:
 @attrs.define
 class RestoreParams:
     checkpoint_id: str
-    """A checkpoint id, ``#N`` (turn N's last checkpoint), ``#N.k``, or ``last-green``."""
+    """A checkpoint id, ``#N`` (turn N's last checkpoint), ``#N.k`` (``#N.0``: where turn N
+    started), or ``last-green``."""
     dry_run: bool = False
     on_conflict: OnConflict = "abort"
     folder: str | None = None
