@@ -118,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("turn")
     _add_operation_flags(p)
     p = command("restore", "bring files touched since a checkpoint back to their state then")
-    p.add_argument("checkpoint", help="a checkpoint id, a turn (#N: its last checkpoint), #N.k, or last-green")
+    p.add_argument("checkpoint", help="a checkpoint id, a turn (#N: its last checkpoint), #N.k (#N.0: where turn N started), or last-green")
     _add_operation_flags(p)
 
     p = command("check", "run a command and record its pass/fail on a turn")

@@ -2,7 +2,8 @@
 
 A hook (``takeback hook``) must never stop or disturb the agent that runs it, so it reports
 nothing there: what went wrong is appended here and counted by ``takeback status`` (its
-``hook_failures`` and ``last_hook_failure``) and the editor's status. The file is bounded: past
+``hook_failures`` and ``last_hook_failure``) and the editor's status; the language server
+watches its ``stamp`` and tells the editor when it changes. The file is bounded: past
 ``_KEEP_BYTES`` its older half is dropped.
 """
 
@@ -35,6 +36,16 @@ def append(store: Path, agent: str, event: str | None, message: str) -> None:
             os.replace(tmp, path)
     except OSError:
         pass
+
+
+def stamp(store: Path) -> tuple[int, int] | None:
+    """The log's size and modification time, or None without a log: a long-lived reader (the
+    language server) compares stamps to notice new failures without reading the file."""
+    try:
+        st = (store / FILE_NAME).stat()
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
 
 
 def summary(store: Path) -> dict:

@@ -203,7 +203,9 @@ class Timeline:
         return f"turn #{number} was dropped by retention (when is no longer recorded); the store no longer holds it"
 
     def resolve_checkpoint(self, spec: str) -> CheckpointRecorded:
-        """A checkpoint from its id (or unique prefix), ``#N`` (a turn's last) or ``#N.k``."""
+        """A checkpoint from its id (or unique prefix), ``#N`` (a turn's last), ``#N.k`` or
+        ``#N.0`` (the state turn N started from: the last checkpoint recorded before its first,
+        whichever entry holds it; so "just before step k" is always ``#N.(k-1)``)."""
         text = (spec or "").strip()
         upper = text.upper()
         owner = self.checkpoint_owner.get(upper)
@@ -222,6 +224,8 @@ class Timeline:
         if dot and turn_part.lstrip("#").isdigit() and index_part.isdigit():
             state = self.resolve(turn_part)
             index = int(index_part)
+            if index == 0 and state.checkpoints:
+                return self._before(state)
             if not 1 <= index <= len(state.checkpoints):
                 raise NotFound(f"turn #{state.begun.number} has {len(state.checkpoints)} checkpoints, not {index}")
             return state.checkpoints[index - 1]
@@ -229,6 +233,18 @@ class Timeline:
         if not state.checkpoints:
             raise NotFound(f"turn #{state.begun.number} has no checkpoint")
         return state.checkpoints[-1]
+
+    def _before(self, state: EntryState) -> CheckpointRecorded:
+        """The checkpoint recorded just before ``state``'s first one (``#N.0``)."""
+        index = self.checkpoint_seq.index(state.checkpoints[0].id)
+        if index == 0:
+            number = state.begun.number
+            raise NotFound(
+                f"nothing was recorded before turn #{number} (its start is the oldest state the timeline holds): "
+                f"revert {number} takes the whole turn back"
+            )
+        previous = self.checkpoint_seq[index - 1]
+        return self._checkpoint(self.checkpoint_owner[previous], previous)
 
     def _checkpoints_listed(self, found: list[str], shown: int = 3) -> str:
         """``#3.1 (01J…9Q), #3.2 (01J…9R)``: the checkpoints an ambiguous prefix matched."""

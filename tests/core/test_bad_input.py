@@ -85,7 +85,7 @@ def test_last_with_no_turn(ws: Path, engine) -> None:
     "spec,error,message",
     [
         ("#1.5", NotFound, "turn #1 has 1 checkpoints, not 5"),
-        ("#1.0", NotFound, "turn #1 has 1 checkpoints, not 0"),
+        ("#1.0", NotFound, "nothing was recorded before turn #1"),  # #N.0: where turn N started
         ("#7", NotFound, "no turn #7"),
         ("nope", NotFound, "no turn matches 'nope'"),
     ],

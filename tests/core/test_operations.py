@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from helpers import make_repo, write_files
-from takeback.errors import InvalidInput, NothingToDo
+from takeback.errors import InvalidInput, NotFound, NothingToDo
 from takeback.models import BatchChange
 
 from .support import assert_result_shape, batch, full_state, nothing_written, open_engine
@@ -277,6 +277,37 @@ def test_restore_to_a_checkpoint(ws: Path, engine) -> None:
     assert engine.entry("2").state == "partial"
     with pytest.raises(NothingToDo, match="nothing to restore"):
         engine.restore(engine.entries()[0].checkpoints[-1].id)
+
+
+def test_restore_to_just_before_a_step(ws: Path, engine) -> None:
+    """``#N.(k-1)`` is the state just before step k of turn N; ``#N.0`` the state the turn started
+    from (the last checkpoint before it, whichever entry holds it). The person's unrecorded
+    file is kept."""
+    batch(engine, ws, {"lines.txt": text(l1="t1")})
+    with pytest.raises(NotFound, match="nothing was recorded before turn #1"):
+        engine.restore("#1.0")
+    after_one = read(ws, "lines.txt")
+    engine.begin_turn(label="three steps", bracket=False)
+    for k in (1, 2, 3):
+        batch(engine, ws, {"lines.txt": text(l1="t1", l3=f"step {k}"), f"s{k}.txt": f"{k}\n"})
+    engine.end_turn()
+    write_files(ws, {"mine.txt": "the person's own file\n"})
+
+    result = engine.restore("#2.2")  # just before step 3
+    assert result.applied and result.target_number == 2
+    assert read(ws, "lines.txt") == text(l1="t1", l3="step 2") and read(ws, "s3.txt") is None
+    engine.redo()  # the restore is taken back: step 3 is back
+    assert read(ws, "s3.txt") == "3\n"
+
+    result = engine.restore("#2.0")  # just before step 1: the state turn #2 started from
+    assert result.applied and result.target_number == 1
+    assert read(ws, "lines.txt") == after_one
+    assert [read(ws, f"s{k}.txt") for k in (1, 2, 3)] == [None, None, None]
+    assert read(ws, "mine.txt") == "the person's own file\n"
+    assert engine.entry("2").state == "reverted"
+    empty = engine.begin_turn(label="empty", bracket=False)
+    with pytest.raises(NotFound, match="has 0 checkpoints"):
+        engine.restore(f"#{empty.number}.0")
 
 
 def test_restore_last_green(ws: Path, engine) -> None:

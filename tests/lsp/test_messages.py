@@ -1,14 +1,19 @@
 """What an editor's person reads from the server when something is not done as asked: an empty
 'folder' refused, an open turn ended by a second beginTurn or by an undo, conflicts that say
-whether markers can go into them."""
+whether markers can go into them; an agent's hook that failed to record."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from helpers import tree_state
+from lsprotocol import types
 
-from .editor import Editor
+from .editor import Editor, start
 from .test_requests import expect_error
 
 
@@ -48,3 +53,57 @@ async def test_a_binary_conflict_is_not_offered_markers(editor: Editor, repo: Pa
     assert (conflict["path"], conflict["binary"], conflict["markers_possible"]) == ("logo.bin", True, False)
     assert conflict["advice"].startswith("conflict markers cannot be written into it (it is binary)")
     assert "markers" not in result["next_action"]
+
+
+async def _hook_with_bad_payload(repo: Path) -> None:
+    """An agent's hook that fails (its payload is not JSON): it logs the failure in the store."""
+    env = {**os.environ, "CLAUDECODE": "1"}
+    proc = await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-m", "takeback", "hook", "claude"],
+        input="{not json", capture_output=True, text=True, cwd=repo, env=env, timeout=60,
+    )
+    assert proc.returncode == 0 and proc.stdout == ""
+
+
+async def _announced(editor: Editor, reason: str, count: int) -> list[dict]:
+    for _ in range(100):
+        found = [n for n in editor.notifications if n["reason"] == reason]
+        if len(found) >= count:
+            return found
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"expected {count} {reason} notification(s): {editor.notifications}")
+
+
+async def test_a_hook_failure_is_announced_and_said_once(editor: Editor, repo: Path) -> None:
+    """The poller sees the store's hook failure log grow: the client is told to refresh (its
+    status now counts the failure), and the person is warned once, not at every failure."""
+    assert (await editor.request("takeback/status", {}))["hook_failures"] == 0
+    await _hook_with_bad_payload(repo)
+    (first,) = await _announced(editor, "hook-failure", 1)
+    assert first["folder"] == editor.uri("").rstrip("/")
+    status = await editor.request("takeback/status", {})
+    assert status["hook_failures"] == 1 and "claude" in status["last_hook_failure"]
+    warnings = [m.message for m in editor.client.messages if m.type == types.MessageType.Warning]
+    assert len(warnings) == 1 and "an agent's hook failed to record" in warnings[0], warnings
+    assert "1 failure(s) logged" in warnings[0] and "hook-failures.log" in warnings[0]
+
+    await _hook_with_bad_payload(repo)
+    await _announced(editor, "hook-failure", 2)
+    assert (await editor.request("takeback/status", {}))["hook_failures"] == 2
+    assert len([m for m in editor.client.messages if m.type == types.MessageType.Warning]) == 1
+
+
+async def test_a_client_that_shows_hook_failures_itself_can_turn_the_message_off(
+    repo: Path, isolated_environment: Path
+) -> None:
+    await _hook_with_bad_payload(repo)  # before the server starts: in its status only
+    editor, _ = await start("visual_studio_code", [repo], {"hookFailureMessages": False})
+    try:
+        assert (await editor.request("takeback/status", {}))["hook_failures"] == 1
+        await _hook_with_bad_payload(repo)
+        await _announced(editor, "hook-failure", 1)
+        assert (await editor.request("takeback/status", {}))["hook_failures"] == 2
+        assert [m for m in editor.client.messages if m.type == types.MessageType.Warning] == []
+    finally:
+        await editor.client.shutdown_session()
+        await editor.client.stop()

@@ -4,7 +4,8 @@
 //
 // Usage: node driver.cjs CONFIG.json — CONFIG has url, playwright (path of playwright-core),
 // chromium, agentOut (the test agent's output folder), artifacts (screenshot folder), results
-// (where this script writes what it saw, step by step).
+// (where this script writes what it saw, step by step), scenario ("person", "steps" or
+// "no-server") and, for "steps", hookScript (the hook payloads to run).
 "use strict";
 
 const fs = require("fs");
@@ -143,6 +144,19 @@ async function showPanel() {
   await sidebar().locator(".composite.title", { hasText: "Takeback" }).first().waitFor({ timeout: 10000 });
 }
 
+/** A panel row's inline action through its confirmation: what the dialog and the outcome said. */
+async function inlineAction(row, action, confirm, outcomeText) {
+  await row.hover();
+  await row.locator(`.action-label[aria-label="${action}"]`).first().click({ timeout: 10000 });
+  const dialog = page.locator(".monaco-dialog-box").first();
+  await dialog.waitFor({ timeout: 20000 });
+  const preview = await dialog.innerText();
+  await dialog.locator(".monaco-button", { hasText: new RegExp(`^${confirm}$`) }).first().click();
+  const toast = page.locator(".notifications-toasts .notification-toast", { hasText: outcomeText }).first();
+  await toast.waitFor({ timeout: 30000 });
+  return { preview, outcome: await toast.innerText() };
+}
+
 async function main() {
   fs.mkdirSync(config.artifacts, { recursive: true });
   const browser = await chromium.launch({
@@ -172,6 +186,11 @@ async function main() {
     return { url: config.url };
   });
   if (!ready) {
+    await browser.close();
+    return;
+  }
+  if (config.scenario === "steps") {
+    await stepsScenario();
     await browser.close();
     return;
   }
@@ -305,16 +324,7 @@ async function main() {
   // An inline action in the panel: redo the undone turn; the person's unsaved note survives again.
   await step("redo_from_panel", async () => {
     await showPanel();
-    const row = panelRow("#2 Rename greet to welcome");
-    await row.hover();
-    await row.locator('.action-label[aria-label="Redo Agent Turn"]').first().click({ timeout: 10000 });
-    const dialog = page.locator(".monaco-dialog-box").first();
-    await dialog.waitFor({ timeout: 20000 });
-    const preview = await dialog.innerText();
-    await dialog.locator(".monaco-button", { hasText: /^Redo$/ }).first().click();
-    const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "Redo of #" }).first();
-    await toast.waitFor({ timeout: 30000 });
-    const outcome = await toast.innerText();
+    const { preview, outcome } = await inlineAction(panelRow("#2 Rename greet to welcome"), "Redo Agent Turn", "Redo", "Redo of #");
     const after = await waitFor("the agent's change back in the buffer", async () => {
       const d = await documents();
       const greet = d.docs.find((x) => x.path.endsWith(path.join("app", "greet.py")));
@@ -395,6 +405,92 @@ async function main() {
   });
 
   await browser.close();
+}
+
+/** Run an agent's hooks as the agent does: `takeback hook claude` with each payload on stdin,
+ * the files its tools write written in between (config.hookScript, made by harness.py). */
+function runHooks(script) {
+  const { execFileSync } = require("child_process");
+  for (const item of script) {
+    if (item.write) {
+      fs.writeFileSync(path.join(config.repo, item.write[0]), item.write[1]);
+      continue;
+    }
+    const input = typeof item.hook === "string" ? item.hook : JSON.stringify(item.hook);
+    const out = execFileSync("takeback", ["hook", "claude"], { input, cwd: config.repo, env: { ...process.env, CLAUDECODE: "1" }, encoding: "utf8" });
+    if (out) {
+      throw new Error(`takeback hook printed ${JSON.stringify(out)}`);
+    }
+  }
+}
+
+function readRepo(rel) {
+  try {
+    return fs.readFileSync(path.join(config.repo, rel), "utf8");
+  } catch {
+    return null;
+  }
+}
+
+// An agent's hooks record a turn of two tool calls while the workbench is open: the panel shows
+// the turn's steps, one restores to just before a step; then a hook fails, and the person is
+// warned and sees the failure log.
+async function stepsScenario() {
+  await step("hook_turn_steps", async () => {
+    runHooks(config.hookScript);
+    note("hook turn recorded");
+    await showPanel();
+    const turnRow = panelRow("Write the steps file");
+    await waitFor("the hook-recorded turn in the panel", async () => (await turnRow.count()) > 0, 45000, 500);
+    if ((await turnRow.getAttribute("aria-expanded")) !== "true") {
+      await turnRow.click();
+    }
+    let rows = [];
+    await waitFor("the turn's steps", async () => {
+      rows = await sidebar().locator(".monaco-list-row").allInnerTexts();
+      return rows.some((r) => r.includes("#1.2"));
+    }, 20000, 300);
+    await page.mouse.move(5, 5);
+    await page.screenshot({ path: path.join(config.artifacts, "steps.png") });
+    return { rows, turnRow: await turnRow.innerText(), stepAria: await panelRow("#1.1").getAttribute("aria-label") };
+  });
+
+  await step("restore_before_step", async () => {
+    const { preview, outcome } = await inlineAction(panelRow("#1.2"), "Restore to Before This Step", "Restore", "Restore of #");
+    return { preview, outcome, disk: { "steps.txt": readRepo("steps.txt"), "gen.txt": readRepo("gen.txt") } };
+  });
+
+  await step("hook_failure_warning", async () => {
+    await page.keyboard.press("Escape");
+    runHooks([{ hook: "{not json" }]);
+    note("a failing hook ran");
+    const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "hook failed to record" }).first();
+    await toast.waitFor({ timeout: 30000 });
+    const message = await toast.innerText();
+    const warning = page.locator(".statusbar-item", { hasText: "hook failure" }).first();
+    await warning.waitFor({ timeout: 15000 });
+    const statusText = await warning.innerText();
+    let tooltip = null;
+    try {
+      await warning.hover();
+      const hover = page.locator(".workbench-hover, .monaco-hover", { hasText: "hooks failed" }).first();
+      await hover.waitFor({ timeout: 5000 });
+      tooltip = await hover.innerText();
+    } catch (error) {
+      note(`no status bar tooltip: ${error.message}`);
+    }
+    await page.screenshot({ path: path.join(config.artifacts, "hook-failure.png") });
+    // The server's own warning (for clients without one) is turned off here: one toast, not two.
+    const serverToasts = await page.locator(".notifications-toasts .notification-toast", { hasText: "failure(s) logged" }).count();
+    await toast.locator(".monaco-button", { hasText: "Show Hook Failures" }).first().click();
+    await page.locator(".tabs-container .tab.active", { hasText: "hook-failures" }).first().waitFor({ timeout: 15000 });
+    await page.waitForTimeout(500);
+    const report = await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().innerText();
+    // Seen: the status bar no longer warns.
+    await waitFor("the status bar without the warning", async () => (await page.locator(".statusbar-item", { hasText: "hook failure" }).count()) === 0, 15000, 300);
+    const after = await page.locator(".statusbar-item", { hasText: "#1 ·" }).first().innerText({ timeout: 10000 });
+    return { message, statusText, tooltip, serverToasts, report, after };
+  });
 }
 
 // No `takeback` anywhere: the person is told what is missing and how to fix it, with the log.

@@ -30,6 +30,10 @@ CHROMIUM = Path("/usr/bin/chromium")
 VSCE = CLIENT / "node_modules" / "@vscode" / "vsce" / "vsce"
 
 
+HOOK_PAYLOADS = ROOT / "tests" / "cli" / "hook_payloads"
+STEPS_PROMPT = "Write the steps file, then generate the output"
+SHELL_COMMAND = "echo generated > gen.txt"
+
 GREET = 'def greet(name):\n    return "Hello, " + name\n\n\ndef farewell(name):\n    return "Goodbye, " + name\n'
 
 
@@ -189,7 +193,31 @@ class Workbench:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/?folder={self.repo}"
 
-    def drive(self, timeout: float = 240.0, scenario: str = "person") -> dict:
+    def claude_payload(self, event: str, **fields: object) -> dict:
+        """What Claude Code really sent its hooks for ``event`` (captured in tests/cli/hook_payloads),
+        its run folder made this workbench's repository, with ``fields`` set."""
+        data = json.loads((HOOK_PAYLOADS / "claude.json").read_text())["payloads"][event]
+        text = json.dumps(data).replace("<OUT>/repo", str(self.repo)).replace("<OUT>", str(self.repo.parent))
+        return {**json.loads(text), **fields}
+
+    def hook_turn_script(self) -> list[dict]:
+        """One Claude Code turn of two tool calls, as its hooks see it: what driver.cjs runs
+        (``takeback hook claude`` with each payload on stdin) and the files the tools write between."""
+        write = {"tool_name": "Write", "tool_use_id": "toolu_write1",
+                 "tool_input": {"file_path": str(self.repo / "steps.txt"), "content": "written by the Write tool\n"}}
+        bash = {"tool_name": "Bash", "tool_use_id": "toolu_bash1", "tool_input": {"command": SHELL_COMMAND}}
+        return [
+            {"hook": self.claude_payload("UserPromptSubmit", prompt=STEPS_PROMPT)},
+            {"hook": self.claude_payload("PreToolUse", **write)},
+            {"write": ["steps.txt", "written by the Write tool\n"]},
+            {"hook": self.claude_payload("PostToolUse", **write)},
+            {"hook": self.claude_payload("PreToolUse", **bash)},
+            {"write": ["gen.txt", "generated\n"]},
+            {"hook": self.claude_payload("PostToolUse", **bash)},
+            {"hook": self.claude_payload("Stop")},
+        ]
+
+    def drive(self, timeout: float = 240.0, scenario: str = "person", **extra: object) -> dict:
         """Run driver.cjs against the workbench; answers what it saw, step by step."""
         config = {
             "url": self.url,
@@ -200,6 +228,7 @@ class Workbench:
             "results": str(self.base / "results.json"),
             "repo": str(self.repo),
             "scenario": scenario,
+            **extra,
         }
         config_file = self.base / "driver.json"
         config_file.write_text(json.dumps(config))
@@ -226,6 +255,27 @@ class Workbench:
         if logs.exists():
             for f in logs.rglob("*Takeback*.log"):
                 shutil.copy(f, self.artifacts / "takeback-output.log")
+
+    def git_state(self) -> tuple[str, str]:
+        """The person's git history and refs (Takeback must never change them)."""
+        def git(*args: str) -> str:
+            return subprocess.run(["git", *args], cwd=self.repo, env=self.env, capture_output=True, text=True, check=True).stdout
+
+        return git("log", "--all", "--format=%H %s"), git("for-each-ref")
+
+    def run(self, scenario: str = "person", **extra: object) -> dict:
+        """Install, start, drive one scenario, stop: what the driver saw, with this bench and
+        the person's git state from before."""
+        git_before = self.git_state()
+        self.install()
+        self.start()
+        try:
+            results = self.drive(scenario=scenario, **extra)
+        finally:
+            self.stop()
+        results["bench"] = self
+        results["git_before"] = git_before
+        return results
 
     def takeback(self, *args: str) -> dict | list:
         """The CLI's view of the workspace (same store as the editor's server)."""

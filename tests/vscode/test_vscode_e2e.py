@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -33,24 +32,7 @@ if MISSING:
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory):
-    bench = Workbench.create(tmp_path_factory.mktemp("vscode"))
-    git_before = _git_state(bench)
-    bench.install()
-    bench.start()
-    try:
-        results = bench.drive()
-    finally:
-        bench.stop()
-    results["bench"] = bench
-    results["git_before"] = git_before
-    return results
-
-
-def _git_state(bench: Workbench) -> tuple[str, str]:
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=bench.repo, env=bench.env, capture_output=True, text=True, check=True).stdout
-
-    return git("log", "--all", "--format=%H %s"), git("for-each-ref")
+    return Workbench.create(tmp_path_factory.mktemp("vscode")).run()
 
 
 def _step(run: dict, name: str) -> dict:
@@ -127,7 +109,7 @@ def test_undo_agent_turn_keeps_the_persons_unsaved_edit(run):
     entries = {e["number"]: e for e in bench.takeback("log")}
     assert entries[3]["kind"] == "undo" and entries[3]["target_number"] == 2
     # The person's git state did not move.
-    assert _git_state(bench) == run["git_before"]
+    assert bench.git_state() == run["git_before"]
 
 
 def test_panel_lists_the_turns_and_a_file_opens_the_diff(run):

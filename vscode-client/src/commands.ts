@@ -12,7 +12,7 @@ import * as ext from "./lspExt";
 import { showLogs } from "./logger";
 import { turnRefFrom } from "./model/args";
 import { entryDescription, entryTitle, plural } from "./model/format";
-import type { FileNode, MoreNode, TurnNode } from "./model/tree";
+import type { FileNode, MoreNode, StepNode, TurnNode } from "./model/tree";
 import { reportError, runOperation } from "./operations";
 import type { TimelineModel } from "./timelineView";
 
@@ -31,6 +31,10 @@ function isTurnNode(arg: unknown): arg is TurnNode {
 
 function isFileNode(arg: unknown): arg is FileNode {
   return !!arg && typeof arg === "object" && (arg as FileNode).kind === "file";
+}
+
+function isStepNode(arg: unknown): arg is StepNode {
+  return !!arg && typeof arg === "object" && (arg as StepNode).kind === "step";
 }
 
 /** Entries of a folder for a quick pick: from the panel's data, else fetched. */
@@ -144,7 +148,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       if (isTurnNode(arg)) {
         folder = arg.folder;
         checkpointId = `#${arg.entry.number}`;
-        what = `after ${entryTitle(arg.entry)}`;
+        what = `the end of ${entryTitle(arg.entry)}`;
       } else if (typeof arg === "string" && arg.trim()) {
         folder = await chooseFolder();
         checkpointId = arg.trim();
@@ -176,12 +180,26 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
           matchOnDetail: true,
         });
         checkpointId = picked?.id;
-        what = picked?.label.replace(/^\$\([^)]*\)\s*/, "");
+        what = picked?.id === "last-green" ? "the last green turn" : `checkpoint ${picked?.label.replace(/^\$\([^)]*\)\s*/, "")}`;
       }
       if (!folder || !checkpointId) {
         return undefined;
       }
       return runOperation(ctx, content, { kind: "restore", folder, checkpointId, what });
+    },
+    // A step of the panel: the server names and resolves `#N.k` (just after step k) and
+    // `#N.(k-1)` (just before it; `#N.0` is where the turn started).
+    "takeback.restoreToStep": async (node: StepNode) => {
+      if (!isStepNode(node)) {
+        return undefined;
+      }
+      return runOperation(ctx, content, { kind: "restore", folder: node.folder, checkpointId: node.checkpointId, what: `just after step ${node.label}` });
+    },
+    "takeback.restoreBeforeStep": async (node: StepNode) => {
+      if (!isStepNode(node)) {
+        return undefined;
+      }
+      return runOperation(ctx, content, { kind: "restore", folder: node.folder, checkpointId: node.beforeId, what: `just before step ${node.label}` });
     },
     "takeback.showTimeline": async () => {
       await vscode.commands.executeCommand("workbench.view.extension.takeback");

@@ -95,6 +95,8 @@ export class ServerContext implements vscode.Disposable {
       // Every file document: the server needs what the editor shows (unsaved edits included)
       // for any file an agent or a revert may touch.
       documentSelector: [{ scheme: "file" }],
+      // Hook failures get this extension's own warning (hookFailures.ts), with a button.
+      initializationOptions: { hookFailureMessages: false },
       outputChannel: log(),
       traceOutputChannel: log(),
       stdioOptions: {

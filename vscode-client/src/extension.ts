@@ -1,7 +1,7 @@
 /**
  * Takeback for VS Code: wiring only. The server's life is ctx.ts, the panel timelineView.ts,
- * commands commands.ts (destructive ones via operations.ts), diff documents content.ts, the
- * agent API api.ts, and the protocol mirror lspExt.ts. Everything shown comes from the server.
+ * commands commands.ts (destructive ones via operations.ts), diff documents content.ts, hook
+ * failures hookFailures.ts, the agent API api.ts, and the protocol mirror lspExt.ts. Everything shown comes from the server.
  */
 import * as vscode from "vscode";
 import { createApi, TakebackApi } from "./api";
@@ -9,6 +9,7 @@ import { registerCommands } from "./commands";
 import { affectsServer } from "./config";
 import { TakebackContentProvider } from "./content";
 import { ServerContext } from "./ctx";
+import { HookFailures } from "./hookFailures";
 import { createLogger, log } from "./logger";
 import { operationFromServerCommand } from "./model/args";
 import { OperationRequest, runOperation } from "./operations";
@@ -30,6 +31,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Takeba
   const tree = new TimelineTreeProvider(model);
   const view = vscode.window.createTreeView("takeback.timeline", { treeDataProvider: tree, showCollapseAll: true });
   const content = new TakebackContentProvider(ctx);
+  const failures = new HookFailures(context.workspaceState, model, content);
   const changed = new vscode.EventEmitter<void>();
   const api = createApi(ctx, changed.event);
 
@@ -41,7 +43,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Takeba
     content,
     changed,
     model.onDidChange(() => changed.fire()),
-    new TurnStatusBar(ctx, model),
+    failures,
+    new TurnStatusBar(ctx, model, failures),
     ...registerCommands({ ctx, model, content, api }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (affectsServer(e)) {

@@ -139,6 +139,10 @@ export interface StoreStatus {
   redoTarget?: number | null;
   gitRepository: boolean;
   head?: string | null;
+  /** Failures agents' hooks (`takeback hook`) logged in the store. */
+  hookFailures?: number;
+  /** The latest: "AT AGENT EVENT: MESSAGE", or null. */
+  lastHookFailure?: string | null;
 }
 
 // ------------------------------------------------------------------ params (protocol.py)
@@ -193,7 +197,7 @@ export interface RevertTurnParams extends FolderParams {
 }
 
 export interface RestoreParams extends FolderParams {
-  /** A checkpoint id, `#N` (turn N's last checkpoint), `#N.k`, or `last-green`. */
+  /** A checkpoint id, `#N` (turn N's last checkpoint), `#N.k` (`#N.0`: where turn N started), or `last-green`. */
   checkpointId: string;
   dryRun?: boolean;
   onConflict?: OnConflict;
@@ -262,7 +266,8 @@ export interface FileAtResult {
 export interface TimelineChangedParams {
   folder: string;
   head?: string | null;
-  /** `request` (this server) or `external` (another process, e.g. the CLI). */
+  /** `request` (this server), `external` (another process, e.g. the CLI) or `hook-failure`
+   * (an agent's hook logged a failure: the status changed). */
   reason: string;
 }
 

@@ -1,6 +1,7 @@
 /**
  * The "Takeback" side panel: the server's timeline per workspace folder, fetched on
- * `takeback/timelineChanged` (debounced) and shown as sessions → turns → files. The tree's
+ * `takeback/timelineChanged` (debounced) and shown as sessions → turns → files and steps; each
+ * folder's status comes with it (undo/redo targets, hook failures). The tree's
  * shape and wording come from model/tree.ts; this file only fetches and renders. It keeps no
  * timeline of its own beyond the last answer, and clears when the server stops.
  */
@@ -10,6 +11,7 @@ import type { ServerContext } from "./ctx";
 import { folderParam, folders } from "./folders";
 import * as ext from "./lspExt";
 import { log } from "./logger";
+import { FolderFailures, newFailures } from "./model/failures";
 import { buildTree, FolderTimeline, latestTurn, mergePage, TreeNode, TurnIcon } from "./model/tree";
 import { workspaceFileUri } from "./content";
 
@@ -26,10 +28,13 @@ const ICONS: Record<TurnIcon, [string, string?]> = {
 export class TimelineModel implements vscode.Disposable {
   private _timelines: FolderTimeline[] = [];
   private readonly emitter = new vscode.EventEmitter<void>();
+  private readonly failureEmitter = new vscode.EventEmitter<FolderFailures[]>();
   private timer: NodeJS.Timeout | undefined;
   private generation = 0;
   private readonly disposables: vscode.Disposable[] = [];
   readonly onDidChange = this.emitter.event;
+  /** Agents' hooks logged failures since the last refresh (not fired for older ones). */
+  readonly onDidLogHookFailures = this.failureEmitter.event;
 
   constructor(private readonly ctx: ServerContext) {
     this.disposables.push(
@@ -50,8 +55,12 @@ export class TimelineModel implements vscode.Disposable {
   }
 
   private set(timelines: FolderTimeline[]): void {
+    const fresh = newFailures(this._timelines, timelines);
     this._timelines = timelines;
     this.emitter.fire();
+    if (fresh.length) {
+      this.failureEmitter.fire(fresh);
+    }
   }
 
   /** Refetch soon; bursts of notifications collapse into one fetch. */
@@ -85,7 +94,15 @@ export class TimelineModel implements vscode.Disposable {
             name: f.name,
             entries: page.entries,
             nextBefore: page.nextBefore,
-            ...(status ? { undoTarget: status.undoTarget ?? null, redoTarget: status.redoTarget ?? null } : {}),
+            ...(status
+              ? {
+                  undoTarget: status.undoTarget ?? null,
+                  redoTarget: status.redoTarget ?? null,
+                  hookFailures: status.hookFailures ?? 0,
+                  lastHookFailure: status.lastHookFailure ?? null,
+                  store: status.store,
+                }
+              : {}),
           };
         } catch (error) {
           const message = error instanceof Error ? error.message : String(error);
@@ -124,6 +141,7 @@ export class TimelineModel implements vscode.Disposable {
       clearTimeout(this.timer);
     }
     this.emitter.dispose();
+    this.failureEmitter.dispose();
     for (const d of this.disposables) {
       d.dispose();
     }
@@ -204,6 +222,19 @@ export class TimelineTreeProvider implements vscode.TreeDataProvider<TreeNode>, 
         item.tooltip = `${node.file.path} — ${node.file.kind} by #${node.entry.number}. Click to see the change.`;
         item.contextValue = node.contextValue;
         item.command = { command: "takeback.openFileDiff", title: "Open Changes", arguments: [node] };
+        return item;
+      }
+      case "step": {
+        const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
+        item.id = node.id;
+        item.description = node.description;
+        const tooltip = new vscode.MarkdownString(node.tooltip);
+        tooltip.supportThemeIcons = false;
+        item.tooltip = tooltip;
+        const applied = node.checkpoint.applied !== false;
+        item.iconPath = new vscode.ThemeIcon(applied ? "debug-stackframe-dot" : "circle-slash", applied ? undefined : new vscode.ThemeColor("disabledForeground"));
+        item.contextValue = node.contextValue;
+        item.accessibilityInformation = { label: `Step ${node.label}, ${node.description}` };
         return item;
       }
       case "more": {

@@ -8,10 +8,14 @@ import {
   mergePage,
   SessionNode,
   sessionNodes,
+  showsSteps,
+  StepNode,
+  stepNodes,
   TurnNode,
   latestTurn,
   turnActions,
 } from "../src/model/tree";
+import type { Entry } from "../src/lspExt";
 import { entry } from "./fixtures";
 
 const NOW = new Date("2025-01-01T10:06:00Z");
@@ -127,4 +131,60 @@ test("latest turn across folders", () => {
   const latest = latestTurn([timeline([op, older]), { folder: "file:///b", name: "b", entries: [newer] }]);
   assert.equal(latest?.entry.number, 2);
   assert.equal(latest?.folder, "file:///b");
+});
+
+test("a turn with several or named checkpoints lists its steps after its files", () => {
+  const hooked = entry({
+    number: 12,
+    label: "Fix the login form",
+    agent: "claude",
+    checkpoints: [
+      { id: "cpA", at: "2025-01-01T10:00:10Z", label: "Edit src/app.py", paths: ["src/app.py"] },
+      { id: "cpB", at: "2025-01-01T10:05:30Z", label: "Bash: npm test", paths: ["out/a.js", "out/b.js"] },
+      { id: "cpC", at: "2025-01-01T10:05:40Z", label: null, paths: ["x.txt"], applied: false },
+    ],
+  });
+  const [session] = sessionNodes(timeline([hooked]), NOW);
+  const turn = session.children[0] as TurnNode;
+  assert.deepEqual(turn.children.map((c) => c.kind), ["file", "step", "step", "step"]);
+  const steps = turn.children.filter((c): c is StepNode => c.kind === "step");
+  assert.deepEqual(steps.map((s) => [s.label, s.description]), [
+    ["#12.1 Edit src/app.py", "1 file · 6 min ago"],
+    ["#12.2 Bash: npm test", "2 files · just now"],
+    ["#12.3 changes", "1 file · just now · not applied"],
+  ]);
+  // What the actions send: the server's names, just after the step and just before it.
+  assert.deepEqual(steps.map((s) => [s.checkpointId, s.beforeId]), [["#12.1", "#12.0"], ["#12.2", "#12.1"], ["#12.3", "#12.2"]]);
+  assert.equal(steps[0].contextValue, "step;restore;before;");
+  assert.equal(steps[2].contextValue, "step;restore;before;last;");
+  assert.match(steps[0].tooltip, /- src\/app\\\.py/);
+  assert.match(steps[0].tooltip, /`#12\.0`, where the turn started/);
+  // Stable ids, distinct from the files'.
+  assert.equal(steps[1].id, `${F}|${hooked.id}|step|cpB`);
+  // A turn that can no longer be restored (never applied) offers no step actions.
+  const notApplied = { ...hooked, state: "not-applied" as const };
+  const [s2] = sessionNodes(timeline([notApplied]), NOW);
+  assert.deepEqual((s2.children[0] as TurnNode).children.filter((c) => c.kind === "step").map((c) => c.contextValue), [
+    "step;",
+    "step;",
+    "step;last;",
+  ]);
+});
+
+test("which turns list steps: not one bracket, not one batch named like the turn, not operations", () => {
+  const one = (label: string | null, extra: Partial<Entry> = {}) =>
+    entry({ number: 1, label: "the prompt", checkpoints: [{ id: "c", at: "2025-01-01T10:00:00Z", label, paths: ["a"] }], ...extra });
+  assert.equal(showsSteps(one(null)), false);
+  assert.equal(showsSteps(one("changes on disk")), false); // a bracket (begin … end)
+  assert.equal(showsSteps(one("the prompt")), false); // a step recorded as a turn of its own
+  assert.equal(showsSteps(one("Edit src/app.py")), true); // one tool call
+  assert.equal(showsSteps(one("rename + helper")), true); // one named batch of an agent extension
+  assert.equal(showsSteps(one("undo of #3", { kind: "undo" })), false);
+  assert.equal(showsSteps(entry({ number: 2, checkpoints: [] })), false);
+  const two = entry({ number: 3, checkpoints: [
+    { id: "a", at: "2025-01-01T10:00:00Z", paths: ["a"] },
+    { id: "b", at: "2025-01-01T10:00:01Z", paths: ["b"] },
+  ] });
+  assert.equal(showsSteps(two), true);
+  assert.equal(stepNodes(F, two, { undo: false, revert: true, restore: true }, NOW)[1].label, "#3.2 changes");
 });

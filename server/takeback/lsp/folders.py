@@ -5,7 +5,11 @@ Folders come from ``initialize`` (``workspaceFolders``, else ``rootUri``) and
 URI), or through a document URI, or through a turn id that only one folder knows; otherwise
 the first folder is meant. A poller reads each store's timeline version about once a second
 (cheap: the log's ref and the open turn's file, see ``Engine.timeline_version``) and sends
-``takeback/timelineChanged`` when another process, e.g. the CLI, changed it.
+``takeback/timelineChanged`` when another process, e.g. the CLI, changed it. It also looks at
+each store's hook failure log (``failures.py``): when an agent's hook logged a failure, the
+client gets ``takeback/timelineChanged`` with the reason ``hook-failure`` (its status has
+changed) and, unless ``initializationOptions.hookFailureMessages`` is false, a
+``window/showMessage`` warning, at most one per folder every ``MESSAGE_SECONDS``.
 Each folder's settings are the person's (``config.py``) with ``initializationOptions.settings``
 as explicit overrides; settings the folder's repository may not set are logged as warnings.
 """
@@ -15,11 +19,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from .. import failures
 from ..config import load_config
 from ..engine import Engine
 from ..errors import InvalidInput, NotFound, OutsideWorkspace, StateError, TakebackError
@@ -32,6 +38,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("takeback.lsp.folders")
 
 POLL_SECONDS = 1.0
+MESSAGE_SECONDS = 600.0
 _ULID_CHARS = set("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
 
 
@@ -47,6 +54,10 @@ class Folder:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     writes: asyncio.Lock = field(default_factory=asyncio.Lock)
     """Serialises this server's writing requests for the folder in arrival order (FIFO)."""
+    failures: tuple[int, int] | None = None
+    """The hook failure log's stamp last seen (``failures.stamp``)."""
+    told: float | None = None
+    """When (``time.monotonic``) the person was last warned of a hook failure here."""
 
     def require(self) -> Engine:
         if self.engine is None:
@@ -78,6 +89,7 @@ class Folders:
         self.items: list[Folder] = []
         self.poll_seconds = POLL_SECONDS
         self.settings: dict = {}  # initializationOptions.settings: the client's explicit overrides
+        self.hook_failure_messages = True  # initializationOptions.hookFailureMessages
 
     # ------------------------------------------------------------------ membership
 
@@ -97,6 +109,7 @@ class Folders:
                 log.warning("workspace folder %s: settings: %s", path, problem)
             folder.engine = await asyncio.to_thread(Engine, path, config, True)  # long-lived: watches the tree
             folder.version = await asyncio.to_thread(read_version, folder.engine)
+            folder.failures = await asyncio.to_thread(failures.stamp, folder.engine.store.path)
             log.info("workspace folder %s: store %s", path, folder.engine.store.path)
             if folder.engine.last_recovery:
                 log.warning(
@@ -184,12 +197,45 @@ class Folders:
             TIMELINE_CHANGED, TimelineChangedParams(folder=folder.uri, head=version, reason=reason)
         )
 
+    async def hook_failures(self, folder: Folder) -> None:
+        """Tell the client when agents' hooks logged a failure in the folder's store (or the log
+        went away: its status changed too); failures logged before the server started are in
+        the status only."""
+        if folder.engine is None:
+            return
+        store = folder.engine.store.path
+        stamp = await asyncio.to_thread(failures.stamp, store)
+        if stamp == folder.failures:
+            return
+        folder.failures = stamp
+        self.server.protocol.notify(
+            TIMELINE_CHANGED, TimelineChangedParams(folder=folder.uri, head=folder.version, reason="hook-failure")
+        )
+        if stamp is None:
+            return
+        summary = await asyncio.to_thread(failures.summary, store)
+        log.warning("%s: an agent's hook logged a failure: %s", folder.path, summary["last_hook_failure"])
+        now = time.monotonic()
+        if not self.hook_failure_messages or (folder.told is not None and now - folder.told < MESSAGE_SECONDS):
+            return
+        folder.told = now
+        self.server.window_show_message(types.ShowMessageParams(
+            type=types.MessageType.Warning,
+            message=(
+                f"Takeback: an agent's hook failed to record in {os.path.basename(folder.path)} "
+                f"({summary['hook_failures']} failure(s) logged; last: {summary['last_hook_failure']}). "
+                f"`takeback status` counts them; the log is {store / failures.FILE_NAME}"
+            ),
+        ))
+
     async def poll(self) -> None:
-        """Notice log heads moved by other processes (the CLI, another editor's server)."""
+        """Notice log heads moved by other processes (the CLI, another editor's server), and
+        failures agents' hooks logged."""
         while True:
             await asyncio.sleep(self.poll_seconds)
             for folder in list(self.items):
                 await self.changed(folder, reason="external")
+                await self.hook_failures(folder)
 
 
 def _seconds(value: object) -> float | None:
@@ -212,6 +258,11 @@ def setup(server: TakebackServer) -> None:
         timeout = _seconds(options.get("applyEditTimeout"))
         if timeout is not None:
             ls.editor_timeout = timeout
+        messages = options.get("hookFailureMessages")
+        if isinstance(messages, bool):
+            ls.folders.hook_failure_messages = messages
+        elif messages is not None:
+            log.warning("ignoring the initialization option hookFailureMessages=%r: not true or false", messages)
         settings = options.get("settings")
         if isinstance(settings, dict):
             ls.folders.settings = settings

@@ -134,7 +134,8 @@ class RevertTurnParams:
 @attrs.define
 class RestoreParams:
     checkpoint_id: str
-    """A checkpoint id, ``#N`` (turn N's last checkpoint), ``#N.k``, or ``last-green``."""
+    """A checkpoint id, ``#N`` (turn N's last checkpoint), ``#N.k`` (``#N.0``: where turn N
+    started), or ``last-green``."""
     dry_run: bool = False
     on_conflict: OnConflict = "abort"
     folder: str | None = None
@@ -226,7 +227,8 @@ class TimelineChangedParams:
     """The timeline's version: the log head, with ``+<entry>`` while an open turn's begin is not
     in the log yet. Opaque to clients: it only tells one state from another."""
     reason: str
-    """What changed it: ``request`` (this server) or ``external`` (another process, e.g. the CLI)."""
+    """What changed it: ``request`` (this server), ``external`` (another process, e.g. the CLI),
+    or ``hook-failure`` (an agent's hook logged a failure: the folder's status changed)."""
 
 
 # --------------------------------------------------------------------------- request types

@@ -218,8 +218,8 @@ class Tools:
             str,
             Text,
             Field(
-                description="a checkpoint: its id, '#N' (turn N's last step), '#N.k' (step k of turn N), "
-                "or 'last-green' (the last turn whose checks passed)"
+                description="a checkpoint: its id, '#N' (turn N's last step), '#N.k' (just after step k of turn N; "
+                "'#N.0': where turn N started), or 'last-green' (the last turn whose checks passed)"
             ),
         ],
         on_conflict: OnConflict = "abort",

@@ -65,7 +65,9 @@ export function confirmationFor(result: OperationResult, what?: string): Confirm
   const conflicts = result.conflicts?.length ?? 0;
   const files = (result.restored ?? []).filter((r) => r.action !== "unchanged").length;
   const noun = result.operation === "restore" ? "checkpoint" : "agent turn";
-  const message = `${verb} ${noun} ${target}?`.replace(/\s+\?$/, "?");
+  // A restore says where to ("just before step #12.3 Edit app.py"): the server's target number
+  // is the checkpoint's owner, which for "#N.0" is an earlier entry.
+  const message = result.operation === "restore" && what ? `Restore the files to ${what}?` : `${verb} ${noun} ${target}?`.replace(/\s+\?$/, "?");
   const head = conflicts
     ? `${plural(conflicts, "file")} changed since, in the same places (conflict); ${plural(files, "file")} can be restored cleanly.`
     : `${plural(files, "file")} will change.`;

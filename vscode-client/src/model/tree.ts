@@ -1,13 +1,15 @@
 /**
  * The side panel's tree, as plain data: workspace folders (only when there are several) →
- * sessions → entries (turns and operations) → files. Nodes are a union discriminated on
+ * sessions → entries (turns and operations) → files, then the turn's steps (its checkpoints,
+ * when it has several or a named one: one per tool call of an agent's hooks, one per edit
+ * batch of an agent extension). Nodes are a union discriminated on
  * `kind`; `contextValue` carries the actions a node allows (the package.json menus match on
  * it), and ids are stable so the selection survives a refresh.
  *
  * Pure module (no `vscode` import): timelineView.ts turns these nodes into TreeItems.
  */
-import type { Entry, FileChange } from "../lspExt";
-import { basename, entryDescription, entryTitle, entryTooltip, fileDescription, plural, relativeTime } from "./format";
+import type { Checkpoint, Entry, FileChange } from "../lspExt";
+import { basename, entryDescription, entryTitle, entryTooltip, escapeMarkdown, fileDescription, plural, relativeTime } from "./format";
 
 export interface FolderTimeline {
   /** The workspace folder's URI (as the server names it). */
@@ -20,6 +22,11 @@ export interface FolderTimeline {
   /** The numbers the server's `takeback/status` gives, when known. */
   undoTarget?: number | null;
   redoTarget?: number | null;
+  /** From the same status: failures agents' hooks logged in this folder's store. */
+  hookFailures?: number;
+  lastHookFailure?: string | null;
+  /** The folder's store (where the hook failure log is). */
+  store?: string;
   error?: string;
 }
 
@@ -67,7 +74,26 @@ export interface TurnNode {
   icon: TurnIcon;
   actions: TurnActions;
   contextValue: string;
-  children: FileNode[];
+  children: Array<FileNode | StepNode>;
+}
+
+/** One checkpoint of a turn: a tool call of an agent's hooks, a batch of an agent extension. */
+export interface StepNode {
+  kind: "step";
+  id: string;
+  folder: string;
+  entry: Entry;
+  checkpoint: Checkpoint;
+  /** From 1, as in `#N.k`. */
+  index: number;
+  /** What "Restore to This Step" sends: the state just after it. */
+  checkpointId: string;
+  /** What "Restore to Before This Step" sends: `#N.(k-1)`; `#N.0` is where the turn started. */
+  beforeId: string;
+  label: string;
+  description: string;
+  tooltip: string;
+  contextValue: string;
 }
 
 export interface FileNode {
@@ -95,7 +121,7 @@ export interface MessageNode {
   label: string;
 }
 
-export type TreeNode = FolderNode | SessionNode | TurnNode | FileNode | MoreNode | MessageNode;
+export type TreeNode = FolderNode | SessionNode | TurnNode | FileNode | StepNode | MoreNode | MessageNode;
 
 export type TurnIcon =
   | "applied"
@@ -148,7 +174,7 @@ export function turnActions(entry: Entry, byId: Map<string, Entry>, undoTarget?:
   return actions;
 }
 
-export function contextValueFor(kind: "turn" | "file", flags: Record<string, boolean>): string {
+export function contextValueFor(kind: "turn" | "file" | "step", flags: Record<string, boolean>): string {
   return `${kind};${Object.keys(flags)
     .filter((k) => flags[k])
     .map((k) => `${k};`)
@@ -196,6 +222,63 @@ export function fileNode(folder: string, entry: Entry, file: FileChange, reverta
   };
 }
 
+/** The label the engine gives a bracket's checkpoint (what changed on disk during the turn). */
+const BRACKET_LABEL = "changes on disk";
+
+/**
+ * Whether a turn lists its steps: an agent turn with several checkpoints, or with one that has
+ * a name of its own (not the turn's label, not a bracket's "changes on disk"). As `takeback show`.
+ */
+export function showsSteps(entry: Entry): boolean {
+  const checkpoints = entry.checkpoints ?? [];
+  if (entry.kind !== "turn" || checkpoints.length === 0) {
+    return false;
+  }
+  if (checkpoints.length > 1) {
+    return true;
+  }
+  const label = checkpoints[0].label?.trim();
+  return !!label && label !== BRACKET_LABEL && label !== entry.label?.trim();
+}
+
+export function stepNodes(folder: string, entry: Entry, actions: TurnActions, now: Date = new Date()): StepNode[] {
+  if (!showsSteps(entry)) {
+    return [];
+  }
+  const checkpoints = entry.checkpoints ?? [];
+  return checkpoints.map((checkpoint, i) => {
+    const index = i + 1;
+    const name = `#${entry.number}.${index}`;
+    const applied = checkpoint.applied !== false;
+    const description = [plural(checkpoint.paths.length, "file"), relativeTime(checkpoint.at, now), applied ? "" : "not applied"]
+      .filter(Boolean)
+      .join(" · ");
+    const tooltip = [
+      `**${escapeMarkdown(`Step ${name}`)}**${checkpoint.label ? ` ${escapeMarkdown(checkpoint.label)}` : ""}`,
+      "",
+      `At: ${checkpoint.at}${applied ? "" : " (not applied by the editor)"}`,
+      ...checkpoint.paths.map((p) => `- ${escapeMarkdown(p)}`),
+      "",
+      `Restore to this step: files touched since go back to how they were just after it (\`${name}\`).`,
+      `Restore to before this step: … just before it (\`#${entry.number}.${index - 1}\`${index === 1 ? ", where the turn started" : ""}).`,
+    ].join("  \n");
+    return {
+      kind: "step" as const,
+      id: `${folder}|${entry.id}|step|${checkpoint.id}`,
+      folder,
+      entry,
+      checkpoint,
+      index,
+      checkpointId: name,
+      beforeId: `#${entry.number}.${index - 1}`,
+      label: `${name} ${checkpoint.label?.trim() || "changes"}`,
+      description,
+      tooltip,
+      contextValue: contextValueFor("step", { restore: actions.restore, before: actions.restore, last: index === checkpoints.length }),
+    };
+  });
+}
+
 export function turnNode(folder: string, entry: Entry, actions: TurnActions, now: Date): TurnNode {
   const revertable = actions.revert;
   return {
@@ -216,7 +299,7 @@ export function turnNode(folder: string, entry: Entry, actions: TurnActions, now
       restore: actions.restore,
       [entry.state]: true,
     }),
-    children: (entry.files ?? []).map((file) => fileNode(folder, entry, file, revertable)),
+    children: [...(entry.files ?? []).map((file) => fileNode(folder, entry, file, revertable)), ...stepNodes(folder, entry, actions, now)],
   };
 }
 
