@@ -25,6 +25,8 @@ agents=(
   "qwen @qwen-code/qwen-code@0.15.10"
   "copilot @github/copilot@1.0.102"
   "gemini @google/gemini-cli@0.61.0"
+  "opencode opencode-ai@1.18.33"
+  "opencode-plugin @opencode-ai/plugin@1.18.33"
 )
 for entry in "${agents[@]}"; do
   name="${entry%% *}"
