@@ -5,7 +5,7 @@ loopback (``unshare -n``, as root), beside the scripted model server (``model_se
 
 It brings ``lo`` up, starts the model server on 127.0.0.1, replaces ``{PORT}`` in the command
 and in every ``TB_AGENT_*`` environment value (passed on without the prefix, e.g.
-``TB_AGENT_ANTHROPIC_BASE_URL=http://127.0.0.1:{PORT}``), runs the command with stdin closed,
+``TB_AGENT_ANTHROPIC_BASE_URL=http://127.0.0.1:{PORT}``), runs the command with stdin closed and ``PWD`` set to its folder,
 and exits with its status (124 when it ran out of time). Nothing can leave the machine: the
 namespace has no other interface.
 """
@@ -32,6 +32,7 @@ def main() -> int:
         port = str(server.server_address[1])
         env = {k: v for k, v in os.environ.items() if not k.startswith("TB_AGENT_")}
         env.update({k[len("TB_AGENT_"):]: v.replace("{PORT}", port) for k, v in os.environ.items() if k.startswith("TB_AGENT_")})
+        env["PWD"] = os.getcwd()  # as a shell sets it: OpenCode works in $PWD, not in its current folder
         try:
             return subprocess.run([c.replace("{PORT}", port) for c in command], env=env, stdin=subprocess.DEVNULL,
                                   timeout=timeout).returncode
