@@ -7,7 +7,12 @@ The JSON has the fields of the payloads captured in the live runs
 (shared/notes/agent-payloads/opencode.json): ``hook_event_name``, ``cwd``, ``worktree``,
 ``session_id``, and per event ``message_id``/``prompt``, ``call_id``/``tool_name``/
 ``tool_input`` (and ``title``/``tool_output`` after), ``properties``. The plugin never throws
-into OpenCode and waits for the command, as the other agents wait for their hooks.
+into OpenCode and waits for the command (at most ``LIMIT_SECONDS``), as the other agents wait
+for their hooks; it hands events over one at a time, in the order OpenCode fired them (OpenCode
+runs the calls of one response side by side), and its ``dispose`` waits for the last one
+(``opencode run`` exits right after ``session.idle``, whose handler OpenCode does not wait for).
+Also here: whether OpenCode's config folder has its plugin package, which OpenCode otherwise
+fetches from npm at its next start (offline: about 70 s of retries at each start).
 """
 
 from __future__ import annotations
