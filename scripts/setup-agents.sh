@@ -26,6 +26,8 @@ agents=(
   "copilot @github/copilot@1.0.102"
   "gemini @google/gemini-cli@0.61.0"
   "codex @openai/codex@0.169.0"
+  "opencode opencode-ai@1.18.33"
+  "opencode-plugin @opencode-ai/plugin@1.18.33"
 )
 for entry in "${agents[@]}"; do
   name="${entry%% *}"

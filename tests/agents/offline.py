@@ -5,7 +5,7 @@ loopback (``unshare -n``, as root), beside the scripted model server (``model_se
 
 It brings ``lo`` up, starts the model server on 127.0.0.1, replaces ``{PORT}`` in the command
 and in every ``TB_AGENT_*`` environment value (passed on without the prefix, e.g.
-``TB_AGENT_ANTHROPIC_BASE_URL=http://127.0.0.1:{PORT}``), runs the command with stdin closed,
+``TB_AGENT_ANTHROPIC_BASE_URL=http://127.0.0.1:{PORT}``), runs the command with stdin closed and ``PWD`` set to its folder,
 and exits with its status (124 when it ran out of time). With ``TB_OFFLINE_STDIN=FILE`` (JSON
 lines: an agent's streamed input, several prompts in one process, as Claude Code's
 ``--input-format stream-json`` reads them) the lines are written to the command's stdin one at a
@@ -37,6 +37,7 @@ def main() -> int:
         port = str(server.server_address[1])
         env = {k: v for k, v in os.environ.items() if not k.startswith("TB_AGENT_")}
         env.update({k[len("TB_AGENT_"):]: v.replace("{PORT}", port) for k, v in os.environ.items() if k.startswith("TB_AGENT_")})
+        env["PWD"] = os.getcwd()  # as a shell sets it: OpenCode works in $PWD, not in its current folder
         stdin_file = env.pop("TB_OFFLINE_STDIN", None)
         argv = [c.replace("{PORT}", port) for c in command]
         try:

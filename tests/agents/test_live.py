@@ -1,6 +1,6 @@
 """Live: real agent programs from npm, hooked up by ``takeback install``, do real turns offline.
 
-Claude Code, Qwen Code, Copilot CLI, Gemini CLI and Codex CLI (each installed by
+Claude Code, Qwen Code, Copilot CLI, Gemini CLI, Codex CLI and OpenCode (each installed by
 scripts/setup-agents.sh at a pinned version) run, one after the other, non-interactively in a temp
 git repository, in a network namespace that has only loopback, against the scripted model server
 (``model_server.py``, started inside the same namespace by ``offline.py``). The hooks are the ones
@@ -264,7 +264,63 @@ class CodexCli(Agent):
         }
 
 
-AGENTS = [ClaudeCode, QwenCode, CopilotCli, GeminiCli, CodexCli]
+
+
+class OpenCode(Agent):
+    name = "opencode"
+    package_bin = "opencode"
+
+    @property
+    def config(self) -> Path:
+        return self.base / "opencode-config" / "opencode"
+
+    def env(self) -> dict[str, str]:
+        return {
+            "XDG_CONFIG_HOME": str(self.config.parent),
+            "TB_AGENT_SCRIPTED_MODEL_URL": "http://127.0.0.1:{PORT}/v1",  # read by opencode.json
+            "OPENCODE_DISABLE_AUTOUPDATE": "1",
+            "OPENCODE_DISABLE_MODELS_FETCH": "1",
+            "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+            "OPENCODE_DISABLE_SHARE": "1",
+            "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+        }
+
+    def prepare(self, repo: Path) -> None:
+        self.config.mkdir(parents=True, exist_ok=True)
+        (self.config / "opencode.json").write_text(json.dumps({
+            "$schema": "https://opencode.ai/config.json",
+            "autoupdate": False,
+            "share": "disabled",
+            "model": "scripted/mock-model",
+            "provider": {"scripted": {
+                "npm": "@ai-sdk/openai-compatible",  # bundled with OpenCode
+                "name": "Scripted model server",
+                "options": {"baseURL": "{env:SCRIPTED_MODEL_URL}", "apiKey": "dummy"},
+                "models": {"mock-model": {"name": "mock-model", "tool_call": True}},
+            }},
+        }, indent=2) + "\n")
+        # With a plugin listed, OpenCode installs @opencode-ai/plugin into its config folder
+        # from npm when it starts and waits for that (offline: about 70 s of retries, then it
+        # goes on). A person's OpenCode that ever started with the registry reachable has it;
+        # here it is the package as npm installed it (scripts/setup-agents.sh), copied in.
+        package = CACHE / "opencode-plugin"
+        if not (package / "package-lock.json").exists():
+            pytest.fail(f"{package} is missing: scripts/setup-agents.sh installs it")
+        for name in ("package.json", "package-lock.json"):
+            shutil.copy2(package / name, self.config / name)
+        shutil.copytree(package / "node_modules", self.config / "node_modules", symlinks=True)
+
+    def command(self, prompt: str, resume: bool) -> list[str]:
+        return [str(self.binary), "run", prompt, *(["--continue"] if resume else [])]
+
+    def tools(self, repo: Path) -> dict:
+        return {
+            "write": lambda path, content: {"tool": "write", "input": {"filePath": str(repo / path), "content": content}},
+            "shell": lambda command: {"tool": "bash", "input": {"command": command, "description": "run it"}},
+        }
+
+
+AGENTS = [ClaudeCode, QwenCode, CopilotCli, GeminiCli, CodexCli, OpenCode]
 
 
 @pytest.fixture(params=AGENTS, ids=lambda a: a.name)

@@ -176,6 +176,18 @@ def test_each_agents_real_payloads_make_one_turn_of_two_steps(tb: Takeback, agen
     assert (repo / "gen.txt").read_text() == "generated\n"
 
 
+def test_opencode_run_prompts_are_labelled_as_the_person_typed_them(tb: Takeback) -> None:
+    """'opencode run' hands each word of its command line that holds a space over in double
+    quotes, its own quotes escaped (prompts captured from OpenCode 1.18.33): a prompt that is
+    one such word is labelled as typed; one of several words is kept as OpenCode sent it."""
+    runs = json.loads((PAYLOADS / "opencode.json").read_text())["run_prompts"]
+    for run in runs:
+        hook(tb, "opencode", captured("opencode", "chat.message", tb.cwd, prompt=run["prompt"]), "chat.message")
+    labels = [t["label"] for t in reversed(turns(tb))]
+    assert labels == [runs[0]["argv"][0], 'Say "hi" in gen.txt', runs[2]["prompt"]]
+    assert runs[1]["argv"] == ['Say "hi" in gen.txt'] and failures(tb) == (0, None)
+
+
 def test_events_takeback_does_not_use_record_nothing(tb: Takeback) -> None:
     before = tb.oplog()
     for agent, event in [("claude", "SessionStart"), ("claude", "PostToolBatch"), ("gemini", "PreCompress"),

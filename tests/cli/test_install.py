@@ -294,6 +294,29 @@ def test_project_scope_for_other_agents(tb: Takeback, env: dict[str, str], agent
     assert tree(tb.cwd) == before
 
 
+def _plugin_copy(plugin: Path, folder: Path, argv: list[str], limit_ms: int | None = None) -> Path:
+    """The installed plugin, running ``argv`` instead of Takeback (and waiting ``limit_ms``)."""
+    source = plugin.read_text()
+    start = source.index("const TAKEBACK = ") + len("const TAKEBACK = ")
+    source = source[:start] + json.dumps(argv) + source[source.index(";", start):]
+    if limit_ms is not None:
+        start = source.index("const LIMIT_MS = ") + len("const LIMIT_MS = ")
+        source = source[:start] + str(limit_ms) + source[source.index(";", start):]
+    copy = folder / f"plugin-{len(list(folder.glob('plugin-*')))}.mjs"
+    copy.write_text(source)
+    return copy
+
+
+def _drive(copy: Path, folder: Path, steps: str) -> subprocess.CompletedProcess:
+    """Load the plugin copy as OpenCode does and run ``steps`` (JavaScript, ``h`` the hooks)."""
+    driver = folder / "drive.mjs"
+    driver.write_text(
+        f"import {{ Takeback }} from {json.dumps(copy.as_uri())};\n"
+        "const h = await Takeback({ directory: '/w', worktree: '/w' });\n" + steps
+    )
+    return subprocess.run(["node", str(driver)], capture_output=True, text=True, timeout=60)
+
+
 def test_opencode_plugin_is_registered_and_loads(tb: Takeback, env: dict[str, str], tmp_path: Path) -> None:
     config = user_file("opencode", env)
     config.parent.mkdir(parents=True)
@@ -305,34 +328,77 @@ def test_opencode_plugin_is_registered_and_loads(tb: Takeback, env: dict[str, st
     assert doc["autoupdate"] is False and list(doc) == list(persons_config("opencode"))
     if shutil.which("node") is None:
         pytest.skip("node is not installed")
-    # Load the plugin as OpenCode does and drive each hook; it must hand every event to the
-    # command, as JSON on stdin, and never throw. A stand-in records what it is given.
-    record = tmp_path / "calls.jsonl"
+    # Drive each hook as OpenCode does; every event must reach the command, as JSON on stdin,
+    # and nothing may throw. A stand-in records what it is given, and when it starts and ends.
+    record, events = tmp_path / "calls.jsonl", tmp_path / "events.txt"
     stand_in = tmp_path / "takeback"
-    stand_in.write_text(f'#!/bin/sh\nprintf \'%s\\t\' "$@" >> {record}\ncat >> {record}\necho >> {record}\n')
-    stand_in.chmod(0o755)
-    copy = tmp_path / "plugin.mjs"
-    source = plugin.read_text()
-    start = source.index("const TAKEBACK = ") + len("const TAKEBACK = ")
-    copy.write_text(source[:start] + json.dumps([str(stand_in)]) + source[source.index(";", start):])
-    driver = tmp_path / "drive.mjs"
-    driver.write_text(
-        f"import {{ Takeback }} from {json.dumps(copy.as_uri())};\n"
-        "const h = await Takeback({ directory: '/w', worktree: '/w' });\n"
-        "await h['chat.message']({ sessionID: 'ses_1', messageID: 'msg_1' }, { parts: [{ type: 'text', text: 'Fix it' }] });\n"
-        "await h['tool.execute.before']({ tool: 'write', sessionID: 'ses_1', callID: 'c1' }, { args: { filePath: '/w/a.txt', content: 'x' } });\n"
-        "await h['tool.execute.after']({ tool: 'write', sessionID: 'ses_1', callID: 'c1' }, { title: 'a.txt', output: 'ok' });\n"
-        "await h.event({ event: { type: 'session.idle', properties: { sessionID: 'ses_1' } } });\n"
-        "await h.event({ event: { type: 'file.edited', properties: {} } });\n"
+    stand_in.write_text(
+        f'#!/bin/sh\necho "start $3" >> {events}\nprintf \'%s\\t\' "$@" >> {record}\ncat >> {record}\necho >> {record}\n'
+        f'sleep 0.2\necho "end $3" >> {events}\n'
     )
-    run = subprocess.run(["node", str(driver)], capture_output=True, text=True, timeout=60)
+    stand_in.chmod(0o755)
+    run = _drive(_plugin_copy(plugin, tmp_path, [str(stand_in)]), tmp_path, (
+        "await h['chat.message']({ sessionID: 'ses_1' }, { message: { id: 'msg_1' }, parts: [{ type: 'text', text: 'Fix it' }, { type: 'text', text: 'x', synthetic: true }] });\n"
+        # OpenCode runs the calls of one response side by side
+        "await Promise.all([\n"
+        "  h['tool.execute.before']({ tool: 'write', sessionID: 'ses_1', callID: 'c1' }, { args: { filePath: '/w/a.txt', content: 'x' } }),\n"
+        "  h['tool.execute.before']({ tool: 'bash', sessionID: 'ses_1', callID: 'c2' }, { args: { command: 'make' } }),\n"
+        "]);\n"
+        "await h['tool.execute.after']({ tool: 'write', sessionID: 'ses_1', callID: 'c1' }, { title: 'a.txt', output: 'ok' });\n"
+        "await h['tool.execute.after']({ tool: 'bash', sessionID: 'ses_1', callID: 'c2', args: { command: 'make' } }, { title: 'make', output: '' });\n"
+        "await h['tool.execute.before'](undefined, undefined);\n"  # no call, and nothing thrown into OpenCode
+        # OpenCode does not wait for event handlers, and 'opencode run' exits after session.idle:
+        # dispose, which it waits for, must see the last call through.
+        "h.event({ event: { type: 'file.edited', properties: {} } });\n"
+        "h.event({ event: { type: 'session.idle', properties: { sessionID: 'ses_1' } } });\n"
+        "await h.dispose();\n"
+        "process.exit(0);\n"
+    ))
     assert run.returncode == 0, run.stderr
     calls = [line.split("\t") for line in record.read_text().splitlines()]
-    assert [c[:3] for c in calls] == [["hook", "opencode", e] for e in ("chat.message", "tool.execute.before", "tool.execute.after", "session.idle")]
+    names = ["chat.message", "tool.execute.before", "tool.execute.before", "tool.execute.after", "tool.execute.after", "session.idle"]
+    assert [c[:3] for c in calls] == [["hook", "opencode", e] for e in names]
+    assert events.read_text().split("\n")[:-1] == [f"{when} {e}" for e in names for when in ("start", "end")], "one at a time, in order"
     payloads = [json.loads(c[-1]) for c in calls]
     assert payloads[0] == {"hook_event_name": "chat.message", "cwd": "/w", "worktree": "/w", "session_id": "ses_1", "message_id": "msg_1", "prompt": "Fix it"}
-    assert payloads[2]["tool_input"] == {"filePath": "/w/a.txt", "content": "x"} and payloads[2]["call_id"] == "c1"
-    assert payloads[3]["session_id"] == "ses_1"
+    assert [(p["call_id"], p["tool_input"]) for p in payloads[1:5]] == [
+        ("c1", {"filePath": "/w/a.txt", "content": "x"}), ("c2", {"command": "make"}),
+        ("c1", {"filePath": "/w/a.txt", "content": "x"}), ("c2", {"command": "make"}),
+    ]
+    assert payloads[-1]["session_id"] == "ses_1"
+
+
+def test_opencode_plugin_ends_a_hook_that_never_returns(tb: Takeback, env: dict[str, str], tmp_path: Path) -> None:
+    expect_ok(tb("install", "opencode"))
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    stuck = tmp_path / "takeback"
+    stuck.write_text("#!/bin/sh\nexec sleep 600\n")
+    stuck.chmod(0o755)
+    copy = _plugin_copy(user_file("opencode", env).parent / "takeback-plugin.js", tmp_path, [str(stuck)], limit_ms=300)
+    run = _drive(copy, tmp_path, (
+        "await h['tool.execute.before']({ tool: 'bash', sessionID: 's', callID: 'c' }, { args: { command: 'x' } });\n"
+        "await h.dispose();\nconsole.log('OpenCode went on');\n"
+    ))
+    assert (run.returncode, run.stdout) == (0, "OpenCode went on\n"), run.stderr
+    gone = _drive(_plugin_copy(user_file("opencode", env).parent / "takeback-plugin.js", tmp_path, [str(tmp_path / "missing")]), tmp_path,
+                  "await h['chat.message']({ sessionID: 's' }, { parts: [] });\nconsole.log('OpenCode went on');\n")
+    assert (gone.returncode, gone.stdout) == (0, "OpenCode went on\n"), gone.stderr
+
+
+def test_opencode_install_says_when_opencode_will_fetch_its_plugin_package(tb: Takeback, env: dict[str, str]) -> None:
+    folder = user_file("opencode", env).parent
+    said = tb.json("install", "opencode")[0]["next_steps"]
+    assert any("@opencode-ai/plugin" in s and str(folder) in s and "70 s" in s for s in said), said
+    # What OpenCode's own install leaves there (npm's node_modules/ and lock): nothing to say.
+    (folder / "node_modules" / "@opencode-ai" / "plugin").mkdir(parents=True)
+    lock = {"name": "opencode", "lockfileVersion": 3, "packages": {"": {"dependencies": {"@opencode-ai/plugin": "1.18.33"}}}}
+    (folder / "package-lock.json").write_text(json.dumps(lock))
+    said = tb.json("install", "opencode")[0]["next_steps"]
+    assert not any("@opencode-ai/plugin" in s for s in said), said
+    lock["packages"][""] = {"dependencies": {"left-pad": "1.3.0"}}
+    (folder / "package-lock.json").write_text(json.dumps(lock))
+    assert any("@opencode-ai/plugin" in s for s in tb.json("install", "opencode")[0]["next_steps"])
 
 
 def test_unknown_agent_is_refused_in_one_line(tb: Takeback, env: dict[str, str]) -> None:

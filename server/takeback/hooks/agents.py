@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 
 from .apply_patch import patch_paths
@@ -201,13 +202,25 @@ def _read_opencode(agent: str, kind: str, payload: dict) -> Event:
     event = Event(kind, agent, session=session, folders=_folders(agent, payload, "worktree", "cwd"))  # type: ignore[arg-type]
     if kind == "prompt":
         prompt = _text(payload.get("prompt"))
-        if prompt and len(prompt) >= 2 and prompt[0] == prompt[-1] == '"':  # 'opencode run' quotes it
-            prompt = prompt[1:-1]
-        event.prompt = prompt
+        event.prompt = _unquoted_run_prompt(prompt) if prompt else prompt
     elif kind in ("pre_tool", "post_tool"):
         event.call_id = _text(payload.get("call_id"))
         _tool(event, _text(payload.get("tool_name")), _args(payload.get("tool_input")))
     return event
+
+
+_RUN_WORD = re.compile(r'"((?:\\"|[^"])*)"')
+
+
+def _unquoted_run_prompt(prompt: str) -> str:
+    """``opencode run "fix the bug"`` hands the prompt over as ``"fix the bug"``: each word of
+    its command line that holds a space wrapped in double quotes, its own quotes as ``\\"``.
+    A prompt that is one such word is unwrapped; any other is kept as it came (a prompt typed
+    in OpenCode's window may quote words itself)."""
+    word = _RUN_WORD.fullmatch(prompt)
+    if word is None or " " not in word.group(1):
+        return prompt
+    return word.group(1).replace('\\"', '"')
 
 
 def _read_cursor(agent: str, kind: str, payload: dict) -> Event:
