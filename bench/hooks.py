@@ -16,7 +16,8 @@ with a real Claude Code payload (tests/cli/hook_payloads/claude.json) on stdin:
              time spent changing them is not counted): two spawns, summed
   stop       Stop (ends the turn)
 
-beside, in the same rounds: ``python3 -c pass`` (the floor of any hook written in Python) and
+beside, in the same rounds: ``python3 -c pass`` (the floor of any hook written in Python; the
+interpreter behind the virtualenv, resolved to its binary) and
 ``git status`` in the workspace with the 3 files changed. Medians over --repeat rounds after
 --warmup rounds. The resident process (``takeback.resident``) is started by the warm-up and
 serves every measured round; the same rounds are then measured with it turned off
@@ -34,7 +35,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -75,7 +75,8 @@ class Rounds:
         self.ws, self.env = ws, env
         self.commands = hook_commands(env)
         self.payloads = payloads(ws)
-        self.python3 = shutil.which("python3") or sys.executable
+        # The Python behind this virtualenv, as a binary (a python3 on PATH may be a shell shim).
+        self.python3 = os.path.realpath(sys.executable)
         self.turns = 0
 
     def spawn(self, argv: list[str], stdin: bytes = b"", env: dict[str, str] | None = None, quiet: bool = True) -> float:

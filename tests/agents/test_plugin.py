@@ -306,7 +306,8 @@ def test_a_call_that_steps_aside_stays_light(setup: tuple[Takeback, Claude, Path
              "print(sorted(m for m in ('pydantic', 'takeback.engine') if m in sys.modules))")
     payload = json.dumps(PAYLOADS["UserPromptSubmit"]).replace("<OUT>/repo", str(claude.repo))
     for via, loaded in (("claude-plugin", "[]"), ("", "['pydantic', 'takeback.engine']")):
-        proc = subprocess.run([sys.executable, "-c", probe], cwd=claude.repo, env={**claude.env, "TAKEBACK_VIA": via},
+        env = {**claude.env, "TAKEBACK_VIA": via, "TAKEBACK_RESIDENT": "0"}  # the work done in this very process
+        proc = subprocess.run([sys.executable, "-c", probe], cwd=claude.repo, env=env,
                               input=payload.encode(), capture_output=True, timeout=60)
         assert proc.stdout.decode().strip() == loaded, (via, proc)
     assert [t["label"] for t in _recorded(tb)] == [ONE_TURN[0]["label"]], "the call without the marker recorded"

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from takeback.resident import address
+from takeback.resident import address, wire
 
 from .conftest import Takeback
 from .test_hooks import SHELL, captured, failures, hook, turns
@@ -161,13 +161,18 @@ def test_a_request_with_other_settings_is_refused(tb: Takeback) -> None:
     """A caller whose settings differ never has work done under these (the socket is found by a
     checksum; the whole fingerprint must match)."""
     status = started(tb)
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    conn.connect(status["socket"])
-    conn.sendall(json.dumps({"op": "status", "fingerprint": "takeback 0 elsewhere"}).encode() + b"\n")
-    conn.shutdown(socket.SHUT_WR)
-    answer = json.loads(conn.recv(65536))
-    conn.close()
-    assert answer == {"done": False, "reason": "another setting"}
+    def ask(data: bytes) -> list[bytes]:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect(status["socket"])
+        conn.sendall(data)
+        conn.shutdown(socket.SHUT_WR)
+        answer = wire.unpack(conn.recv(65536))
+        conn.close()
+        return answer
+
+    assert ask(wire.pack([b"status", b"takeback 0 elsewhere"])) == [b"refused", b"another setting"]
+    assert ask(b'{"op": "status"}') == [b"refused", b"not a netstring"]  # not the wire format
+    assert ask(wire.pack([b"status"]))[0] == b"refused"
 
 
 def test_the_socket_lives_in_a_folder_only_the_user_can_enter(tb: Takeback) -> None:

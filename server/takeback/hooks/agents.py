@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from .apply_patch import patch_paths
 from .events import Event
@@ -97,14 +97,16 @@ class PayloadError(ValueError):
 _RUN_BY = {"claude": "CLAUDECODE"}
 
 
-def parse(agent: str, event_name: str | None, payload: dict) -> Event | None:
+def parse(agent: str, event_name: str | None, payload: dict, env: Mapping[str, str] | None = None) -> Event | None:
     """``payload`` (the agent's JSON) as a normalized event; ``event_name``: the one given on the
-    command line (Copilot CLI's payloads have none; OpenCode's plugin passes it too). None for an
+    command line (Copilot CLI's payloads have none; OpenCode's plugin passes it too); ``env``:
+    the hook's environment (default: this process's), which some agents put facts in. None for an
     event Takeback does not use, or a call another agent made with this agent's hooks."""
+    env = os.environ if env is None else env
     if agent not in _EVENTS:
         raise PayloadError(f"unknown agent {agent!r} (one of {', '.join(AGENTS)})")
     marker = _RUN_BY.get(agent)
-    if marker is not None and not os.environ.get(marker):
+    if marker is not None and not env.get(marker):
         return None
     name = event_name or payload.get("hook_event_name") or payload.get("hookName") or payload.get("agent_action_name")
     if not name:
@@ -112,7 +114,13 @@ def parse(agent: str, event_name: str | None, payload: dict) -> Event | None:
     kind = _EVENTS[agent].get(str(name))
     if kind is None:
         return None  # an event Takeback does not use (SessionStart, PreCompress, …)
-    return _READERS.get(agent, _read_claude)(agent, kind, payload)
+    event = _READERS.get(agent, _read_claude)(agent, kind, payload)
+    project = env.get(_PROJECT_ENV.get(agent, ""))
+    if project:
+        event.folders.insert(0, project)  # the agent's project folder wins over the payload's
+    if agent == "kiro" and env.get("USER_PROMPT"):
+        event.prompt = env["USER_PROMPT"]
+    return event
 
 
 def _text(value: object) -> str | None:
@@ -164,10 +172,7 @@ def _is_takeback_tool(tool: str) -> bool:
 
 
 def _folders(agent: str, payload: dict, *keys: str) -> list[str]:
-    found = []
-    env = _PROJECT_ENV.get(agent)
-    if env and os.environ.get(env):
-        found.append(os.environ[env])
+    found: list[str] = []
     for key in keys:
         value = payload.get(key)
         if isinstance(value, list):
@@ -275,7 +280,7 @@ def _read_windsurf(agent: str, kind: str, payload: dict) -> Event:
 def _read_kiro(agent: str, kind: str, payload: dict) -> Event:
     """Kiro's agent hooks run a command with no payload; the prompt is in ``USER_PROMPT``. No
     tool events: a Kiro turn is a whole-turn bracket."""
-    prompt = os.environ.get("USER_PROMPT") or _text(payload.get("prompt"))
+    prompt = _text(payload.get("prompt"))  # parse() puts USER_PROMPT first
     return Event(kind, agent, session=_text(payload.get("session_id")) or "kiro", prompt=prompt,  # type: ignore[arg-type]
                  folders=_folders(agent, payload, "cwd", "workspace"), whole_turn=True)
 

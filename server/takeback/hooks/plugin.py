@@ -20,6 +20,7 @@ import re
 import shlex
 import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 VIA = "TAKEBACK_VIA"
@@ -31,34 +32,35 @@ _MANAGED = {
 }
 
 
-def via_plugin() -> bool:
-    return os.environ.get(VIA) == PLUGIN
+def via_plugin(env: Mapping[str, str]) -> bool:
+    return env.get(VIA) == PLUGIN
 
 
-def settings_files(project: str | None) -> list[Path]:
+def settings_files(project: str | None, env: Mapping[str, str]) -> list[Path]:
     """The settings files Claude Code takes hooks from: managed, the person's, the project's
-    shared and personal ones."""
-    config = os.environ.get("CLAUDE_CONFIG_DIR")
+    shared and personal ones (``env``: the hook's environment)."""
+    config = env.get("CLAUDE_CONFIG_DIR")
+    home = Path(env["HOME"]) if env.get("HOME") else Path.home()
     files = [
         _MANAGED.get(sys.platform, _MANAGED["linux"]),
-        (Path(config).expanduser() if config else Path.home() / ".claude") / "settings.json",
+        (Path(config).expanduser() if config else home / ".claude") / "settings.json",
     ]
     if project:
         files += [Path(project) / ".claude" / "settings.json", Path(project) / ".claude" / "settings.local.json"]
     return files
 
 
-def steps_aside(agent: str, payload: dict) -> bool:
+def steps_aside(agent: str, payload: dict, env: Mapping[str, str]) -> bool:
     """Whether this call, which came through the plugin, is recorded by the person's own hook."""
-    if agent != "claude" or not via_plugin():
+    if agent != "claude" or not via_plugin(env):
         return False
     event = payload.get("hook_event_name")
     tool = payload.get("tool_name") if isinstance(payload.get("tool_name"), str) else None
-    project = os.environ.get("CLAUDE_PROJECT_DIR") or (payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
-    return isinstance(event, str) and any(_runs_takeback(f, event, tool, project) for f in settings_files(project))
+    project = env.get("CLAUDE_PROJECT_DIR") or (payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
+    return isinstance(event, str) and any(_runs_takeback(f, event, tool, project, env.get("PATH")) for f in settings_files(project, env))
 
 
-def _runs_takeback(path: Path, event: str, tool: str | None, project: str | None) -> bool:
+def _runs_takeback(path: Path, event: str, tool: str | None, project: str | None, search: str | None) -> bool:
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -70,7 +72,7 @@ def _runs_takeback(path: Path, event: str, tool: str | None, project: str | None
             continue
         entries = group.get("hooks")
         for entry in entries if isinstance(entries, list) else []:
-            if isinstance(entry, dict) and entry.get("type", "command") == "command" and _real_hook(entry.get("command"), project):
+            if isinstance(entry, dict) and entry.get("type", "command") == "command" and _real_hook(entry.get("command"), project, search):
                 return True
     return False
 
@@ -89,14 +91,15 @@ def _matches(matcher: object, tool: str | None) -> bool:
         return False
 
 
-def _real_hook(line: object, project: str | None) -> bool:
-    """``line`` runs ``takeback hook claude`` with an executable that exists outside the project."""
+def _real_hook(line: object, project: str | None, search: str | None) -> bool:
+    """``line`` runs ``takeback hook claude`` with an executable that exists outside the project
+    (``search``: the hook's ``PATH``)."""
     from ..install.command import is_hook_line
 
     if not is_hook_line(line, "claude"):
         return False
     first = shlex.split(str(line))[0]
-    found = shutil.which(first) if os.sep not in first else (first if os.access(first, os.X_OK) else None)
+    found = shutil.which(first, path=search) if os.sep not in first else (first if os.access(first, os.X_OK) else None)
     if found is None or not os.path.isfile(found):
         return False
     real = Path(os.path.realpath(found))

@@ -17,7 +17,6 @@ Standard library only, and cheap to import: ``takeback hook`` runs this on every
 
 from __future__ import annotations
 
-import fcntl
 import os
 import stat
 import sys
@@ -92,6 +91,8 @@ def sibling(socket: str, suffix: str) -> str:
 def take_lock(socket: str, wait_seconds: float) -> int | None:
     """Hold the lock of the process serving ``socket`` (its pid written in it), waiting up to
     ``wait_seconds`` for a process that is leaving; None when another one holds it."""
+    import fcntl
+
     fd = os.open(sibling(socket, ".lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     deadline = time.monotonic() + wait_seconds
     while True:
@@ -110,6 +111,8 @@ def take_lock(socket: str, wait_seconds: float) -> int | None:
 
 def lock_held(socket: str) -> bool:
     """Whether a process holds the lock of ``socket`` (it is starting up, serving or leaving)."""
+    import fcntl
+
     try:
         fd = os.open(sibling(socket, ".lock"), os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:

@@ -1,6 +1,6 @@
 """Asking the resident process to do a request, and starting it when it is not there.
 
-``call`` sends one JSON request over the process's socket and waits for its one JSON answer
+``call`` sends one request over the process's socket (``wire.py``) and waits for its answer
 (the work is done by then: a hook's step is recorded before the agent's tool runs). It returns
 None whenever the answer did not come, for whatever reason (no process, a refused fingerprint,
 a process that went away half-way): the caller then does the work itself, in-process, so the
@@ -13,46 +13,45 @@ Standard library only, and cheap to import (see ``address.py``).
 
 from __future__ import annotations
 
-import json
+import _socket  # the C module: ``socket`` would import ``enum`` and ``selectors``, a third of a hook's budget
 import os
-import socket
 import sys
 import time
 
-from . import address
+from . import address, wire
 
 # How long a caller waits for an answer. A request that waits for the store's lock (which an
 # editor's dialog can hold) may take long; the engine's own lock timeout ends it first.
 _ANSWER_SECONDS = 120.0
-_MAX_ANSWER = 1 << 20
 _START_EVERY_SECONDS = 0.5
 
 
-def call(request: dict, print_: str | None = None) -> dict | None:
-    """The resident process's answer to ``request``, or None when there is none (see above)."""
+def call(op: bytes, *fields: bytes, print_: str | None = None) -> list[bytes] | None:
+    """The resident process's answer to request ``op`` (after ``done``: its fields), or None
+    when there is none (see above)."""
     folder = address.private_folder(create=False)
     if folder is None:
         return None
     print_ = print_ if print_ is not None else address.fingerprint()
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         conn.settimeout(_ANSWER_SECONDS)
         conn.connect(address.socket_path(folder, print_))
-        conn.sendall(json.dumps({**request, "fingerprint": print_}).encode("utf-8", "surrogateescape") + b"\n")
-        conn.shutdown(socket.SHUT_WR)
+        conn.sendall(wire.pack([op, print_.encode("utf-8", "surrogateescape"), *fields]))
+        conn.shutdown(_socket.SHUT_WR)
         chunks, size = [], 0
-        while size <= _MAX_ANSWER:
+        while size <= wire.MAX_BYTES:
             chunk = conn.recv(65536)
             if not chunk:
                 break
             chunks.append(chunk)
             size += len(chunk)
-        answer = json.loads(b"".join(chunks)) if chunks else None
+        answer = wire.unpack(b"".join(chunks))
     except (OSError, ValueError):
         return None
     finally:
         conn.close()
-    return answer if isinstance(answer, dict) and answer.get("done") else None
+    return answer[1:] if answer[:1] == [b"done"] else None
 
 
 def start() -> None:

@@ -20,14 +20,14 @@ _LOCK_WAIT_SECONDS = 3.0  # a process that answered 'stale' is leaving: wait for
 def run(action: str, as_json: bool) -> int:
     if action == "run":
         return _serve()
-    answer = client.call({"op": action})
-    running = answer is not None
+    fields = client.call(action.encode())
+    running = fields is not None
+    answer = json.loads(fields[0]) if fields and action == "status" else {}
     if as_json:
-        print(json.dumps({"running": running, **(answer or {}), "enabled": address.enabled()}, indent=2))
+        print(json.dumps({"running": running, **answer, "enabled": address.enabled()}, indent=2))
     elif action == "stop":
         print("stopped the resident process" if running else "no resident process is running")
     elif running:
-        assert answer is not None
         since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(answer["since"]))
         print(f"resident   pid {answer['pid']}, since {since}, {answer['requests']} request(s), "
               f"exits after {answer['idle_exit_seconds']:.0f} s idle")

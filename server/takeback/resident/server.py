@@ -16,13 +16,11 @@ Trust: only the user can enter the socket's folder, and a peer whose uid is not 
 refused anyway (``SO_PEERCRED``); a request whose fingerprint is not this process's is refused,
 so a caller with other settings never gets work done under these.
 
-Requests (one JSON object on one line; the answer likewise, always with ``done``):
-
-* ``{"op": "hook", "workspace", "event", "event_name"}``: record a hook event
-  (``hooks/record.py``); ``{"done": true, "unlogged": text or null}`` once it is recorded or
-  its failure logged.
-* ``{"op": "status"}``: pid, start time, requests served, the workspaces held.
-* ``{"op": "stop"}``: answer, then exit.
+Requests and answers are netstrings (``wire.py``): ``hook`` hands over a hook call as it came
+(the payload's bytes, the agent, the event, the hook's folder and environment), which is read
+and recorded as ``takeback hook`` would do it (``hooks/handle.py``), then answered; ``status``
+answers pid, start time, hook events recorded and the workspaces held; ``stop`` answers, then
+the process exits.
 """
 
 from __future__ import annotations
@@ -42,8 +40,9 @@ from pathlib import Path
 from .. import config as config_module
 from ..engine import Engine
 from ..hooks.events import Event
+from ..hooks.handle import handle
 from ..hooks.record import record_logged
-from . import address
+from . import address, wire
 
 log = logging.getLogger("takeback.resident")
 
@@ -215,9 +214,11 @@ class Resident:
                 if not self._same_user(conn):
                     return
                 conn.settimeout(30.0)
-                request = self._read(conn)
-                answer = self._answer(request)
-                conn.sendall(json.dumps(answer, ensure_ascii=False).encode("utf-8", "surrogateescape") + b"\n")
+                try:
+                    answer = self._answer(wire.unpack(self._read(conn)))
+                except ValueError as exc:
+                    answer = [b"refused", str(exc).encode()]
+                conn.sendall(wire.pack(answer))
         except Exception:  # noqa: BLE001 - one bad connection never ends the process
             log.exception("a request failed")
         finally:
@@ -232,39 +233,40 @@ class Resident:
         return uid == os.getuid()
 
     @staticmethod
-    def _read(conn: socket.socket) -> object:
+    def _read(conn: socket.socket) -> bytes:
         chunks, size = [], 0
         while True:
             chunk = conn.recv(65536)
             if not chunk:
-                break
+                return b"".join(chunks)
             chunks.append(chunk)
             size += len(chunk)
-            if size > _MAX_REQUEST:
+            if size > wire.MAX_BYTES:
                 raise ValueError("request too large")
-        return json.loads(b"".join(chunks).decode("utf-8", "surrogateescape"))
 
-    def _answer(self, request: object) -> dict:
-        if not isinstance(request, dict):
-            return {"done": False, "reason": "not a JSON object"}
-        if request.get("fingerprint") != self.print_:
-            return {"done": False, "reason": "another setting"}
-        op = request.get("op")
-        if op == "status":
-            return {"done": True, **self.status()}
-        if op == "stop":
+    def _answer(self, fields: list[bytes]) -> list[bytes]:
+        if len(fields) < 2:
+            return [b"refused", b"not a request"]
+        op, print_ = fields[0], fields[1].decode("utf-8", "surrogateescape")
+        if print_ != self.print_:
+            return [b"refused", b"another setting"]
+        if op == b"status":
+            return [b"done", json.dumps(self.status()).encode()]
+        if op == b"stop":
             self.stopping = True
-            return {"done": True}
-        if op != "hook":
-            return {"done": False, "reason": f"unknown op {op!r}"}
+            return [b"done"]
+        if op != b"hook" or len(fields) != 7:
+            return [b"refused", b"unknown request"]
         if self.stopping or self._stale():
             self.stopping = True
-            return {"done": False, "reason": "stale"}
-        workspace = request.get("workspace")
-        if not isinstance(workspace, str) or not os.path.isabs(workspace):
-            return {"done": False, "reason": "no workspace"}
-        event = Event.from_json(request.get("event"))
-        event_name = request.get("event_name") if isinstance(request.get("event_name"), str) else None
+            return [b"refused", b"stale"]
+        agent, event_name, cwd = (f.decode("utf-8", "surrogateescape") for f in fields[2:5])
+        env = wire.read_environment(fields[5])
+        unlogged = handle(agent, event_name or None, cwd, fields[6], env, self._record)
+        return [b"done", (unlogged or "").encode("utf-8", "surrogateescape")]
+
+    def _record(self, workspace: str, event: Event, event_name: str | None) -> str | None:
+        """Record ``event`` with this process's engine for ``workspace`` (opened on first use)."""
         held = self._held_for(workspace)
         with held.lock:
             with self._state:
@@ -273,11 +275,11 @@ class Resident:
                 engine = held.engine_now()
             except Exception:  # noqa: BLE001 - the in-process path logs it like any failure
                 held.close()
-                return {"done": True, "unlogged": record_logged(workspace, event, event_name)}
+                return record_logged(workspace, event, event_name)
             unlogged = record_logged(workspace, event, event_name, engine)
             if unlogged is not None or not os.path.isdir(engine.store.path):
-                held.close()  # a failure, or a store gone: open afresh next time
-            return {"done": True, "unlogged": unlogged}
+                held.close()  # a failure no store took, or a store gone: open afresh next time
+            return unlogged
 
     def _held_for(self, workspace: str) -> _Held:
         closing = []

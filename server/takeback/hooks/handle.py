@@ -1,0 +1,48 @@
+"""One hook call, wherever it runs: in the resident process, or in the hook's own process when
+that one is not there. The payload's bytes are read into an event (``agents.py``; a call through
+the Claude Code plugin that the person's own settings also make steps aside, ``plugin.py``),
+the event's workspace is found from the hook's folder (``where.py``), and the event is recorded
+(``record.py``) by ``record_in``. Raises nothing: a failure is logged in the store, and the
+return is its text only when no store could take it (the caller shows it on stderr).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+
+from .agents import parse
+from .events import Event
+from .where import workspace_for
+
+RecordIn = Callable[[str, Event, "str | None"], "str | None"]
+
+
+def handle(
+    agent: str, event_name: str | None, cwd: str, data: bytes, env: Mapping[str, str], record_in: RecordIn,
+) -> str | None:
+    try:
+        event = read(agent, event_name, data, env)
+    except Exception as exc:  # noqa: BLE001 - every failure is logged, none reaches the agent
+        from .record import log_failure
+
+        return log_failure(workspace_for([], cwd), agent, event_name, exc)
+    if event is None:
+        return None
+    return record_in(workspace_for(event.folders, cwd), event, event_name)
+
+
+def read(agent: str, event_name: str | None, data: bytes, env: Mapping[str, str]) -> Event | None:
+    """The agent's payload as an event (None: an event Takeback does not use, or one the
+    person's own hooks record when this call came through the Claude Code plugin)."""
+    text = data.decode("utf-8", "surrogateescape").strip()
+    payload = json.loads(text) if text else {}
+    if not isinstance(payload, dict):
+        raise ValueError("the payload is not a JSON object")
+    event = parse(agent, event_name, payload, env)
+    if event is not None and env.get("TAKEBACK_VIA"):
+        from .plugin import steps_aside
+
+        if steps_aside(agent, payload, env):
+            return None  # the person's own Takeback hook in Claude Code's settings records it
+    return event
