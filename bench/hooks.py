@@ -16,8 +16,8 @@ with a real Claude Code payload (tests/cli/hook_payloads/claude.json) on stdin:
              time spent changing them is not counted): two spawns, summed
   stop       Stop (ends the turn)
 
-beside, in the same rounds: ``python3 -c pass`` (the floor of any hook written in Python; the
-interpreter behind the virtualenv, resolved to its binary) and
+beside, in the same rounds: ``python3 -c pass`` (the floor of any hook written in Python, on
+the interpreter the hook runs on) and
 ``git status`` in the workspace with the 3 files changed. Medians over --repeat rounds after
 --warmup rounds. The resident process (``takeback.resident``) is started by the warm-up and
 serves every measured round; the same rounds are then measured with it turned off
@@ -75,8 +75,9 @@ class Rounds:
         self.ws, self.env = ws, env
         self.commands = hook_commands(env)
         self.payloads = payloads(ws)
-        # The Python behind this virtualenv, as a binary (a python3 on PATH may be a shell shim).
-        self.python3 = os.path.realpath(sys.executable)
+        # The interpreter the hook itself runs on (the virtualenv's python3; a python3 on PATH may
+        # be a shell shim, and the base interpreter outside the virtualenv may load more at start).
+        self.python3 = sys.executable
         self.turns = 0
 
     def spawn(self, argv: list[str], stdin: bytes = b"", env: dict[str, str] | None = None, quiet: bool = True) -> float:
