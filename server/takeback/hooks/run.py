@@ -42,9 +42,15 @@ def run(agent: str, event_name: str | None) -> int:
         if address.enabled():
             client.start()
         from .handle import handle
-        from .record import record_logged
 
-        unlogged = handle(agent, event_name, cwd, data, os.environ, record_logged) or ""
+        unlogged = handle(agent, event_name, cwd, data, os.environ, _record_here) or ""
     if unlogged:
         print(f"takeback hook {agent}: {unlogged}", file=sys.stderr)
     return 0
+
+
+def _record_here(workspace: str, event, event_name: str | None) -> str | None:
+    """Record in this process (the engine is imported only for an event to record)."""
+    from .record import record_logged
+
+    return record_logged(workspace, event, event_name)
