@@ -221,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (``| head``): what was asked was still done
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
-    except Exception as exc:  # a bug or an environment failure (disk full …): still one line
+    except Exception as exc:  # noqa: BLE001 - a bug or an environment failure (disk full …): still one line
         if os.environ.get("TAKEBACK_DEBUG"):
             traceback.print_exc()
         return _fail(args.json, "internal", f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable
+from itertools import pairwise
 from pathlib import Path
 from typing import Literal
 
@@ -46,6 +47,7 @@ from .errors import (
     StoreError,
     TakebackError,
 )
+from .handoff import ask_editor
 from .journal import Journal, JournalDoc, JournalFile
 from .merge import Version
 from .models import (
@@ -66,10 +68,9 @@ from .models import (
     TurnEnded,
     same_version,
 )
-from .handoff import ask_editor
 from .operations import EditorApply, Operations
-from .steps import Steps
 from .scan import Changed, ScanCache, WalkScanner, make_scanner
+from .steps import Steps
 from .store import Store
 from .textdiff import is_binary, line_stats, unified_diff
 from .timeline import EntryState, Timeline
@@ -585,7 +586,7 @@ class Engine(Operations, Steps):
             state = self._joined_turn(turn, session)  # checked before any content is stored
             path_changes = []
             notices: list[str] = []
-            for rel, change, source_path in zip(rels, changes, renamed):
+            for rel, change, source_path in zip(rels, changes, renamed, strict=True):
                 if change.before == "disk":
                     disk = self.workspace.read(rel)
                     old = disk.content if disk else None
@@ -895,7 +896,7 @@ def _explained_by_batches(state: EntryState, change: Changed) -> bool:
     ]
     if not steps or not same_version(steps[0].before, change.before) or not same_version(steps[-1].after, change.after):
         return False
-    return all(same_version(a.after, b.before) for a, b in zip(steps, steps[1:]))
+    return all(same_version(a.after, b.before) for a, b in pairwise(steps))
 
 
 def _withheld_notice(rel: str, version: FileVersion) -> str:

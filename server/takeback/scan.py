@@ -422,7 +422,7 @@ class GitScanner:
         ]
         found: list[bytes] = []
         unreadable: dict[str, str] = {}
-        for cmd, proc in zip(commands, procs):
+        for cmd, proc in zip(commands, procs, strict=True):
             out, err = proc.communicate()
             if proc.returncode != 0:
                 raise RuntimeError(f"git {cmd[len(base)]} failed: {err.decode(errors='replace').strip()}")

@@ -5,7 +5,8 @@ before the call and another after it), so what the start saw waits in the store 
 (``brackets/step-<key>``, ``brackets.py``). Two kinds:
 
 * ``paths`` given (an edit tool that names its files): the start stores those files'
-  before-images (and the folders writing a missing one would create); the end compares them with the files now. Cost: those files, never a scan.
+  before-images (and the folders writing a missing one would create); the end compares them
+  with the files now. Cost: those files, never a scan.
 * no ``paths`` (a shell command): the start takes the scanner's snapshot, like a turn's bracket;
   the end records what changed on disk in between.
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from itertools import pairwise
 
 from . import brackets
 from .clock import new_id as _new_id
@@ -156,7 +158,7 @@ class Steps:
                 for c in other.changes if c.path == change.path
             ]
             before, after = change.before, change.after
-            if chain and all(same_version(a.after, b.before) for a, b in zip(chain, chain[1:])):
+            if chain and all(same_version(a.after, b.before) for a, b in pairwise(chain)):
                 if same_version(chain[0].before, before):
                     before = chain[-1].after
                 elif same_version(chain[-1].after, after):

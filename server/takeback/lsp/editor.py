@@ -186,7 +186,7 @@ class EditorRound:
         timeout = server.editor_timeout
         try:
             result: Any = await asyncio.wait_for(asyncio.shield(request), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             server.background(self._late(request), "late workspace/applyEdit answer")
             return False, f"the editor did not answer workspace/applyEdit within {timeout:g} s"
         except JsonRpcException as exc:

@@ -13,7 +13,7 @@ the doc in step with the names below.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 import attrs
 import cattrs
@@ -117,7 +117,7 @@ class OperationParams:
     folder: str | None = None
     expect_turn_id: str | None = None
     """Only act if the operation would target this entry (code actions pass it)."""
-    work_done_token: Union[int, str, None] = None
+    work_done_token: int | str | None = None
 
 
 @attrs.define
@@ -128,7 +128,7 @@ class RevertTurnParams:
     uri: str | None = None
     """Revert only the turn's changes to this file."""
     folder: str | None = None
-    work_done_token: Union[int, str, None] = None
+    work_done_token: int | str | None = None
 
 
 @attrs.define
@@ -139,7 +139,7 @@ class RestoreParams:
     dry_run: bool = False
     on_conflict: OnConflict = "abort"
     folder: str | None = None
-    work_done_token: Union[int, str, None] = None
+    work_done_token: int | str | None = None
 
 
 @attrs.define
@@ -241,7 +241,7 @@ class InvalidParams:
     message: str
 
     @classmethod
-    def of(cls, exc: Exception) -> "InvalidParams":
+    def of(cls, exc: Exception) -> InvalidParams:
         if isinstance(exc, (cattrs.ClassValidationError, cattrs.IterableValidationError)):
             details = "; ".join(m.replace("$.params.", "").replace("$.params", "params") for m in cattrs.transform_error(exc))
         else:
@@ -253,7 +253,7 @@ def _request(method: str, params_type: type) -> type:
     cls = attrs.make_class(
         f"{params_type.__name__.removesuffix('Params')}Request",
         {
-            "id": attrs.field(type=Union[int, str]),
+            "id": attrs.field(type=int | str),
             "params": attrs.field(type=params_type),
             "method": attrs.field(type=str, default=method),
             "jsonrpc": attrs.field(type=str, default="2.0"),
