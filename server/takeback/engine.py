@@ -69,7 +69,7 @@ from .models import (
     same_version,
 )
 from .operations import EditorApply, Operations
-from .scan import Changed, ScanCache, WalkScanner, make_scanner
+from .scan import Changed, GitScanner, ScanCache, WalkScanner, make_scanner
 from .steps import Steps
 from .store import Store
 from .textdiff import is_binary, line_stats, unified_diff
@@ -316,7 +316,7 @@ class Engine(Operations, Steps):
     def _skip(self, rel: str) -> bool:
         return self._store_rel is not None and (rel == self._store_rel or rel.startswith(self._store_rel + "/"))
 
-    def _scanner(self, kind: str | None = None):
+    def _scanner(self, kind: str | None = None) -> GitScanner | WalkScanner:
         """The scanner for a new bracket, or (``kind``) for ending one begun with that kind: a
         walk's snapshot is compared by a walk even if the folder became a repository since."""
         scanner = make_scanner(

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from . import brackets
 from .clock import new_id as _new_id
 from .clock import now as _now
+from .engineparts import EngineParts
 from .errors import (
     InvalidInput,
     NotFound,
@@ -51,18 +52,10 @@ log = logging.getLogger("takeback.engine")
 EditorApply = Callable[[list[tuple[str, Version | None]]], bool]
 """Applies new content to documents open in an editor; answers whether the editor took it."""
 
-_CACHE_FILE = "timeline.pickle"
-_CACHE_FORMAT = 1  # bump when Timeline's shape changes
-_CACHE_AFTER_RECORDS = 50  # rewrite the cache when opening had to read this many log commits
-_ON_CONFLICT = ("abort", "skip", "markers", "force")
-
-EditorApply = Callable[[list[tuple[str, Version | None]]], bool]
-"""Applies new content to documents open in an editor; answers whether the editor took it."""
-
 _ON_CONFLICT = ("abort", "skip", "markers", "force")
 
 
-class Operations:
+class Operations(EngineParts):
     """Undo, redo, revert and restore (mixed into ``Engine``, whose state they use)."""
 
     def undo(self, dry_run: bool = False, on_conflict: OnConflict = "abort", **io) -> OperationResult:

@@ -208,6 +208,7 @@ class GitScanner:
     """Uses the user's git (read-only) to list dirty and untracked files."""
 
     kind = "git"
+    before_save: Callable[[], None] | None = None  # set like the walk scanner's; this one writes no cache to call it for
 
     def __init__(
         self,

@@ -30,6 +30,7 @@ from itertools import pairwise
 from . import brackets
 from .clock import new_id as _new_id
 from .clock import now as _now
+from .engineparts import EngineParts
 from .errors import StoreError
 from .models import CheckpointRecorded, Entry, FileVersion, PathChange, Record, TurnBegun, TurnEnded, same_version
 from .timeline import EntryState
@@ -39,7 +40,7 @@ def _file_name(key: str) -> str:
     return brackets.STEP_PREFIX + hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
-class Steps:
+class Steps(EngineParts):
     """The step methods of ``Engine`` (a mixin: it uses the engine's store, scanner and log)."""
 
     def begin_step(
