@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from itertools import pairwise
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 import pygit2
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -57,6 +57,7 @@ from .models import (
     CheckpointApplied,
     CheckpointRecorded,
     CheckRecorded,
+    EntriesDropped,
     Entry,
     FileVersion,
     GcReport,
@@ -80,7 +81,7 @@ log = logging.getLogger("takeback.engine")
 
 _CACHE_FILE = "timeline.json"
 _OLD_CACHE_FILE = "timeline.pickle"  # older versions' cache: removed, never read
-_CACHE_FORMAT = 4  # bump when the records' shape changes (and _TimelineCache.format with it)
+_CACHE_FORMAT: Final = 4  # bump when the records' shape changes (and _TimelineCache.format with it)
 _CACHE_AFTER_RECORDS = 50  # rewrite the cache when opening had to read this many log commits
 
 
@@ -115,7 +116,7 @@ class Engine(Operations, Steps):
         self.timeline = Timeline()
         self._folded: list[Record] = []  # every record of the log folded into the timeline, in order
         self._head: str | None = None
-        self._user_repo: pygit2.Repository | None | bool = False
+        self._user_repo: pygit2.Repository | None | Literal[False] = False
         self._scan_cache = ScanCache(watch_tree=long_lived and self.config.watch_tree)
         self._brackets = self.store.path / "brackets"
         store_real = os.path.realpath(self.store.path)
@@ -254,11 +255,11 @@ class Engine(Operations, Steps):
         self._head = head
         return len(chain)
 
-    def _append(self, records: list[Record]) -> None:
+    def _append(self, records: Sequence[Record]) -> None:
         """Publish records as one log commit (all or none) and fold them into the timeline.
         The open turns' begins that wait outside the log are published first in the same
         commit, in the order they began (so the log's order is the order of the numbers)."""
-        published = [*self.timeline.tentatives, *records]
+        published: list[Record] = [*self.timeline.tentatives, *records]
         blobs: set[str] = set()
         for record in records:
             if isinstance(record, CheckpointRecorded):
@@ -924,6 +925,8 @@ def _message(records: list[Record]) -> str:
     first = records[0]
     if isinstance(first, TurnBegun):
         text = f"{first.kind} #{first.number}" + (f": {first.label}" if first.label else "")
+    elif isinstance(first, EntriesDropped):  # not published this way (retention rewrites the log)
+        text = first.type
     else:
         text = f"{first.type} in {first.entry}"
     kinds = [r.type for r in records]

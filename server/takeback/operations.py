@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable, Iterable
+from typing import Any, Literal
 
 from . import brackets
 from .clock import new_id as _new_id
@@ -40,6 +41,7 @@ from .models import (
     PathChange,
     Record,
     TurnBegun,
+    Verdict,
     same_version,
 )
 from .revert import PathPlan, Plan, Planner
@@ -254,7 +256,7 @@ class Operations(EngineParts):
         outcomes = [_outcome(p.path, p.ours, p.result, p.merged) for p in plan.writes]
         if ending is None:
             ending = self._turns_ending(target)
-        base = dict(
+        base: dict[str, Any] = dict(
             operation=kind, dry_run=dry_run, on_conflict=on_conflict, target=target.begun.entry,
             target_number=number, restored=outcomes, skipped=plan.skipped, conflicts=plan.conflicts,
             notices=_open_turn_notices(kind, ending, ended),
@@ -471,7 +473,7 @@ def _outcome(path: str, ours: DiskFile | None, result: Version | None, merged: b
     old = ours.content if ours else None
     new = result.content if result else None
     additions, deletions = line_stats(old, new)
-    action = "delete" if result is None else ("create" if ours is None else "write")
+    action: Literal["delete", "create", "write"] = "delete" if result is None else ("create" if ours is None else "write")
     return FileOutcome(path=path, action=action, additions=additions, deletions=deletions, merged=merged)
 
 def _open_turn_notices(kind: str, states: list[EntryState], ended: bool) -> list[str]:
@@ -484,9 +486,8 @@ def _open_turn_notices(kind: str, states: list[EntryState], ended: bool) -> list
         ]
     return [f"turn #{s.begun.number} is open; carrying out this {kind} ends it first" for s in states]
 
-def _verdict(plan: Plan) -> str:
-    trouble = plan.skipped or [c for c in plan.conflicts if not c.reason.startswith("forced:")]
-    if not trouble:
+def _verdict(plan: Plan) -> Verdict:
+    if not plan.skipped and not any(not c.reason.startswith("forced:") for c in plan.conflicts):
         return "safe"
     return "partial" if plan.writes else "broken"
 

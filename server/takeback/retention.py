@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from . import brackets
 from .clock import new_id as _new_id
 from .clock import now as _now
-from .models import DroppedSpan, EntriesDropped, GcReport, RecordEnvelope
+from .models import DroppedSpan, EntriesDropped, GcReport, Record, RecordEnvelope
 from .scan import snapshot_versions
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ def _rewrite(engine: Engine, drop: dict[str, str]) -> list[DroppedSpan]:
     new_tip: str | None = None
     for oid in store.commit_chain(head, None):
         records = RecordEnvelope.model_validate_json(store.read_meta(oid)).records
-        kept = [r for r in records if not isinstance(r, EntriesDropped) and r.entry not in drop]
+        kept: list[Record] = [r for r in records if not isinstance(r, EntriesDropped) and r.entry not in drop]
         if not kept:
             continue
         if len(kept) < len(records):

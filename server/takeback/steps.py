@@ -32,7 +32,7 @@ from .clock import new_id as _new_id
 from .clock import now as _now
 from .engineparts import EngineParts
 from .errors import StoreError
-from .models import CheckpointRecorded, Entry, FileVersion, PathChange, Record, TurnBegun, TurnEnded, same_version
+from .models import CheckpointRecorded, Entry, FileVersion, PathChange, TurnBegun, TurnEnded, same_version
 from .timeline import EntryState
 
 
@@ -97,7 +97,7 @@ class Steps(EngineParts):
                 cp = self._bracket_checkpoint(seen, opened)
             if cp is not None:
                 cp = self._without_others(cp, seen)
-            records: list[Record] = []
+            records: list[TurnBegun | CheckpointRecorded | TurnEnded] = []
             if cp is not None:
                 cp = cp.model_copy(update={"label": label, "bracket": False})
                 if joined is not None:

@@ -331,8 +331,8 @@ class TakebackProtocol(LanguageServerProtocol):
         handler answers -32602 with what was wrong.
         """
         method = data.get("method") if "jsonrpc" in data else None
-        request = _REQUESTS.get(method) if "id" in data else None
-        if request is None:
+        request = _REQUESTS.get(method) if "id" in data and method is not None else None
+        if request is None or method is None:
             return super().structure_message(data)
         if data.get("params") is None or data.get("params") == []:
             data = {**data, "params": {}}  # Lua clients (Neovim) encode an empty table as []
@@ -351,7 +351,7 @@ class TakebackProtocol(LanguageServerProtocol):
                 id=data["id"], method=method, jsonrpc=data["jsonrpc"], params=InvalidParams.of(exc)
             )
 
-    def get_message_type(self, method: str) -> type | None:
+    def get_message_type(self, method: str) -> type | None:  # type: ignore[override]  # pygls's is an lru_cache
         request = _REQUESTS.get(method)
         if request is not None:
             return request
