@@ -253,7 +253,7 @@ def _request(method: str, params_type: type) -> type:
     cls = attrs.make_class(
         f"{params_type.__name__.removesuffix('Params')}Request",
         {
-            "id": attrs.field(type=int | str),
+            "id": attrs.field(type=int | str),  # type: ignore[arg-type]  # attrs keeps any annotation; stubs say type
             "params": attrs.field(type=params_type),
             "method": attrs.field(type=str, default=method),
             "jsonrpc": attrs.field(type=str, default="2.0"),

@@ -60,7 +60,7 @@ def idle_seconds() -> float:
 
 def _stamp(paths: list[Path]) -> tuple:
     """What changes when any of ``paths`` is written, made, removed or replaced."""
-    out = []
+    out: list[tuple[int, int, int] | None] = []
     for path in paths:
         try:
             info = os.stat(path)
@@ -234,7 +234,8 @@ class Resident:
 
     @staticmethod
     def _read(conn: socket.socket) -> bytes:
-        chunks, size = [], 0
+        chunks: list[bytes] = []
+        size = 0
         while True:
             chunk = conn.recv(65536)
             if not chunk:
