@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import os
 import struct
+from collections.abc import Callable
 
 _AT_FDCWD = -100
 _AT_SYMLINK_NOFOLLOW = 0x100
@@ -18,12 +19,19 @@ _STATX_BTIME = 0x800
 _BUFFER = 256  # sizeof(struct statx)
 _BTIME_OFFSET = 80  # stx_btime: struct statx_timestamp {__s64 tv_sec; __u32 tv_nsec; ...}
 
-try:
-    _statx = ctypes.CDLL(None, use_errno=True).statx
-    _statx.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_uint, ctypes.c_void_p)
-    _statx.restype = ctypes.c_int
-except (AttributeError, OSError):
-    _statx = None
+
+
+def _load_statx() -> Callable[..., int] | None:
+    try:
+        statx = ctypes.CDLL(None, use_errno=True).statx
+    except (AttributeError, OSError):
+        return None
+    statx.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_uint, ctypes.c_void_p)
+    statx.restype = ctypes.c_int
+    return statx
+
+
+_statx = _load_statx()
 
 
 def born_ns(path: str | os.PathLike[str]) -> int | None:

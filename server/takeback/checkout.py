@@ -26,6 +26,7 @@ writes a file that was not there.
 from __future__ import annotations
 
 import subprocess
+from typing import cast
 
 import pygit2
 
@@ -96,7 +97,7 @@ def worktree_form(
     if mode == _GITLINK or skip_worktree:
         return None
     try:
-        content = repo[oid].data
+        content = cast(pygit2.Blob, repo[oid]).data
     except KeyError:
         return None
     if mode != _SYMLINK and _converts(repo, path):  # checkout writes a link's target as it is

@@ -17,7 +17,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, overload
 
 from . import __version__
 from .errors import InvalidInput, TakebackError
@@ -35,7 +35,7 @@ class _UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2
+    def error(self, message: str) -> NoReturn:  # one line, exit 2
         raise _UsageError(f"{message} (see 'takeback --help')")
 
 
@@ -162,6 +162,10 @@ def _print_json(value: Any) -> None:
     print(json.dumps(_dump(value), indent=2, ensure_ascii=False))
 
 
+@overload
+def _text(value: str) -> str: ...
+@overload
+def _text(value: None) -> None: ...
 def _text(value: str | None) -> str | None:
     """An argument kept as text: bytes that are not UTF-8 (a prompt cut mid-character, a
     non-UTF-8 locale) arrive as surrogates, which no JSON record can hold; they become U+FFFD."""
@@ -221,7 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (``| head``): what was asked was still done
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
-    except Exception as exc:  # a bug or an environment failure (disk full …): still one line
+    except Exception as exc:  # noqa: BLE001 - a bug or an environment failure (disk full …): still one line
         if os.environ.get("TAKEBACK_DEBUG"):
             traceback.print_exc()
         return _fail(args.json, "internal", f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL)
@@ -355,8 +359,8 @@ def _run(args: argparse.Namespace) -> int:
         (out or render.print_gc)(report)
         return EXIT_OK
     if cmd == "status":
-        status = engine.status()
-        (out or render.print_status)(status)
+        store_status = engine.status()
+        (out or render.print_status)(store_status)
         return EXIT_OK
     raise InvalidInput(f"unknown command {cmd}")
 

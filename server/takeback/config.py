@@ -304,7 +304,7 @@ def _env_layer() -> dict[str, Any]:
     return layer
 
 
-def load_config(workspace: Path, overrides: dict[str, Any] | None = None) -> Config:
+def load_config(workspace: str | os.PathLike[str], overrides: dict[str, Any] | None = None) -> Config:
     """The person's settings for ``workspace``, then what its repository may add (see the
     module's docstring); invalid values fall back to defaults, every refusal is in ``problems``."""
     root = Path(os.path.realpath(workspace))

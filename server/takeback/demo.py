@@ -119,17 +119,22 @@ def run_demo(keep: bool = False, as_json: bool = False) -> int:
 
         show.title("Agent turn: 'Add a discount helper' (a begin/end bracket; files written like a shell would)")
         engine.begin_turn(label="Add a discount helper", session="demo", agent="demo-agent")
-        (repo / "utils.py").write_text(UTILS + "\n\ndef discount(price, percent):\n    return price * (100 - clamp(percent, 0, 100)) / 100\n")
+        (repo / "utils.py").write_text(
+            UTILS + "\n\ndef discount(price, percent):\n    return price * (100 - clamp(percent, 0, 100)) / 100\n"
+        )
         (repo / "tests").mkdir()
-        (repo / "tests" / "test_utils.py").write_text("from utils import discount\n\n\ndef test_discount():\n    assert discount(200, 10) == 180\n")
+        (repo / "tests" / "test_utils.py").write_text(
+            "from utils import discount\n\n\ndef test_discount():\n    assert discount(200, 10) == 180\n"
+        )
         engine.end_turn(commands=["cat > utils.py", "mkdir tests"])
         engine.record_check(None, "pytest", "passed", command="pytest -q", exit_code=0)
         show.say("recorded with its check: pytest passed")
 
         show.title("Agent turn: 'Rename total() to order_total()' (an edit batch handed to Takeback)")
         app = (repo / "app.py").read_text()
+        renamed = app.replace("def total(", "def order_total(").replace("print(total(", "print(order_total(")
         engine.apply_batch(
-            [BatchChange(path="app.py", after=app.replace("def total(", "def order_total(").replace("print(total(", "print(order_total(").encode())],
+            [BatchChange(path="app.py", after=renamed.encode())],
             label="Rename total() to order_total()", session="demo", agent="demo-agent",
         )
 

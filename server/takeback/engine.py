@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from itertools import pairwise
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 import pygit2
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -46,6 +47,7 @@ from .errors import (
     StoreError,
     TakebackError,
 )
+from .handoff import ask_editor
 from .journal import Journal, JournalDoc, JournalFile
 from .merge import Version
 from .models import (
@@ -55,6 +57,7 @@ from .models import (
     CheckpointApplied,
     CheckpointRecorded,
     CheckRecorded,
+    EntriesDropped,
     Entry,
     FileVersion,
     GcReport,
@@ -66,10 +69,9 @@ from .models import (
     TurnEnded,
     same_version,
 )
-from .handoff import ask_editor
 from .operations import EditorApply, Operations
+from .scan import Changed, GitScanner, ScanCache, WalkScanner, make_scanner
 from .steps import Steps
-from .scan import Changed, ScanCache, WalkScanner, make_scanner
 from .store import Store
 from .textdiff import is_binary, line_stats, unified_diff
 from .timeline import EntryState, Timeline
@@ -79,7 +81,7 @@ log = logging.getLogger("takeback.engine")
 
 _CACHE_FILE = "timeline.json"
 _OLD_CACHE_FILE = "timeline.pickle"  # older versions' cache: removed, never read
-_CACHE_FORMAT = 4  # bump when the records' shape changes (and _TimelineCache.format with it)
+_CACHE_FORMAT: Final = 4  # bump when the records' shape changes (and _TimelineCache.format with it)
 _CACHE_AFTER_RECORDS = 50  # rewrite the cache when opening had to read this many log commits
 
 
@@ -114,7 +116,7 @@ class Engine(Operations, Steps):
         self.timeline = Timeline()
         self._folded: list[Record] = []  # every record of the log folded into the timeline, in order
         self._head: str | None = None
-        self._user_repo: pygit2.Repository | None | bool = False
+        self._user_repo: pygit2.Repository | None | Literal[False] = False
         self._scan_cache = ScanCache(watch_tree=long_lived and self.config.watch_tree)
         self._brackets = self.store.path / "brackets"
         store_real = os.path.realpath(self.store.path)
@@ -253,11 +255,11 @@ class Engine(Operations, Steps):
         self._head = head
         return len(chain)
 
-    def _append(self, records: list[Record]) -> None:
+    def _append(self, records: Sequence[Record]) -> None:
         """Publish records as one log commit (all or none) and fold them into the timeline.
         The open turns' begins that wait outside the log are published first in the same
         commit, in the order they began (so the log's order is the order of the numbers)."""
-        published = [*self.timeline.tentatives, *records]
+        published: list[Record] = [*self.timeline.tentatives, *records]
         blobs: set[str] = set()
         for record in records:
             if isinstance(record, CheckpointRecorded):
@@ -315,7 +317,7 @@ class Engine(Operations, Steps):
     def _skip(self, rel: str) -> bool:
         return self._store_rel is not None and (rel == self._store_rel or rel.startswith(self._store_rel + "/"))
 
-    def _scanner(self, kind: str | None = None):
+    def _scanner(self, kind: str | None = None) -> GitScanner | WalkScanner:
         """The scanner for a new bracket, or (``kind``) for ending one begun with that kind: a
         walk's snapshot is compared by a walk even if the folder became a repository since."""
         scanner = make_scanner(
@@ -585,7 +587,7 @@ class Engine(Operations, Steps):
             state = self._joined_turn(turn, session)  # checked before any content is stored
             path_changes = []
             notices: list[str] = []
-            for rel, change, source_path in zip(rels, changes, renamed):
+            for rel, change, source_path in zip(rels, changes, renamed, strict=True):
                 if change.before == "disk":
                     disk = self.workspace.read(rel)
                     old = disk.content if disk else None
@@ -895,7 +897,7 @@ def _explained_by_batches(state: EntryState, change: Changed) -> bool:
     ]
     if not steps or not same_version(steps[0].before, change.before) or not same_version(steps[-1].after, change.after):
         return False
-    return all(same_version(a.after, b.before) for a, b in zip(steps, steps[1:]))
+    return all(same_version(a.after, b.before) for a, b in pairwise(steps))
 
 
 def _withheld_notice(rel: str, version: FileVersion) -> str:
@@ -923,6 +925,8 @@ def _message(records: list[Record]) -> str:
     first = records[0]
     if isinstance(first, TurnBegun):
         text = f"{first.kind} #{first.number}" + (f": {first.label}" if first.label else "")
+    elif isinstance(first, EntriesDropped):  # not published this way (retention rewrites the log)
+        text = first.type
     else:
         text = f"{first.type} in {first.entry}"
     kinds = [r.type for r in records]

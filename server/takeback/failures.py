@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 FILE_NAME = "hook-failures.log"
@@ -21,7 +21,7 @@ _KEEP_BYTES = 256 * 1024
 def append(store: Path, agent: str, event: str | None, message: str) -> None:
     """Add one failure (best effort: a log that cannot be written is not a second failure)."""
     line = json.dumps(
-        {"at": datetime.now(timezone.utc).isoformat(), "agent": agent, "event": event, "message": message},
+        {"at": datetime.now(UTC).isoformat(), "agent": agent, "event": event, "message": message},
         ensure_ascii=False,
     )
     path = store / FILE_NAME

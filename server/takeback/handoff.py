@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from .errors import StaleContent, StateError
 
 if TYPE_CHECKING:
-    from .engine import Engine
+    from .engineparts import EngineParts
     from .merge import Version
     from .operations import EditorApply
     from .workspace import DiskFile
@@ -28,7 +28,7 @@ MOVED = "the timeline changed while the editor was asked; nothing was recorded, 
 
 
 def ask_editor(
-    engine: Engine, editor: EditorApply, writes: list[tuple[str, Version | None]], on_disk: dict[str, DiskFile | None]
+    engine: EngineParts, editor: EditorApply, writes: list[tuple[str, Version | None]], on_disk: dict[str, DiskFile | None]
 ) -> bool:
     """Call ``editor(writes)`` with the store's lock let go; answer whether it applied them.
 

@@ -20,7 +20,7 @@ import logging
 import os
 import shutil
 from collections.abc import Callable, Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -84,7 +84,7 @@ class Journal:
                         handle.flush()
                         os.fsync(handle.fileno())
         doc = JournalDoc(
-            entry=entry, operation=operation, started=datetime.now(timezone.utc), files=_ordered(files), folders=list(folders)
+            entry=entry, operation=operation, started=datetime.now(UTC), files=_ordered(files), folders=list(folders)
         )
         tmp = self.file.with_suffix(".tmp")
         with open(tmp, "w", encoding="utf-8") as handle:
@@ -198,7 +198,7 @@ class Journal:
             for item in reversed(_ordered(doc.files)):
                 roll(item)
         report = RecoveryReport(
-            at=datetime.now(timezone.utc),
+            at=datetime.now(UTC),
             operation=doc.operation,
             action="rolled-forward" if forward else "rolled-back",
             paths=[f.path for f in doc.files],

@@ -538,7 +538,7 @@ class Lister:
         def other() -> None:
             try:
                 results[0] = _diff(repos[1], lists[0])
-            except Exception as exc:  # handed to the caller below
+            except Exception as exc:  # noqa: BLE001 - handed to the caller below
                 results[0] = exc
 
         worker = threading.Thread(target=other, name="takeback-listing", daemon=True)

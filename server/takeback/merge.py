@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from typing import cast
 
 import merge3
 
@@ -110,7 +111,7 @@ def _merge_text(
         elif kind == "b":
             chunk = theirs[region[1] : region[2]]
         else:
-            _, z1, z2, a1, a2, b1, b2 = region
+            _, z1, z2, a1, a2, b1, b2 = cast(merge3.ConflictRegion, region)  # the only kind left
             resolved = _merge_adjacent(base[z1:z2], ours[a1:a2], theirs[b1:b2])
             if resolved is None:
                 hunks += 1

@@ -13,7 +13,7 @@ them as JSON with ``model_dump(mode="json")`` and the server sends the same shap
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -190,7 +190,7 @@ class EntriesDropped(_Model):
 
 
 Record = Annotated[
-    Union[TurnBegun, CheckpointRecorded, CheckpointApplied, TurnEnded, CheckRecorded, OperationDone, EntriesDropped],
+    TurnBegun | CheckpointRecorded | CheckpointApplied | TurnEnded | CheckRecorded | OperationDone | EntriesDropped,
     Field(discriminator="type"),
 ]
 

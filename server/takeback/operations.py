@@ -14,10 +14,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable, Iterable
+from typing import Any, Literal
 
 from . import brackets
 from .clock import new_id as _new_id
 from .clock import now as _now
+from .engineparts import EngineParts
 from .errors import (
     InvalidInput,
     NotFound,
@@ -39,6 +41,7 @@ from .models import (
     PathChange,
     Record,
     TurnBegun,
+    Verdict,
     same_version,
 )
 from .revert import PathPlan, Plan, Planner
@@ -51,18 +54,10 @@ log = logging.getLogger("takeback.engine")
 EditorApply = Callable[[list[tuple[str, Version | None]]], bool]
 """Applies new content to documents open in an editor; answers whether the editor took it."""
 
-_CACHE_FILE = "timeline.pickle"
-_CACHE_FORMAT = 1  # bump when Timeline's shape changes
-_CACHE_AFTER_RECORDS = 50  # rewrite the cache when opening had to read this many log commits
-_ON_CONFLICT = ("abort", "skip", "markers", "force")
-
-EditorApply = Callable[[list[tuple[str, Version | None]]], bool]
-"""Applies new content to documents open in an editor; answers whether the editor took it."""
-
 _ON_CONFLICT = ("abort", "skip", "markers", "force")
 
 
-class Operations:
+class Operations(EngineParts):
     """Undo, redo, revert and restore (mixed into ``Engine``, whose state they use)."""
 
     def undo(self, dry_run: bool = False, on_conflict: OnConflict = "abort", **io) -> OperationResult:
@@ -261,7 +256,7 @@ class Operations:
         outcomes = [_outcome(p.path, p.ours, p.result, p.merged) for p in plan.writes]
         if ending is None:
             ending = self._turns_ending(target)
-        base = dict(
+        base: dict[str, Any] = dict(
             operation=kind, dry_run=dry_run, on_conflict=on_conflict, target=target.begun.entry,
             target_number=number, restored=outcomes, skipped=plan.skipped, conflicts=plan.conflicts,
             notices=_open_turn_notices(kind, ending, ended),
@@ -478,7 +473,7 @@ def _outcome(path: str, ours: DiskFile | None, result: Version | None, merged: b
     old = ours.content if ours else None
     new = result.content if result else None
     additions, deletions = line_stats(old, new)
-    action = "delete" if result is None else ("create" if ours is None else "write")
+    action: Literal["delete", "create", "write"] = "delete" if result is None else ("create" if ours is None else "write")
     return FileOutcome(path=path, action=action, additions=additions, deletions=deletions, merged=merged)
 
 def _open_turn_notices(kind: str, states: list[EntryState], ended: bool) -> list[str]:
@@ -491,9 +486,8 @@ def _open_turn_notices(kind: str, states: list[EntryState], ended: bool) -> list
         ]
     return [f"turn #{s.begun.number} is open; carrying out this {kind} ends it first" for s in states]
 
-def _verdict(plan: Plan) -> str:
-    trouble = plan.skipped or [c for c in plan.conflicts if not c.reason.startswith("forced:")]
-    if not trouble:
+def _verdict(plan: Plan) -> Verdict:
+    if not plan.skipped and not any(not c.reason.startswith("forced:") for c in plan.conflicts):
         return "safe"
     return "partial" if plan.writes else "broken"
 

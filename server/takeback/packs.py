@@ -22,6 +22,7 @@ import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 TYPE_NUMBERS = {"commit": 1, "tree": 2, "blob": 3, "tag": 4}
 TYPE_NAMES = {number: name for name, number in TYPE_NUMBERS.items()}
@@ -32,12 +33,13 @@ _IDX_MAGIC = b"\xfftOc"
 # zlib streams as zlib (git and libgit2 read them as any other) about four times faster than
 # zlib's fastest level on 10 KB of source text here, and a little smaller; zlib stands in where
 # the isal package is missing.
+_deflate: ModuleType
 try:
     from isal import isal_zlib as _deflate
 
     COMPRESSION_LEVEL = 2  # ISA-L's default: levels 0-3
 except ImportError:  # pragma: no cover - isal is a dependency; a platform without its wheel
-    _deflate = zlib  # type: ignore[assignment]
+    _deflate = zlib
     COMPRESSION_LEVEL = 1
 
 

@@ -7,7 +7,7 @@ from .models import Entry, GcReport, OperationResult, StoreStatus
 _STATE_MARK = {"applied": " ", "reverted": "↶", "partial": "±", "open": "…", "not-applied": "✗"}
 
 
-def _size(n: int) -> str:
+def _size(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
@@ -79,8 +79,8 @@ def print_result(result: OperationResult) -> None:
     for item in result.restored:
         merged = " (merged with later edits)" if item.merged else ""
         print(f"  {item.action:<7} {item.path}  +{item.additions} -{item.deletions}{merged}")
-    for item in result.skipped:
-        print(f"  skipped {item.path}: {item.reason}")
+    for skip in result.skipped:
+        print(f"  skipped {skip.path}: {skip.reason}")
     for conflict in result.conflicts:
         note = " — markers written" if conflict.markers_written else ""
         print(f"  conflict {conflict.path}: {conflict.reason}{note}")

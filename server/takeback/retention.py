@@ -11,13 +11,13 @@ dropped.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from . import brackets
 from .clock import new_id as _new_id
 from .clock import now as _now
-from .models import DroppedSpan, EntriesDropped, GcReport, RecordEnvelope
+from .models import DroppedSpan, EntriesDropped, GcReport, Record, RecordEnvelope
 from .scan import snapshot_versions
 
 if TYPE_CHECKING:
@@ -26,14 +26,14 @@ if TYPE_CHECKING:
 _SPANS_KEPT = 1000  # what retention dropped is remembered for this many runs of numbers
 
 
-def _drop_set(engine: "Engine", extra_fraction: float) -> dict[str, str]:
+def _drop_set(engine: Engine, extra_fraction: float) -> dict[str, str]:
     """The entries to drop, each with why (the policy's words for the person)."""
     policy = engine.config.retention
     ordered = engine.timeline.ordered()
     open_states = engine.timeline.open_turns()
     by_count = max(0, len(ordered) - policy.max_entries)
     by_bytes = max(by_count, int(len(ordered) * extra_fraction)) if extra_fraction else by_count
-    cutoff = datetime.now(timezone.utc) - timedelta(days=policy.max_age_days)
+    cutoff = datetime.now(UTC) - timedelta(days=policy.max_age_days)
     drop: dict[str, str] = {}
     for index, state in enumerate(ordered):
         if state in open_states or index == len(ordered) - 1:
@@ -52,7 +52,7 @@ def _size(n: int) -> str:
     return f"{n // 2**20} MiB" if n % 2**20 == 0 else f"{n} bytes"
 
 
-def _spans(engine: "Engine", drop: dict[str, str], at: datetime) -> list[DroppedSpan]:
+def _spans(engine: Engine, drop: dict[str, str], at: datetime) -> list[DroppedSpan]:
     """The dropped entries as runs of numbers with one reason each."""
     spans: list[DroppedSpan] = []
     for state in engine.timeline.ordered():
@@ -68,7 +68,7 @@ def _spans(engine: "Engine", drop: dict[str, str], at: datetime) -> list[Dropped
     return spans
 
 
-def _referenced_blobs(engine: "Engine") -> set[str]:
+def _referenced_blobs(engine: Engine) -> set[str]:
     keep: set[str] = set()
     for data in brackets.snapshots(engine.store.path / "brackets"):
         for version in snapshot_versions(data):
@@ -85,7 +85,7 @@ def _referenced_blobs(engine: "Engine") -> set[str]:
     return keep
 
 
-def _rewrite(engine: "Engine", drop: dict[str, str]) -> list[DroppedSpan]:
+def _rewrite(engine: Engine, drop: dict[str, str]) -> list[DroppedSpan]:
     """The log without the dropped entries' records, topped by one record of everything dropped
     so far (it replaces the previous one), published by one compare-and-swap. Answers what this
     rewrite dropped."""
@@ -99,7 +99,7 @@ def _rewrite(engine: "Engine", drop: dict[str, str]) -> list[DroppedSpan]:
     new_tip: str | None = None
     for oid in store.commit_chain(head, None):
         records = RecordEnvelope.model_validate_json(store.read_meta(oid)).records
-        kept = [r for r in records if not isinstance(r, EntriesDropped) and r.entry not in drop]
+        kept: list[Record] = [r for r in records if not isinstance(r, EntriesDropped) and r.entry not in drop]
         if not kept:
             continue
         if len(kept) < len(records):
@@ -113,7 +113,7 @@ def _rewrite(engine: "Engine", drop: dict[str, str]) -> list[DroppedSpan]:
     return new_spans
 
 
-def collect(engine: "Engine") -> GcReport:
+def collect(engine: Engine) -> GcReport:
     """Run with the store locked and the timeline fresh."""
     store = engine.store
     bytes_before = store.size_bytes()

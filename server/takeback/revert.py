@@ -201,7 +201,7 @@ class Planner:
         conflict = Conflict(
             path=path, reason=outcome.conflict or "conflict", hunks=outcome.hunks, binary=binary, markers_possible=possible
         )
-        if self.on_conflict == "markers" and possible:
+        if self.on_conflict == "markers" and outcome.markers is not None and current is not None:  # possible
             conflict.markers_written = True
             return PathPlan(path, ours, Version(outcome.markers, current.mode), conflict=conflict)
         return PathPlan(path, ours, _version_of(ours), conflict=conflict)

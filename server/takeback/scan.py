@@ -47,6 +47,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pathspec
 import pygit2
@@ -56,6 +57,9 @@ from .brackets import IndexCopy
 from .models import FileVersion, same_version
 from .store import clean_git_env
 from .workspace import Workspace, cannot_read, file_stamp, mode_of
+
+if TYPE_CHECKING:
+    from .listing import Lister
 
 try:
     from . import listing
@@ -208,6 +212,7 @@ class GitScanner:
     """Uses the user's git (read-only) to list dirty and untracked files."""
 
     kind = "git"
+    before_save: Callable[[], None] | None = None  # set like the walk scanner's; this one writes no cache to call it for
 
     def __init__(
         self,
@@ -372,7 +377,7 @@ class GitScanner:
             xdg = listing._xdg_git_dir(os.environ)
             if xdg:
                 files.append(os.path.join(xdg, "ignore"))
-        files += [os.path.expanduser(f) for f in self.repo.config.get_multivar("core.excludesFile")]
+        files += [os.path.expanduser(f) for f in self.repo.config.get_multivar("core.excludesFile") if f is not None]
         return files
 
     def _list_now(self) -> tuple[set[str], dict[str, str]]:
@@ -422,7 +427,7 @@ class GitScanner:
         ]
         found: list[bytes] = []
         unreadable: dict[str, str] = {}
-        for cmd, proc in zip(commands, procs):
+        for cmd, proc in zip(commands, procs, strict=True):
             out, err = proc.communicate()
             if proc.returncode != 0:
                 raise RuntimeError(f"git {cmd[len(base)]} failed: {err.decode(errors='replace').strip()}")
@@ -951,7 +956,7 @@ class ScanCache:
             self._watch = None
         self._listed = None
 
-    def lister(self, git_dir: str, workdir: str) -> listing.Lister:
+    def lister(self, git_dir: str, workdir: str) -> Lister:  # (``listing`` here is the method below)
         st = os.stat(git_dir)
         key = (git_dir, workdir, st.st_dev, st.st_ino)  # a repository made anew at the same place is another
         if self._lister is None or key != self._key:

@@ -5,7 +5,8 @@ before the call and another after it), so what the start saw waits in the store 
 (``brackets/step-<key>``, ``brackets.py``). Two kinds:
 
 * ``paths`` given (an edit tool that names its files): the start stores those files'
-  before-images (and the folders writing a missing one would create); the end compares them with the files now. Cost: those files, never a scan.
+  before-images (and the folders writing a missing one would create); the end compares them
+  with the files now. Cost: those files, never a scan.
 * no ``paths`` (a shell command): the start takes the scanner's snapshot, like a turn's bracket;
   the end records what changed on disk in between.
 
@@ -24,12 +25,14 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from itertools import pairwise
 
 from . import brackets
 from .clock import new_id as _new_id
 from .clock import now as _now
+from .engineparts import EngineParts
 from .errors import StoreError
-from .models import CheckpointRecorded, Entry, FileVersion, PathChange, Record, TurnBegun, TurnEnded, same_version
+from .models import CheckpointRecorded, Entry, FileVersion, PathChange, TurnBegun, TurnEnded, same_version
 from .timeline import EntryState
 
 
@@ -37,7 +40,7 @@ def _file_name(key: str) -> str:
     return brackets.STEP_PREFIX + hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
-class Steps:
+class Steps(EngineParts):
     """The step methods of ``Engine`` (a mixin: it uses the engine's store, scanner and log)."""
 
     def begin_step(
@@ -94,7 +97,7 @@ class Steps:
                 cp = self._bracket_checkpoint(seen, opened)
             if cp is not None:
                 cp = self._without_others(cp, seen)
-            records: list[Record] = []
+            records: list[TurnBegun | CheckpointRecorded | TurnEnded] = []
             if cp is not None:
                 cp = cp.model_copy(update={"label": label, "bracket": False})
                 if joined is not None:
@@ -156,7 +159,7 @@ class Steps:
                 for c in other.changes if c.path == change.path
             ]
             before, after = change.before, change.after
-            if chain and all(same_version(a.after, b.before) for a, b in zip(chain, chain[1:])):
+            if chain and all(same_version(a.after, b.before) for a, b in pairwise(chain)):
                 if same_version(chain[0].before, before):
                     before = chain[-1].after
                 elif same_version(chain[-1].after, after):

@@ -27,7 +27,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from . import packs
@@ -167,7 +167,7 @@ class Store:
     def _write_identity(self, workspace: Path) -> None:
         ident = self.path / "workspace.json"
         if not ident.exists():
-            data = {"workspace": str(workspace), "created": datetime.now(timezone.utc).isoformat(), "format": 1}
+            data = {"workspace": str(workspace), "created": datetime.now(UTC).isoformat(), "format": 1}
             ident.write_text(json.dumps(data, indent=2) + "\n")
 
     # ------------------------------------------------------------------ locking

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from typing import Literal
 
 from .errors import InvalidInput, NotFound, NothingToDo
 from .models import (
@@ -410,7 +411,8 @@ def aggregate_files(checkpoints: list[CheckpointRecorded]) -> list[FileChange]:
         additions = sum(c.additions for c in steps[path])
         deletions = sum(c.deletions for c in steps[path])
         binary = any(c.binary for c in steps[path])
-        withheld = (after or before).withheld if (after or before) else None
+        version = after or before
+        withheld = version.withheld if version else None
         if before is None and after is not None:
             source = last.renamed_from if last.renamed_from in deleted else None
             if source is None:
@@ -424,7 +426,7 @@ def aggregate_files(checkpoints: list[CheckpointRecorded]) -> list[FileChange]:
                                additions=additions, deletions=deletions, binary=binary, withheld=withheld)
                 )
                 continue
-            kind = "added"
+            kind: Literal["added", "modified", "deleted"] = "added"
         elif after is None:
             kind = "deleted"
         else:

@@ -240,7 +240,9 @@ def _read_cursor(agent: str, kind: str, payload: dict) -> Event:
         path = _text(payload.get("file_path"))
         event.tool = "edit"
         event.paths = [path] if path else None
-        edits = payload.get("edits") if isinstance(payload.get("edits"), list) else []
+        edits = payload.get("edits")
+        if not isinstance(edits, list):
+            edits = []
         event.edits = [
             (e["old_string"], e["new_string"]) for e in edits
             if isinstance(e, dict) and isinstance(e.get("old_string"), str) and isinstance(e.get("new_string"), str)
@@ -264,7 +266,9 @@ def _read_cline(agent: str, kind: str, payload: dict) -> Event:
 
 def _read_windsurf(agent: str, kind: str, payload: dict) -> Event:
     """Windsurf Cascade: ``agent_action_name``, ``trajectory_id``, ``execution_id`` and ``tool_info``."""
-    info = payload.get("tool_info") if isinstance(payload.get("tool_info"), dict) else {}
+    info = payload.get("tool_info")
+    if not isinstance(info, dict):
+        info = {}
     event = Event(kind, agent, session=_text(payload.get("trajectory_id")), folders=_folders(agent, info, "cwd"))  # type: ignore[arg-type]
     action = str(payload.get("agent_action_name", ""))
     if kind == "prompt":

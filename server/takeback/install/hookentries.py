@@ -8,9 +8,8 @@ whose command runs ``takeback hook AGENT`` are Takeback's; everything else is le
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-
 from pathlib import Path
+from typing import Any
 
 from .command import hook_argv, is_hook_line, shell_line
 from .jsonconfig import member

@@ -51,7 +51,8 @@ def add(doc: dict[str, Any], spec: McpSpec, path: Path) -> bool:
         return False
     if current is not None and not _is_ours(current):
         raise BadConfig(
-            f"{path} already has an MCP server named 'takeback' that is not Takeback's: rename or remove it, then run again; nothing was written"
+            f"{path} already has an MCP server named 'takeback' that is not Takeback's: "
+            "rename or remove it, then run again; nothing was written"
         )
     servers["takeback"] = wanted
     return True

@@ -104,7 +104,7 @@ export const Takeback = async ({ directory, worktree }) => {
     },
   };
 };
-"""
+"""  # noqa: E501 - the JavaScript is written as OpenCode reads it, line for line
 
 
 def plugin_source(argv: list[str]) -> str:

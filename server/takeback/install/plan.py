@@ -138,7 +138,7 @@ def _add(agent: Agent, scope: str, root: Path, with_mcp: bool, files: Pending) -
     warnings = []
     hooks_path = agent.hooks_file(scope, root)
     doc, layout = files.json(hooks_path, seed_for(agent, scope))
-    if _switched_off(agent, doc):
+    if agent.hooks_off is not None and _switched_off(agent, doc):
         keys, off = agent.hooks_off
         warnings.append(
             f"{hooks_path} switches every hook off ({'.'.join(keys)} = {str(off).lower()}): "
@@ -316,8 +316,8 @@ def uninstall(names: list[str], scope: str = "user", workspace: str | None = Non
         if data != files.before[path]:
             _write(path, data)
             ledger.forget(path)
-    made = {folder for _, _, folders in outcome.values() for folder in folders}
-    for folder in sorted(made, key=lambda f: len(f.parts), reverse=True):
+    made_folders = {folder for _, _, folders in outcome.values() for folder in folders}
+    for folder in sorted(made_folders, key=lambda f: len(f.parts), reverse=True):
         try:
             folder.rmdir()  # only when empty: what install made, now holding nothing
         except OSError:

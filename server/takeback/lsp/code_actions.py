@@ -11,6 +11,7 @@ what they need is computed once per timeline version and cached.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -60,7 +61,7 @@ def _action(title: str, command: str, argument: dict) -> types.CodeAction:
     )
 
 
-def _wanted(only: list[str] | None) -> bool:
+def _wanted(only: Sequence[str] | None) -> bool:
     if not only:
         return True
     return any(KIND == kind or KIND.startswith(f"{kind}.") or kind == "" for kind in only)

@@ -30,7 +30,7 @@ import os
 import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -176,7 +176,7 @@ class EditorRound:
         if server.document_changes:
             edit = types.WorkspaceEdit(document_changes=[*text_edits, *deletes])
         else:
-            edit = types.WorkspaceEdit(changes={e.text_document.uri: list(e.edits) for e in text_edits})
+            edit = types.WorkspaceEdit(changes={e.text_document.uri: cast(list[types.TextEdit], list(e.edits)) for e in text_edits})
         for change in text_edits:
             path = server.documents.by_uri[change.text_document.uri].path
             server.documents.edits_sent[path] = server.documents.edits_sent.get(path, 0) + 1
@@ -186,7 +186,7 @@ class EditorRound:
         timeout = server.editor_timeout
         try:
             result: Any = await asyncio.wait_for(asyncio.shield(request), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             server.background(self._late(request), "late workspace/applyEdit answer")
             return False, f"the editor did not answer workspace/applyEdit within {timeout:g} s"
         except JsonRpcException as exc:

@@ -247,7 +247,8 @@ async def _apply_in_order(server: TakebackServer, params: ApplyEditParams, ops, 
     finally:
         await server.folders.changed(folder)  # a refusal is on the timeline too (not applied)
     reason = None if applied else (editor.reason or "the editor did not apply the edit")
-    log.info("applyEdit %s: checkpoint %s of turn #%d %s", label, checkpoint, entry.number, "applied" if applied else f"NOT applied ({reason})")
+    outcome = "applied" if applied else f"NOT applied ({reason})"
+    log.info("applyEdit %s: checkpoint %s of turn #%d %s", label, checkpoint, entry.number, outcome)
     return ApplyEditResult(
         applied=applied, checkpoint_id=checkpoint, entry=entry.model_dump(mode="json"),
         failure_reason=reason, folder=folder.uri,

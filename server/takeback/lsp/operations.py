@@ -18,7 +18,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import StateError, TakebackError
 from ..models import MODE_FILE, OperationResult
@@ -98,9 +98,11 @@ async def operate(
         call = engine.redo
     elif kind == "revert":
         paths = [file_path(uri)] if uri else None
-        call = lambda **kw: engine.revert(spec, paths=paths, **kw)  # noqa: E731
+        turn = cast(str, spec)  # revert and restore always name their target (a required param)
+        call = lambda **kw: engine.revert(turn, paths=paths, **kw)  # noqa: E731
     else:
-        call = lambda **kw: engine.restore(spec, **kw)  # noqa: E731
+        checkpoint = cast(str, spec)
+        call = lambda **kw: engine.restore(checkpoint, **kw)  # noqa: E731
     title = f"Takeback: {kind}" + (f" {spec}" if spec else "")
     async with folder.writes:  # after every edit batch or operation sent before it
         return await _operate_in_order(server, kind, params, folder, call, title)

@@ -13,7 +13,7 @@ the doc in step with the names below.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 import attrs
 import cattrs
@@ -117,7 +117,7 @@ class OperationParams:
     folder: str | None = None
     expect_turn_id: str | None = None
     """Only act if the operation would target this entry (code actions pass it)."""
-    work_done_token: Union[int, str, None] = None
+    work_done_token: int | str | None = None
 
 
 @attrs.define
@@ -128,7 +128,7 @@ class RevertTurnParams:
     uri: str | None = None
     """Revert only the turn's changes to this file."""
     folder: str | None = None
-    work_done_token: Union[int, str, None] = None
+    work_done_token: int | str | None = None
 
 
 @attrs.define
@@ -139,7 +139,7 @@ class RestoreParams:
     dry_run: bool = False
     on_conflict: OnConflict = "abort"
     folder: str | None = None
-    work_done_token: Union[int, str, None] = None
+    work_done_token: int | str | None = None
 
 
 @attrs.define
@@ -241,7 +241,7 @@ class InvalidParams:
     message: str
 
     @classmethod
-    def of(cls, exc: Exception) -> "InvalidParams":
+    def of(cls, exc: Exception) -> InvalidParams:
         if isinstance(exc, (cattrs.ClassValidationError, cattrs.IterableValidationError)):
             details = "; ".join(m.replace("$.params.", "").replace("$.params", "params") for m in cattrs.transform_error(exc))
         else:
@@ -253,7 +253,7 @@ def _request(method: str, params_type: type) -> type:
     cls = attrs.make_class(
         f"{params_type.__name__.removesuffix('Params')}Request",
         {
-            "id": attrs.field(type=Union[int, str]),
+            "id": attrs.field(type=int | str),  # type: ignore[arg-type]  # attrs keeps any annotation; stubs say type
             "params": attrs.field(type=params_type),
             "method": attrs.field(type=str, default=method),
             "jsonrpc": attrs.field(type=str, default="2.0"),
@@ -331,8 +331,8 @@ class TakebackProtocol(LanguageServerProtocol):
         handler answers -32602 with what was wrong.
         """
         method = data.get("method") if "jsonrpc" in data else None
-        request = _REQUESTS.get(method) if "id" in data else None
-        if request is None:
+        request = _REQUESTS.get(method) if "id" in data and method is not None else None
+        if request is None or method is None:
             return super().structure_message(data)
         if data.get("params") is None or data.get("params") == []:
             data = {**data, "params": {}}  # Lua clients (Neovim) encode an empty table as []
@@ -351,7 +351,7 @@ class TakebackProtocol(LanguageServerProtocol):
                 id=data["id"], method=method, jsonrpc=data["jsonrpc"], params=InvalidParams.of(exc)
             )
 
-    def get_message_type(self, method: str) -> type | None:
+    def get_message_type(self, method: str) -> type | None:  # type: ignore[override]  # pygls's is an lru_cache
         request = _REQUESTS.get(method)
         if request is not None:
             return request

@@ -108,7 +108,7 @@ class TakebackServer(LanguageServer):
         """Forget what was derived from a folder's timeline (it changed)."""
         self.code_action_cache.pop(folder.path, None)
 
-    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:  # type: ignore[override]
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
         """Serve on stdio with this server's own read loop (``stream.py``): every request is
         answered, even one pygls could not read."""
         return stream.serve(self, stdin, stdout)

@@ -12,7 +12,6 @@ import logging
 import os
 import sys
 from pathlib import Path
-
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer

@@ -47,8 +47,8 @@ def result(res: OperationResult, heading: str, next_action: str) -> str:
     for item in res.restored:
         merged = " (merged with later edits)" if item.merged else ""
         lines.append(f"  {item.action:<8} {item.path}  +{item.additions} -{item.deletions}{merged}")
-    for item in res.skipped:
-        lines.append(f"  skipped  {item.path}: {item.reason}")
+    for skip in res.skipped:
+        lines.append(f"  skipped  {skip.path}: {skip.reason}")
     for conflict in res.conflicts:
         note = " (markers written)" if conflict.markers_written else ""
         lines.append(f"  conflict {conflict.path}: {conflict.reason}{note}")

@@ -60,7 +60,7 @@ def idle_seconds() -> float:
 
 def _stamp(paths: list[Path]) -> tuple:
     """What changes when any of ``paths`` is written, made, removed or replaced."""
-    out = []
+    out: list[tuple[int, int, int] | None] = []
     for path in paths:
         try:
             info = os.stat(path)
@@ -94,7 +94,7 @@ class _Held:
         if engine is not None:
             try:
                 engine.close()
-            except Exception:  # noqa: BLE001 - a store that went away cannot be closed any better
+            except Exception:  # a store that went away cannot be closed any better
                 log.exception("closing the engine of %s", self.workspace)
 
 
@@ -219,7 +219,7 @@ class Resident:
                 except ValueError as exc:
                     answer = [b"refused", str(exc).encode()]
                 conn.sendall(wire.pack(answer))
-        except Exception:  # noqa: BLE001 - one bad connection never ends the process
+        except Exception:  # one bad connection never ends the process
             log.exception("a request failed")
         finally:
             with self._state:
@@ -234,7 +234,8 @@ class Resident:
 
     @staticmethod
     def _read(conn: socket.socket) -> bytes:
-        chunks, size = [], 0
+        chunks: list[bytes] = []
+        size = 0
         while True:
             chunk = conn.recv(65536)
             if not chunk:

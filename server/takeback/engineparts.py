@@ -1,0 +1,57 @@
+"""What ``Engine``'s mixins (``Operations``, ``Steps``) and ``handoff`` use of the engine.
+
+``Engine`` defines all of it; this class only declares it for the type checker, so the mixins
+are checked against the engine's real attributes and signatures. At run time it is empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from . import brackets
+    from .capture import Capturer
+    from .config import Config
+    from .journal import Journal
+    from .models import Check, CheckpointRecorded, FileVersion, PathChange, Record
+    from .scan import GitScanner, WalkScanner
+    from .store import Store
+    from .timeline import EntryState, Timeline
+    from .workspace import Workspace
+
+
+class EngineParts:
+    """The engine's state and helpers that its mixins use (declarations only)."""
+
+    if TYPE_CHECKING:
+        workspace: Workspace
+        config: Config
+        store: Store
+        capture: Capturer
+        journal: Journal
+        timeline: Timeline
+        _brackets: Path
+
+        def timeline_version(self) -> str | None: ...
+        def refresh(self) -> None: ...
+        def _refresh(self) -> int: ...
+        def _append(self, records: Sequence[Record]) -> None: ...
+        def _user_head(self) -> str | None: ...
+        def _scanner(self, kind: str | None = None) -> GitScanner | WalkScanner: ...
+        def _session_turn(self, state: EntryState) -> bool: ...
+        def _turn_for(self, session: str | None) -> EntryState | None: ...
+        def _end(self, state: EntryState, commands: list[str], checks: list[Check], ended_by: str | None = None) -> None: ...
+        def _turn_capture(self, opened: brackets.OpenTurn) -> Capturer: ...
+        def _bracket_checkpoint(self, state: EntryState, opened: brackets.OpenTurn) -> CheckpointRecorded | None: ...
+        def _path_change(
+            self,
+            path: str,
+            before: FileVersion | None,
+            after: FileVersion | None,
+            renamed_from: str | None = None,
+            old: bytes | None = None,
+            new: bytes | None = None,
+            new_folders: Iterable[str] = (),
+        ) -> PathChange: ...
