@@ -21,6 +21,10 @@ import sys
 
 from ..resident import address, client, wire
 
+TYPE_CHECKING = False  # typing's own costs milliseconds on a hook's path
+if TYPE_CHECKING:
+    from .events import Event
+
 
 def run(agent: str, event_name: str | None) -> int:
     try:
@@ -49,7 +53,7 @@ def run(agent: str, event_name: str | None) -> int:
     return 0
 
 
-def _record_here(workspace: str, event, event_name: str | None) -> str | None:
+def _record_here(workspace: str, event: Event, event_name: str | None) -> str | None:
     """Record in this process (the engine is imported only for an event to record)."""
     from .record import record_logged
 
