@@ -24,9 +24,10 @@ the settings it began with (kept in the open turn's file), whatever changed in b
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import pairwise
 from pathlib import Path
 from typing import Final, Literal
@@ -682,7 +683,7 @@ class Engine(Operations, Steps):
         ``changes`` is the batch it was recorded from (the content, also where the store withheld
         it). If anything fails, the writes are rolled back and the checkpoint marked not applied."""
         owner = self.timeline.checkpoint_owner[checkpoint_id]
-        cp = self.timeline._checkpoint(owner, checkpoint_id)
+        cp = self.timeline.checkpoint(owner, checkpoint_id)
         given = {self.workspace.rel(c.path): c for c in changes}
         items: list[JournalFile] = []
         backups: dict[str, bytes] = {}
@@ -766,6 +767,21 @@ class Engine(Operations, Steps):
     def refresh(self) -> None:
         with self.store.locked():
             self._refresh()
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[Engine]:
+        """Hold the store for a series of calls (the timeline fresh at the start), so that no
+        other process or thread moves the timeline in between: an adapter's read that must not
+        see an operation half-way, or a plan that a confirmation then carries out. Adapters use
+        this, never the store's lock itself."""
+        with self.store.locked():
+            self._refresh()
+            yield self
+
+    def replay(self) -> None:
+        """Fold the whole log again (after the log was rewritten: retention)."""
+        self._head = None
+        self._refresh()
 
     def entries(self, session: str | None = None, limit: int | None = None, before: int | None = None) -> list[Entry]:
         """Timeline entries, newest first; ``before`` pages by entry number."""
@@ -876,8 +892,7 @@ class Engine(Operations, Steps):
             if self.timeline.tentatives:
                 self._append([])  # the open turns' begins go into the log that gc rewrites
             report = collect(self)
-            self._head = None
-            self._refresh()
+            self.replay()
             return report
 
 

@@ -139,7 +139,7 @@ def _as_bool(value: str | None) -> bool:
     raise Unsupported(f"not a boolean git reads the same way: {value!r}")
 
 
-def _xdg_git_dir(env: Mapping[str, str]) -> str | None:
+def xdg_git_dir(env: Mapping[str, str]) -> str | None:
     if env.get("XDG_CONFIG_HOME"):
         return os.path.join(env["XDG_CONFIG_HOME"], "git")
     if env.get("HOME"):
@@ -147,7 +147,7 @@ def _xdg_git_dir(env: Mapping[str, str]) -> str | None:
     return None
 
 
-def _git_config_files(env: Mapping[str, str]) -> list[str]:
+def git_config_files(env: Mapping[str, str]) -> list[str]:
     """The configuration files git reads besides the repository's own, from the environment."""
     files: list[str] = []
     if not _as_bool(env.get("GIT_CONFIG_NOSYSTEM")):
@@ -155,7 +155,7 @@ def _git_config_files(env: Mapping[str, str]) -> list[str]:
     if "GIT_CONFIG_GLOBAL" in env:
         files.append(env["GIT_CONFIG_GLOBAL"])
     else:
-        xdg = _xdg_git_dir(env)
+        xdg = xdg_git_dir(env)
         if xdg:
             files.append(os.path.join(xdg, "config"))
         if env.get("HOME"):
@@ -204,9 +204,9 @@ class _ConfigCheck:
             env.get(name)
             for name in ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_GLOBAL")
         )
-        git_files = _git_config_files(env)
+        git_files = git_config_files(env)
         lib_files = _libgit2_config_files()
-        git_xdg = _xdg_git_dir(env)
+        git_xdg = xdg_git_dir(env)
         lib_xdg = _libgit2_dirs(ConfigLevel.XDG)
         extra = [os.path.join(d, n) for d in [git_xdg, *lib_xdg] if d for n in ("ignore", "attributes")]
         watched = sorted(set(git_files + lib_files + extra))

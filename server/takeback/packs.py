@@ -71,7 +71,7 @@ def _entry_header(type_number: int, size: int) -> bytes:
     return bytes(out)
 
 
-def _sync_dir(path: Path) -> None:
+def sync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
@@ -168,7 +168,7 @@ def _write(pack_dir: Path, count: int, chunks: Iterable[tuple[bytes, bytes | mem
         raise
     _put(pack_dir / f"{name}.idx", _index_bytes(entries, checksum), fsync)
     if fsync:
-        _sync_dir(pack_dir)
+        sync_dir(pack_dir)
     return name
 
 

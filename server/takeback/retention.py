@@ -125,8 +125,7 @@ def collect(engine: Engine) -> GcReport:
     dropped = set(drop)
     fraction = 0.25
     while store.size_bytes() > engine.config.retention.max_bytes and fraction < 1.0:
-        engine._head = None
-        engine._refresh()
+        engine.replay()
         more = _drop_set(engine, fraction)
         if not more:
             break

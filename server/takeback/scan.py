@@ -373,8 +373,8 @@ class GitScanner:
         except OSError:
             pass
         if listing is not None:
-            files += listing._git_config_files(os.environ)
-            xdg = listing._xdg_git_dir(os.environ)
+            files += listing.git_config_files(os.environ)
+            xdg = listing.xdg_git_dir(os.environ)
             if xdg:
                 files.append(os.path.join(xdg, "ignore"))
         files += [os.path.expanduser(f) for f in self.repo.config.get_multivar("core.excludesFile") if f is not None]

@@ -140,7 +140,7 @@ class Steps(EngineParts):
         applied: dict[str, bool] = {}
         for cp_id in reversed(timeline.checkpoint_seq):
             owner = timeline.entries[timeline.checkpoint_owner[cp_id]]
-            cp = timeline._checkpoint(owner.begun.entry, cp_id)
+            cp = timeline.checkpoint(owner.begun.entry, cp_id)
             if cp.at < step.at:
                 break  # the log is written in time order, under the store's lock
             since.append(cp)

@@ -455,7 +455,7 @@ class Store:
                 os.close(fd)
             os.replace(lock, self._ref_file)
             if self.fsync:
-                packs._sync_dir(self._ref_file.parent)
+                packs.sync_dir(self._ref_file.parent)
         except OSError as exc:
             raise StoreError(f"cannot move {OPLOG_REF} in {self.path}: {exc}") from exc
 

@@ -211,11 +211,11 @@ class Timeline:
         upper = text.upper()
         owner = self.checkpoint_owner.get(upper)
         if owner:
-            return self._checkpoint(owner, upper)
+            return self.checkpoint(owner, upper)
         if len(upper) >= 4 and not text.startswith("#") and not text.replace(".", "").isdigit():
             found = [c for c in self.checkpoint_owner if c.startswith(upper)]
             if len(found) == 1:
-                return self._checkpoint(self.checkpoint_owner[found[0]], found[0])
+                return self.checkpoint(self.checkpoint_owner[found[0]], found[0])
             if len(found) > 1:
                 raise InvalidInput(
                     f"checkpoint id prefix {text} is ambiguous: it matches {self._checkpoints_listed(found)}; "
@@ -245,7 +245,7 @@ class Timeline:
                 f"revert {number} takes the whole turn back"
             )
         previous = self.checkpoint_seq[index - 1]
-        return self._checkpoint(self.checkpoint_owner[previous], previous)
+        return self.checkpoint(self.checkpoint_owner[previous], previous)
 
     def _checkpoints_listed(self, found: list[str], shown: int = 3) -> str:
         """``#3.1 (01J…9Q), #3.2 (01J…9R)``: the checkpoints an ambiguous prefix matched."""
@@ -256,7 +256,7 @@ class Timeline:
             names.append(f"#{state.begun.number}.{index} ({checkpoint_id})")
         return ", ".join(names) + (f" and {len(found) - shown} more" if len(found) > shown else "")
 
-    def _checkpoint(self, owner: str, checkpoint_id: str) -> CheckpointRecorded:
+    def checkpoint(self, owner: str, checkpoint_id: str) -> CheckpointRecorded:
         for cp in self.entries[owner].checkpoints:
             if cp.id == checkpoint_id:
                 return cp
@@ -290,7 +290,7 @@ class Timeline:
         for cp_id in self.checkpoint_seq[index + 1 :]:
             owner = self.entries[self.checkpoint_owner[cp_id]]
             if owner.applied.get(cp_id, True):
-                later.append(self._checkpoint(owner.begun.entry, cp_id))
+                later.append(self.checkpoint(owner.begun.entry, cp_id))
         return later
 
     def entries_after(self, checkpoint_id: str) -> list[EntryState]:
