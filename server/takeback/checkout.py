@@ -30,7 +30,7 @@ from typing import cast
 
 import pygit2
 
-from .store import clean_git_env
+from . import gitenv
 
 try:
     from pygit2.ffi import C, ffi
@@ -73,7 +73,7 @@ def _converts(repo: pygit2.Repository, path: str) -> bool:
 
 
 def _filtered(git: str, workdir: str, path: str, oid: pygit2.Oid) -> bytes:
-    env = clean_git_env()
+    env = gitenv.clean()
     env["GIT_OPTIONAL_LOCKS"] = "0"
     proc = subprocess.run(
         [git, "--no-optional-locks", "cat-file", "--filters", f"--path={path}", str(oid)],

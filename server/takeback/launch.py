@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import sys
 
+from . import gitenv
+
 
 def main() -> int:
+    gitenv.scrub_process()  # first: nothing this process starts may inherit them
     raw = sys.argv[1:]
     if raw[:1] == ["hook"] and "-h" not in raw and "--help" not in raw:
         from .hooks.run import run  # never a usage error: a hook must not fail its agent

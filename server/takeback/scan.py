@@ -52,10 +52,9 @@ from typing import TYPE_CHECKING
 import pathspec
 import pygit2
 
-from . import birth, checkout, nested, watch
+from . import birth, checkout, gitenv, nested, watch
 from .brackets import IndexCopy
 from .models import FileVersion, same_version
-from .store import clean_git_env
 from .workspace import Workspace, cannot_read, file_stamp, mode_of
 
 if TYPE_CHECKING:
@@ -282,7 +281,7 @@ class GitScanner:
     def _submodules(self) -> set[str]:
         """Workspace-relative folders of the checked-out submodules: those ``.gitmodules`` names,
         and every other gitlink in the index (a repository added without ``.gitmodules``)."""
-        paths = set(nested.gitlinks(str(self.index_file()), self.git, self.workdir, clean_git_env()))
+        paths = set(nested.gitlinks(str(self.index_file()), self.git, self.workdir, gitenv.clean()))
         gitmodules = os.path.join(self.workdir, ".gitmodules")
         if os.path.isfile(gitmodules):
             try:
@@ -408,7 +407,7 @@ class GitScanner:
 
     def _run(self, only: list[str] | None = None) -> tuple[set[str], dict[str, str]]:
         """git's listing of the whole tree, or of the files ``only`` names (literal paths)."""
-        env = clean_git_env()
+        env = gitenv.clean()
         env["GIT_OPTIONAL_LOCKS"] = "0"
         env["LC_ALL"] = "C"
         env["GIT_LITERAL_PATHSPECS"] = "1"

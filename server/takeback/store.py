@@ -30,36 +30,12 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pygit2
+
 from . import packs
 from .errors import Busy, StoreError
 
 OPLOG_REF = "refs/takeback/oplog"
-_GIT_ENV = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_COMMON_DIR",
-    "GIT_NAMESPACE",
-    "GIT_CEILING_DIRECTORIES",
-)
-
-
-def clean_git_env(env: dict[str, str] | None = None) -> dict[str, str]:
-    """A copy of ``env`` without the ``GIT_*`` variables that redirect where git reads or writes.
-
-    An inherited ``GIT_DIR`` (a git hook calling ``takeback``) would otherwise send writes into
-    the user's repository.
-    """
-    source = dict(os.environ if env is None else env)
-    return {k: v for k, v in source.items() if k not in _GIT_ENV}
-
-
-for _name in _GIT_ENV:  # libgit2 ignores most of these, but nothing we start may inherit them
-    os.environ.pop(_name, None)
-
-import pygit2  # noqa: E402  (imported after the environment is cleaned)
 
 _SIGNATURE_NAME = "takeback"
 _SIGNATURE_MAIL = "takeback@localhost"

@@ -6,8 +6,6 @@ import functools
 
 import pygit2
 
-from .store import clean_git_env  # noqa: F401  (ensures the git environment is cleaned first)
-
 _BINARY_SNIFF = 8000
 
 

@@ -1,0 +1,38 @@
+"""The git environment variables that would send git somewhere else, and keeping them out.
+
+An inherited ``GIT_DIR``, ``GIT_WORK_TREE``, ``GIT_INDEX_FILE`` … (a git hook that calls
+``takeback``, say) would make any git Takeback starts read or write the user's repository in
+a way Takeback did not choose (promise 2). Two guards, owned here: every git process Takeback
+starts gets ``clean(os.environ)`` as its environment, and the ``takeback`` executable scrubs its
+own environment first thing (``scrub_process``, called by ``launch.main``), so nothing started
+without an explicit environment can inherit them either. libgit2, used in-process, reads none of
+them for the repositories Takeback opens by path.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+REDIRECTING = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_CEILING_DIRECTORIES",
+)
+
+
+def clean(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A copy of ``env`` (default: this process's) without the variables that redirect git."""
+    source = os.environ if env is None else env
+    return {k: v for k, v in source.items() if k not in REDIRECTING}
+
+
+def scrub_process() -> None:
+    """Remove the redirecting variables from this process's own environment."""
+    for name in REDIRECTING:
+        os.environ.pop(name, None)
