@@ -33,14 +33,17 @@ def test_turn_not_ended_is_open_and_the_open_turn() -> None:
     assert [s.begun.entry for s in timeline.open_turns()] == [open_one]
 
 
-def test_several_sessions_keep_their_turns_open_oldest_first() -> None:
+def test_ending_one_sessions_turn_leaves_the_others_open() -> None:
     log = Log()
     first, second = log.begin(session="a"), log.begin(session="b")
     log.end(first)
     assert [s.begun.entry for s in log.fold().open_turns()] == [second]
-    log2 = Log()
-    one, two = log2.begin(session="a"), log2.begin(session="b")
-    timeline = log2.fold()
+
+
+def test_open_turns_of_several_sessions_are_listed_oldest_first_and_the_newest_is_the_open_turn() -> None:
+    log = Log()
+    one, two = log.begin(session="a"), log.begin(session="b")
+    timeline = log.fold()
     assert [s.begun.entry for s in timeline.open_turns()] == [one, two]
     assert timeline.open_turn().begun.entry == two
 
