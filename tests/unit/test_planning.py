@@ -14,10 +14,12 @@ from takeback.capture import Capturer
 from takeback.config import Config
 from takeback.merge import Version
 from takeback.models import MODE_EXEC, MODE_FILE, PathChange
-from takeback.operations import _verdict
-from takeback.revert import Plan, Planner
+from takeback.operations import _from_checkpoint, _outcome, _set_aside, _verdict
+from takeback.revert import PathPlan, Plan, Planner
 from takeback.store import Store
 from takeback.workspace import DiskFile, Workspace
+
+from .build import Log, change, version
 
 SIZE_CAP = 64
 
@@ -242,3 +244,48 @@ def test_a_file_coming_back_where_such_a_folder_holds_other_files_is_a_conflict(
 def test_a_file_coming_back_under_missing_folders_names_them(capture: Capturer) -> None:
     result = plan(capture, {}, recorded(capture, "gone/sub/f", "1", None), layout=capture.workspace)
     assert result.paths[0].new_folders == ["gone", "gone/sub"]
+
+
+# ------------------------------------------------------------------ restoring into a turn, and paths out of reach
+
+
+def test_restore_inside_a_bracketed_turn_starts_the_bracket_from_the_checkpoint() -> None:
+    log = Log()
+    turn = log.begin()
+    at = log.checkpoint(turn, change("a.txt", "1\n", "2\n"))
+    log.checkpoint(turn, change("a.txt", "1\n", "3\n"), change("b.txt", None, "b\n"), bracket=True)
+    log.end(turn)
+    timeline = log.fold()
+    owner = timeline.entries[turn]
+    (bracket,) = _from_checkpoint(owner, owner.checkpoints[0], timeline.checkpoints_after(at))
+    assert [(c.path, c.before) for c in bracket.changes] == [("a.txt", version("2\n")), ("b.txt", None)]
+
+
+def test_restore_drops_a_bracket_change_that_ends_where_the_checkpoint_left_it() -> None:
+    log = Log()
+    turn = log.begin()
+    at = log.checkpoint(turn, change("a.txt", "1\n", "2\n"))
+    log.checkpoint(turn, change("a.txt", "1\n", "2\n"), change("b.txt", None, "b\n"), bracket=True)
+    log.end(turn)
+    timeline = log.fold()
+    owner = timeline.entries[turn]
+    (bracket,) = _from_checkpoint(owner, owner.checkpoints[0], timeline.checkpoints_after(at))
+    assert [c.path for c in bracket.changes] == ["b.txt"]
+
+
+def test_a_path_behind_a_symlink_is_set_aside_unless_the_plan_removes_that_link() -> None:
+    link_goes = PathPlan("sub", DiskFile(b"/elsewhere", MODE_FILE), None)
+    plan = Plan(paths=[link_goes, PathPlan("sub/a", None, content("a")), PathPlan("other/b", None, content("b"))])
+    _set_aside(plan, {"sub/a": ("sub", "sub is a symlink"), "other/b": ("other", "other is a symlink")})
+    assert [(p.path, p.skipped) for p in plan.paths] == [("sub", None), ("sub/a", None), ("other/b", "other is a symlink")]
+
+
+@pytest.mark.parametrize("ours,result,action,stats", [
+    (None, "a\nb\n", "create", (2, 0)),
+    ("a\nb\n", None, "delete", (0, 2)),
+    ("a\nb\n", "a\nc\n", "write", (1, 1)),
+])
+def test_each_written_path_says_its_action_and_lines(ours, result, action: str, stats: tuple[int, int]) -> None:
+    now = None if ours is None else DiskFile(ours.encode(), MODE_FILE)
+    outcome = _outcome("a.txt", now, content(result), merged=False)
+    assert (outcome.action, (outcome.additions, outcome.deletions)) == (action, stats)
