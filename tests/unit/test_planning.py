@@ -249,28 +249,26 @@ def test_a_file_coming_back_under_missing_folders_names_them(capture: Capturer) 
 # ------------------------------------------------------------------ restoring into a turn, and paths out of reach
 
 
-def test_restore_inside_a_bracketed_turn_starts_the_bracket_from_the_checkpoint() -> None:
+def _restored_to_first_step(bracket_a_after: str) -> list[PathChange]:
+    """The bracket's changes a restore to step 1 takes back, in a turn whose step 1 made a.txt
+    ``2`` and whose bracket recorded a.txt ``1`` -> ``bracket_a_after`` and b.txt created."""
     log = Log()
     turn = log.begin()
     at = log.checkpoint(turn, change("a.txt", "1\n", "2\n"))
-    log.checkpoint(turn, change("a.txt", "1\n", "3\n"), change("b.txt", None, "b\n"), bracket=True)
+    log.checkpoint(turn, change("a.txt", "1\n", bracket_a_after), change("b.txt", None, "b\n"), bracket=True)
     log.end(turn)
     timeline = log.fold()
     owner = timeline.entries[turn]
     (bracket,) = _from_checkpoint(owner, owner.checkpoints[0], timeline.checkpoints_after(at))
-    assert [(c.path, c.before) for c in bracket.changes] == [("a.txt", version("2\n")), ("b.txt", None)]
+    return bracket.changes
+
+
+def test_restore_inside_a_bracketed_turn_starts_the_bracket_from_the_checkpoint() -> None:
+    assert [(c.path, c.before) for c in _restored_to_first_step("3\n")] == [("a.txt", version("2\n")), ("b.txt", None)]
 
 
 def test_restore_drops_a_bracket_change_that_ends_where_the_checkpoint_left_it() -> None:
-    log = Log()
-    turn = log.begin()
-    at = log.checkpoint(turn, change("a.txt", "1\n", "2\n"))
-    log.checkpoint(turn, change("a.txt", "1\n", "2\n"), change("b.txt", None, "b\n"), bracket=True)
-    log.end(turn)
-    timeline = log.fold()
-    owner = timeline.entries[turn]
-    (bracket,) = _from_checkpoint(owner, owner.checkpoints[0], timeline.checkpoints_after(at))
-    assert [c.path for c in bracket.changes] == ["b.txt"]
+    assert [c.path for c in _restored_to_first_step("2\n")] == ["b.txt"]
 
 
 def test_a_path_behind_a_symlink_is_set_aside_unless_the_plan_removes_that_link() -> None:
