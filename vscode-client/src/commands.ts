@@ -23,7 +23,9 @@ export interface CommandDeps {
   api: TakebackApi;
 }
 
-type Handler = (...args: any[]) => unknown;
+// A command's handler: VS Code passes whatever the caller gave (a panel node, a palette's
+// nothing, another extension's options); each handler declares what it accepts.
+type Handler = (...args: never[]) => unknown;
 
 function isTurnNode(arg: unknown): arg is TurnNode {
   return !!arg && typeof arg === "object" && (arg as TurnNode).kind === "turn";
@@ -99,7 +101,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
   const { ctx, model, content, api } = deps;
   const guard =
     (name: string, handler: Handler): Handler =>
-    async (...args: unknown[]) => {
+    async (...args: never[]) => {
       try {
         return await handler(...args);
       } catch (error) {

@@ -107,8 +107,8 @@ export class ServerContext implements vscode.Disposable {
         // The server's commands (its code actions use them) go through the same preview,
         // confirmation and outcome as the palette's, when the extension says how.
         executeCommand: async (command, args, next) => {
-          const handled = this.commandInterceptor?.(command, args);
-          return handled !== undefined ? handled : next(command, args);
+          const result: unknown = await (this.commandInterceptor?.(command, args) ?? next(command, args));
+          return result;
         },
         workspace: {
           handleApplyEdit: async (params, next) => {
@@ -116,7 +116,7 @@ export class ServerContext implements vscode.Disposable {
             // disk holds what the timeline says; the person's unsaved documents stay unsaved.
             const dirtyBefore = new Set(vscode.workspace.textDocuments.filter((d) => d.isDirty).map((d) => d.uri.toString()));
             const result = await next(params, new vscode.CancellationTokenSource().token);
-            if (result && !(result instanceof ResponseError) && (result as lsp.ApplyWorkspaceEditResult).applied && saveEditedFiles()) {
+            if (result && !(result instanceof ResponseError) && result.applied && saveEditedFiles()) {
               await saveTouched(params.edit, dirtyBefore);
             }
             return result;

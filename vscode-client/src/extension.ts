@@ -12,7 +12,7 @@ import { ServerContext } from "./ctx";
 import { HookFailures } from "./hookFailures";
 import { createLogger, log } from "./logger";
 import { operationFromServerCommand } from "./model/args";
-import { OperationRequest, runOperation } from "./operations";
+import { runOperation } from "./operations";
 import { TurnStatusBar } from "./statusBar";
 import { TimelineModel, TimelineTreeProvider } from "./timelineView";
 
@@ -20,9 +20,9 @@ let server: ServerContext | undefined;
 
 export type { TakebackApi } from "./api";
 
-export async function activate(context: vscode.ExtensionContext): Promise<TakebackApi> {
+export function activate(context: vscode.ExtensionContext): TakebackApi {
   context.subscriptions.push(createLogger());
-  log().info(`Takeback ${context.extension.packageJSON.version ?? ""} activating`);
+  log().info(`Takeback ${(context.extension.packageJSON as { version?: string }).version ?? ""} activating`);
   void vscode.commands.executeCommand("setContext", "takeback.serverState", "starting");
 
   const ctx = new ServerContext(context);
@@ -65,7 +65,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Takeba
       return undefined;
     }
     const folder = spec.folder ?? vscode.workspace.workspaceFolders?.[0]?.uri.toString() ?? "";
-    return runOperation(ctx, content, { ...spec, folder } as OperationRequest);
+    return runOperation(ctx, content, { ...spec, folder });
   };
 
   // Start in the background: activation (and the API) must not wait for the server.

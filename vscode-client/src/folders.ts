@@ -27,12 +27,13 @@ export async function chooseFolder(hint?: string): Promise<string | undefined> {
     return hint;
   }
   const all = vscode.workspace.workspaceFolders ?? [];
-  if (all.length === 0) {
+  const [first, ...others] = all;
+  if (!first) {
     void vscode.window.showInformationMessage("Takeback: open a folder first; each workspace folder has its own timeline.");
     return undefined;
   }
-  if (all.length === 1) {
-    return all[0].uri.toString();
+  if (others.length === 0) {
+    return first.uri.toString();
   }
   const active = vscode.window.activeTextEditor?.document.uri;
   const owner = active ? vscode.workspace.getWorkspaceFolder(active) : undefined;

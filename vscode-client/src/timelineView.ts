@@ -123,7 +123,11 @@ export class TimelineModel implements vscode.Disposable {
     }
     const page = await this.ctx.request(ext.timeline, { limit: pageSize(), before, ...folderParam(folder) });
     const next = [...this._timelines];
-    next[index] = mergePage(next[index], page.entries, page.nextBefore);
+    const current = next[index];
+    if (!current) {
+      return; // the folders changed while the page loaded
+    }
+    next[index] = mergePage(current, page.entries, page.nextBefore);
     this.set(next);
   }
 

@@ -176,12 +176,12 @@ test("conflicts: the choices, and the outcome's severity", () => {
   const binary = { path: "logo.png", reason: "binary file changed since", binary: true, markersPossible: false };
   assert.deepEqual(conflictChoices({ ...conflicted, conflicts: [binary] }).map((c) => c.value), ["skip", "force", "open", "cancel"]);
   const both = conflictChoices({ ...conflicted, conflicts: [...conflicted.conflicts!, binary] });
-  assert.equal(both[1].value, "markers");
-  assert.equal(both[1].description, "b.ts get <<<<<<< / >>>>>>> sections; the others cannot take markers");
+  assert.equal(both[1]!.value, "markers");
+  assert.equal(both[1]!.description, "b.ts get <<<<<<< / >>>>>>> sections; the others cannot take markers");
   const ended = outcomeFor({ ...dry, dryRun: false, applied: true, notices: ["turn #4 was still open; undo ended it first"] });
   assert.match(ended.message, / Note: turn #4 was still open; undo ended it first\.$/);
-  assert.match(conflictChoices(conflicted)[0].description, /^2 files; the 1 conflicted file stay/);
-  assert.match(conflictChoices({ ...conflicted, restored: [] })[0].description, /^the files without conflicts/);
+  assert.match(conflictChoices(conflicted)[0]!.description, /^2 files; the 1 conflicted file stay/);
+  assert.match(conflictChoices({ ...conflicted, restored: [] })[0]!.description, /^the files without conflicts/);
   assert.equal(outcomeFor({ ...dry, dryRun: false, applied: true }).severity, "info");
   const partial = outcomeFor({ ...conflicted, dryRun: false, applied: true });
   assert.equal(partial.severity, "warning");

@@ -40,24 +40,24 @@ test("sessions group turns, newest activity first; turns carry their files", () 
   const t4 = entry({ number: 4, session: null, source: "cli" });
   const nodes = buildTree([timeline([t4, t3, t2, t1])], NOW) as SessionNode[];
   assert.deepEqual(nodes.map((n) => n.label), ["No session", "s-a", "s-b"]);
-  assert.equal(nodes[1].description, "claude · 2 turns · 5 min ago");
-  const turns = nodes[1].children as TurnNode[];
+  assert.equal(nodes[1]!.description, "claude · 2 turns · 5 min ago");
+  const turns = nodes[1]!.children as TurnNode[];
   assert.deepEqual(turns.map((t) => t.label), ["#3 turn 3", "#1 turn 1"]);
-  assert.deepEqual(turns[0].children.map((f) => [f.label, f.description]), [
+  assert.deepEqual(turns[0]!.children.map((f) => [f.label, f.description]), [
     ["x.ts", "src · +2 −0 · M"],
     ["y.ts", "+5 −0 · A"],
   ]);
   // Stable ids: the same entry gives the same node id on every refresh.
   const again = buildTree([timeline([t4, t3, t2, t1])], NOW) as SessionNode[];
-  assert.equal((again[1].children[0] as TurnNode).id, turns[0].id);
+  assert.equal((again[1]!.children[0] as TurnNode).id, turns[0]!.id);
 });
 
 test("an operation is listed under the session of the turn it acted on", () => {
   const t1 = entry({ number: 1, session: "s-a" });
   const undo = entry({ number: 2, kind: "undo", session: null, target: t1.id, targetNumber: 1, label: null });
   const [session] = sessionNodes(timeline([undo, { ...t1, state: "reverted", revertedBy: undo.id }]), NOW);
-  assert.equal(session.label, "s-a");
-  assert.deepEqual(session.children.map((c) => (c as TurnNode).label), ["#2 Undo #1", "#1 turn 1"]);
+  assert.equal(session!.label, "s-a");
+  assert.deepEqual(session!.children.map((c) => (c as TurnNode).label), ["#2 Undo #1", "#1 turn 1"]);
 });
 
 test("undo and redo targets follow the engine's rules", () => {
@@ -95,15 +95,15 @@ test("turn actions and the context values the menus match", () => {
   assert.deepEqual(aUndo.redo, { method: "redo" });
 
   const [session] = sessionNodes(timeline(entries, { undoTarget: 4, redoTarget: 3 }), NOW);
-  const byLabel = new Map(session.children.map((c) => [(c as TurnNode).entry.number, c as TurnNode] as const));
+  const byLabel = new Map(session!.children.map((c) => [(c as TurnNode).entry.number, c as TurnNode] as const));
   assert.equal(byLabel.get(4)!.contextValue, "turn;agent;undo;revert;restore;applied;");
   assert.equal(byLabel.get(2)!.contextValue, "turn;agent;redo;restore;reverted;");
   assert.equal(byLabel.get(3)!.contextValue, "turn;operation;redo;applied;");
   assert.match(byLabel.get(4)!.contextValue, /^turn.*;undo;/);
   assert.doesNotMatch(byLabel.get(1)!.contextValue, /^turn.*;undo;/);
   // Files of a revertable turn offer "revert this file"; of a reverted one they do not.
-  assert.match(byLabel.get(4)!.children[0].contextValue, /^file.*;revert;/);
-  assert.doesNotMatch(byLabel.get(2)!.children[0].contextValue, /;revert;/);
+  assert.match(byLabel.get(4)!.children[0]!.contextValue, /^file.*;revert;/);
+  assert.doesNotMatch(byLabel.get(2)!.children[0]!.contextValue, /;revert;/);
 });
 
 test("several folders get a node each; one folder shows its sessions directly", () => {
@@ -119,7 +119,7 @@ test("paging: a 'load more' node, and merging a further page", () => {
   const page1 = timeline([entry({ number: 5 }), entry({ number: 4 })], { nextBefore: 4 });
   const nodes = buildTree([page1], NOW);
   assert.equal(nodes.at(-1)?.kind, "more");
-  const merged = mergePage(page1, [entry({ number: 3 }), page1.entries[1]], null);
+  const merged = mergePage(page1, [entry({ number: 3 }), page1.entries[1]!], null);
   assert.deepEqual(merged.entries.map((e) => e.number), [5, 4, 3]);
   assert.equal(merged.nextBefore, null);
 });
@@ -145,7 +145,7 @@ test("a turn with several or named checkpoints lists its steps after its files",
     ],
   });
   const [session] = sessionNodes(timeline([hooked]), NOW);
-  const turn = session.children[0] as TurnNode;
+  const turn = session!.children[0] as TurnNode;
   assert.deepEqual(turn.children.map((c) => c.kind), ["file", "step", "step", "step"]);
   const steps = turn.children.filter((c): c is StepNode => c.kind === "step");
   assert.deepEqual(steps.map((s) => [s.label, s.description]), [
@@ -155,16 +155,16 @@ test("a turn with several or named checkpoints lists its steps after its files",
   ]);
   // What the actions send: the server's names, just after the step and just before it.
   assert.deepEqual(steps.map((s) => [s.checkpointId, s.beforeId]), [["#12.1", "#12.0"], ["#12.2", "#12.1"], ["#12.3", "#12.2"]]);
-  assert.equal(steps[0].contextValue, "step;restore;before;");
-  assert.equal(steps[2].contextValue, "step;restore;before;last;");
-  assert.match(steps[0].tooltip, /- src\/app\\\.py/);
-  assert.match(steps[0].tooltip, /`#12\.0`, where the turn started/);
+  assert.equal(steps[0]!.contextValue, "step;restore;before;");
+  assert.equal(steps[2]!.contextValue, "step;restore;before;last;");
+  assert.match(steps[0]!.tooltip, /- src\/app\\\.py/);
+  assert.match(steps[0]!.tooltip, /`#12\.0`, where the turn started/);
   // Stable ids, distinct from the files'.
-  assert.equal(steps[1].id, `${F}|${hooked.id}|step|cpB`);
+  assert.equal(steps[1]!.id, `${F}|${hooked.id}|step|cpB`);
   // A turn that can no longer be restored (never applied) offers no step actions.
   const notApplied = { ...hooked, state: "not-applied" as const };
   const [s2] = sessionNodes(timeline([notApplied]), NOW);
-  assert.deepEqual((s2.children[0] as TurnNode).children.filter((c) => c.kind === "step").map((c) => c.contextValue), [
+  assert.deepEqual((s2!.children[0] as TurnNode).children.filter((c) => c.kind === "step").map((c) => c.contextValue), [
     "step;",
     "step;",
     "step;last;",
@@ -186,5 +186,5 @@ test("which turns list steps: not one bracket, not one batch named like the turn
     { id: "b", at: "2025-01-01T10:00:01Z", paths: ["b"] },
   ] });
   assert.equal(showsSteps(two), true);
-  assert.equal(stepNodes(F, two, { undo: false, revert: true, restore: true }, NOW)[1].label, "#3.2 changes");
+  assert.equal(stepNodes(F, two, { undo: false, revert: true, restore: true }, NOW)[1]!.label, "#3.2 changes");
 });

@@ -26,8 +26,8 @@ export function turnRefFrom(arg: unknown): TurnRef | undefined {
     if (!text) {
       return undefined;
     }
-    const m = /^#?(\d+)$/.exec(text);
-    return m ? { turnId: m[1], number: Number(m[1]) } : { turnId: text };
+    const digits = /^#?(\d+)$/.exec(text)?.[1];
+    return digits ? { turnId: digits, number: Number(digits) } : { turnId: text };
   }
   if (typeof arg === "object") {
     const o = arg as Record<string, unknown>;

@@ -159,7 +159,7 @@ export function classifyStderr(line: string, running: boolean): { level: StderrL
   if (!m) {
     return { level: line.trim() ? "error" : "drop", text: line };
   }
-  const [, levelName, logger, message] = m;
+  const [, levelName, logger = "", message] = m;
   if (running && (logger === "takeback" || logger.startsWith("takeback."))) {
     return { level: "drop", text: line };
   }

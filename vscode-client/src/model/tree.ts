@@ -237,7 +237,7 @@ export function showsSteps(entry: Entry): boolean {
   if (checkpoints.length > 1) {
     return true;
   }
-  const label = checkpoints[0].label?.trim();
+  const label = checkpoints[0]?.label?.trim();
   return !!label && label !== BRACKET_LABEL && label !== entry.label?.trim();
 }
 
@@ -383,8 +383,9 @@ export function buildTree(timelines: FolderTimeline[], now: Date = new Date()): 
   if (timelines.every((t) => t.entries.length === 0 && !t.error)) {
     return [];
   }
-  if (timelines.length === 1) {
-    return folderChildren(timelines[0], now);
+  const [only, ...others] = timelines;
+  if (only && others.length === 0) {
+    return folderChildren(only, now);
   }
   return timelines.map((t) => ({
     kind: "folder" as const,
