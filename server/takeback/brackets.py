@@ -53,6 +53,7 @@ from typing import BinaryIO
 
 import pygit2
 
+from . import atomic
 from .errors import StoreError
 from .models import TurnBegun
 
@@ -171,11 +172,7 @@ def write(
                 os.fsync(out.fileno())
         os.replace(tmp, directory / name)
         if fsync:
-            fd = os.open(directory, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            atomic.sync_dir(directory)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

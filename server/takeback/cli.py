@@ -40,10 +40,12 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _add_operation_flags(p: argparse.ArgumentParser) -> None:
+    from .models import ON_CONFLICT
+
     p.add_argument("--dry-run", action="store_true", help="show exactly what would change, write nothing")
     p.add_argument(
         "--on-conflict",
-        choices=["abort", "skip", "markers", "force"],
+        choices=ON_CONFLICT,
         default="abort",
         help="when later edits overlap: abort (default, write nothing), skip (only clean files), "
         "markers (write conflict markers), force (put back the turn's starting content)",
@@ -185,13 +187,13 @@ def _content_json(content: bytes | None) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
     raw = list(sys.argv[1:] if argv is None else argv)
     if raw[:1] == ["hook"] and "-h" not in raw and "--help" not in raw:
         from .launch import main as launch  # the short path of 'takeback hook'
 
         sys.argv[1:] = raw
         return launch()
+    parser = build_parser()
     try:
         args = parser.parse_args(raw)
     except _UsageError as exc:

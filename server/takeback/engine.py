@@ -35,7 +35,7 @@ from typing import Final, Literal
 import pygit2
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from . import brackets, failures
+from . import atomic, brackets, failures
 from .capture import Capturer
 from .clock import new_id as _new_id
 from .clock import now as _now
@@ -164,10 +164,9 @@ class Engine(Operations, Steps):
     def _save_cache(self) -> None:
         if self.timeline.tentatives or self._head is None:
             return  # the cache holds what the log holds; the next open saves it
-        tmp = self.store.path / (_CACHE_FILE + ".tmp")
+        cache = _TimelineCache(format=_CACHE_FORMAT, head=self._head, records=self._folded)
         try:
-            tmp.write_text(_TimelineCache(format=_CACHE_FORMAT, head=self._head, records=self._folded).model_dump_json())
-            os.replace(tmp, self.store.path / _CACHE_FILE)
+            atomic.write(self.store.path / _CACHE_FILE, cache.model_dump_json().encode("utf-8"))
         except OSError as exc:
             log.warning("could not write the timeline cache: %s", exc)
 

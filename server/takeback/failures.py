@@ -10,9 +10,10 @@ watches its ``stamp`` and tells the editor when it changes. The file is bounded:
 from __future__ import annotations
 
 import json
-import os
 from datetime import UTC, datetime
 from pathlib import Path
+
+from . import atomic
 
 FILE_NAME = "hook-failures.log"
 _KEEP_BYTES = 256 * 1024
@@ -31,9 +32,7 @@ def append(store: Path, agent: str, event: str | None, message: str) -> None:
             out.write(line + "\n")
         if path.stat().st_size > _KEEP_BYTES:
             lines = path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text("".join(lines[len(lines) // 2:]), encoding="utf-8")
-            os.replace(tmp, path)
+            atomic.write(path, "".join(lines[len(lines) // 2:]).encode("utf-8"))
     except OSError:
         pass
 

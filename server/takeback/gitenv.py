@@ -1,4 +1,5 @@
-"""The git environment variables that would send git somewhere else, and keeping them out.
+"""Where git reads and writes, as Takeback must see it: the environment variables that would
+send git somewhere else (kept out), and the shared folder of a linked worktree.
 
 An inherited ``GIT_DIR``, ``GIT_WORK_TREE``, ``GIT_INDEX_FILE`` … (a git hook that calls
 ``takeback``, say) would make any git Takeback starts read or write the user's repository in
@@ -36,3 +37,13 @@ def scrub_process() -> None:
     """Remove the redirecting variables from this process's own environment."""
     for name in REDIRECTING:
         os.environ.pop(name, None)
+
+
+def common_dir(git_dir: str) -> str:
+    """The folder holding a repository's configuration, ``info/`` and objects: ``git_dir``
+    itself, or for a linked worktree the main repository's git folder its ``commondir`` names."""
+    try:
+        with open(os.path.join(git_dir, "commondir")) as handle:
+            return os.path.realpath(os.path.join(git_dir, handle.read().strip()))
+    except OSError:
+        return git_dir

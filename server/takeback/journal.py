@@ -21,10 +21,10 @@ import os
 import shutil
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from pathlib import Path
 
 from pydantic import BaseModel
 
+from . import atomic
 from .errors import CannotWrite
 from .models import FileVersion, RecoveryReport
 from .store import Store
@@ -86,15 +86,7 @@ class Journal:
         doc = JournalDoc(
             entry=entry, operation=operation, started=datetime.now(UTC), files=_ordered(files), folders=list(folders)
         )
-        tmp = self.file.with_suffix(".tmp")
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(doc.model_dump_json())
-            if self.fsync:
-                handle.flush()
-                os.fsync(handle.fileno())
-        os.replace(tmp, self.file)
-        if self.fsync:
-            _fsync_dir(self.store.path)
+        atomic.write(self.file, doc.model_dump_json().encode("utf-8"), self.fsync)
 
     def finish(self) -> None:
         self.file.unlink(missing_ok=True)
@@ -236,9 +228,3 @@ class Journal:
             return None
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

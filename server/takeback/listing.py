@@ -56,6 +56,7 @@ import pygit2
 from pygit2.enums import ConfigLevel, DiffOption
 from pygit2.ffi import C, ffi
 
+from . import gitenv
 from .workspace import file_stamp
 
 #: Largest index (entries) listed in-process; bigger trees start git. Measured on the
@@ -270,7 +271,7 @@ def _config_allows(repo: pygit2.Repository) -> None:
 
 
 def _attributes_files(repo: pygit2.Repository) -> list[str]:
-    return sorted({str(Path(repo.path) / "info" / "attributes"), str(_common_dir(repo) / "info" / "attributes")})
+    return sorted({str(Path(repo.path) / "info" / "attributes"), str(Path(gitenv.common_dir(repo.path)) / "info" / "attributes")})
 
 
 # ---------------------------------------------------------------- ignore files
@@ -303,17 +304,9 @@ def _has_negation(path: str) -> bool:
         raise Unsupported(f"unreadable ignore file {path}: {exc}") from exc
 
 
-def _common_dir(repo: pygit2.Repository) -> Path:
-    git_dir = Path(repo.path)
-    try:
-        return (git_dir / (git_dir / "commondir").read_text().strip()).resolve()
-    except OSError:
-        return git_dir
-
-
 def _global_ignore_files(repo: pygit2.Repository) -> list[str]:
     """info/exclude and the excludes file (``core.excludesFile``, else the XDG default)."""
-    files = [str(_common_dir(repo) / "info" / "exclude")]
+    files = [str(Path(gitenv.common_dir(repo.path)) / "info" / "exclude")]
     try:
         configured = str(repo.config["core.excludesFile"])
     except KeyError:
@@ -428,11 +421,7 @@ class Lister:
     def __init__(self, git_dir: str, workdir: str) -> None:
         self.git_dir = git_dir
         self.workdir = workdir  # as git finds it (``scan._work_tree``): not always the git folder's parent
-        try:  # a linked worktree keeps its index here and the configuration in the common folder
-            with open(os.path.join(git_dir, "commondir")) as handle:
-                self.common_dir = os.path.realpath(os.path.join(git_dir, handle.read().strip()))
-        except OSError:
-            self.common_dir = git_dir
+        self.common_dir = gitenv.common_dir(git_dir)  # a linked worktree: its index here, its configuration there
         self._config = _ConfigCheck()
         self._repos: list[pygit2.Repository] = []
         self._repos_key: tuple | None = None

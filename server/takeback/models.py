@@ -13,7 +13,7 @@ them as JSON with ``model_dump(mode="json")`` and the server sends the same shap
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,6 +25,7 @@ EntryKind = Literal["turn", "undo", "redo", "revert", "restore"]
 EntryState = Literal["open", "applied", "reverted", "partial", "not-applied"]
 Verdict = Literal["safe", "partial", "broken"]
 OnConflict = Literal["abort", "skip", "markers", "force"]
+ON_CONFLICT: tuple[OnConflict, ...] = get_args(OnConflict)  # every adapter's list of choices comes from here
 CheckStatus = Literal["passed", "failed", "error", "skipped"]
 Withheld = Literal["secret", "oversize"]
 

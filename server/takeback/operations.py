@@ -31,6 +31,7 @@ from .handoff import ask_editor
 from .journal import JournalFile
 from .merge import Version
 from .models import (
+    ON_CONFLICT,
     CheckpointRecorded,
     Entry,
     FileOutcome,
@@ -54,7 +55,6 @@ log = logging.getLogger("takeback.engine")
 EditorApply = Callable[[list[tuple[str, Version | None]]], bool]
 """Applies new content to documents open in an editor; answers whether the editor took it."""
 
-_ON_CONFLICT = ("abort", "skip", "markers", "force")
 
 
 class Operations(EngineParts):
@@ -228,8 +228,7 @@ class Operations(EngineParts):
         """``ending``: the open turns the operation ends before it writes (default:
         ``_turns_ending``); ``ended``: the caller already ended them, to plan with their changes.
         (Previews, and operations that stop or fail validation, end nothing.)"""
-        if on_conflict not in _ON_CONFLICT:
-            raise InvalidInput(f"on-conflict must be one of {', '.join(_ON_CONFLICT)}, not {on_conflict!r}")
+        _check_on_conflict(on_conflict)
         out_of_reach = self._out_of_reach(steps)
         overlay = {self.workspace.rel(p): v for p, v in (overlay or {}).items()}
 
@@ -423,8 +422,8 @@ class Operations(EngineParts):
 
 def _check_on_conflict(on_conflict: str) -> None:
     """Refuse a bad option before anything happens (an open turn would otherwise be ended first)."""
-    if on_conflict not in _ON_CONFLICT:
-        raise InvalidInput(f"on-conflict must be one of {', '.join(_ON_CONFLICT)}, not {on_conflict!r}")
+    if on_conflict not in ON_CONFLICT:
+        raise InvalidInput(f"on-conflict must be one of {', '.join(ON_CONFLICT)}, not {on_conflict!r}")
 
 def _from_checkpoint(
     owner: EntryState, cp: CheckpointRecorded, later: list[CheckpointRecorded]

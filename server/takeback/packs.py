@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from . import atomic
+
 TYPE_NUMBERS = {"commit": 1, "tree": 2, "blob": 3, "tag": 4}
 TYPE_NAMES = {number: name for name, number in TYPE_NUMBERS.items()}
 _DELTA_TYPES = (6, 7)  # OFS_DELTA, REF_DELTA: never written here, only met in foreign packs
@@ -69,14 +71,6 @@ def _entry_header(type_number: int, size: int) -> bytes:
         size >>= 7
     out.append(first)
     return bytes(out)
-
-
-def sync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _temporary(path: Path) -> Path:
@@ -168,7 +162,7 @@ def _write(pack_dir: Path, count: int, chunks: Iterable[tuple[bytes, bytes | mem
         raise
     _put(pack_dir / f"{name}.idx", _index_bytes(entries, checksum), fsync)
     if fsync:
-        sync_dir(pack_dir)
+        atomic.sync_dir(pack_dir)
     return name
 
 

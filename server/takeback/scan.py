@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING
 import pathspec
 import pygit2
 
-from . import birth, checkout, gitenv, nested, watch
+from . import atomic, birth, checkout, gitenv, nested, watch
 from .brackets import IndexCopy
 from .models import FileVersion, same_version
 from .workspace import Workspace, cannot_read, file_stamp, mode_of
@@ -365,12 +365,9 @@ class GitScanner:
         git_dir = self.repo.path
         files = [os.path.join(git_dir, "info", "exclude"), os.path.join(git_dir, "config"),
                  os.path.join(git_dir, "config.worktree"), str(self.workspace.abs(".gitignore"))]
-        try:
-            with open(os.path.join(git_dir, "commondir")) as handle:  # a linked worktree
-                common_dir = os.path.realpath(os.path.join(git_dir, handle.read().strip()))
-            files += [os.path.join(common_dir, "config"), os.path.join(common_dir, "info", "exclude")]
-        except OSError:
-            pass
+        common = gitenv.common_dir(git_dir)
+        if common != git_dir:  # a linked worktree
+            files += [os.path.join(common, "config"), os.path.join(common, "info", "exclude")]
         if listing is not None:
             files += listing.git_config_files(os.environ)
             xdg = listing.xdg_git_dir(os.environ)
@@ -667,12 +664,7 @@ def exclude_file(root: Path) -> Path | None:
     found = _work_tree(root)
     if found is None or found[1] != str(root):
         return None
-    git_dir = Path(found[0])
-    try:
-        git_dir = git_dir / (git_dir / "commondir").read_text().strip()
-    except OSError:
-        pass
-    return git_dir / "info" / "exclude"
+    return Path(gitenv.common_dir(found[0])) / "info" / "exclude"
 
 
 class IgnoreRules:
@@ -791,9 +783,7 @@ class WalkScanner:
     def _save_cache(self, cache: dict[str, list]) -> None:
         if self.before_save is not None:
             self.before_save()
-        tmp = self.cache_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(cache, separators=(",", ":")))
-        os.replace(tmp, self.cache_file)
+        atomic.write(self.cache_file, json.dumps(cache, separators=(",", ":")).encode())
 
     def _state(self, look: _Look) -> dict[str, FileVersion | None]:
         cache = self._load_cache()

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pygit2
 
-from . import packs
+from . import atomic, packs
 from .errors import Busy, StoreError
 
 OPLOG_REF = "refs/takeback/oplog"
@@ -431,7 +431,7 @@ class Store:
                 os.close(fd)
             os.replace(lock, self._ref_file)
             if self.fsync:
-                packs.sync_dir(self._ref_file.parent)
+                atomic.sync_dir(self._ref_file.parent)
         except OSError as exc:
             raise StoreError(f"cannot move {OPLOG_REF} in {self.path}: {exc}") from exc
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
+from .. import atomic
 from ..config import state_home
 
 
@@ -55,6 +55,4 @@ class Ledger:
 
     def save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text(json.dumps(self.files, indent=1, sort_keys=True), "utf-8")
-        os.replace(tmp, self.path)
+        atomic.write(self.path, json.dumps(self.files, indent=1, sort_keys=True).encode("utf-8"))

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import copy
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import atomic
 from ..errors import InvalidInput, OutsideWorkspace
 from . import hookentries, jsonconfig, mcpentries, opencode, tomlblock
 from .agents import AGENTS, SHARED_FILE_NOTE, Agent, seed_for
@@ -235,16 +235,7 @@ def _write(path: Path, data: bytes | None) -> list[Path]:
         folder = folder.parent
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o7777 if path.exists() else None
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".takeback")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic.write(path, data, mode=mode)  # the agent's file keeps its mode; a new one is 0600
     return made
 
 

@@ -20,6 +20,8 @@ import cattrs
 from lsprotocol import types
 from pygls.protocol import JsonRPCRequestMessage, LanguageServerProtocol, default_converter, lsp_method
 
+from ..models import OnConflict  # the one list of choices
+
 # --------------------------------------------------------------------------- method names
 
 BEGIN_TURN = "takeback/beginTurn"
@@ -59,7 +61,6 @@ ERROR_CODES = {
     -32800: "cancelled: the request was cancelled before anything was written",
 }
 
-OnConflict = Literal["abort", "skip", "markers", "force"]
 
 
 # --------------------------------------------------------------------------- params

@@ -17,7 +17,7 @@ import functools
 import logging
 import threading
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from mcp.types import CallToolResult, TextContent
 from pydantic import BeforeValidator, Field
@@ -25,6 +25,7 @@ from pydantic import BeforeValidator, Field
 from ..engine import Engine
 from ..errors import TakebackError
 from ..models import Entry, OperationResult
+from ..models import OnConflict as OnConflictChoice
 from . import text
 from .confirm import TOKEN_LIFETIME, ConfirmationBook, Plan, Refused, make_plan
 
@@ -44,7 +45,7 @@ TurnSpec = Annotated[
     str, Text, Field(description="a turn: its number (17 or '#17'), its id (or a unique prefix of it), or 'last'")
 ]
 OnConflict = Annotated[
-    Literal["abort", "skip", "markers", "force"],
+    OnConflictChoice,
     Field(
         description="when files changed since in ways that overlap: abort (write nothing, the default), "
         "skip (change only the clean files), markers (write conflict markers to resolve by hand), "
