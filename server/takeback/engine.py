@@ -28,6 +28,7 @@ import contextlib
 import logging
 import os
 from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime
 from itertools import pairwise
 from pathlib import Path
 from typing import Final, Literal
@@ -363,17 +364,7 @@ class Engine(Operations, Steps):
             entry_id = _new_id()
             scanner = self._scanner() if bracket else None
             snapshot = scanner.begin(self.capture.from_disk) if scanner is not None else None
-            record = TurnBegun(
-                id=entry_id,
-                at=_now(),
-                entry=entry_id,
-                number=self.timeline.max_number + 1,
-                session=session,
-                label=label,
-                agent=agent,
-                source=source,  # type: ignore[arg-type]
-                head=self._user_head(),
-            )
+            record = self._new_begin(entry_id, label=label, session=session, agent=agent, source=source)
             self.store.flush()  # the content the snapshot names is on disk before the snapshot
             try:
                 brackets.write(
@@ -422,6 +413,17 @@ class Engine(Operations, Steps):
             also = [f"also ended turn #{s.begun.number}" + (f" (session {s.begun.session})" if s.begun.session else "")
                     for s in open_states[:-1]]
             return entry.model_copy(update={"notices": [*also, *entry.notices]})
+
+    def _new_begin(
+        self, entry_id: str, label: str | None, session: str | None, agent: str | None = None, source: str = "bracket",
+        kind: str = "turn", at: datetime | None = None,
+    ) -> TurnBegun:
+        """The record that opens entry ``entry_id``: the next number, the user's HEAD now."""
+        return TurnBegun(
+            id=entry_id, at=at or _now(), entry=entry_id, number=self.timeline.max_number + 1, kind=kind,  # type: ignore[arg-type]
+            session=session, label=label, agent=agent, source=source,  # type: ignore[arg-type]
+            head=self._user_head(),
+        )
 
     def _session_turn(self, state: EntryState) -> bool:
         """Whether open turn ``state`` is a session's (no bracket, its own file), not whole-disk."""
@@ -614,11 +616,7 @@ class Engine(Operations, Steps):
             entry_id = state.begun.entry if state else _new_id()
             if standalone:
                 records.append(
-                    TurnBegun(
-                        id=entry_id, at=_now(), entry=entry_id, number=self.timeline.max_number + 1,
-                        session=session, label=label, agent=agent, source=source,  # type: ignore[arg-type]
-                        head=self._user_head(),
-                    )
+                    self._new_begin(entry_id, label=label, session=session, agent=agent, source=source)
                 )
             checkpoint_id = _new_id()
             records.append(

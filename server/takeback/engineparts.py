@@ -7,6 +7,7 @@ are checked against the engine's real attributes and signatures. At run time it 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
     from .capture import Capturer
     from .config import Config
     from .journal import Journal
-    from .models import Check, CheckpointRecorded, FileVersion, PathChange, Record
+    from .models import Check, CheckpointRecorded, FileVersion, PathChange, Record, TurnBegun
     from .scan import GitScanner, WalkScanner
     from .store import Store
     from .timeline import EntryState, Timeline
@@ -39,6 +40,10 @@ class EngineParts:
         def _refresh(self) -> int: ...
         def _append(self, records: Sequence[Record]) -> None: ...
         def _user_head(self) -> str | None: ...
+        def _new_begin(
+            self, entry_id: str, label: str | None, session: str | None, agent: str | None = None,
+            source: str = "bracket", kind: str = "turn", at: datetime | None = None,
+        ) -> TurnBegun: ...
         def _scanner(self, kind: str | None = None) -> GitScanner | WalkScanner: ...
         def _session_turn(self, state: EntryState) -> bool: ...
         def _turn_for(self, session: str | None) -> EntryState | None: ...

@@ -41,7 +41,6 @@ from .models import (
     OperationResult,
     PathChange,
     Record,
-    TurnBegun,
     Verdict,
     same_version,
 )
@@ -372,10 +371,7 @@ class Operations(EngineParts):
             self.journal.forward(journal_files, plan.folders, written, lambda item: self._write_after(item, plan))
             now = _now()
             records: list[Record] = [
-                TurnBegun(
-                    id=entry_id, at=now, entry=entry_id, number=self.timeline.max_number + 1, kind=kind,  # type: ignore[arg-type]
-                    label=label, source="operation", head=self._user_head(), session=target.begun.session,
-                ),
+                self._new_begin(entry_id, label=label, session=target.begun.session, source="operation", kind=kind, at=now),
                 CheckpointRecorded(id=_new_id(), at=now, entry=entry_id, label=label, changes=changes),
                 OperationDone(
                     id=_new_id(), at=now, entry=entry_id, target=target.begun.entry,
