@@ -76,7 +76,7 @@ from .scan import Changed, GitScanner, ScanCache, WalkScanner, make_scanner
 from .steps import Steps
 from .store import Store
 from .textdiff import is_binary, line_stats, unified_diff
-from .timeline import EntryState, Timeline
+from .timeline import FoldedEntry, Timeline
 from .workspace import DiskFile, Workspace, is_recorded_path
 
 log = logging.getLogger("takeback.engine")
@@ -425,11 +425,11 @@ class Engine(Operations, Steps):
             head=self._user_head(),
         )
 
-    def _session_turn(self, state: EntryState) -> bool:
+    def _session_turn(self, state: FoldedEntry) -> bool:
         """Whether open turn ``state`` is a session's (no bracket, its own file), not whole-disk."""
         return brackets.is_session_turn(self._brackets, state.begun.entry)
 
-    def _turn_for(self, session: str | None) -> EntryState | None:
+    def _turn_for(self, session: str | None) -> FoldedEntry | None:
         """The open turn a step or batch of ``session`` joins (None: it is a turn of its own):
         a whole-disk turn, open alone, takes everything; else the session's own open turn; else
         the one open turn, if it or the step has no session."""
@@ -455,7 +455,7 @@ class Engine(Operations, Steps):
             mine = session is None or state.begun.session in (None, session)
             return self.timeline.view(state) if mine else None
 
-    def _end(self, state: EntryState, commands: list[str], checks: list[Check], ended_by: str | None = None) -> None:
+    def _end(self, state: FoldedEntry, commands: list[str], checks: list[Check], ended_by: str | None = None) -> None:
         records: list[Record] = []
         opened = brackets.read(self._brackets, state.begun.entry)
         if opened is not None and opened.scan is not None:
@@ -481,7 +481,7 @@ class Engine(Operations, Steps):
             raise StoreError(f"unreadable settings in the open turn's file in {self._brackets}: {exc}") from exc
         return Capturer(self.store, self.workspace, config)
 
-    def _bracket_checkpoint(self, state: EntryState, opened: brackets.OpenTurn) -> CheckpointRecorded | None:
+    def _bracket_checkpoint(self, state: FoldedEntry, opened: brackets.OpenTurn) -> CheckpointRecorded | None:
         """What changed on disk since the bracket's snapshot (``state``'s begin), as the turn's
         bracket checkpoint (stored under the settings the turn began with)."""
         assert opened.scan is not None
@@ -553,7 +553,7 @@ class Engine(Operations, Steps):
             additions=additions, deletions=deletions, binary=binary, new_folders=list(new_folders),
         )
 
-    def _joined_turn(self, turn: str | None, session: str | None = None) -> EntryState | None:
+    def _joined_turn(self, turn: str | None, session: str | None = None) -> FoldedEntry | None:
         """The open turn a batch joins (None: it is a turn of its own): ``turn``, which must be
         open, else the one ``session``'s steps join (``_turn_for``)."""
         if turn is None:
@@ -896,7 +896,7 @@ class Engine(Operations, Steps):
 # ---------------------------------------------------------------------- helpers
 
 
-def _explained_by_batches(state: EntryState, change: Changed) -> bool:
+def _explained_by_batches(state: FoldedEntry, change: Changed) -> bool:
     """Whether the applied edit batches and steps in ``state`` (what was recorded since the
     bracket began) account for all of a path's change on disk (they chain from the bracket's
     start to its end): then the bracket adds nothing."""
@@ -928,7 +928,7 @@ def _notices(changed: list[Changed]) -> list[str]:
     return notices
 
 
-def _numbers(states: list[EntryState]) -> str:
+def _numbers(states: list[FoldedEntry]) -> str:
     return ", ".join(f"#{s.begun.number}" for s in states)
 
 

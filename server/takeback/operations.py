@@ -46,7 +46,7 @@ from .models import (
 )
 from .revert import PathPlan, Plan, Planner
 from .textdiff import is_binary, line_stats, unified_diff
-from .timeline import EntryState, Timeline, relevant_steps
+from .timeline import FoldedEntry, Timeline, relevant_steps
 from .workspace import DiskFile
 
 log = logging.getLogger("takeback.engine")
@@ -158,7 +158,7 @@ class Operations(EngineParts):
                 ending=open_states, ended=ended, **io
             )
 
-    def _turns_ending(self, target: EntryState) -> list[EntryState]:
+    def _turns_ending(self, target: FoldedEntry) -> list[FoldedEntry]:
         """The open turns an operation on ``target`` ends just before it writes: a whole-disk
         one (its bracket would take the operation's writes for the agent's), and the target
         itself. Other agent sessions' turns go on: they record only their own steps."""
@@ -167,7 +167,7 @@ class Operations(EngineParts):
             if s.begun.entry == target.begun.entry or not self._session_turn(s)
         ]
 
-    def _with_pending_bracket(self, state: EntryState) -> EntryState:
+    def _with_pending_bracket(self, state: FoldedEntry) -> FoldedEntry:
         """The open turn as 'end' would record it now, recording nothing: what an operation plans
         with (the turn itself is ended only when the operation goes on to write)."""
         opened = brackets.read(self._brackets, state.begun.entry)
@@ -181,7 +181,7 @@ class Operations(EngineParts):
         )
 
     def _revert_entry(
-        self, kind: str, target: EntryState, dry_run: bool, on_conflict: OnConflict,
+        self, kind: str, target: FoldedEntry, dry_run: bool, on_conflict: OnConflict,
         paths: Iterable[str] | None = None, **io
     ) -> OperationResult:
         number = target.begun.number
@@ -211,7 +211,7 @@ class Operations(EngineParts):
     def _operate(
         self,
         kind: str,
-        target: EntryState,
+        target: FoldedEntry,
         steps: dict[str, list[PathChange]],
         effects: dict[str, str],
         previous: dict[str, str],
@@ -221,7 +221,7 @@ class Operations(EngineParts):
         checkpoint_target: str | None = None,
         overlay: dict[str, DiskFile | None] | None = None,
         editor: EditorApply | None = None,
-        ending: list[EntryState] | None = None,
+        ending: list[FoldedEntry] | None = None,
         ended: bool = False,
     ) -> OperationResult:
         """``ending``: the open turns the operation ends before it writes (default:
@@ -330,7 +330,7 @@ class Operations(EngineParts):
         verdict: str,
         on_conflict: OnConflict,
         label: str,
-        target: EntryState,
+        target: FoldedEntry,
         checkpoint_target: str | None,
         overlay: dict[str, DiskFile | None],
         editor: EditorApply | None,
@@ -422,7 +422,7 @@ def _check_on_conflict(on_conflict: str) -> None:
         raise InvalidInput(f"on-conflict must be one of {', '.join(ON_CONFLICT)}, not {on_conflict!r}")
 
 def _from_checkpoint(
-    owner: EntryState, cp: CheckpointRecorded, later: list[CheckpointRecorded]
+    owner: FoldedEntry, cp: CheckpointRecorded, later: list[CheckpointRecorded]
 ) -> list[CheckpointRecorded]:
     """The owner's checkpoints after ``cp``, with its bracket checkpoint starting at ``cp``.
 
@@ -471,7 +471,7 @@ def _outcome(path: str, ours: DiskFile | None, result: Version | None, merged: b
     action: Literal["delete", "create", "write"] = "delete" if result is None else ("create" if ours is None else "write")
     return FileOutcome(path=path, action=action, additions=additions, deletions=deletions, merged=merged)
 
-def _open_turn_notices(kind: str, states: list[EntryState], ended: bool) -> list[str]:
+def _open_turn_notices(kind: str, states: list[FoldedEntry], ended: bool) -> list[str]:
     """What an operation did (or, not carried out, would do) to open turns: it ends them first,
     so a turn's changes on disk are recorded as the turn's and the operation's are not."""
     if ended:
@@ -487,7 +487,7 @@ def _verdict(plan: Plan) -> Verdict:
     return "partial" if plan.writes else "broken"
 
 
-def _notes_tail(target: EntryState) -> str:
+def _notes_tail(target: FoldedEntry) -> str:
     """Says that the target has notes (what its recording left out, content not stored), so an
     answer is never a plain SAFE over a turn that did not record everything."""
     notes = {n for cp in target.checkpoints for n in cp.notices}
@@ -582,7 +582,7 @@ def _only_paths(steps: dict[str, list[PathChange]], wanted: set[str], number: in
                 keep.update({path, change.renamed_from} & set(steps))
     return {p: s for p, s in steps.items() if p in keep}
 
-def _operation_label(kind: str, target: EntryState, timeline: Timeline) -> str:
+def _operation_label(kind: str, target: FoldedEntry, timeline: Timeline) -> str:
     """'undo turn #4: add login', 'redo turn #4: add login' (for a redo of that undo) …"""
     subject = target
     if kind == "redo" and target.operation is not None and target.operation.target in timeline.entries:

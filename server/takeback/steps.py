@@ -33,7 +33,7 @@ from .clock import now as _now
 from .engineparts import EngineParts
 from .errors import StoreError
 from .models import CheckpointRecorded, Entry, FileVersion, PathChange, TurnBegun, TurnEnded, same_version
-from .timeline import EntryState
+from .timeline import FoldedEntry
 
 
 def _file_name(key: str) -> str:
@@ -132,7 +132,7 @@ class Steps(EngineParts):
                     removed += 1
         return removed
 
-    def _recorded_since(self, step: TurnBegun) -> EntryState:
+    def _recorded_since(self, step: TurnBegun) -> FoldedEntry:
         """What every entry recorded while the step ran (steps side by side, another session's,
         operations), as one state whose checkpoints explain changes away (``_explained_by_batches``)."""
         timeline = self.timeline
@@ -145,9 +145,9 @@ class Steps(EngineParts):
                 break  # the log is written in time order, under the store's lock
             since.append(cp)
             applied[cp_id] = owner.applied.get(cp_id, True)
-        return EntryState(begun=step, checkpoints=since[::-1], applied=applied)
+        return FoldedEntry(begun=step, checkpoints=since[::-1], applied=applied)
 
-    def _without_others(self, cp: CheckpointRecorded, seen: EntryState) -> CheckpointRecorded | None:
+    def _without_others(self, cp: CheckpointRecorded, seen: FoldedEntry) -> CheckpointRecorded | None:
         """The step's checkpoint without what others recorded meanwhile on its paths: where their
         changes to a path chain from what the step began with (or up to what it ended with),
         the step's change starts where theirs ended (or ends where theirs began)."""
@@ -175,7 +175,7 @@ class Steps(EngineParts):
             return None
         return cp.model_copy(update={"changes": changes})
 
-    def _paths_checkpoint(self, seen: EntryState, opened: brackets.OpenTurn) -> CheckpointRecorded | None:
+    def _paths_checkpoint(self, seen: FoldedEntry, opened: brackets.OpenTurn) -> CheckpointRecorded | None:
         """What an edit step changed in the files it named (under the settings it began with)."""
         assert opened.scan is not None
         capture = self._turn_capture(opened)

@@ -36,7 +36,7 @@ REDO_KINDS = ("undo", "revert", "restore")
 
 
 @dataclass
-class EntryState:
+class FoldedEntry:
     """An entry being folded from its records."""
 
     begun: TurnBegun
@@ -54,7 +54,7 @@ class Timeline:
     """Every entry of one workspace, in log order."""
 
     def __init__(self) -> None:
-        self.entries: dict[str, EntryState] = {}
+        self.entries: dict[str, FoldedEntry] = {}
         self.order: list[str] = []
         self.checkpoint_owner: dict[str, str] = {}
         self.checkpoint_seq: list[str] = []  # every checkpoint id in log order
@@ -73,7 +73,7 @@ class Timeline:
             self.dropped = list(record.spans)
             return
         if isinstance(record, TurnBegun):
-            self.entries[record.entry] = EntryState(begun=record)
+            self.entries[record.entry] = FoldedEntry(begun=record)
             self.order.append(record.entry)
             self.max_number = max(self.max_number, record.number)
             if record.kind == "turn":
@@ -145,16 +145,16 @@ class Timeline:
 
     # ------------------------------------------------------------------ questions
 
-    def ordered(self) -> list[EntryState]:
+    def ordered(self) -> list[FoldedEntry]:
         return [self.entries[i] for i in self.order]
 
-    def open_turns(self) -> list[EntryState]:
+    def open_turns(self) -> list[FoldedEntry]:
         """The open agent turns, oldest first: at most one per agent session, or one whole-disk
         bracket alone (``Engine.begin_turn``)."""
         states = (self.entries.get(entry_id) for entry_id in self.open_ids)
         return [s for s in states if s is not None and s.state == "open"]
 
-    def open_turn(self) -> EntryState | None:
+    def open_turn(self) -> FoldedEntry | None:
         """The newest open agent turn, if any."""
         for entry_id in reversed(self.open_ids):
             state = self.entries.get(entry_id)
@@ -162,7 +162,7 @@ class Timeline:
                 return state
         return None
 
-    def resolve(self, spec: str) -> EntryState:
+    def resolve(self, spec: str) -> FoldedEntry:
         """An entry from ``17``, ``#17``, ``last``, a ULID or a unique ULID prefix."""
         text = (spec or "").strip()
         if not text:
@@ -235,7 +235,7 @@ class Timeline:
             raise NotFound(f"turn #{state.begun.number} has no checkpoint")
         return state.checkpoints[-1]
 
-    def _before(self, state: EntryState) -> CheckpointRecorded:
+    def _before(self, state: FoldedEntry) -> CheckpointRecorded:
         """The checkpoint recorded just before ``state``'s first one (``#N.0``)."""
         index = self.checkpoint_seq.index(state.checkpoints[0].id)
         if index == 0:
@@ -262,21 +262,21 @@ class Timeline:
                 return cp
         raise NotFound(f"checkpoint {checkpoint_id} not found")
 
-    def undo_target(self) -> EntryState:
+    def undo_target(self) -> FoldedEntry:
         for entry_id in reversed(self.order):
             state = self.entries[entry_id]
             if state.begun.kind == "turn" and state.state in ("applied", "open") and state.checkpoints:
                 return state
         raise NothingToDo("nothing to undo: no applied agent turn is left on the timeline")
 
-    def redo_target(self) -> EntryState:
+    def redo_target(self) -> FoldedEntry:
         for entry_id in reversed(self.order):
             state = self.entries[entry_id]
             if state.begun.kind in REDO_KINDS and state.state == "applied":
                 return state
         raise NothingToDo("nothing to redo: no undo, revert or restore is waiting to be re-applied")
 
-    def last_green(self) -> EntryState:
+    def last_green(self) -> FoldedEntry:
         for entry_id in reversed(self.order):
             state = self.entries[entry_id]
             if state.begun.kind == "turn" and state.checkpoints and self.view(state).checks_passed:
@@ -293,9 +293,9 @@ class Timeline:
                 later.append(self.checkpoint(owner.begun.entry, cp_id))
         return later
 
-    def entries_after(self, checkpoint_id: str) -> list[EntryState]:
+    def entries_after(self, checkpoint_id: str) -> list[FoldedEntry]:
         owner = self.checkpoint_owner[checkpoint_id]
-        seen: list[EntryState] = []
+        seen: list[FoldedEntry] = []
         for cp_id in self.checkpoint_seq[self.checkpoint_seq.index(checkpoint_id) + 1 :]:
             state = self.entries[self.checkpoint_owner[cp_id]]
             if state.begun.entry != owner and state not in seen:
@@ -304,12 +304,12 @@ class Timeline:
 
     # ------------------------------------------------------------------ views
 
-    def view(self, state: EntryState) -> Entry:
+    def view(self, state: FoldedEntry) -> Entry:
         if state._view is None:
             state._view = self._build_view(state)
         return state._view
 
-    def _build_view(self, state: EntryState) -> Entry:
+    def _build_view(self, state: FoldedEntry) -> Entry:
         begun = state.begun
         files = aggregate_files([cp for cp in state.checkpoints if state.applied.get(cp.id, True)])
         notices: list[str] = []
@@ -448,7 +448,7 @@ def state_hash(files: list[FileChange]) -> str:
     return digest.hexdigest()[:16]
 
 
-def _listed(found: list[EntryState], shown: int = 3) -> str:
+def _listed(found: list[FoldedEntry], shown: int = 3) -> str:
     """``#3 (01J…9Q), #4 (01J…9R)``: the entries an ambiguous prefix matched, oldest first."""
     found = sorted(found, key=lambda s: s.begun.number)
     names = [f"#{s.begun.number} ({s.begun.entry})" for s in found[:shown]]
