@@ -19,7 +19,8 @@ import type * as lsp from "vscode-languageclient";
 export type EntryKind = "turn" | "undo" | "redo" | "revert" | "restore";
 export type EntryState = "open" | "applied" | "reverted" | "partial" | "not-applied";
 export type Verdict = "safe" | "partial" | "broken";
-export type OnConflict = "abort" | "skip" | "markers" | "force";
+export type { OnConflict } from "./model/choices";
+import type { OnConflict } from "./model/choices";
 export type CheckStatus = "passed" | "failed" | "error" | "skipped";
 
 export interface FileVersion {
@@ -307,5 +308,6 @@ export const ErrorCodes = {
   stale: -32006,
   store: -32007,
   busy: -32008,
+  cannotWrite: -32009,
   cancelled: -32800,
 } as const;

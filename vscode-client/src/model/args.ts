@@ -3,7 +3,8 @@
  * panel (a tree node), a code action or another extension (an Entry, a number, "#12", an id, or
  * `{ turnId }`). Pure module.
  */
-import type { Entry, OnConflict } from "../lspExt";
+import type { Entry } from "../lspExt";
+import { ON_CONFLICT_CHOICES, type OnConflict } from "./choices";
 
 export interface TurnRef {
   turnId: string;
@@ -11,7 +12,7 @@ export interface TurnRef {
   number?: number;
 }
 
-const ON_CONFLICT = new Set(["abort", "skip", "markers", "force"]);
+const ON_CONFLICT = new Set<string>(ON_CONFLICT_CHOICES);
 
 /** A turn reference from whatever a command was called with; undefined: ask the person. */
 export function turnRefFrom(arg: unknown): TurnRef | undefined {
