@@ -1,0 +1,55 @@
+"""The ``takeback`` command line: a thin adapter from arguments to engine calls.
+
+Human output by default, ``--json`` on every command (the same models the language server
+sends). Exit status 0 means the operation was carried out in full; every other status is listed
+in ``output.py`` and in docs/cli.md. Errors are one line on stderr.
+
+One module per command group, each adding its commands to the parser and naming the function
+that runs each (``register``): ``turns`` (begin, end, check), ``reading`` (log, show, diff,
+cat, status), ``operations`` (undo, redo, revert, restore), ``upkeep`` (gc), ``agents`` (hook,
+install, uninstall), ``servers`` (serve, mcp, resident, demo). ``main`` parses, looks the
+command up in that table, and turns every error into one line.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+
+from ..errors import TakebackError
+from .output import EXIT_INTERNAL, EXIT_USAGE, fail
+from .parser import UsageError, build_parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    raw = list(sys.argv[1:] if argv is None else argv)
+    if raw[:1] == ["hook"] and "-h" not in raw and "--help" not in raw:
+        from ..launch import main as launch  # the short path of 'takeback hook'
+
+        sys.argv[1:] = raw
+        return launch()
+    from . import agents, operations, reading, servers, turns, upkeep  # after the hook's short path: they load more
+    from .context import Context
+
+    parser, handlers = build_parser((turns, reading, operations, upkeep, agents, servers))
+    try:
+        args = parser.parse_args(raw)
+    except UsageError as exc:
+        wants_json = "--json" in (raw[: raw.index("--")] if "--" in raw else raw)
+        return fail(wants_json, "usage", str(exc), EXIT_USAGE)
+    try:
+        return handlers[args.command](Context(args))
+    except TakebackError as exc:
+        return fail(args.json, exc.code, exc.message, exc.exit_status)
+    except KeyboardInterrupt:
+        print("takeback: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader went away (``| head``): what was asked was still done
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except Exception as exc:  # noqa: BLE001 - a bug or an environment failure (disk full …): still one line
+        if os.environ.get("TAKEBACK_DEBUG"):
+            traceback.print_exc()
+        return fail(args.json, "internal", f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL)

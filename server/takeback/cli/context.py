@@ -1,0 +1,35 @@
+"""What every command runs with: its parsed arguments, the engine of the workspace
+``--workspace`` names (opened on first use), and the printer ``--json`` chose."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidInput
+from .output import print_json
+
+if TYPE_CHECKING:
+    from ..engine import Engine
+
+
+class Context:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.json: bool = args.json
+
+    @functools.cached_property
+    def engine(self) -> Engine:
+        from ..engine import Engine
+
+        if self.args.workspace is not None and not self.args.workspace.strip():
+            raise InvalidInput("--workspace is empty: give a folder, or leave the option out to use the current folder")
+        return Engine(Path(self.args.workspace if self.args.workspace is not None else os.getcwd()))
+
+    def show(self, value: Any, human: Callable[[Any], object]) -> None:
+        """``value`` as JSON with ``--json``, else as ``human`` prints it."""
+        (print_json if self.json else human)(value)

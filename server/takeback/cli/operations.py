@@ -1,0 +1,56 @@
+"""Taking turns back: ``undo``, ``redo``, ``revert`` and ``restore``; the exit status says the
+verdict (partial 10, broken 11)."""
+
+from __future__ import annotations
+
+import argparse
+
+from .. import render
+from ..models import ON_CONFLICT, OperationResult
+from .context import Context
+from .output import EXIT_BROKEN, EXIT_OK, EXIT_PARTIAL
+from .parser import AddCommand, Handler
+
+
+def _add_operation_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dry-run", action="store_true", help="show exactly what would change, write nothing")
+    p.add_argument(
+        "--on-conflict",
+        choices=ON_CONFLICT,
+        default="abort",
+        help="when later edits overlap: abort (default, write nothing), skip (only clean files), "
+        "markers (write conflict markers), force (put back the turn's starting content)",
+    )
+
+
+def register(command: AddCommand) -> dict[str, Handler]:
+    _add_operation_flags(command("undo", "revert the last applied agent turn"))
+    _add_operation_flags(command("redo", "re-apply what the last undo, revert or restore took away"))
+    p = command("revert", "take back one turn's changes, keeping later edits")
+    p.add_argument("turn")
+    _add_operation_flags(p)
+    p = command("restore", "bring files touched since a checkpoint back to their state then")
+    p.add_argument("checkpoint", help="a checkpoint id, a turn (#N: its last checkpoint), #N.k (#N.0: where turn N started), or last-green")
+    _add_operation_flags(p)
+    return {"undo": undo, "redo": redo, "revert": revert, "restore": restore}
+
+
+def _finish(ctx: Context, result: OperationResult) -> int:
+    ctx.show(result, render.print_result)
+    return {"broken": EXIT_BROKEN, "partial": EXIT_PARTIAL}.get(result.verdict, EXIT_OK)
+
+
+def undo(ctx: Context) -> int:
+    return _finish(ctx, ctx.engine.undo(dry_run=ctx.args.dry_run, on_conflict=ctx.args.on_conflict))
+
+
+def redo(ctx: Context) -> int:
+    return _finish(ctx, ctx.engine.redo(dry_run=ctx.args.dry_run, on_conflict=ctx.args.on_conflict))
+
+
+def revert(ctx: Context) -> int:
+    return _finish(ctx, ctx.engine.revert(ctx.args.turn, dry_run=ctx.args.dry_run, on_conflict=ctx.args.on_conflict))
+
+
+def restore(ctx: Context) -> int:
+    return _finish(ctx, ctx.engine.restore(ctx.args.checkpoint, dry_run=ctx.args.dry_run, on_conflict=ctx.args.on_conflict))

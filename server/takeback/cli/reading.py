@@ -1,0 +1,82 @@
+"""Reading the timeline: ``log``, ``show``, ``diff``, ``cat`` and ``status``."""
+
+from __future__ import annotations
+
+import sys
+
+from .. import render
+from ..errors import InvalidInput
+from .context import Context
+from .output import EXIT_OK, content_json, print_json, text
+from .parser import AddCommand, Handler
+
+
+def register(command: AddCommand) -> dict[str, Handler]:
+    p = command("log", "the timeline, newest first")
+    p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--session", default=None)
+    p.add_argument("--before", type=int, default=None, help="only entries numbered below this")
+
+    p = command("show", "one turn: its files, checks and state")
+    p.add_argument("turn")
+    p.add_argument("--patch", action="store_true", help="also print its diff")
+
+    p = command("diff", "unified diff of what a turn changed")
+    p.add_argument("turn")
+    p.add_argument("path", nargs="?")
+
+    p = command("cat", "a file as a turn left it (or found it, with --before)")
+    p.add_argument("turn")
+    p.add_argument("path")
+    p.add_argument("--before", action="store_true")
+
+    command("status", "store size, open turn, undo/redo targets, recovery")
+    return {"log": log, "show": show, "diff": diff, "cat": cat, "status": status}
+
+
+def log(ctx: Context) -> int:
+    args = ctx.args
+    if args.limit is not None and args.limit < 1:
+        raise InvalidInput("--limit must be 1 or more")
+    ctx.show(ctx.engine.entries(session=text(args.session), limit=args.limit, before=args.before), render.print_log)
+    return EXIT_OK
+
+
+def show(ctx: Context) -> int:
+    args, engine = ctx.args, ctx.engine
+    entry = engine.entry(args.turn)
+    if ctx.json:
+        data = entry.model_dump(mode="json")
+        if args.patch:
+            data["patch"] = engine.diff(args.turn)
+        print_json(data)
+    else:
+        render.print_entry(entry)
+        if args.patch:
+            sys.stdout.write(engine.diff(args.turn))
+    return EXIT_OK
+
+
+def diff(ctx: Context) -> int:
+    args = ctx.args
+    patch = ctx.engine.diff(args.turn, args.path)
+    ctx.show({"turn": args.turn, "path": args.path, "diff": patch}, lambda _: sys.stdout.write(patch))
+    return EXIT_OK
+
+
+def cat(ctx: Context) -> int:
+    args = ctx.args
+    side = "before" if args.before else "after"
+    content = ctx.engine.file_at(args.turn, args.path, side)
+    if ctx.json:
+        print_json(content_json(content))
+    elif content is None:
+        print(f"takeback: {args.path} did not exist {side} that turn", file=sys.stderr)
+    else:
+        sys.stdout.buffer.write(content)
+    return EXIT_OK
+
+
+def status(ctx: Context) -> int:
+    ctx.show(ctx.engine.status(), render.print_status)
+    return EXIT_OK

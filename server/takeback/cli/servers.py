@@ -1,0 +1,43 @@
+"""Long-running programs: ``serve`` (the language server on stdio), ``mcp`` (the MCP server on
+stdio), ``resident`` (the per-user process of agents' hooks) and ``demo``."""
+
+from __future__ import annotations
+
+from .context import Context
+from .parser import AddCommand, Handler
+
+
+def register(command: AddCommand) -> dict[str, Handler]:
+    p = command("serve", "run the language server on stdio")
+    p.add_argument("--log-level", default="INFO")
+    command("mcp", "serve the Model Context Protocol on stdio for the workspace (agents call its tools)")
+    p = command("resident", "the per-user process that records agents' hook events (started by the first hook)")
+    p.add_argument("action", choices=["status", "stop", "run"], nargs="?", default="status",
+                   help="status (default): is it running, for which workspaces; stop: end it; run: serve in the foreground")
+    p = command("demo", "a scripted agent session in a throw-away repository")
+    p.add_argument("--keep", action="store_true", help="keep the demo folder")
+    return {"serve": serve, "mcp": mcp, "resident": resident, "demo": demo}
+
+
+def serve(ctx: Context) -> int:
+    from ..lsp.server import run
+
+    return run(ctx.args.log_level)
+
+
+def mcp(ctx: Context) -> int:
+    from ..mcp.server import run
+
+    return run(ctx.args.workspace)
+
+
+def resident(ctx: Context) -> int:
+    from ..resident.command import run
+
+    return run(ctx.args.action, ctx.json)
+
+
+def demo(ctx: Context) -> int:
+    from ..demo import run_demo
+
+    return run_demo(keep=ctx.args.keep, as_json=ctx.json)

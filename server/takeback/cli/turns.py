@@ -1,0 +1,74 @@
+"""Recording turns from a terminal: ``begin``, ``end`` and ``check``."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from .. import render
+from ..errors import InvalidInput
+from .context import Context
+from .output import EXIT_CHECK_FAILED, EXIT_OK, text
+from .parser import AddCommand, Handler
+
+
+def register(command: AddCommand) -> dict[str, Handler]:
+    p = command("begin", "open a turn; changes on disk until 'end' are recorded")
+    p.add_argument("--label", help="the prompt or a summary")
+    p.add_argument("--session", help="the agent conversation this turn belongs to")
+    p.add_argument("--agent", help="which agent or tool is working")
+
+    p = command("end", "close the open turn, recording what changed")
+    p.add_argument("--command", dest="commands", action="append", default=[], help="a command the agent ran (repeatable)")
+    p.add_argument("--turn", help="the open turn (checked, optional)")
+
+    p = command("check", "run a command and record its pass/fail on a turn")
+    p.add_argument("--turn", default=None, help="default: the open turn, else the last one")
+    p.add_argument("--name", default=None, help="default: the command's first word")
+    p.add_argument("argv", nargs=argparse.REMAINDER, help="-- COMMAND ...")
+    return {"begin": begin, "end": end, "check": check}
+
+
+def begin(ctx: Context) -> int:
+    args, engine = ctx.args, ctx.engine
+    for problem in engine.config.problems:  # the settings this turn runs under: say what was refused
+        print(f"takeback: warning: {problem}", file=sys.stderr)
+    entry = engine.begin_turn(label=text(args.label), session=text(args.session), agent=text(args.agent), source="cli")
+    ctx.show(entry, render.print_begun)
+    return EXIT_OK
+
+
+def end(ctx: Context) -> int:
+    args = ctx.args
+    entry = ctx.engine.end_turn(turn=args.turn, commands=[text(c) for c in args.commands], ended_by="end_command")
+    ctx.show(entry, render.print_entry)
+    return EXIT_OK
+
+
+def check(ctx: Context) -> int:
+    args, engine = ctx.args, ctx.engine
+    command = list(args.argv)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        raise InvalidInput("check needs a command after '--', e.g. takeback check -- pytest -q")
+    name = text(args.name or Path(command[0]).name)
+    # Name the turn before running anything: a bad --turn must not run the command.
+    target = engine.entry(args.turn) if args.turn else (engine.status().open_turn or engine.entry("last"))
+    try:
+        # With --json, stdout carries only the JSON answer: the command's output goes to stderr.
+        sys.stdout.flush()
+        proc = subprocess.run(command, cwd=engine.workspace.root, stdout=sys.stderr.fileno() if ctx.json else None)
+        code = proc.returncode
+        status = "passed" if code == 0 else "failed"
+    except FileNotFoundError:
+        code, status = 127, "error"
+    except PermissionError:
+        code, status = 126, "error"
+    entry = engine.record_check(target.id, name, status, command=text(shlex.join(command)), exit_code=code)
+    ctx.show({"turn": entry.number, "name": name, "status": status, "exit_code": code},
+             lambda _: print(f"check {name}: {status} (exit {code}) recorded on turn #{entry.number}"))
+    return EXIT_OK if status == "passed" else EXIT_CHECK_FAILED
