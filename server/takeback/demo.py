@@ -104,78 +104,14 @@ class _Show:
 def run_demo(keep: bool = False, as_json: bool = False) -> int:
     base = Path(tempfile.mkdtemp(prefix="takeback-demo-"))
     repo = base / "shop"
-    repo.mkdir()
     show = _Show(as_json)
     try:
-        _git(repo, "init", "-q", "-b", "main")
-        (repo / "app.py").write_text(APP)
-        (repo / "utils.py").write_text(UTILS)
-        (repo / "README.md").write_text("# Shop\n")
-        _git(repo, "add", "-A")
-        _git(repo, "commit", "-q", "-m", "initial")
+        _make_repository(repo)
         git_before = _git_state(repo)
         engine = Engine(repo, load_config(repo, {"store_dir": str(base / "store")}))
         show.title(f"A throw-away repository at {repo}; Takeback's store at {base / 'store'} (outside it)")
-
-        show.title("Agent turn: 'Add a discount helper' (a begin/end bracket; files written like a shell would)")
-        engine.begin_turn(label="Add a discount helper", session="demo", agent="demo-agent")
-        (repo / "utils.py").write_text(
-            UTILS + "\n\ndef discount(price, percent):\n    return price * (100 - clamp(percent, 0, 100)) / 100\n"
-        )
-        (repo / "tests").mkdir()
-        (repo / "tests" / "test_utils.py").write_text(
-            "from utils import discount\n\n\ndef test_discount():\n    assert discount(200, 10) == 180\n"
-        )
-        engine.end_turn(commands=["cat > utils.py", "mkdir tests"])
-        engine.record_check(None, "pytest", "passed", command="pytest -q", exit_code=0)
-        show.say("recorded with its check: pytest passed")
-
-        show.title("Agent turn: 'Rename total() to order_total()' (an edit batch handed to Takeback)")
-        app = (repo / "app.py").read_text()
-        renamed = app.replace("def total(", "def order_total(").replace("print(total(", "print(order_total(")
-        engine.apply_batch(
-            [BatchChange(path="app.py", after=renamed.encode())],
-            label="Rename total() to order_total()", session="demo", agent="demo-agent",
-        )
-
-        show.title("The person edits app.py and README.md by hand (not through the agent)")
-        app = (repo / "app.py").read_text().replace('"""A tiny shop."""', '"""A tiny shop. Edited by the person."""')
-        (repo / "app.py").write_text(app)
-        (repo / "README.md").write_text("# Shop\n\nRun `python app.py`.\n")
-
-        show.title("Agent turn: 'Add logging' (bracket: an edit plus a generated file)")
-        engine.begin_turn(label="Add logging", session="demo", agent="demo-agent")
-        app = (repo / "app.py").read_text()
-        app = app.replace("    return amount * 0.2\n", "    logging.info('tax on %s', amount)\n    return amount * 0.2\n")
-        (repo / "app.py").write_text("import logging\n" + app)
-        (repo / "logging.ini").write_text("[loggers]\nkeys=root\n")
-        engine.end_turn()
-        show.log(engine)
-
-        show.title("Undo the last agent turn ('takeback undo')")
-        show.result(engine.undo())
-        show.file(repo, "app.py")
-        show.say("the person's edit to the docstring is still there; logging.ini is gone")
-
-        show.title("Redo it ('takeback redo')")
-        show.result(engine.redo())
-
-        show.title("Revert the MIDDLE turn (#2, the rename) while keeping #3 and the person's edits")
-        show.result(engine.revert("2"))
-        show.file(repo, "app.py")
-
-        show.title("The person changes the discount line; reverting turn #1 now would overwrite it")
-        utils = (repo / "utils.py").read_text().replace("(100 - clamp(percent, 0, 100))", "(100 - clamp(percent, 0, 90))")
-        (repo / "utils.py").write_text(utils)
-        show.result(engine.revert("1", dry_run=False))
-        show.say("nothing was written; the answer lists the conflict and the ways out")
-
-        show.title("Revert only the clean files of turn #1 ('--on-conflict skip')")
-        show.result(engine.revert("1", on_conflict="skip"))
-
-        show.title("The whole timeline: every operation is itself an entry, so it can be undone too")
-        show.log(engine)
-
+        _agent_turns(engine, repo, show)
+        _take_back(engine, repo, show)
         same = _git_state(repo) == git_before
         show.title("The user's git state (refs, stash, index, config) is byte-identical: " + ("yes" if same else "NO"))
         if as_json:
@@ -186,3 +122,78 @@ def run_demo(keep: bool = False, as_json: bool = False) -> int:
     finally:
         if not keep:
             shutil.rmtree(base, ignore_errors=True)
+
+
+def _make_repository(repo: Path) -> None:
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    (repo / "app.py").write_text(APP)
+    (repo / "utils.py").write_text(UTILS)
+    (repo / "README.md").write_text("# Shop\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "initial")
+
+
+def _agent_turns(engine: Engine, repo: Path, show: _Show) -> None:
+    """Three agent turns (two brackets, one edit batch) and the person's own edits between."""
+    show.title("Agent turn: 'Add a discount helper' (a begin/end bracket; files written like a shell would)")
+    engine.begin_turn(label="Add a discount helper", session="demo", agent="demo-agent")
+    (repo / "utils.py").write_text(
+        UTILS + "\n\ndef discount(price, percent):\n    return price * (100 - clamp(percent, 0, 100)) / 100\n"
+    )
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_utils.py").write_text(
+        "from utils import discount\n\n\ndef test_discount():\n    assert discount(200, 10) == 180\n"
+    )
+    engine.end_turn(commands=["cat > utils.py", "mkdir tests"])
+    engine.record_check(None, "pytest", "passed", command="pytest -q", exit_code=0)
+    show.say("recorded with its check: pytest passed")
+
+    show.title("Agent turn: 'Rename total() to order_total()' (an edit batch handed to Takeback)")
+    app = (repo / "app.py").read_text()
+    renamed = app.replace("def total(", "def order_total(").replace("print(total(", "print(order_total(")
+    engine.apply_batch(
+        [BatchChange(path="app.py", after=renamed.encode())],
+        label="Rename total() to order_total()", session="demo", agent="demo-agent",
+    )
+
+    show.title("The person edits app.py and README.md by hand (not through the agent)")
+    app = (repo / "app.py").read_text().replace('"""A tiny shop."""', '"""A tiny shop. Edited by the person."""')
+    (repo / "app.py").write_text(app)
+    (repo / "README.md").write_text("# Shop\n\nRun `python app.py`.\n")
+
+    show.title("Agent turn: 'Add logging' (bracket: an edit plus a generated file)")
+    engine.begin_turn(label="Add logging", session="demo", agent="demo-agent")
+    app = (repo / "app.py").read_text()
+    app = app.replace("    return amount * 0.2\n", "    logging.info('tax on %s', amount)\n    return amount * 0.2\n")
+    (repo / "app.py").write_text("import logging\n" + app)
+    (repo / "logging.ini").write_text("[loggers]\nkeys=root\n")
+    engine.end_turn()
+    show.log(engine)
+
+
+def _take_back(engine: Engine, repo: Path, show: _Show) -> None:
+    """Undo, redo, a revert of the middle turn, a refused revert, a partial one."""
+    show.title("Undo the last agent turn ('takeback undo')")
+    show.result(engine.undo())
+    show.file(repo, "app.py")
+    show.say("the person's edit to the docstring is still there; logging.ini is gone")
+
+    show.title("Redo it ('takeback redo')")
+    show.result(engine.redo())
+
+    show.title("Revert the MIDDLE turn (#2, the rename) while keeping #3 and the person's edits")
+    show.result(engine.revert("2"))
+    show.file(repo, "app.py")
+
+    show.title("The person changes the discount line; reverting turn #1 now would overwrite it")
+    utils = (repo / "utils.py").read_text().replace("(100 - clamp(percent, 0, 100))", "(100 - clamp(percent, 0, 90))")
+    (repo / "utils.py").write_text(utils)
+    show.result(engine.revert("1", dry_run=False))
+    show.say("nothing was written; the answer lists the conflict and the ways out")
+
+    show.title("Revert only the clean files of turn #1 ('--on-conflict skip')")
+    show.result(engine.revert("1", on_conflict="skip"))
+
+    show.title("The whole timeline: every operation is itself an entry, so it can be undone too")
+    show.log(engine)

@@ -228,29 +228,9 @@ class Operations(EngineParts):
         ``_turns_ending``); ``ended``: the caller already ended them, to plan with their changes.
         (Previews, and operations that stop or fail validation, end nothing.)"""
         _check_on_conflict(on_conflict)
-        out_of_reach = self._out_of_reach(steps)
         overlay = {self.workspace.rel(p): v for p, v in (overlay or {}).items()}
-
-        def read(rel: str) -> DiskFile | None:
-            if rel in out_of_reach:
-                return None  # nothing is read through such a symlink
-            return overlay[rel] if rel in overlay else self.workspace.read(rel)
-
-        def unwritable(rel: str) -> str | None:
-            return None if rel in overlay else self.workspace.unwritable(rel)  # the editor writes open documents
-
-        planner = Planner(
-            self.capture,
-            read,
-            on_conflict,
-            label_theirs=f"before #{target.begun.number}",
-            layout=self.workspace,
-            unwritable=unwritable,
-        )
-        plan = planner.plan(steps)
-        _set_aside(plan, out_of_reach)
+        plan = self._plan(target, steps, on_conflict, overlay)
         number = target.begun.number
-        blocking = plan.blocking_conflicts
         outcomes = [_outcome(p.path, p.ours, p.result, p.merged) for p in plan.writes]
         if ending is None:
             ending = self._turns_ending(target)
@@ -261,27 +241,10 @@ class Operations(EngineParts):
         )
         again = _command(kind, number, checkpoint_target, done=False)
         _advise(plan, again)
-        if blocking and on_conflict == "abort":
-            return OperationResult(
-                **{**base, "restored": []}, verdict="broken", applied=False,
-                message=f"{kind} of #{number} stopped: {len(blocking)} file(s) changed since in ways that overlap; nothing was written",
-                next_action=_conflict_advice(again, plan),
-            )
         verdict = _verdict(plan)
-        if dry_run:
-            return OperationResult(
-                **base, verdict=verdict, applied=False,
-                message=f"dry run: {kind} of #{number} would change {len(outcomes)} file(s)" + _tail(plan)
-                + _notes_tail(target),
-                next_action="run it without --dry-run to carry it out",
-                patch=self._patch(plan),
-            )
-        if verdict == "broken":
-            return OperationResult(
-                **base, verdict="broken", applied=False,
-                message=f"{kind} of #{number} changed nothing: every file was skipped or in conflict",
-                next_action=_conflict_advice(again, plan),
-            )
+        stopped = self._not_carried_out(kind, target, plan, base, again, on_conflict, dry_run, verdict)
+        if stopped is not None:
+            return stopped
         if verdict == "partial" and target.begun.entry in effects and effects[target.begun.entry] == "reverted":
             effects[target.begun.entry] = "partial"
         for state in ending:
@@ -297,6 +260,60 @@ class Operations(EngineParts):
             + _notes_tail(target),
             next_action=_next_action(kind, entry, plan, rest),
         )
+
+    def _plan(
+        self, target: FoldedEntry, steps: dict[str, list[PathChange]], on_conflict: OnConflict,
+        overlay: dict[str, DiskFile | None],
+    ) -> Plan:
+        """What taking ``steps`` back would write, from the files now (``overlay``: open
+        documents, which the editor writes)."""
+        out_of_reach = self._out_of_reach(steps)
+
+        def read(rel: str) -> DiskFile | None:
+            if rel in out_of_reach:
+                return None  # nothing is read through such a symlink
+            return overlay[rel] if rel in overlay else self.workspace.read(rel)
+
+        def unwritable(rel: str) -> str | None:
+            return None if rel in overlay else self.workspace.unwritable(rel)  # the editor writes open documents
+
+        planner = Planner(
+            self.capture, read, on_conflict, label_theirs=f"before #{target.begun.number}", layout=self.workspace,
+            unwritable=unwritable,
+        )
+        plan = planner.plan(steps)
+        _set_aside(plan, out_of_reach)
+        return plan
+
+    def _not_carried_out(
+        self, kind: str, target: FoldedEntry, plan: Plan, base: dict[str, Any], again: str, on_conflict: OnConflict,
+        dry_run: bool, verdict: Verdict,
+    ) -> OperationResult | None:
+        """The answer of an operation that writes nothing: stopped by overlapping edits, a dry
+        run, or nothing left to change. None: it goes ahead."""
+        number = target.begun.number
+        blocking = plan.blocking_conflicts
+        if blocking and on_conflict == "abort":
+            return OperationResult(
+                **{**base, "restored": []}, verdict="broken", applied=False,
+                message=f"{kind} of #{number} stopped: {len(blocking)} file(s) changed since in ways that overlap; nothing was written",
+                next_action=_conflict_advice(again, plan),
+            )
+        if dry_run:
+            return OperationResult(
+                **base, verdict=verdict, applied=False,
+                message=f"dry run: {kind} of #{number} would change {len(base['restored'])} file(s)" + _tail(plan)
+                + _notes_tail(target),
+                next_action="run it without --dry-run to carry it out",
+                patch=self._patch(plan),
+            )
+        if verdict == "broken":
+            return OperationResult(
+                **base, verdict="broken", applied=False,
+                message=f"{kind} of #{number} changed nothing: every file was skipped or in conflict",
+                next_action=_conflict_advice(again, plan),
+            )
+        return None
 
     def _out_of_reach(self, steps: dict[str, list[PathChange]]) -> dict[str, tuple[str | None, str]]:
         """Recorded paths that lie behind a symlink now (a folder swapped for one since they were
