@@ -590,27 +590,7 @@ class Engine(Operations, Steps):
             path_changes = []
             notices: list[str] = []
             for rel, change, source_path in zip(rels, changes, renamed, strict=True):
-                if change.before == "disk":
-                    disk = self.workspace.read(rel)
-                    old = disk.content if disk else None
-                    before_mode = disk.mode if disk else None
-                else:
-                    old = change.before
-                    if change.mode is not None:
-                        before_mode = change.mode
-                    else:
-                        size = self.workspace.size(rel)
-                        disk = self.workspace.read(rel) if size is not None else None
-                        before_mode = disk.mode if disk else None
-                before = None if old is None else self.capture.version(rel, old, before_mode or MODE_FILE)
-                mode = change.mode or before_mode or MODE_FILE
-                after = None if change.after is None else self.capture.version(rel, change.after, mode)
-                for version in (before, after):
-                    if version is not None and version.withheld:
-                        notices.append(_withheld_notice(rel, version))
-                        break
-                made = self.workspace.missing_folders(rel) if old is None and after is not None else []
-                path_changes.append(self._path_change(rel, before, after, source_path, old, change.after, made))
+                path_changes.append(self._batch_change(rel, change, source_path, notices))
             records: list[Record] = []
             standalone = state is None
             entry_id = state.begun.entry if state else _new_id()
@@ -631,6 +611,31 @@ class Engine(Operations, Steps):
             if standalone:
                 self._auto_gc()
             return self.timeline.view(self.timeline.entries[entry_id]), checkpoint_id
+
+    def _batch_change(self, rel: str, change: BatchChange, source_path: str | None, notices: list[str]) -> PathChange:
+        """One file of an edit batch, its before-image from the batch or the disk now (a notice
+        added when the secrets or size policy withholds a version)."""
+        if change.before == "disk":
+            disk = self.workspace.read(rel)
+            old = disk.content if disk else None
+            before_mode = disk.mode if disk else None
+        else:
+            old = change.before
+            if change.mode is not None:
+                before_mode = change.mode
+            else:
+                size = self.workspace.size(rel)
+                disk = self.workspace.read(rel) if size is not None else None
+                before_mode = disk.mode if disk else None
+        before = None if old is None else self.capture.version(rel, old, before_mode or MODE_FILE)
+        mode = change.mode or before_mode or MODE_FILE
+        after = None if change.after is None else self.capture.version(rel, change.after, mode)
+        for version in (before, after):
+            if version is not None and version.withheld:
+                notices.append(_withheld_notice(rel, version))
+                break
+        made = self.workspace.missing_folders(rel) if old is None and after is not None else []
+        return self._path_change(rel, before, after, source_path, old, change.after, made)
 
     def apply_batch(self, changes: list[BatchChange], **kwargs) -> tuple[Entry, str]:
         """Record a batch and write it to disk (for callers with no editor to apply it)."""

@@ -359,6 +359,36 @@ class Operations(EngineParts):
             if editor is None or not ask_editor(self, editor, editor_writes, on_disk):
                 raise StateError("the editor did not apply the changes to its open documents; nothing was written")
         entry_id = _new_id()
+        changes, journal_files, backups = self._changes_and_journal(plan, overlay)
+        self.journal.start(entry_id, kind, journal_files, backups, plan.folders)
+        written: list[JournalFile] = []
+        try:
+            self.journal.forward(journal_files, plan.folders, written, lambda item: self._write_after(item, plan))
+            now = _now()
+            records: list[Record] = [
+                self._new_begin(entry_id, label=label, session=target.begun.session, source="operation", kind=kind, at=now),
+                CheckpointRecorded(id=_new_id(), at=now, entry=entry_id, label=label, changes=changes),
+                OperationDone(
+                    id=_new_id(), at=now, entry=entry_id, target=target.begun.entry,
+                    checkpoint_target=checkpoint_target, on_conflict=on_conflict, verdict=verdict,  # type: ignore[arg-type]
+                    effects=effects, previous=previous,  # type: ignore[arg-type]
+                    skipped=[s.path for s in plan.skipped], conflicts=[c.path for c in plan.conflicts],
+                ),
+            ]
+            self._append(records)
+        except BaseException:
+            self.journal.roll_back(written)
+            self.journal.finish()
+            raise
+        self.journal.finish()
+        return self.timeline.view(self.timeline.entries[entry_id])
+
+    def _changes_and_journal(
+        self, plan: Plan, overlay: dict[str, DiskFile | None],
+    ) -> tuple[list[PathChange], list[JournalFile], dict[str, bytes]]:
+        """The operation's checkpoint changes (every write), and what the journal keeps for the
+        writes on disk (the editor's are not journaled): each file's before and after, and a
+        backup of a before-image the store withholds (a secret), so a crash can roll it back."""
         changes: list[PathChange] = []
         journal_files: list[JournalFile] = []
         backups: dict[str, bytes] = {}
@@ -382,28 +412,7 @@ class Operations(EngineParts):
             journal_files.append(
                 JournalFile(path=item.path, before=before, after=after, backup=backup, new_folders=item.new_folders)
             )
-        self.journal.start(entry_id, kind, journal_files, backups, plan.folders)
-        written: list[JournalFile] = []
-        try:
-            self.journal.forward(journal_files, plan.folders, written, lambda item: self._write_after(item, plan))
-            now = _now()
-            records: list[Record] = [
-                self._new_begin(entry_id, label=label, session=target.begun.session, source="operation", kind=kind, at=now),
-                CheckpointRecorded(id=_new_id(), at=now, entry=entry_id, label=label, changes=changes),
-                OperationDone(
-                    id=_new_id(), at=now, entry=entry_id, target=target.begun.entry,
-                    checkpoint_target=checkpoint_target, on_conflict=on_conflict, verdict=verdict,  # type: ignore[arg-type]
-                    effects=effects, previous=previous,  # type: ignore[arg-type]
-                    skipped=[s.path for s in plan.skipped], conflicts=[c.path for c in plan.conflicts],
-                ),
-            ]
-            self._append(records)
-        except BaseException:
-            self.journal.roll_back(written)
-            self.journal.finish()
-            raise
-        self.journal.finish()
-        return self.timeline.view(self.timeline.entries[entry_id])
+        return changes, journal_files, backups
 
     def _write_after(self, item: JournalFile, plan: Plan) -> None:
         if item.after is not None and item.after.withheld:
