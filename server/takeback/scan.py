@@ -462,6 +462,26 @@ class GitScanner:
             snapshot["skipped"] = dict(self.skipped)
         return snapshot
 
+    def _index_at_begin(
+        self, begin_copy: IndexCopy | None,
+    ) -> tuple[Callable[[], pygit2.Index | None], set[str]]:
+        """The index as it was at begin (loaded when first asked), and the paths staged since."""
+        index_file = self.index_file()
+        unchanged = begin_copy.same_as(index_file) if begin_copy is not None else not index_file.exists()
+        if unchanged:
+            # The index was not rewritten during the bracket: one index serves as both, and it
+            # is parsed only if some path needs it (a large index takes tens of ms to parse).
+            loaded: list[pygit2.Index | None] = []
+
+            def lazily() -> pygit2.Index | None:
+                if not loaded:
+                    loaded.append(self._index_entries(index_file))
+                return loaded[0]
+
+            return lazily, set()
+        begin_loaded = begin_copy.parsed() if begin_copy is not None else None
+        return (lambda: begin_loaded), self._staged_during(begin_loaded, self._index_entries(index_file))
+
     def end(
         self, snapshot: dict, begin_copy: IndexCopy | None, capture: Capture, capture_content: CaptureContent,
         nested_copies: dict[str, IndexCopy] | None = None,
@@ -475,26 +495,7 @@ class GitScanner:
         self.skipped = Skipped(snapshot.get("skipped", {}))
         dirty_now, folders_now = self._list_split()
         look = _Look(self.workspace, capture, self.skipped)
-        index_file = self.index_file()
-        unchanged = begin_copy.same_as(index_file) if begin_copy is not None else not index_file.exists()
-        if unchanged:
-            # The index was not rewritten during the bracket: one index serves as both, and it
-            # is parsed only if some path needs it (a large index takes tens of ms to parse).
-            loaded: list[pygit2.Index | None] = []
-
-            def begin_index() -> pygit2.Index | None:
-                if not loaded:
-                    loaded.append(self._index_entries(index_file))
-                return loaded[0]
-
-            staged: set[str] = set()
-        else:
-            begin_loaded = begin_copy.parsed() if begin_copy is not None else None
-            staged = self._staged_during(begin_loaded, self._index_entries(index_file))
-
-            def begin_index() -> pygit2.Index | None:
-                return begin_loaded
-
+        begin_index, staged = self._index_at_begin(begin_copy)
         changes: list[Changed] = []
         for rel in sorted(set(dirty_before) | dirty_now | staged):
             problem = name_problem(rel)  # a staged path comes from the index, not the listing

@@ -129,64 +129,85 @@ class VirtualFiles:
 def play(ops: list[Operation], files: VirtualFiles, encoding: str) -> list[BatchChange]:
     """Play the operations on ``files``; answer the batch (explicit before-images)."""
     for op in ops:
-        where = op.uri
         if op.kind == "text":
-            current = files.read(op.path)
-            if current is None:
-                raise InvalidInput(f"malformed edit: {where} does not exist (create it first)")
-            try:
-                text = current.decode("utf-8")
-            except UnicodeDecodeError:
-                raise InvalidInput(f"cannot apply text edits to {where}: it is not UTF-8 text") from None
-            files.write(op.path, apply_text_edits(text, op.edits, encoding, where).encode("utf-8"))
+            _play_text(op, files, encoding)
         elif op.kind == "create":
-            overwrite = bool(op.options and op.options.overwrite)
-            ignore = bool(op.options and op.options.ignore_if_exists)
-            if files.is_folder(op.path):
-                raise InvalidInput(f"cannot create {where}: a folder is in the way")
-            if files.read(op.path) is not None:
-                if overwrite:
-                    files.write(op.path, b"")
-                elif not ignore:
-                    raise InvalidInput(f"cannot create {where}: it exists (set overwrite or ignoreIfExists)")
-            else:
-                files.write(op.path, b"")
+            _play_create(op, files)
         elif op.kind == "delete":
-            ignore = bool(op.options and op.options.ignore_if_not_exists)
-            if files.is_folder(op.path):
-                inside = files.files_under(op.path)
-                if inside and not (op.options and op.options.recursive):
-                    raise InvalidInput(f"cannot delete the folder {where}: it is not empty (set recursive)")
-                for path in inside:
-                    files.write(path, None)
-            elif files.read(op.path) is None:
-                if not ignore:
-                    raise InvalidInput(f"cannot delete {where}: it does not exist (set ignoreIfNotExists)")
-            else:
-                files.write(op.path, None)
+            _play_delete(op, files)
         elif op.kind == "rename":
-            assert op.new_path is not None
-            overwrite = bool(op.options and op.options.overwrite)
-            ignore = bool(op.options and op.options.ignore_if_exists)
-            if files.is_folder(op.path):
-                moves = [(p, op.new_path + p[len(op.path):]) for p in files.files_under(op.path)]
-            elif files.read(op.path) is None:
-                raise InvalidInput(f"cannot rename {where}: it does not exist")
-            else:
-                moves = [(op.path, op.new_path)]
-            if moves and moves[0][0] == op.path and files.is_folder(op.new_path):
-                raise InvalidInput(f"cannot rename {where}: a folder is in the way")
-            if any(files.read(new) is not None for _old, new in moves):
-                if ignore and not overwrite:
-                    continue
-                if not overwrite:
-                    raise InvalidInput(f"cannot rename {where}: the target exists (set overwrite or ignoreIfExists)")
-            for old, new in moves:
-                content = files.read(old)
-                files.write(new, content)
-                files.write(old, None)
-                files.modes[new] = files.modes.get(old)
-                files.renamed_from[new] = files.renamed_from.pop(old, old)
+            _play_rename(op, files)
+    return _batch_of(files)
+
+
+def _play_text(op: Operation, files: VirtualFiles, encoding: str) -> None:
+    current = files.read(op.path)
+    if current is None:
+        raise InvalidInput(f"malformed edit: {op.uri} does not exist (create it first)")
+    try:
+        text = current.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput(f"cannot apply text edits to {op.uri}: it is not UTF-8 text") from None
+    files.write(op.path, apply_text_edits(text, op.edits, encoding, op.uri).encode("utf-8"))
+
+
+def _play_create(op: Operation, files: VirtualFiles) -> None:
+    overwrite = bool(op.options and op.options.overwrite)
+    ignore = bool(op.options and op.options.ignore_if_exists)
+    if files.is_folder(op.path):
+        raise InvalidInput(f"cannot create {op.uri}: a folder is in the way")
+    if files.read(op.path) is not None:
+        if overwrite:
+            files.write(op.path, b"")
+        elif not ignore:
+            raise InvalidInput(f"cannot create {op.uri}: it exists (set overwrite or ignoreIfExists)")
+    else:
+        files.write(op.path, b"")
+
+
+def _play_delete(op: Operation, files: VirtualFiles) -> None:
+    ignore = bool(op.options and op.options.ignore_if_not_exists)
+    if files.is_folder(op.path):
+        inside = files.files_under(op.path)
+        if inside and not (op.options and op.options.recursive):
+            raise InvalidInput(f"cannot delete the folder {op.uri}: it is not empty (set recursive)")
+        for path in inside:
+            files.write(path, None)
+    elif files.read(op.path) is None:
+        if not ignore:
+            raise InvalidInput(f"cannot delete {op.uri}: it does not exist (set ignoreIfNotExists)")
+    else:
+        files.write(op.path, None)
+
+
+def _play_rename(op: Operation, files: VirtualFiles) -> None:
+    where = op.uri
+    assert op.new_path is not None
+    overwrite = bool(op.options and op.options.overwrite)
+    ignore = bool(op.options and op.options.ignore_if_exists)
+    if files.is_folder(op.path):
+        moves = [(p, op.new_path + p[len(op.path):]) for p in files.files_under(op.path)]
+    elif files.read(op.path) is None:
+        raise InvalidInput(f"cannot rename {where}: it does not exist")
+    else:
+        moves = [(op.path, op.new_path)]
+    if moves and moves[0][0] == op.path and files.is_folder(op.new_path):
+        raise InvalidInput(f"cannot rename {where}: a folder is in the way")
+    if any(files.read(new) is not None for _old, new in moves):
+        if ignore and not overwrite:
+            return
+        if not overwrite:
+            raise InvalidInput(f"cannot rename {where}: the target exists (set overwrite or ignoreIfExists)")
+    for old, new in moves:
+        content = files.read(old)
+        files.write(new, content)
+        files.write(old, None)
+        files.modes[new] = files.modes.get(old)
+        files.renamed_from[new] = files.renamed_from.pop(old, old)
+
+
+def _batch_of(files: VirtualFiles) -> list[BatchChange]:
+    """What the played operations changed, as a batch with explicit before-images."""
     changes = []
     for path, after in files.state.items():
         before = files.initial[path]
