@@ -144,18 +144,7 @@ class EditorRound:
         if text_edits or deletes:
             applied, why = await self._ask(text_edits, deletes)
             if not applied:
-                self.reason = why
-                log.warning("%s: the editor did not apply the edit: %s", self.label, why)
-                if len(text_edits) + len(deletes) > 1:
-                    await self._settle()  # a client that applied some documents says so late
-                    if self._applied_paths():
-                        self.holding = True
-                        self.reason += "; " + _taken_back_note(await self.take_back())
-                    elif self._unreported():
-                        # It may still have applied some, and not said so yet (eglot reports
-                        # changes after 0.5 s idle): whatever it reports later is taken back.
-                        self._watch_first_reports()
-                        self.reason += "; whatever part of it the editor applied is taken back when the editor reports it"
+                await self._refused(why, len(text_edits) + len(deletes))
                 return False
             self.holding = True
             await self._settle()
@@ -166,6 +155,23 @@ class EditorRound:
             self._deleted_here.append(path)
             self.holding = True
         return True
+
+    async def _refused(self, why: str, documents: int) -> None:
+        """The editor did not apply an edit of ``documents`` documents: say why, and take back
+        any part of it the editor did apply (now, or when it reports it)."""
+        self.reason = why
+        log.warning("%s: the editor did not apply the edit: %s", self.label, why)
+        if documents <= 1:
+            return
+        await self._settle()  # a client that applied some documents says so late
+        if self._applied_paths():
+            self.holding = True
+            self.reason += "; " + _taken_back_note(await self.take_back())
+        elif self._unreported():
+            # It may still have applied some, and not said so yet (eglot reports
+            # changes after 0.5 s idle): whatever it reports later is taken back.
+            self._watch_first_reports()
+            self.reason += "; whatever part of it the editor applied is taken back when the editor reports it"
 
     async def _ask(
         self, text_edits: list[types.TextDocumentEdit], deletes: list[types.DeleteFile], label: str | None = None
