@@ -18,7 +18,6 @@ is released are written then (or dropped, if the call failed).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import hmac
 import json
@@ -33,7 +32,8 @@ from pathlib import Path
 import pygit2
 
 from . import atomic, packs
-from .errors import Busy, StoreError
+from .errors import StoreError
+from .storelock import StoreLock
 
 OPLOG_REF = "refs/takeback/oplog"
 
@@ -103,9 +103,7 @@ class Store:
         self.path = path
         self.fsync = fsync
         self.lock_timeout = lock_timeout
-        self._thread_lock = threading.RLock()
-        self._lock_depth = 0
-        self._lock_fd: int | None = None
+        self._lock = StoreLock(path / "lock", lock_timeout, self._follow_other_writers)
         self._pending: dict[str, tuple[str, bytes]] = {}  # hex id: (kind, data), not yet on disk
         self._recent = _RecentBlobs()
         # The ids the packs hold, read from their indexes on first need: whether the store holds
@@ -122,10 +120,10 @@ class Store:
             # create it: libgit2 fails on the other's config.lock.
             with self.locked():
                 if (git_dir / "HEAD").exists():
-                    self.repo = self._open(git_dir)
+                    self.repo = _open_bare(git_dir)
                 else:
                     self.repo = pygit2.init_repository(str(git_dir), bare=True)
-                self._write_identity(workspace)
+                _write_identity(path, workspace)
         except (OSError, pygit2.GitError) as exc:
             raise StoreError(f"cannot open the store at {path}: {exc}") from exc
         self._git_dir = Path(self.repo.path)
@@ -135,40 +133,24 @@ class Store:
         self._packs_seen = self._packs_stamp()
         self._key: bytes | None = None
 
-    @staticmethod
-    def _open(git_dir: Path) -> pygit2.Repository:
-        flags = pygit2.enums.RepositoryOpenFlag.BARE | pygit2.enums.RepositoryOpenFlag.NO_SEARCH
-        return pygit2.Repository(str(git_dir), flags)
-
-    def _write_identity(self, workspace: Path) -> None:
-        ident = self.path / "workspace.json"
-        if not ident.exists():
-            data = {"workspace": str(workspace), "created": datetime.now(UTC).isoformat(), "format": 1}
-            ident.write_text(json.dumps(data, indent=2) + "\n")
-
     # ------------------------------------------------------------------ locking
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
-        """Hold the store's lock (re-entrant in this process, exclusive across processes).
+        """Hold the store's lock (re-entrant in this process, exclusive across processes;
+        ``storelock.py``).
 
         When the outermost hold ends, objects still waiting in memory are written, or dropped
         if the block failed (nothing published can name them).
         """
-        with self._thread_lock:
-            if self._lock_depth == 0:
-                self._acquire_file_lock()
-                self._follow_other_writers()
-            self._lock_depth += 1
+        with self._lock.locked() as outermost:
             try:
                 yield
-                if self._lock_depth == 1 and self._pending:
+                if outermost and self._pending:
                     self.flush()  # still holding the lock: the objects are written under it
             finally:
-                self._lock_depth -= 1
-                if self._lock_depth == 0:
+                if outermost:
                     self._pending.clear()  # written above, or dropped because the block failed
-                    self._release_file_lock()
 
     @contextlib.contextmanager
     def released(self) -> Iterator[None]:
@@ -180,46 +162,12 @@ class Store:
         another thread publishes meanwhile carries them. The caller must not trust anything it
         read under the lock before without checking it again (``handoff.py``).
         """
-        with self._thread_lock:
-            depth, pending = self._lock_depth, self._pending
-            if depth == 0:
-                raise RuntimeError("Store.released() outside a held lock")
-            self._lock_depth, self._pending = 0, {}
-            self._release_file_lock()
-        for _ in range(depth):  # each locked() level holds the thread lock once
-            self._thread_lock.release()
+        pending, self._pending = self._pending, {}
         try:
-            yield
+            with self._lock.released():
+                yield
         finally:
-            for _ in range(depth):
-                self._thread_lock.acquire()
-            try:
-                self._acquire_file_lock()
-                self._follow_other_writers()
-            finally:
-                # Even when the lock cannot be had again (Busy), the enclosing locked() blocks
-                # unwind as if it were held: releasing a lock not held is harmless.
-                self._lock_depth = depth
-                self._pending = {**self._pending, **pending}
-
-    def _acquire_file_lock(self) -> None:
-        if self._lock_fd is None:
-            self._lock_fd = os.open(self.path / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        fd = self._lock_fd
-        deadline = time.monotonic() + self.lock_timeout
-        delay = 0.001
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise Busy(
-                        f"the store {self.path} is locked by another Takeback process "
-                        f"for more than {self.lock_timeout:.0f} s"
-                    ) from None
-                time.sleep(delay)
-                delay = min(delay * 2, 0.05)
+            self._pending = {**self._pending, **pending}
 
     def _packs_stamp(self) -> tuple[str, ...]:
         """The packs there are now, by name. A pack is named by its checksum, so the same names
@@ -234,13 +182,9 @@ class Store:
             return  # still opening
         stamp = self._packs_stamp()
         if stamp != self._packs_seen:
-            self.repo = self._open(self._git_dir)
+            self.repo = _open_bare(self._git_dir)
             self._packed = None
             self._packs_seen = stamp
-
-    def _release_file_lock(self) -> None:
-        if self._lock_fd is not None:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)  # the descriptor stays open for the next use
 
     # ------------------------------------------------------------------ objects
 
@@ -284,7 +228,7 @@ class Store:
             kind, data = self.repo.odb.read(hexid)[:2]
         except (KeyError, ValueError, pygit2.GitError):
             # Another process may have merged the packs this handle knew: look again afresh.
-            self.repo = self._open(self._git_dir)
+            self.repo = _open_bare(self._git_dir)
             self._packed = None
             try:
                 kind, data = self.repo.odb.read(hexid)[:2]
@@ -349,12 +293,7 @@ class Store:
     def secret_digest(self, content: bytes) -> str:
         """A keyed digest for withheld content: tells sameness without revealing the bytes."""
         if self._key is None:
-            key_file = self.path / "key"
-            if not key_file.exists():
-                fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(os.urandom(32))
-            self._key = key_file.read_bytes()
+            self._key = _secret_key(self.path / "key")
         return "hmac:" + hmac.new(self._key, content, hashlib.sha256).hexdigest()
 
     # ------------------------------------------------------------------ operation log
@@ -463,15 +402,7 @@ class Store:
         return chain
 
     def _tree_entries(self, tree_oid: str) -> dict[str, str]:
-        data = self._read(tree_oid)[1]
-        entries: dict[str, str] = {}
-        at = 0
-        while at < len(data):
-            nul = data.index(b"\x00", at)
-            name = data[data.index(b" ", at) + 1 : nul].decode()
-            entries[name] = data[nul + 1 : nul + 21].hex()
-            at = nul + 21
-        return entries
+        return _parse_tree(self._read(tree_oid)[1])
 
     def read_meta(self, commit_oid: str) -> bytes:
         tree = _header(self._read(commit_oid)[1], b"tree")
@@ -509,37 +440,17 @@ class Store:
         return folder_bytes(self.path)
 
     def _packs(self) -> list[str]:
-        try:
-            return sorted(name[:-4] for name in os.listdir(self._pack_dir) if name.endswith(".idx"))
-        except FileNotFoundError:
-            return []
-
-    def _remove_packs(self, names: Iterable[str]) -> None:
-        for name in names:
-            for suffix in (".idx", ".pack", ".rev", ".keep", ".bitmap"):  # index first: invisible at once
-                with contextlib.suppress(FileNotFoundError):
-                    (self._pack_dir / f"{name}{suffix}").unlink()
+        return _pack_names(self._pack_dir)
 
     def _merge_small_packs(self) -> None:
-        """Merge packs once there are more than ``MAX_PACKS``: the small ones, up to the first
-        pack that outweighs everything smaller than it twice over (git's geometric repacking)."""
-        names = self._packs()
-        if len(names) <= MAX_PACKS:
+        """Merge packs once there are more than ``MAX_PACKS`` (``_packs_to_merge``)."""
+        merge = _packs_to_merge(self._pack_dir, self._packs())
+        if not merge:
             return
-        sizes = {n: (self._pack_dir / f"{n}.pack").stat().st_size for n in names}
-        ordered = sorted(names, key=lambda n: sizes[n], reverse=True)
-        rest = sum(sizes.values())
-        keep = 0
-        for name in ordered:
-            rest -= sizes[name]
-            if sizes[name] < 2 * rest:
-                break
-            keep += 1
-        merge = ordered[keep:] if len(ordered) - keep >= 2 else ordered
         entries = packs.collect_entries(self._pack_dir, merge, None, self._read)
         merged = packs.write_entries(self._pack_dir, entries, self.fsync)
-        self._remove_packs(n for n in merge if n != merged)
-        self.repo = self._open(self._git_dir)  # forget the packs just removed
+        _remove_packs(self._pack_dir, (n for n in merge if n != merged))
+        self.repo = _open_bare(self._git_dir)  # forget the packs just removed
 
     def reachable(self, extra: set[str] | None = None) -> set[str]:
         """Every object id reachable from the log head, plus ``extra`` blob ids."""
@@ -562,12 +473,7 @@ class Store:
             self.flush()
             names = self._packs()
             objects = self._git_dir / "objects"
-            loose = {
-                sub.name + obj.name: obj
-                for sub in objects.iterdir()
-                if len(sub.name) == 2 and sub.is_dir()
-                for obj in sub.iterdir()
-            }
+            loose = _loose_objects(objects)
             before = set(loose)  # every object the store holds, counted as the packs are read
 
             def keeping(oid: str) -> bool:
@@ -582,22 +488,101 @@ class Store:
                 merged = packs.write_entries(self._pack_dir, entries, self.fsync) if entries else None
             except OSError as exc:
                 raise StoreError(f"cannot write to the store {self.path}: {exc}") from exc
-            self._remove_packs(n for n in names if n != merged)
-            left_behind = [*self._pack_dir.glob("tmp_*"), *objects.glob("tmp_*"), self._ref_lock]
-            for path in [*loose.values(), *left_behind]:
-                with contextlib.suppress(FileNotFoundError):
-                    path.unlink()  # loose objects now packed, and what a killed writer left
-            for sub in objects.iterdir():
-                if len(sub.name) == 2 and sub.is_dir():
-                    with contextlib.suppress(OSError):
-                        sub.rmdir()
-            self.repo = self._open(self._git_dir)  # forget the packs just removed
+            _remove_packs(self._pack_dir, (n for n in names if n != merged))
+            _clear_leftovers(objects, [*loose.values(), *self._pack_dir.glob("tmp_*"), self._ref_lock])
+            self.repo = _open_bare(self._git_dir)  # forget the packs just removed
             self._packed = None
             self._packs_seen = self._packs_stamp()
             return len(before) - len(entries)
 
 
 MAX_PACKS = 8  # a lookup of an absent object costs ~20 µs plus ~2 µs per pack (libgit2 1.9)
+
+
+def _open_bare(git_dir: Path) -> pygit2.Repository:
+    flags = pygit2.enums.RepositoryOpenFlag.BARE | pygit2.enums.RepositoryOpenFlag.NO_SEARCH
+    return pygit2.Repository(str(git_dir), flags)
+
+
+def _parse_tree(data: bytes) -> dict[str, str]:
+    """A raw git tree's entries: name -> object id."""
+    entries: dict[str, str] = {}
+    at = 0
+    while at < len(data):
+        nul = data.index(b"\x00", at)
+        name = data[data.index(b" ", at) + 1 : nul].decode()
+        entries[name] = data[nul + 1 : nul + 21].hex()
+        at = nul + 21
+    return entries
+
+
+def _secret_key(key_file: Path) -> bytes:
+    """The store's own random key for digests of withheld content (made once, mode 0600)."""
+    if not key_file.exists():
+        fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(os.urandom(32))
+    return key_file.read_bytes()
+
+
+def _write_identity(store: Path, workspace: Path) -> None:
+    """``workspace.json``: which folder the store was made for, and when."""
+    ident = store / "workspace.json"
+    if not ident.exists():
+        data = {"workspace": str(workspace), "created": datetime.now(UTC).isoformat(), "format": 1}
+        ident.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def _pack_names(pack_dir: Path) -> list[str]:
+    try:
+        return sorted(name[:-4] for name in os.listdir(pack_dir) if name.endswith(".idx"))
+    except FileNotFoundError:
+        return []
+
+
+def _remove_packs(pack_dir: Path, names: Iterable[str]) -> None:
+    for name in names:
+        for suffix in (".idx", ".pack", ".rev", ".keep", ".bitmap"):  # index first: invisible at once
+            with contextlib.suppress(FileNotFoundError):
+                (pack_dir / f"{name}{suffix}").unlink()
+
+
+def _packs_to_merge(pack_dir: Path, names: list[str]) -> list[str]:
+    """Nothing while there are at most ``MAX_PACKS``; then the small packs, up to the first pack
+    that outweighs everything smaller than it twice over (git's geometric repacking)."""
+    if len(names) <= MAX_PACKS:
+        return []
+    sizes = {n: (pack_dir / f"{n}.pack").stat().st_size for n in names}
+    ordered = sorted(names, key=lambda n: sizes[n], reverse=True)
+    rest = sum(sizes.values())
+    keep = 0
+    for name in ordered:
+        rest -= sizes[name]
+        if sizes[name] < 2 * rest:
+            break
+        keep += 1
+    return ordered[keep:] if len(ordered) - keep >= 2 else ordered
+
+
+def _loose_objects(objects: Path) -> dict[str, Path]:
+    """The loose objects under ``objects`` (an older store, or libgit2's own writes), by id."""
+    return {
+        sub.name + obj.name: obj
+        for sub in objects.iterdir()
+        if len(sub.name) == 2 and sub.is_dir()
+        for obj in sub.iterdir()
+    }
+
+
+def _clear_leftovers(objects: Path, files: list[Path]) -> None:
+    """Remove loose objects now packed and what a killed writer left, then empty fan-out folders."""
+    for path in [*files, *objects.glob("tmp_*")]:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+    for sub in objects.iterdir():
+        if len(sub.name) == 2 and sub.is_dir():
+            with contextlib.suppress(OSError):
+                sub.rmdir()
 
 
 def _header(commit: bytes, field: bytes) -> str:

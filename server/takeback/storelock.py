@@ -1,0 +1,92 @@
+"""The store's lock: re-entrant within a process, exclusive across processes.
+
+A thread lock serves the threads of one process (the language server's workers); a ``flock``
+on the store's ``lock`` file serves processes (an editor's server, hooks, the CLI), waited for
+up to ``timeout`` seconds, then ``Busy``. ``locked`` holds both, nested holds counting depth;
+``released`` lets both go for a while from inside a hold (an editor's answer can take minutes)
+and takes them again at the same depth. ``after_acquire`` runs each time the file lock is taken
+anew: the store uses it to notice what other processes changed meanwhile.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from .errors import Busy
+
+
+class StoreLock:
+    def __init__(self, file: Path, timeout: float, after_acquire: Callable[[], None]) -> None:
+        self.file = file
+        self.timeout = timeout
+        self._after_acquire = after_acquire
+        self._thread = threading.RLock()
+        self._depth = 0
+        self._fd: int | None = None
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[bool]:
+        """Hold the lock; answers whether this hold is the outermost one."""
+        with self._thread:
+            if self._depth == 0:
+                self._acquire()
+                self._after_acquire()
+            self._depth += 1
+            try:
+                yield self._depth == 1
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._release()
+
+    @contextlib.contextmanager
+    def released(self) -> Iterator[None]:
+        """Let go of a held lock (every level of it) for the block, then take it again."""
+        with self._thread:
+            depth = self._depth
+            if depth == 0:
+                raise RuntimeError("Store.released() outside a held lock")
+            self._depth = 0
+            self._release()
+        for _ in range(depth):  # each locked() level holds the thread lock once
+            self._thread.release()
+        try:
+            yield
+        finally:
+            for _ in range(depth):
+                self._thread.acquire()
+            try:
+                self._acquire()
+                self._after_acquire()
+            finally:
+                # Even when the lock cannot be had again (Busy), the enclosing locked() blocks
+                # unwind as if it were held: releasing a lock not held is harmless.
+                self._depth = depth
+
+    def _acquire(self) -> None:
+        if self._fd is None:
+            self._fd = os.open(self.file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        deadline = time.monotonic() + self.timeout
+        delay = 0.001
+        while True:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise Busy(
+                        f"the store {self.file.parent} is locked by another Takeback process "
+                        f"for more than {self.timeout:.0f} s"
+                    ) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
+
+    def _release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)  # the descriptor stays open for the next use
