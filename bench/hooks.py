@@ -46,7 +46,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 from generate import HOT_FILES, generate  # noqa: E402
-from run import edited, loadavg, machine_meta, progress, remove_tree, speed_probe, summarise  # noqa: E402
+from run import clean_up, edited, loadavg, machine_meta, progress, speed_probe, summarise  # noqa: E402
 
 PAYLOADS = ROOT / "tests" / "cli" / "hook_payloads" / "claude.json"
 TAKEBACK = ROOT / ".venv" / "bin" / "takeback"
@@ -236,11 +236,7 @@ def main(argv: list[str] | None = None) -> int:
                 "verdicts": [{"target": t, "measured": m, "passed": p} for t, m, p in verdicts(results)],
             }, indent=2))
     finally:
-        if args.keep:
-            progress(f"kept {base}")
-        else:
-            progress(f"removing {base} ...")
-            remove_tree(base)
+        clean_up(base, args.keep)
     return 0
 
 

@@ -157,6 +157,15 @@ def remove_tree(root: Path) -> None:
     shutil.rmtree(root, ignore_errors=True)
 
 
+def clean_up(base: Path, keep: bool) -> None:
+    """Remove a benchmark's temporary folder, or say where it was kept."""
+    if keep:
+        progress(f"kept {base}")
+    else:
+        progress(f"removing {base} ...")
+        remove_tree(base)
+
+
 def speed_probe() -> float:
     """ms for a fixed bit of CPU work (zlib and a Python loop): shows how busy the machine is."""
     import zlib
@@ -675,11 +684,7 @@ def main(argv: list[str] | None = None) -> int:
                             "verdicts": [{"target": t, "measured": m, "passed": p} for t, m, p in verdicts(results)]}, indent=2)
             )
     finally:
-        if args.keep:
-            progress(f"kept {base}")
-        else:
-            progress(f"removing {base} ...")
-            remove_tree(base)
+        clean_up(base, args.keep)
     return 0
 
 

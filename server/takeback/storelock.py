@@ -72,21 +72,28 @@ class StoreLock:
     def _acquire(self) -> None:
         if self._fd is None:
             self._fd = os.open(self.file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        deadline = time.monotonic() + self.timeout
-        delay = 0.001
-        while True:
-            try:
-                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise Busy(
-                        f"the store {self.file.parent} is locked by another Takeback process "
-                        f"for more than {self.timeout:.0f} s"
-                    ) from None
-                time.sleep(delay)
-                delay = min(delay * 2, 0.05)
+        if not flock_within(self._fd, self.timeout):
+            raise Busy(
+                f"the store {self.file.parent} is locked by another Takeback process "
+                f"for more than {self.timeout:.0f} s"
+            )
 
     def _release(self) -> None:
         if self._fd is not None:
             fcntl.flock(self._fd, fcntl.LOCK_UN)  # the descriptor stays open for the next use
+
+
+def flock_within(fd: int, seconds: float) -> bool:
+    """Take an exclusive ``flock`` on ``fd``, waiting up to ``seconds`` (polling, with a growing
+    pause); False when another holder kept it that long."""
+    deadline = time.monotonic() + seconds
+    delay = 0.001
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)

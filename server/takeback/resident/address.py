@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import stat
 import sys
-import time
 import zlib
 
 # Variables that never change what a request does (so they do not split processes).
@@ -91,19 +90,12 @@ def sibling(socket: str, suffix: str) -> str:
 def take_lock(socket: str, wait_seconds: float) -> int | None:
     """Hold the lock of the process serving ``socket`` (its pid written in it), waiting up to
     ``wait_seconds`` for a process that is leaving; None when another one holds it."""
-    import fcntl
+    from ..storelock import flock_within  # not on a hook's path: only ``takeback resident run`` locks
 
     fd = os.open(sibling(socket, ".lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    deadline = time.monotonic() + wait_seconds
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                os.close(fd)
-                return None
-            time.sleep(0.05)
+    if not flock_within(fd, wait_seconds):
+        os.close(fd)
+        return None
     os.ftruncate(fd, 0)
     os.write(fd, f"{os.getpid()}\n".encode())
     return fd
