@@ -88,7 +88,7 @@ def summarise(samples_ms: list[float]) -> dict:
 
 def dir_bytes(path: Path) -> int:
     """Apparent size of every file under ``path``, counted as the store counts its own."""
-    from takeback.store import folder_bytes
+    from takeback.storage.store import folder_bytes
 
     return folder_bytes(path)
 
@@ -209,12 +209,12 @@ def first_tracked_py(ws: Path, env: dict, exclude: set[str]) -> str:
 def worker(ws: Path, shadow: Path, repeat: int, warmup: int, season: int) -> dict:
     """Measure one generated workspace; runs in its own process (clean memory figures)."""
     try:
-        from takeback.engine import Engine
-        from takeback.models import BatchChange
+        from takeback.core.models import BatchChange
+        from takeback.engine.engine import Engine
     except ImportError:  # not installed in this interpreter: use the source tree
         sys.path.insert(0, str(ROOT / "server"))
-        from takeback.engine import Engine
-        from takeback.models import BatchChange
+        from takeback.core.models import BatchChange
+        from takeback.engine.engine import Engine
 
     genv = git_env()
     runs = warmup + repeat

@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, StrictBool, TypeAdapter, ValidationError
 
-from .models import RetentionPolicy
+from .core.models import RetentionPolicy
 
 log = logging.getLogger("takeback.config")
 

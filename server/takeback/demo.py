@@ -16,10 +16,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from . import render
 from .config import load_config
-from .engine import Engine
-from .models import BatchChange, OperationResult
+from .core import render
+from .core.models import BatchChange, OperationResult
+from .engine.engine import Engine
 
 APP = '''"""A tiny shop."""
 

@@ -97,3 +97,9 @@ class Busy(TakebackError):
     code = "busy"
     exit_status = 8
     rpc_code = -32008
+
+
+def cannot_read(exc: OSError) -> str:
+    """Why a path could not be read, as a skip reason or notice says it."""
+    what = exc.strerror.lower() if exc.strerror else type(exc).__name__
+    return f"it could not be read ({what})"

@@ -24,7 +24,7 @@ import threading
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import model_server  # noqa: E402
+import model_server
 
 
 def main() -> int:

@@ -31,10 +31,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import git_state, make_repo
-
 from cli.conftest import Takeback, isolated_env
 from core.support import full_state
+from helpers import git_state, make_repo
 
 from .terminal import Terminal
 

@@ -28,12 +28,10 @@ from pathlib import Path
 
 import pytest
 
-from helpers import git, git_state, make_repo
-
+from agents.test_live import ClaudeCode, _offline_ready
 from cli.conftest import Takeback, isolated_env
 from core.support import full_state
-
-from agents.test_live import ClaudeCode, _offline_ready
+from helpers import git, git_state, make_repo
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
@@ -303,9 +301,9 @@ def test_a_call_that_steps_aside_stays_light(setup: tuple[Takeback, Claude, Path
     tb, claude, settings = setup
     assert tb("install", "claude").code == 0
     probe = ("import sys; from takeback.cli import main; main(['hook', 'claude']); "
-             "print(sorted(m for m in ('pydantic', 'takeback.engine') if m in sys.modules))")
+             "print(sorted(m for m in ('pydantic', 'takeback.engine.engine') if m in sys.modules))")
     payload = json.dumps(PAYLOADS["UserPromptSubmit"]).replace("<OUT>/repo", str(claude.repo))
-    for via, loaded in (("claude-plugin", "[]"), ("", "['pydantic', 'takeback.engine']")):
+    for via, loaded in (("claude-plugin", "[]"), ("", "['pydantic', 'takeback.engine.engine']")):
         env = {**claude.env, "TAKEBACK_VIA": via, "TAKEBACK_RESIDENT": "0"}  # the work done in this very process
         proc = subprocess.run([sys.executable, "-c", probe], cwd=claude.repo, env=env,
                               input=payload.encode(), capture_output=True, timeout=60)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from helpers import tree_state, write_files, write_user_config
+from helpers import write_files, write_user_config
 
 from .conftest import Snapshot, Takeback, expect_error, expect_ok
 from .test_operations import turn

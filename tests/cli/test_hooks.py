@@ -19,7 +19,7 @@ import pytest
 
 from helpers import git, make_repo
 
-from .conftest import Takeback, isolated_env
+from .conftest import Takeback
 
 PAYLOADS = Path(__file__).parent / "hook_payloads"
 PROMPT = "Create the file agent_written.txt, then run: echo generated > gen.txt"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import pickle
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from helpers import write_files, write_user_config
@@ -33,7 +33,7 @@ def test_a_crafted_repository_runs_nothing_and_its_settings_are_reported(tb: Tak
     write_files(ws, {".takeback.toml": REFUSED})
     (ws / ".tb").mkdir()
     (ws / ".tb" / "timeline.pickle").write_bytes(pickle.dumps((3, None, _RunsCode(marker))))
-    journal = {"entry": "x", "operation": "undo", "started": datetime.now(timezone.utc).isoformat(),
+    journal = {"entry": "x", "operation": "undo", "started": datetime.now(UTC).isoformat(),
                "files": [{"path": "../outside.txt", "before": None, "after": None}]}
     (ws / ".tb" / "journal.json").write_text(json.dumps(journal))
 
@@ -66,7 +66,7 @@ def test_a_crafted_journal_in_the_store_is_refused(tb: Takeback, tmp_path: Path)
     store = tb.store()
     outside = tmp_path / "outside.txt"
     outside.write_text("the person's\n")
-    journal = {"entry": "x", "operation": "undo", "started": datetime.now(timezone.utc).isoformat(),
+    journal = {"entry": "x", "operation": "undo", "started": datetime.now(UTC).isoformat(),
                "files": [{"path": "src/app.py", "before": None, "after": None},
                          {"path": "../outside.txt", "before": None, "after": None}]}
     (store / "journal.json").write_text(json.dumps(journal))

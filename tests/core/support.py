@@ -13,8 +13,8 @@ import pygit2
 
 from helpers import git_state, tree_state
 from takeback.config import load_config
-from takeback.engine import Engine
-from takeback.models import BatchChange, OperationResult
+from takeback.core.models import BatchChange, OperationResult
+from takeback.engine.engine import Engine
 
 
 def open_engine(ws: Path, long_lived: bool = False, **overrides: Any) -> Engine:

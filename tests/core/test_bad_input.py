@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from takeback.engine import Engine
+from takeback.core.models import BatchChange
+from takeback.engine.engine import Engine
 from takeback.errors import InvalidInput, NotFound, NothingToDo, StateError, TakebackError
-from takeback.models import BatchChange
 
 from .support import batch, nothing_written, open_engine
 

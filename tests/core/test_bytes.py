@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from helpers import git, write_files
-from takeback.models import MODE_EXEC, MODE_LINK, BatchChange
+from takeback.core.models import MODE_EXEC, MODE_LINK, BatchChange
 
 from .support import assert_result_shape, full_state, nothing_written, open_engine, store_contains
 

@@ -12,13 +12,13 @@ from pathlib import Path
 import pygit2
 
 from helpers import git_state, make_repo
-from takeback.engine import Engine
+from takeback.engine.engine import Engine
 
 CHILD = r"""
 import os, sys, time
 from pathlib import Path
-from takeback.engine import Engine
-from takeback.models import BatchChange
+from takeback.engine.engine import Engine
+from takeback.core.models import BatchChange
 ws, tag, count, mode, go = sys.argv[1:6]
 engine = Engine(ws)
 print("ready", flush=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from helpers import git_state, make_repo
-from takeback.engine import Engine
+from takeback.engine.engine import Engine
 
 from .support import full_state, open_engine
 
@@ -24,7 +24,7 @@ SIZE = 16 * 1024
 
 CHILD = r"""
 import sys
-from takeback.engine import Engine
+from takeback.engine.engine import Engine
 engine = Engine(sys.argv[1])
 print("ready", flush=True)
 result = getattr(engine, sys.argv[2])()
@@ -162,7 +162,7 @@ def test_failure_half_way_rolls_back_in_process(tmp_path: Path, monkeypatch: pyt
     import errno
 
     from takeback.errors import CannotWrite
-    from takeback.workspace import Workspace
+    from takeback.workspace.files import Workspace
 
     from .support import nothing_written
 

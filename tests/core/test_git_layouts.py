@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from helpers import git, make_repo, write_files
-from takeback import scan
+from takeback.scanning import scan
 
 from .support import full_state, open_engine
 

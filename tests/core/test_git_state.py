@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from helpers import git, git_state, make_repo, write_files
-from takeback.models import BatchChange
+from takeback.core.models import BatchChange
 
 from .support import full_state, open_engine
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from takeback.core.merge import Version
+from takeback.core.models import BatchChange
+from takeback.engine.handoff import MOVED
 from takeback.errors import StaleContent, StateError
-from takeback.handoff import MOVED
-from takeback.models import BatchChange
-from takeback.workspace import DiskFile
 
 from .support import open_engine
 
@@ -44,7 +44,7 @@ def test_other_processes_work_while_the_editor_is_asked(repo: Path) -> None:
     assert entry.state == "applied"
 
     # the undo asks the editor too (app.py open in it)
-    overlay = {"src/app.py": DiskFile(b"agent\n", 0o100644)}
+    overlay = {"src/app.py": Version(b"agent\n", 0o100644)}
     result = engine.undo(overlay=overlay, editor=editor_that(lambda: seen.append(other.status().entries)))
     assert result.applied and seen[-1] == 1 and not (repo / "new.txt").exists()
 
@@ -63,7 +63,7 @@ def test_a_turn_begun_meanwhile_refuses_the_write(repo: Path) -> None:
 def test_a_file_changed_on_disk_meanwhile_refuses_the_write(repo: Path) -> None:
     engine = open_engine(repo)
     engine.apply_batch([BatchChange(path="src/util.py", after=b"agent\n"), BatchChange(path="src/app.py", after=b"agent\n")])
-    overlay = {"src/app.py": DiskFile(b"agent\n", 0o100644)}  # open in the editor
+    overlay = {"src/app.py": Version(b"agent\n", 0o100644)}  # open in the editor
     editor = editor_that(lambda: (repo / "src/util.py").write_bytes(b"the person saved this\n"))
     with pytest.raises(StaleContent, match="src/util.py changed on disk while the editor was asked"):
         engine.undo(overlay=overlay, editor=editor)

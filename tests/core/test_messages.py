@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from helpers import make_repo
+from takeback.core.models import RecordEnvelope
 from takeback.errors import NotFound
-from takeback.models import RecordEnvelope
 
-from .support import assert_result_shape, batch, full_state, nothing_written, open_engine
+from .support import assert_result_shape, batch, nothing_written, open_engine
 
 TEXT = "".join(f"line {i:02d}\n" for i in range(1, 11))
 

@@ -29,7 +29,7 @@ import pytest
 from pygit2.enums import ConfigLevel
 
 from helpers import git, make_repo, write_files
-from takeback import scan
+from takeback.scanning import scan
 
 from .support import full_state, open_engine, store_contains
 
@@ -151,7 +151,7 @@ def test_a_tracked_non_utf8_name_staged_during_the_turn_is_set_aside(ws: Path) -
 def test_a_store_wedged_by_an_older_version_ends_its_open_turn(ws: Path, ws_kind: str) -> None:
     """An older version put a non-UTF-8 path into the open turn's begin snapshot; its end (and so
     every call after it) failed. That turn now ends, setting the path aside."""
-    from takeback import brackets
+    from takeback.engine import brackets
 
     (ws / ODD).write_bytes(b"there at begin\n")
     engine = open_engine(ws)
@@ -177,8 +177,8 @@ def test_a_store_wedged_by_an_older_version_ends_its_open_turn(ws: Path, ws_kind
 
 
 def test_a_non_utf8_path_is_refused_by_an_edit_batch(ws: Path) -> None:
+    from takeback.core.models import BatchChange
     from takeback.errors import OutsideWorkspace
-    from takeback.models import BatchChange
 
     engine = open_engine(ws)
     with pytest.raises(OutsideWorkspace, match="not valid UTF-8"):

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 from helpers import git, write_files
-from takeback import brackets
-from takeback.models import RecordEnvelope
+from takeback.core.models import RecordEnvelope
+from takeback.engine import brackets
 
 from .support import batch, open_engine
 

@@ -7,19 +7,20 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pygit2
 import pytest
-from takeback import brackets
-from takeback.brackets import IndexCopy
+
+from takeback.core.models import TurnBegun
+from takeback.engine import brackets
+from takeback.engine.brackets import IndexCopy
 from takeback.errors import StoreError
-from takeback.models import TurnBegun
 
 
 def _begun(entry: str = "01JTESTENTRY0000000000000A", number: int = 3) -> TurnBegun:
-    return TurnBegun(id=entry, at=datetime(2026, 11, 26, 3, 0, tzinfo=timezone.utc), entry=entry, number=number, label="a turn")
+    return TurnBegun(id=entry, at=datetime(2026, 11, 26, 3, 0, tzinfo=UTC), entry=entry, number=number, label="a turn")
 
 
 def _index(path: Path, body: bytes, trailer: bytes) -> Path:

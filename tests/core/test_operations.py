@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from helpers import make_repo, write_files
+from takeback.core.models import BatchChange
 from takeback.errors import InvalidInput, NotFound, NothingToDo
-from takeback.models import BatchChange
 
 from .support import assert_result_shape, batch, full_state, nothing_written, open_engine
 

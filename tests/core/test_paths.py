@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from helpers import tree_state, write_files
+from takeback.core.models import BatchChange
 from takeback.errors import OutsideWorkspace
-from takeback.models import BatchChange
 
 from .support import batch, full_state, nothing_written
 

@@ -22,19 +22,18 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from collections import Counter
-
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule, run_state_machine_as_test
 
-from helpers import git, git_state, make_repo, write_files
+from helpers import git_state, make_repo, write_files
+from takeback.core.models import BatchChange
 from takeback.errors import NothingToDo
-from takeback.models import BatchChange
 
 from .support import full_state, open_engine
 

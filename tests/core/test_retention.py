@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from takeback.engine import Engine
+from takeback.engine.engine import Engine
 from takeback.errors import NotFound
 
 from .support import batch, full_state, open_engine

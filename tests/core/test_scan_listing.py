@@ -26,9 +26,9 @@ import pytest
 from pygit2.enums import ConfigLevel
 
 from helpers import git, git_state, make_repo, write_files
-from takeback import listing, scan
-from takeback.scan import GitScanner, ScanCache, make_scanner
-from takeback.workspace import Workspace
+from takeback.scanning import listing, scan
+from takeback.scanning.scan import GitScanner, ScanCache, make_scanner
+from takeback.workspace.files import Workspace
 
 from .support import open_engine
 

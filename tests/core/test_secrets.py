@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from helpers import git, write_files
+from takeback.core.models import BatchChange
 from takeback.errors import StateError
-from takeback.models import BatchChange
 
 from .support import assert_result_shape, batch, full_state, open_engine, store_contains
 

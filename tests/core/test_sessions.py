@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from helpers import write_files
-from takeback import brackets
+from takeback.core.models import RecordEnvelope, TurnBegun
+from takeback.engine import brackets
 from takeback.errors import StateError
-from takeback.models import RecordEnvelope, TurnBegun
 
 from .support import open_engine
 

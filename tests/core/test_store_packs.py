@@ -13,9 +13,9 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from takeback import packs
 from takeback.errors import StoreError
-from takeback.store import MAX_PACKS, OPLOG_REF, Store
+from takeback.storage import packs
+from takeback.storage.store import MAX_PACKS, OPLOG_REF, Store
 
 
 def _files(store: Store) -> list[str]:

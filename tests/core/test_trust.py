@@ -7,20 +7,20 @@ from __future__ import annotations
 import json
 import os
 import pickle
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from helpers import make_repo, write_files, write_user_config
-from takeback import brackets
-from takeback.capture import Capturer
-from takeback.clock import new_id
 from takeback.config import default_store_dir, load_config, user_config_file
-from takeback.engine import Engine
+from takeback.core.clock import new_id
+from takeback.core.models import CheckpointRecorded, FileVersion, PathChange
+from takeback.engine import brackets
+from takeback.engine.engine import Engine
 from takeback.errors import OutsideWorkspace, StoreError
-from takeback.models import CheckpointRecorded, FileVersion, PathChange
-from takeback.workspace import Workspace
+from takeback.workspace.capture import Capturer
+from takeback.workspace.files import Workspace
 
 from .support import batch, full_state, open_engine
 
@@ -53,7 +53,7 @@ class _RunsCode:
 
 
 def _journal(entry: str, *files: dict) -> str:
-    return json.dumps({"entry": entry, "operation": "undo", "started": datetime.now(timezone.utc).isoformat(), "files": list(files)})
+    return json.dumps({"entry": entry, "operation": "undo", "started": datetime.now(UTC).isoformat(), "files": list(files)})
 
 
 # ---------------------------------------------------------------------- settings
@@ -189,7 +189,7 @@ def test_the_timeline_cache_is_data_and_is_thrown_away_when_wrong(ws: Path, engi
 def test_a_log_record_that_leads_out_is_refused(ws: Path, engine, bad: str) -> None:
     entry, _ = batch(engine, ws, {"a.txt": "a\n"})
     crafted = CheckpointRecorded(
-        id=new_id(), at=datetime.now(timezone.utc), entry=entry.id,
+        id=new_id(), at=datetime.now(UTC), entry=entry.id,
         changes=[PathChange(path=bad, before=None, after=FileVersion(oid=engine.store.write_blob(b"evil\n"), size=5))],
     )
     with engine.store.locked():

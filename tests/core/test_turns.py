@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
 from helpers import git, tree_state, write_files
+from takeback.core.models import BatchChange
 from takeback.errors import NothingToDo
-from takeback.models import BatchChange
 
 from .support import batch, full_state, open_engine
 
@@ -424,7 +425,7 @@ def test_an_end_that_cannot_publish_keeps_the_turn_open(ws: Path, engine, monkey
     """The log cannot be written as the turn ends: the turn stays open with its bracket's
     snapshot, and a later end records what changed since its begin."""
     from takeback.errors import StoreError
-    from takeback.store import Store
+    from takeback.storage.store import Store
 
     engine.begin_turn(label="the turn")
     write_files(ws, {"made.txt": "by the agent\n"})

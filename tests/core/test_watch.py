@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from helpers import git, make_repo, write_files
-from takeback import scan
-from takeback.watch import TreeWatch
+from takeback.scanning import scan
+from takeback.scanning.watch import TreeWatch
 
 from .support import open_engine
 

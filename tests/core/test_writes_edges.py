@@ -24,12 +24,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers import git_state, make_repo, write_files
-from takeback import render
+from takeback.core import render
+from takeback.core.models import BatchChange
+from takeback.engine.engine import Engine
 from takeback.errors import CannotWrite
-from takeback.engine import Engine
-from takeback.models import BatchChange
-from takeback.birth import born_ns
-from takeback.workspace import Workspace
+from takeback.workspace.birth import born_ns
+from takeback.workspace.files import Workspace
 
 from .support import batch, full_state, nothing_written, open_engine
 from .test_crash import FILES, _content, _run_child, _workspace
@@ -159,9 +159,9 @@ def test_a_failed_undo_puts_back_the_exact_bits(tmp_path: Path, monkeypatch: pyt
 CHILD_AS_NOBODY = r"""
 import json, os, stat, sys
 from pathlib import Path
-import takeback.operations, takeback.journal, takeback.revert, takeback.merge  # before dropping root
-from takeback.engine import Engine
-from takeback.models import BatchChange
+import takeback.engine.operations, takeback.workspace.journal, takeback.core.planning, takeback.core.merge  # before dropping root
+from takeback.engine.engine import Engine
+from takeback.core.models import BatchChange
 if os.geteuid() == 0:
     os.setgroups([]); os.setgid(65534); os.setuid(65534)
 ws = Path(sys.argv[1])
@@ -407,7 +407,7 @@ def test_recovery_leaves_a_path_that_is_neither_side(tmp_path: Path) -> None:
     """The journal of an operation that never reached the log, found on open, with one path
     changed by the person and one already written: the written one goes back, the person's
     stays, and a path neither written nor changed is not touched."""
-    from takeback.journal import JournalFile
+    from takeback.workspace.journal import JournalFile
 
     ws = make_repo(tmp_path / "ws", {"a.txt": "a0\n", "b.txt": "b0\n", "c.txt": "c0\n"})
     os.chmod(ws / "a.txt", 0o600)

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from helpers import make_repo
 
 DRIVER = Path(__file__).with_name("driver.el")

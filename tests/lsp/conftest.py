@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+
 from helpers import make_repo
 
 from .editor import Editor, start

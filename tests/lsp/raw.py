@@ -34,7 +34,7 @@ def frame(body: bytes) -> bytes:
 class RawServer:
     def __init__(self, root: Path, log: Path, env: dict[str, str] | None = None) -> None:
         self.root = root
-        self._log = open(log, "wb")  # noqa: SIM115 - closed in close()
+        self._log = open(log, "wb")
         self.proc = subprocess.Popen(
             SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, cwd=root,
             env=env or dict(os.environ),

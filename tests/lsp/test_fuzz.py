@@ -15,10 +15,11 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import git_state, tree_state
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pygls.uris import from_fs_path
+
+from helpers import git_state, tree_state
 
 from .raw import RawServer, frame
 

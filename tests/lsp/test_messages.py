@@ -10,8 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers import tree_state
 from lsprotocol import types
+
+from helpers import tree_state
 
 from .editor import Editor, start
 from .test_requests import expect_error

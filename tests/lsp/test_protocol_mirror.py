@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from takeback.core.models import ON_CONFLICT
 from takeback.errors import TakebackError
 from takeback.lsp import protocol
-from takeback.models import ON_CONFLICT
 
 CLIENT = Path(__file__).resolve().parents[2] / "vscode-client" / "src"
 SOURCE = (CLIENT / "lspExt.ts").read_text()

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from helpers import make_repo, tree_state
 
 from .editor import Editor, start

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from helpers import make_repo, tree_state, write_files
-from takeback.engine import Engine
+from takeback.engine.engine import Engine
 from takeback.mcp.confirm import ConfirmationBook
 from takeback.mcp.tools import Tools
 

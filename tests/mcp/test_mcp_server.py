@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
 
 from helpers import git_state, make_repo, tree_state, write_files
-from takeback.engine import Engine
+from mcp import ClientSession
+from takeback.engine.engine import Engine
 
 READ_ONLY = {"list_turns", "show_turn", "diff_turn"}
 DESTRUCTIVE = {"undo", "redo", "revert_turn", "restore"}

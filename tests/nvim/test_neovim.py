@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from helpers import make_repo
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from helpers import git, git_state, tree_state
-from takeback.engine import Engine
-from takeback.models import BatchChange
+from takeback.core.models import BatchChange
+from takeback.engine.engine import Engine
 
 PROJECT = Path(__file__).resolve().parents[2]
 

@@ -3,9 +3,9 @@ files, with no engine, store or repository behind them."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
-from takeback.models import (
+from takeback.core.models import (
     MODE_FILE,
     Check,
     CheckpointApplied,
@@ -18,10 +18,10 @@ from takeback.models import (
     TurnBegun,
     TurnEnded,
 )
-from takeback.store import Store
-from takeback.timeline import Timeline
+from takeback.core.timeline import Timeline
+from takeback.storage.store import Store
 
-START = datetime(2026, 3, 4, 12, 0, 0, tzinfo=timezone.utc)
+START = datetime(2026, 3, 4, 12, 0, 0, tzinfo=UTC)
 
 
 def version(text: str | bytes, mode: int = MODE_FILE, withheld: str | None = None) -> FileVersion:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from takeback.merge import Version, merge_file
-from takeback.models import MODE_EXEC, MODE_FILE, MODE_LINK
+from takeback.core.merge import Version, merge_file
+from takeback.core.models import MODE_EXEC, MODE_FILE, MODE_LINK
 
 
 def v(text: str | None, mode: int = MODE_FILE) -> Version | None:

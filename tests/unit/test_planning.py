@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from takeback.capture import Capturer
 from takeback.config import Config
-from takeback.merge import Version
-from takeback.models import MODE_EXEC, MODE_FILE, PathChange
-from takeback.operations import _from_checkpoint, _outcome, _set_aside, _verdict
-from takeback.revert import PathPlan, Plan, Planner
-from takeback.store import Store
-from takeback.workspace import DiskFile, Workspace
+from takeback.core.merge import Version
+from takeback.core.models import MODE_EXEC, MODE_FILE, PathChange
+from takeback.core.planning import PathPlan, Plan, Planner
+from takeback.engine.operations import _from_checkpoint, _outcome, _set_aside, _verdict
+from takeback.storage.store import Store
+from takeback.workspace.capture import Capturer
+from takeback.workspace.files import Workspace
 
 from .build import Log, change, version
 
@@ -41,17 +41,17 @@ def recorded(capture: Capturer, path: str, before: str | bytes | None, after: st
     return PathChange(path=path, before=side(before), after=side(after), **extra)
 
 
-def disk(**files: str | bytes | None) -> dict[str, DiskFile]:
+def disk(**files: str | bytes | None) -> dict[str, Version]:
     """The workspace now: keyword = path (``_`` for ``.``, ``__`` for ``/``), value = content."""
     out = {}
     for name, text in files.items():
         if text is not None:
             path = name.replace("__", "/").replace("_", ".")
-            out[path] = DiskFile(text.encode() if isinstance(text, str) else text, MODE_FILE)
+            out[path] = Version(text.encode() if isinstance(text, str) else text, MODE_FILE)
     return out
 
 
-def plan(capture: Capturer, now: dict[str, DiskFile], *changes: PathChange, on_conflict: str = "abort",
+def plan(capture: Capturer, now: dict[str, Version], *changes: PathChange, on_conflict: str = "abort",
          **planner) -> Plan:
     steps: dict[str, list[PathChange]] = {}
     for item in changes:
@@ -107,7 +107,7 @@ def test_paths_are_planned_in_path_order(capture: Capturer) -> None:
 # ------------------------------------------------------------------ conflicts and the on-conflict choice
 
 
-def _overlap(capture: Capturer) -> tuple[dict[str, DiskFile], PathChange]:
+def _overlap(capture: Capturer) -> tuple[dict[str, Version], PathChange]:
     return disk(a_txt="a\nX\nc\n"), recorded(capture, "a.txt", "a\nb\nc\n", "a\nB\nc\n")
 
 
@@ -202,7 +202,7 @@ def test_a_secret_already_as_it_started_needs_nothing(capture: Capturer) -> None
 
 
 def test_a_file_that_cannot_be_read_is_skipped_with_why(capture: Capturer) -> None:
-    def unreadable(rel: str) -> DiskFile | None:
+    def unreadable(rel: str) -> Version | None:
         raise PermissionError(13, "Permission denied", rel)
 
     result = Planner(capture, unreadable, "abort", "before #1").plan({"a.txt": [recorded(capture, "a.txt", "1", "2")]})
@@ -272,7 +272,7 @@ def test_restore_drops_a_bracket_change_that_ends_where_the_checkpoint_left_it()
 
 
 def test_a_path_behind_a_symlink_is_set_aside_unless_the_plan_removes_that_link() -> None:
-    link_goes = PathPlan("sub", DiskFile(b"/elsewhere", MODE_FILE), None)
+    link_goes = PathPlan("sub", Version(b"/elsewhere", MODE_FILE), None)
     plan = Plan(paths=[link_goes, PathPlan("sub/a", None, content("a")), PathPlan("other/b", None, content("b"))])
     _set_aside(plan, {"sub/a": ("sub", "sub is a symlink"), "other/b": ("other", "other is a symlink")})
     assert [(p.path, p.skipped) for p in plan.paths] == [("sub", None), ("sub/a", None), ("other/b", "other is a symlink")]
@@ -284,6 +284,6 @@ def test_a_path_behind_a_symlink_is_set_aside_unless_the_plan_removes_that_link(
     ("a\nb\n", "a\nc\n", "write", (1, 1)),
 ])
 def test_each_written_path_says_its_action_and_lines(ours, result, action: str, stats: tuple[int, int]) -> None:
-    now = None if ours is None else DiskFile(ours.encode(), MODE_FILE)
+    now = None if ours is None else Version(ours.encode(), MODE_FILE)
     outcome = _outcome("a.txt", now, content(result), merged=False)
     assert (outcome.action, (outcome.additions, outcome.deletions)) == (action, stats)

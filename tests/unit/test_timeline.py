@@ -4,13 +4,13 @@ Each log is written by hand; no engine or store is involved."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
+from takeback.core.models import Check, DroppedSpan, EntriesDropped, PathChange
+from takeback.core.timeline import Timeline, aggregate_files, relevant_steps, state_hash
 from takeback.errors import InvalidInput, NotFound, NothingToDo
-from takeback.models import Check, DroppedSpan, EntriesDropped, PathChange
-from takeback.timeline import Timeline, aggregate_files, relevant_steps, state_hash
 
 from .build import Log, change, version
 
@@ -249,7 +249,7 @@ def test_resolve_a_number_retention_dropped_says_when_and_why() -> None:
     log = Log()
     log.turn(change("a.txt", "1\n", "2\n"))
     log.turn(change("a.txt", "2\n", "3\n"))
-    dropped_at = datetime(2026, 2, 1, 12, 0, tzinfo=timezone.utc)
+    dropped_at = datetime(2026, 2, 1, 12, 0, tzinfo=UTC)
     kept = Log()
     kept.records = [EntriesDropped(id="01DROP", at=dropped_at, spans=[DroppedSpan(first=1, last=1, at=dropped_at, why="older than 30 days")]),
                     *log.records[3:]]

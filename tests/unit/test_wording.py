@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from takeback import render
-from takeback.errors import InvalidInput, NotFound
-from takeback.merge import Version
-from takeback.models import (
+from takeback.core import render
+from takeback.core.merge import Version
+from takeback.core.models import (
     MODE_FILE,
     Check,
     Checkpoint,
@@ -22,7 +21,8 @@ from takeback.models import (
     OperationResult,
     SkippedFile,
 )
-from takeback.operations import (
+from takeback.core.planning import PathPlan, Plan
+from takeback.engine.operations import (
     _advise,
     _check_on_conflict,
     _command,
@@ -35,8 +35,7 @@ from takeback.operations import (
     _tail,
     _verdict,
 )
-from takeback.revert import PathPlan, Plan
-from takeback.workspace import DiskFile
+from takeback.errors import InvalidInput, NotFound
 
 from .build import START, Log, change
 
@@ -45,7 +44,7 @@ FORCE = "'takeback undo --on-conflict force' puts back the starting content over
 
 def clean(path: str = "a.txt") -> PathPlan:
     """A path the plan writes cleanly."""
-    return PathPlan(path, DiskFile(b"new\n", MODE_FILE), Version(b"old\n", MODE_FILE))
+    return PathPlan(path, Version(b"new\n", MODE_FILE), Version(b"old\n", MODE_FILE))
 
 
 def skipped(path: str = ".env", blocked: bool = False) -> PathPlan:
@@ -54,7 +53,7 @@ def skipped(path: str = ".env", blocked: bool = False) -> PathPlan:
 
 def conflicted(path: str = "b.txt", markers_possible: bool = True, binary: bool = False,
                markers_written: bool = False) -> PathPlan:
-    ours = DiskFile(b"mine\n", MODE_FILE)
+    ours = Version(b"mine\n", MODE_FILE)
     conflict = Conflict(path=path, reason="overlapping edits in 1 place", markers_possible=markers_possible,
                         binary=binary, markers_written=markers_written)
     result = Version(b"<<<<<<< current\n", MODE_FILE) if markers_written else Version(ours.content, ours.mode)
@@ -63,7 +62,7 @@ def conflicted(path: str = "b.txt", markers_possible: bool = True, binary: bool 
 
 def forced(path: str = "c.txt") -> PathPlan:
     conflict = Conflict(path=path, reason="forced: overlapping edits in 1 place; your version is kept in this operation's checkpoint")
-    return PathPlan(path, DiskFile(b"mine\n", MODE_FILE), Version(b"old\n", MODE_FILE), conflict=conflict, forced=True)
+    return PathPlan(path, Version(b"mine\n", MODE_FILE), Version(b"old\n", MODE_FILE), conflict=conflict, forced=True)
 
 
 def entry(number: int = 5, kind: str = "undo", target_number: int | None = 4, **fields) -> Entry:

@@ -84,7 +84,7 @@ class Workbench:
     # ------------------------------------------------------------------ set-up
 
     @classmethod
-    def create(cls, base: Path) -> "Workbench":
+    def create(cls, base: Path) -> Workbench:
         home = base / "home"
         for d in (home, base / "xdg-config", base / "xdg-data", base / "xdg-state", base / "takeback-state"):
             d.mkdir(parents=True, exist_ok=True)

@@ -14,7 +14,7 @@ from ..errors import InvalidInput
 from .output import print_json
 
 if TYPE_CHECKING:
-    from ..engine import Engine
+    from ..engine.engine import Engine
 
 
 class Context:
@@ -24,7 +24,7 @@ class Context:
 
     @functools.cached_property
     def engine(self) -> Engine:
-        from ..engine import Engine
+        from ..engine.engine import Engine
 
         if self.args.workspace is not None and not self.args.workspace.strip():
             raise InvalidInput("--workspace is empty: give a folder, or leave the option out to use the current folder")

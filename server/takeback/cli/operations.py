@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from .. import render
-from ..models import ON_CONFLICT, OperationResult
+from ..core import render
+from ..core.models import ON_CONFLICT, OperationResult
 from .context import Context
 from .output import EXIT_BROKEN, EXIT_OK, EXIT_PARTIAL
 from .parser import AddCommand, Handler

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from .. import render
+from ..core import render
 from ..errors import InvalidInput
 from .context import Context
 from .output import EXIT_OK, content_json, print_json, text

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .. import render
+from ..core import render
 from ..errors import InvalidInput
 from .context import Context
 from .output import EXIT_CHECK_FAILED, EXIT_OK, text

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import render
+from ..core import render
 from .context import Context
 from .output import EXIT_OK
 from .parser import AddCommand, Handler

@@ -21,10 +21,10 @@ import os
 import traceback
 from pathlib import Path
 
-from .. import failures
-from ..engine import Engine
+from ..core.models import BatchChange
+from ..engine import failures
+from ..engine.engine import Engine
 from ..errors import InvalidInput, OutsideWorkspace
-from ..models import BatchChange
 from .events import Event
 
 LABEL_CHARS = 120

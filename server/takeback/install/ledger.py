@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .. import atomic
 from ..config import state_home
+from ..storage import atomic
 
 
 def _digest(data: bytes | None) -> str | None:

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import atomic
 from ..errors import InvalidInput, OutsideWorkspace
+from ..storage import atomic
 from . import hookentries, jsonconfig, mcpentries, opencode, tomlblock
 from .agents import AGENTS, SHARED_FILE_NOTE, Agent, seed_for
 from .command import mcp_argv, takeback_argv

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from ..core.models import Entry
 from ..errors import InvalidInput, OutsideWorkspace
-from ..models import Entry
 from .documents import file_path, real_path
 from .folders import read, read_version
 from .protocol import CMD_REDO, CMD_REVERT, CMD_UNDO
 
 if TYPE_CHECKING:
-    from ..engine import Engine
+    from ..engine.engine import Engine
     from .server import TakebackServer
 
 KIND = types.CodeActionKind.QuickFix

@@ -1,7 +1,7 @@
 """The bridge that changes open documents through the client (``workspace/applyEdit``).
 
 One ``EditorRound`` per writing request. The engine calls it (``round(writes)``) from a worker
-thread, with the store's lock let go (``takeback.handoff``), with the new content of documents
+thread, with the store's lock let go (``takeback.engine.handoff``), with the new content of documents
 open in the editor. The round hops to the event loop, checks that each document is still at the
 version the operation read (else nothing is written: stale), turns the new content into the
 smallest line edits against the editor's text, sends them as versioned ``TextDocumentEdit``s
@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any, cast
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from ..core.merge import Version
 from ..errors import StaleContent, StateError, TakebackError
-from ..merge import Version
 from .documents import Snapshot, diff_edits
 from .errors import Cancelled
 

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from ..core.models import BatchChange
 from ..errors import InvalidInput, StaleContent
-from ..models import BatchChange
 from .documents import Snapshot, apply_text_edits, file_path, real_path
 from .editor import EditorRound
 from .errors import rpc_errors

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from .. import failures
 from ..config import load_config
-from ..engine import Engine
+from ..engine import failures
+from ..engine.engine import Engine
 from ..errors import InvalidInput, NotFound, OutsideWorkspace, StateError, TakebackError
 from .documents import file_path, path_uri, real_path
 from .protocol import TIMELINE_CHANGED, TimelineChangedParams

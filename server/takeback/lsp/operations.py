@@ -20,9 +20,9 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
+from ..core.merge import Version
+from ..core.models import MODE_FILE, OperationResult
 from ..errors import StateError, TakebackError
-from ..models import MODE_FILE, OperationResult
-from ..workspace import DiskFile
 from .documents import Snapshot, file_path
 from .editor import EditorRound
 from .errors import Cancelled, rpc_errors
@@ -44,10 +44,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("takeback.lsp.operations")
 
 
-def _overlay(folder: Folder, docs: dict[str, Snapshot]) -> dict[str, DiskFile | None]:
+def _overlay(folder: Folder, docs: dict[str, Snapshot]) -> dict[str, Version | None]:
     """Open documents as the engine's "ours": their text, with the file's mode on disk.
     Documents Takeback never touches (inside .git, say) are left out."""
-    overlay: dict[str, DiskFile | None] = {}
+    overlay: dict[str, Version | None] = {}
     workspace = folder.require().workspace
     for path, doc in docs.items():
         try:
@@ -59,7 +59,7 @@ def _overlay(folder: Folder, docs: dict[str, Snapshot]) -> dict[str, DiskFile | 
             mode = 0o100755 if st.st_mode & 0o111 else MODE_FILE
         except OSError:
             mode = MODE_FILE
-        overlay[path] = DiskFile(doc.text.encode("utf-8"), mode)
+        overlay[path] = Version(doc.text.encode("utf-8"), mode)
     return overlay
 
 

@@ -20,7 +20,7 @@ import cattrs
 from lsprotocol import types
 from pygls.protocol import JsonRPCRequestMessage, LanguageServerProtocol, default_converter, lsp_method
 
-from ..models import OnConflict  # the one list of choices
+from ..core.models import OnConflict  # the one list of choices
 
 # --------------------------------------------------------------------------- method names
 

@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..models import Check, Entry
+from ..core.models import Check, Entry
 from .errors import rpc_errors
 from .protocol import (
     BEGIN_TURN,

@@ -25,8 +25,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-from ..engine import Engine
-from ..models import OperationResult
+from ..core.models import OperationResult
+from ..engine.engine import Engine
 
 TOKEN_PREFIX = "tb1-"
 TOKEN_LIFETIME = 15 * 60  # seconds a plan may wait for the person's yes

@@ -20,7 +20,7 @@ from mcp.types import ToolAnnotations
 from pydantic import ValidationError
 
 from .. import __version__
-from ..engine import Engine
+from ..engine.engine import Engine
 from ..errors import InvalidInput, TakebackError
 from .tools import Tools, tool_error
 

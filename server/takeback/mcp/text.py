@@ -3,8 +3,8 @@ person (clients that pass only text to the model still get every fact needed to 
 
 from __future__ import annotations
 
-from ..models import Entry, OperationResult
-from ..render import entry_line
+from ..core.models import Entry, OperationResult
+from ..core.render import entry_line
 
 
 def timeline(entries: list[Entry]) -> str:

@@ -22,10 +22,10 @@ from typing import Annotated, Any
 from mcp.types import CallToolResult, TextContent
 from pydantic import BeforeValidator, Field
 
-from ..engine import Engine
+from ..core.models import Entry, OperationResult
+from ..core.models import OnConflict as OnConflictChoice
+from ..engine.engine import Engine
 from ..errors import TakebackError
-from ..models import Entry, OperationResult
-from ..models import OnConflict as OnConflictChoice
 from . import text
 from .confirm import TOKEN_LIFETIME, ConfirmationBook, Plan, Refused, make_plan
 

@@ -90,7 +90,7 @@ def sibling(socket: str, suffix: str) -> str:
 def take_lock(socket: str, wait_seconds: float) -> int | None:
     """Hold the lock of the process serving ``socket`` (its pid written in it), waiting up to
     ``wait_seconds`` for a process that is leaving; None when another one holds it."""
-    from ..storelock import flock_within  # not on a hook's path: only ``takeback resident run`` locks
+    from ..storage.lock import flock_within  # not on a hook's path: only ``takeback resident run`` locks
 
     fd = os.open(sibling(socket, ".lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     if not flock_within(fd, wait_seconds):

@@ -38,7 +38,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from .. import config as config_module
-from ..engine import Engine
+from ..engine.engine import Engine
 from ..hooks.events import Event
 from ..hooks.handle import handle
 from ..hooks.record import record_logged

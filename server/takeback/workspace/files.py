@@ -20,22 +20,14 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from ..core.merge import Version
+from ..core.models import MODE_EXEC, MODE_FILE, MODE_LINK
+from ..errors import OutsideWorkspace
 from .birth import born_ns
-from .errors import OutsideWorkspace
-from .models import MODE_EXEC, MODE_FILE, MODE_LINK
 
 TEMP_PREFIX = ".takeback-tmp-"  # files being written; a killed writer's are removed by recovery
-
-
-@dataclass(frozen=True, slots=True)
-class DiskFile:
-    """What a path holds on disk now: its bytes and git-style mode."""
-
-    content: bytes
-    mode: int
 
 
 def file_stamp(path: str | os.PathLike[str]) -> tuple | None:
@@ -53,12 +45,6 @@ def is_recorded_path(path: str) -> bool:
     ``..`` or empty part), outside every ``.git`` folder. No disk access: cheap enough to
     check every path read back from the store."""
     return bool(path) and "\x00" not in path and all(part not in ("", ".", "..", ".git") for part in path.split("/"))
-
-
-def cannot_read(exc: OSError) -> str:
-    """Why a path could not be read, as a skip reason or notice says it."""
-    what = exc.strerror.lower() if exc.strerror else type(exc).__name__
-    return f"it could not be read ({what})"
 
 
 def mode_of(st: os.stat_result) -> int:
@@ -156,7 +142,7 @@ class Workspace:
 
     # ------------------------------------------------------------------ reading
 
-    def read(self, rel: str) -> DiskFile | None:
+    def read(self, rel: str) -> Version | None:
         """The file at ``rel`` now, or None when absent (a folder counts as absent). Raises
         ``OSError`` when it cannot be read (permission denied …); a file replaced meanwhile by a
         symlink or a FIFO is not followed or waited on."""
@@ -166,7 +152,7 @@ class Workspace:
         except (FileNotFoundError, NotADirectoryError):
             return None
         if stat.S_ISLNK(st.st_mode):
-            return DiskFile(os.readlink(path).encode("utf-8", "surrogateescape"), MODE_LINK)
+            return Version(os.readlink(path).encode("utf-8", "surrogateescape"), MODE_LINK)
         if not stat.S_ISREG(st.st_mode):
             return None
         try:
@@ -174,7 +160,7 @@ class Workspace:
         except FileNotFoundError:
             return None  # removed since it was seen
         with open(fd, "rb") as handle:
-            return DiskFile(handle.read(), mode_of(st))
+            return Version(handle.read(), mode_of(st))
 
     def size(self, rel: str) -> int | None:
         try:

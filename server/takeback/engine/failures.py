@@ -13,7 +13,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import atomic
+from ..storage import atomic
 
 FILE_NAME = "hook-failures.log"
 _KEEP_BYTES = 256 * 1024

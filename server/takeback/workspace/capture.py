@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import pathspec
 
-from .config import Config
-from .errors import StoreError
-from .models import FileVersion
-from .store import Store
-from .workspace import DiskFile, Workspace
+from ..config import Config
+from ..core.models import FileVersion
+from ..errors import StoreError
+from ..storage.store import Store
+from .files import Version, Workspace
 
 
 class Capturer:
@@ -48,7 +48,7 @@ class Capturer:
         disk = self.workspace.read(rel)
         return None if disk is None else self.version(rel, disk.content, disk.mode)
 
-    def identity(self, rel: str, disk: DiskFile | None, like: FileVersion | None) -> str | None:
+    def identity(self, rel: str, disk: Version | None, like: FileVersion | None) -> str | None:
         """The id ``disk`` would get, computed the way ``like`` was (blob id or digest); no write."""
         if disk is None:
             return None
@@ -58,7 +58,7 @@ class Capturer:
             return self.store.secret_digest(disk.content)
         return self.store.hash_blob(disk.content)
 
-    def matches(self, rel: str, version: FileVersion | None, disk: DiskFile | None) -> bool:
+    def matches(self, rel: str, version: FileVersion | None, disk: Version | None) -> bool:
         """Whether the file on disk (or in an editor buffer) is exactly ``version``."""
         if version is None or disk is None:
             return version is None and disk is None

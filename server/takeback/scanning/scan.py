@@ -52,10 +52,14 @@ from typing import TYPE_CHECKING
 import pathspec
 import pygit2
 
-from . import atomic, birth, checkout, gitenv, nested, watch
-from .brackets import IndexCopy
-from .models import FileVersion, same_version
-from .workspace import Workspace, cannot_read, file_stamp, mode_of
+from .. import gitenv
+from ..core.models import FileVersion, same_version
+from ..errors import cannot_read
+from ..storage import atomic
+from ..workspace import birth
+from ..workspace.files import Workspace, file_stamp, mode_of
+from . import checkout, nested, watch
+from .indexcopy import IndexCopy
 
 if TYPE_CHECKING:
     from .listing import Lister

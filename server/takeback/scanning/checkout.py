@@ -30,7 +30,7 @@ from typing import cast
 
 import pygit2
 
-from . import gitenv
+from .. import gitenv
 
 try:
     from pygit2.ffi import C, ffi

@@ -31,9 +31,9 @@ from pathlib import Path
 
 import pygit2
 
+from ..errors import StoreError
 from . import atomic, packs
-from .errors import StoreError
-from .storelock import StoreLock
+from .lock import StoreLock
 
 OPLOG_REF = "refs/takeback/oplog"
 
@@ -138,7 +138,7 @@ class Store:
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
         """Hold the store's lock (re-entrant in this process, exclusive across processes;
-        ``storelock.py``).
+        ``lock.py``).
 
         When the outermost hold ends, objects still waiting in memory are written, or dropped
         if the block failed (nothing published can name them).

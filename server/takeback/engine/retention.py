@@ -14,11 +14,11 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
+from ..core.clock import new_id as _new_id
+from ..core.clock import now as _now
+from ..core.models import DroppedSpan, EntriesDropped, GcReport, Record, RecordEnvelope
+from ..scanning.scan import snapshot_versions
 from . import brackets
-from .clock import new_id as _new_id
-from .clock import now as _now
-from .models import DroppedSpan, EntriesDropped, GcReport, Record, RecordEnvelope
-from .scan import snapshot_versions
 
 if TYPE_CHECKING:
     from .engine import Engine

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .brackets import IndexCopy
+from .indexcopy import IndexCopy
 
 #: A scanner for the repository at a workspace-relative folder, or why there is none.
 OpenScanner = Callable[[str], Any]

@@ -56,8 +56,8 @@ import pygit2
 from pygit2.enums import ConfigLevel, DiffOption
 from pygit2.ffi import C, ffi
 
-from . import gitenv
-from .workspace import file_stamp
+from .. import gitenv
+from ..workspace.files import file_stamp
 
 #: Largest index (entries) listed in-process; bigger trees start git. Measured on the
 #: benchmark's trees (docs/performance.md): in-process is ahead below about 2,000 entries,

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from .errors import Busy
+from ..errors import Busy
 
 
 class StoreLock:

@@ -12,15 +12,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ..config import Config
+    from ..core.models import Check, CheckpointRecorded, FileVersion, PathChange, Record, TurnBegun
+    from ..core.timeline import FoldedEntry, Timeline
+    from ..scanning.scan import GitScanner, WalkScanner
+    from ..storage.store import Store
+    from ..workspace.capture import Capturer
+    from ..workspace.files import Workspace
+    from ..workspace.journal import Journal
     from . import brackets
-    from .capture import Capturer
-    from .config import Config
-    from .journal import Journal
-    from .models import Check, CheckpointRecorded, FileVersion, PathChange, Record, TurnBegun
-    from .scan import GitScanner, WalkScanner
-    from .store import Store
-    from .timeline import FoldedEntry, Timeline
-    from .workspace import Workspace
 
 
 class EngineParts:

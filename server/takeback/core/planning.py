@@ -16,16 +16,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from .capture import Capturer
+from ..errors import cannot_read
 from .merge import MergeResult, Version, merge_file
 from .models import Conflict, FileVersion, OnConflict, PathChange, SkippedFile
-from .workspace import DiskFile, cannot_read
 
-Reader = Callable[[str], DiskFile | None]
+Reader = Callable[[str], Version | None]
+
+
+class Contents(Protocol):
+    """Where recorded content comes from and how it is compared (``workspace.Capturer`` answers)."""
+
+    def content(self, version: FileVersion) -> bytes: ...
+
+    def matches(self, rel: str, version: FileVersion | None, disk: Version | None) -> bool: ...
 
 
 class Layout(Protocol):
-    """What the planner asks about folders on disk (``workspace.Workspace`` answers)."""
+    """What the planner asks about folders on disk (``workspace.files.Workspace`` answers)."""
 
     def obstacle(self, rel: str, going: frozenset[str] = ...) -> str | None: ...
 
@@ -37,17 +44,12 @@ class Layout(Protocol):
 Unwritable = Callable[[str], str | None]  # why a path cannot be written or removed for lack of permission, or None
 
 
-def _version_of(disk: DiskFile | None) -> Version | None:
-    """A file as it is now, in the merge's terms (None = absent)."""
-    return None if disk is None else Version(disk.content, disk.mode)
-
-
 @dataclass
 class PathPlan:
     """The outcome for one path: the content it should end with (None = absent)."""
 
     path: str
-    ours: DiskFile | None
+    ours: Version | None
     result: Version | None
     skipped: str | None = None
     blocked: bool = False  # skipped for what stands on disk now (a folder in the way, no permission)
@@ -63,7 +65,7 @@ class PathPlan:
             return False
         if self.conflict is not None and not (self.conflict.markers_written or self.forced):
             return False
-        return self.result != _version_of(self.ours)
+        return self.result != self.ours
 
 
 @dataclass
@@ -96,7 +98,7 @@ class Plan:
 class Planner:
     def __init__(
         self,
-        capture: Capturer,
+        capture: Contents,
         read: Reader,
         on_conflict: OnConflict,
         label_theirs: str,
@@ -123,7 +125,7 @@ class Planner:
             for i, planned in enumerate(plan.paths):
                 reason = self.unwritable(planned.path) if planned.writes else None
                 if reason is not None:  # seen now, so a dry run and the run itself agree
-                    plan.paths[i] = PathPlan(planned.path, planned.ours, _version_of(planned.ours), skipped=reason, blocked=True)
+                    plan.paths[i] = PathPlan(planned.path, planned.ours, planned.ours, skipped=reason, blocked=True)
         return plan
 
     def _place(self, plan: Plan, steps: dict[str, list[PathChange]], layout: Layout) -> None:
@@ -146,9 +148,9 @@ class Planner:
                     reason=f"{path} is now a folder, and it holds what the changes taken back did not put "
                     f"there ({shown}); move that away and run this again",
                 )
-                plan.paths[i] = PathPlan(path, ours, _version_of(ours), conflict=conflict)
+                plan.paths[i] = PathPlan(path, ours, ours, conflict=conflict)
             elif (reason := layout.obstacle(path, going)) is not None:
-                plan.paths[i] = PathPlan(path, ours, _version_of(ours), skipped=reason, blocked=True)
+                plan.paths[i] = PathPlan(path, ours, ours, skipped=reason, blocked=True)
             elif ours is None:
                 planned.new_folders = layout.missing_folders(path, going)
         plan.folders = sorted(folders)
@@ -160,13 +162,12 @@ class Planner:
 
     def _plan_path(self, path: str, changes: list[PathChange]) -> PathPlan:
         ours = self.read(path)
-        current = _version_of(ours)
+        current = ours
         merged_any = False
         forced: Conflict | None = None
         for change in reversed(changes):
             base, theirs = change.after, change.before
-            as_disk = None if current is None else DiskFile(current.content, current.mode)
-            if self.capture.matches(path, base, as_disk):
+            if self.capture.matches(path, base, current):
                 if theirs is not None and theirs.withheld:
                     return PathPlan(path, ours, current, skipped=_withheld_reason(theirs))
                 if theirs is None and base is not None and base.withheld:
@@ -174,7 +175,7 @@ class Planner:
                     return PathPlan(path, ours, current, skipped=_undeletable_reason(base))
                 current = self._materialize(theirs)
                 continue
-            if self.capture.matches(path, theirs, as_disk):
+            if self.capture.matches(path, theirs, current):
                 continue  # already as it was before this change
             withheld = next((v for v in (base, theirs) if v is not None and v.withheld), None)
             if withheld is not None:
@@ -195,7 +196,7 @@ class Planner:
             return self._conflict(path, ours, current, outcome)
         return PathPlan(path, ours, current, merged=merged_any, conflict=forced, forced=forced is not None)
 
-    def _conflict(self, path: str, ours: DiskFile | None, current: Version | None, outcome: MergeResult) -> PathPlan:
+    def _conflict(self, path: str, ours: Version | None, current: Version | None, outcome: MergeResult) -> PathPlan:
         binary = outcome.markers is None and outcome.hunks == 0 and "binary" in (outcome.conflict or "")
         possible = outcome.markers is not None and current is not None
         conflict = Conflict(
@@ -204,7 +205,7 @@ class Planner:
         if self.on_conflict == "markers" and outcome.markers is not None and current is not None:  # possible
             conflict.markers_written = True
             return PathPlan(path, ours, Version(outcome.markers, current.mode), conflict=conflict)
-        return PathPlan(path, ours, _version_of(ours), conflict=conflict)
+        return PathPlan(path, ours, ours, conflict=conflict)
 
 
 def _undeletable_reason(version: FileVersion) -> str:

@@ -27,13 +27,13 @@ import hashlib
 from collections.abc import Iterable
 from itertools import pairwise
 
+from ..core.clock import new_id as _new_id
+from ..core.clock import now as _now
+from ..core.models import CheckpointRecorded, Entry, FileVersion, PathChange, TurnBegun, TurnEnded, same_version
+from ..core.timeline import FoldedEntry
+from ..errors import StoreError
 from . import brackets
-from .clock import new_id as _new_id
-from .clock import now as _now
-from .engineparts import EngineParts
-from .errors import StoreError
-from .models import CheckpointRecorded, Entry, FileVersion, PathChange, TurnBegun, TurnEnded, same_version
-from .timeline import FoldedEntry
+from .parts import EngineParts
 
 
 def _file_name(key: str) -> str:

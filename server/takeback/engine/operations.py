@@ -2,7 +2,7 @@
 
 ``Operations`` is the part of ``Engine`` that takes recorded changes back. Each operation
 picks the changes to take back (a turn's, an operation's, everything after a checkpoint),
-plans every path as a chain of three-way merges (``revert.Planner``), answers a dry run or a
+plans every path as a chain of three-way merges (``planning.Planner``), answers a dry run or a
 conflict without writing, and otherwise hands documents open in an editor to it (with the
 store's lock let go: ``handoff.py``), writes the other files under the journal and appends the
 operation's own entry, so it too can be undone. The wording of results (verdict, advice, labels) is here.
@@ -16,21 +16,10 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
-from . import brackets
-from .clock import new_id as _new_id
-from .clock import now as _now
-from .engineparts import EngineParts
-from .errors import (
-    InvalidInput,
-    NotFound,
-    NothingToDo,
-    OutsideWorkspace,
-    StateError,
-)
-from .handoff import ask_editor
-from .journal import JournalFile
-from .merge import Version
-from .models import (
+from ..core.clock import new_id as _new_id
+from ..core.clock import now as _now
+from ..core.merge import Version
+from ..core.models import (
     ON_CONFLICT,
     CheckpointRecorded,
     Entry,
@@ -44,10 +33,20 @@ from .models import (
     Verdict,
     same_version,
 )
-from .revert import PathPlan, Plan, Planner
-from .textdiff import is_binary, line_stats, unified_diff
-from .timeline import FoldedEntry, Timeline, relevant_steps
-from .workspace import DiskFile
+from ..core.planning import PathPlan, Plan, Planner
+from ..core.textdiff import is_binary, line_stats, unified_diff
+from ..core.timeline import FoldedEntry, Timeline, relevant_steps
+from ..errors import (
+    InvalidInput,
+    NotFound,
+    NothingToDo,
+    OutsideWorkspace,
+    StateError,
+)
+from ..workspace.journal import JournalFile
+from . import brackets
+from .handoff import ask_editor
+from .parts import EngineParts
 
 log = logging.getLogger("takeback.engine")
 
@@ -219,7 +218,7 @@ class Operations(EngineParts):
         on_conflict: OnConflict,
         label: str,
         checkpoint_target: str | None = None,
-        overlay: dict[str, DiskFile | None] | None = None,
+        overlay: dict[str, Version | None] | None = None,
         editor: EditorApply | None = None,
         ending: list[FoldedEntry] | None = None,
         ended: bool = False,
@@ -263,13 +262,13 @@ class Operations(EngineParts):
 
     def _plan(
         self, target: FoldedEntry, steps: dict[str, list[PathChange]], on_conflict: OnConflict,
-        overlay: dict[str, DiskFile | None],
+        overlay: dict[str, Version | None],
     ) -> Plan:
         """What taking ``steps`` back would write, from the files now (``overlay``: open
         documents, which the editor writes)."""
         out_of_reach = self._out_of_reach(steps)
 
-        def read(rel: str) -> DiskFile | None:
+        def read(rel: str) -> Version | None:
             if rel in out_of_reach:
                 return None  # nothing is read through such a symlink
             return overlay[rel] if rel in overlay else self.workspace.read(rel)
@@ -349,7 +348,7 @@ class Operations(EngineParts):
         label: str,
         target: FoldedEntry,
         checkpoint_target: str | None,
-        overlay: dict[str, DiskFile | None],
+        overlay: dict[str, Version | None],
         editor: EditorApply | None,
     ) -> Entry:
         editor_writes = [(item.path, item.result) for item in plan.writes if item.path in overlay]
@@ -384,7 +383,7 @@ class Operations(EngineParts):
         return self.timeline.view(self.timeline.entries[entry_id])
 
     def _changes_and_journal(
-        self, plan: Plan, overlay: dict[str, DiskFile | None],
+        self, plan: Plan, overlay: dict[str, Version | None],
     ) -> tuple[list[PathChange], list[JournalFile], dict[str, bytes]]:
         """The operation's checkpoint changes (every write), and what the journal keeps for the
         writes on disk (the editor's are not journaled): each file's before and after, and a
@@ -490,7 +489,7 @@ def _set_aside(plan: Plan, out_of_reach: dict[str, tuple[str | None, str]]) -> N
             plan.paths[i] = PathPlan(planned.path, None, None, skipped=reason)
 
 
-def _outcome(path: str, ours: DiskFile | None, result: Version | None, merged: bool) -> FileOutcome:
+def _outcome(path: str, ours: Version | None, result: Version | None, merged: bool) -> FileOutcome:
     old = ours.content if ours else None
     new = result.content if result else None
     additions, deletions = line_stats(old, new)

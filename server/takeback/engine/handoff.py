@@ -16,19 +16,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .errors import StaleContent, StateError
+from ..errors import StaleContent, StateError
 
 if TYPE_CHECKING:
-    from .engineparts import EngineParts
-    from .merge import Version
+    from ..core.merge import Version
     from .operations import EditorApply
-    from .workspace import DiskFile
+    from .parts import EngineParts
 
 MOVED = "the timeline changed while the editor was asked; nothing was recorded, run it again"
 
 
 def ask_editor(
-    engine: EngineParts, editor: EditorApply, writes: list[tuple[str, Version | None]], on_disk: dict[str, DiskFile | None]
+    engine: EngineParts, editor: EditorApply, writes: list[tuple[str, Version | None]], on_disk: dict[str, Version | None]
 ) -> bool:
     """Call ``editor(writes)`` with the store's lock let go; answer whether it applied them.
 

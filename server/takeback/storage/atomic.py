@@ -4,7 +4,7 @@
 unless told), optionally flushed to disk, then renames it over the target: a reader sees the
 old file or the new one, never half of either, and a crash leaves at worst a stray temporary
 file, never a cut one. With ``fsync`` the folder is synced too, so the rename itself survives a
-power cut (``sync_dir``). The person's own files are written by ``workspace.py``, which keeps
+power cut (``sync_dir``). The person's own files are written by ``workspace/files.py``, which keeps
 their mode and refuses to write through links; the store's packs by ``packs.py``.
 """
 

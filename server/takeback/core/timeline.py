@@ -12,7 +12,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .errors import InvalidInput, NotFound, NothingToDo
+from ..errors import InvalidInput, NotFound, NothingToDo
 from .models import (
     Check,
     Checkpoint,

@@ -24,16 +24,16 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel
 
-from . import atomic
-from .errors import CannotWrite
-from .models import FileVersion, RecoveryReport
-from .store import Store
-from .workspace import DiskFile, Workspace
+from ..core.models import FileVersion, RecoveryReport
+from ..errors import CannotWrite
+from ..storage import atomic
+from ..storage.store import Store
+from .files import Version, Workspace
 
 log = logging.getLogger("takeback.journal")
 
 
-Matches = Callable[[str, FileVersion | None, DiskFile | None], bool]
+Matches = Callable[[str, FileVersion | None, Version | None], bool]
 """Whether a file on disk is exactly a recorded version (content and mode)."""
 
 

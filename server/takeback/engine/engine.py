@@ -36,23 +36,11 @@ from typing import Final, Literal
 import pygit2
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from . import atomic, brackets, failures
-from .capture import Capturer
-from .clock import new_id as _new_id
-from .clock import now as _now
-from .config import Config, default_store_dir, load_config
-from .errors import (
-    InvalidInput,
-    NotFound,
-    NothingToDo,
-    StateError,
-    StoreError,
-    TakebackError,
-)
-from .handoff import ask_editor
-from .journal import Journal, JournalDoc, JournalFile
-from .merge import Version
-from .models import (
+from ..config import Config, default_store_dir, load_config
+from ..core.clock import new_id as _new_id
+from ..core.clock import now as _now
+from ..core.merge import Version
+from ..core.models import (
     MODE_FILE,
     BatchChange,
     Check,
@@ -71,13 +59,26 @@ from .models import (
     TurnEnded,
     same_version,
 )
+from ..core.textdiff import is_binary, line_stats, unified_diff
+from ..core.timeline import FoldedEntry, Timeline
+from ..errors import (
+    InvalidInput,
+    NotFound,
+    NothingToDo,
+    StateError,
+    StoreError,
+    TakebackError,
+)
+from ..scanning.scan import Changed, GitScanner, ScanCache, WalkScanner, make_scanner
+from ..storage import atomic
+from ..storage.store import Store
+from ..workspace.capture import Capturer
+from ..workspace.files import Workspace, is_recorded_path
+from ..workspace.journal import Journal, JournalDoc, JournalFile
+from . import brackets, failures
+from .handoff import ask_editor
 from .operations import EditorApply, Operations
-from .scan import Changed, GitScanner, ScanCache, WalkScanner, make_scanner
 from .steps import Steps
-from .store import Store
-from .textdiff import is_binary, line_stats, unified_diff
-from .timeline import FoldedEntry, Timeline
-from .workspace import DiskFile, Workspace, is_recorded_path
 
 log = logging.getLogger("takeback.engine")
 
@@ -663,7 +664,7 @@ class Engine(Operations, Steps):
             self._refresh()
             editor_rels = {self.workspace.rel(p) for p in in_editor}
             editor_writes: list[tuple[str, Version | None]] = []
-            on_disk: dict[str, DiskFile | None] = {}
+            on_disk: dict[str, Version | None] = {}
             for change in changes:
                 rel = self.workspace.rel(change.path)
                 if rel in editor_rels:
