@@ -10,7 +10,7 @@ import pytest
 
 from takeback.core.merge import Version
 from takeback.core.models import BatchChange
-from takeback.engine.handoff import MOVED
+from takeback.engine.transaction import MOVED
 from takeback.errors import StaleContent, StateError
 
 from .support import open_engine

@@ -54,7 +54,9 @@ def test_an_operation_during_the_open_turn_publishes_it_first(ws: Path, engine) 
     write_files(ws, {"b.txt": "two\n"})
     result = engine.undo()  # ends the open turn (recording b.txt) and undoes it
     assert result.applied and not (ws / "b.txt").exists() and (ws / "a.txt").exists()
-    assert _log(engine)[1] == ["begin", "checkpoint", "end"]
+    # one transaction, one log commit: the turn it ended (first), then the operation
+    assert _log(engine)[1] == ["begin", "checkpoint", "end", "begin", "checkpoint", "operation"]
+    assert list((engine.store.path / "brackets").iterdir()) == []
     assert [(e.number, e.kind, e.state) for e in engine.entries()] == [
         (3, "undo", "applied"), (2, "turn", "reverted"), (1, "turn", "applied"),
     ]
@@ -116,7 +118,8 @@ def test_a_turn_opened_by_an_older_version_ends_normally(repo: Path) -> None:
     index_copy = folder / f"{entry.id}.index"
     index_copy.write_bytes((repo / ".git" / "index").read_bytes())
     (folder / f"{entry.id}.json").write_text(json.dumps({**opened.scan, "index": str(index_copy)}))
-    engine._append([])  # the begin reaches the log, as the older version published it
+    with engine.transaction() as tx:
+        tx.publish(tentatives=True)  # the begin reaches the log, as the older version published it
     opened.remove()
 
     other = open_engine(repo)

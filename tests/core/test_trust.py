@@ -192,8 +192,8 @@ def test_a_log_record_that_leads_out_is_refused(ws: Path, engine, bad: str) -> N
         id=new_id(), at=datetime.now(UTC), entry=entry.id,
         changes=[PathChange(path=bad, before=None, after=FileVersion(oid=engine.store.write_blob(b"evil\n"), size=5))],
     )
-    with engine.store.locked():
-        engine._append([crafted])  # what a tampered store would hold
+    with engine.transaction() as tx:
+        tx.add(crafted)  # what a tampered store would hold
     with pytest.raises(StoreError, match="outside the workspace or inside .git: Takeback did not write it"):
         open_engine(ws)
     assert not (ws.parent / "outside.txt").exists()

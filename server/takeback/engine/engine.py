@@ -27,14 +27,15 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Iterable, Iterator, Sequence
+import threading
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from itertools import pairwise
 from pathlib import Path
-from typing import Final, Literal
+from typing import Literal
 
 import pygit2
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from ..config import Config, default_store_dir, load_config
 from ..core.clock import new_id as _new_id
@@ -47,13 +48,11 @@ from ..core.models import (
     CheckpointApplied,
     CheckpointRecorded,
     CheckRecorded,
-    EntriesDropped,
     Entry,
     FileVersion,
     GcReport,
     PathChange,
     Record,
-    RecordEnvelope,
     StoreStatus,
     TurnBegun,
     TurnEnded,
@@ -70,32 +69,18 @@ from ..errors import (
     TakebackError,
 )
 from ..scanning.scan import Changed, GitScanner, ScanCache, WalkScanner, make_scanner
-from ..storage import atomic
 from ..storage.store import Store
 from ..workspace.capture import Capturer
 from ..workspace.files import Workspace, is_recorded_path
 from ..workspace.journal import Journal, JournalDoc, JournalFile
 from . import brackets, failures
 from .handoff import ask_editor
+from .history import CACHE_AFTER_RECORDS, History
 from .operations import EditorApply, Operations
 from .steps import Steps
+from .transaction import Transaction
 
 log = logging.getLogger("takeback.engine")
-
-_CACHE_FILE = "timeline.json"
-_OLD_CACHE_FILE = "timeline.pickle"  # older versions' cache: removed, never read
-_CACHE_FORMAT: Final = 4  # bump when the records' shape changes (and _TimelineCache.format with it)
-_CACHE_AFTER_RECORDS = 50  # rewrite the cache when opening had to read this many log commits
-
-
-class _TimelineCache(BaseModel):
-    """What ``timeline.json`` holds: a log head and every record folded up to it, in log order
-    (replaying them costs no object reads; they are validated like the log's own)."""
-
-    model_config = ConfigDict(extra="forbid")
-    format: Literal[4]
-    head: str
-    records: list[Record]
 
 
 class Engine(Operations, Steps):
@@ -116,20 +101,19 @@ class Engine(Operations, Steps):
         self.store = Store(Path(store_dir), self.workspace.root, self.config.fsync, self.config.lock_timeout)
         self.capture = Capturer(self.store, self.workspace, self.config)
         self.journal = Journal(self.store, self.workspace, self.config.fsync)
-        self.timeline = Timeline()
-        self._folded: list[Record] = []  # every record of the log folded into the timeline, in order
-        self._head: str | None = None
         self._user_repo: pygit2.Repository | None | Literal[False] = False
         self._scan_cache = ScanCache(watch_tree=long_lived and self.config.watch_tree)
         self._brackets = self.store.path / "brackets"
+        self.history = History(self.store, self._brackets)
+        self._local = threading.local()  # this thread's transaction
         store_real = os.path.realpath(self.store.path)
         root_real = str(self.workspace.root)
         self._store_rel = os.path.relpath(store_real, root_real) if store_real.startswith(root_real + os.sep) else None
         with self.store.locked():
-            self._load_cache()
-            replayed = self._refresh()
-            if replayed >= _CACHE_AFTER_RECORDS:
-                self._save_cache()
+            self.history.load_cache()
+            replayed = self.history.refresh()
+            if replayed >= CACHE_AFTER_RECORDS:
+                self.history.save_cache()
             self._check_journal()
             self.last_recovery = self.journal.recover(self._committed, self.capture.matches)
             if self.last_recovery:
@@ -142,47 +126,36 @@ class Engine(Operations, Steps):
                     ", ".join(self.last_recovery.left) or "-",
                 )
 
-    # ------------------------------------------------------------------ log plumbing
+    @property
+    def timeline(self) -> Timeline:
+        """The timeline as of the last refresh (``history.History``); fresh inside a transaction."""
+        return self.history.timeline
 
-    def _load_cache(self) -> None:
-        """Start from the records cached at some log head, so opening costs what is new. A cache
-        that is not valid is thrown away (the log is read instead)."""
-        (self.store.path / _OLD_CACHE_FILE).unlink(missing_ok=True)
-        cache_file = self.store.path / _CACHE_FILE
-        try:
-            cache = _TimelineCache.model_validate_json(cache_file.read_bytes(), strict=True)  # strict: faster too
-            timeline = Timeline()
-            for record in cache.records:
-                self._check_record(record, "the timeline cache")
-                timeline.apply(record)
-        except FileNotFoundError:
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Transaction]:
+        """Hold the store, with the timeline fresh, for a series of reads and writes; what they
+        add is published as one log commit when the outermost one ends (``transaction.py``).
+        A call made inside another transaction of the same thread joins it. Adapters use this
+        for a read that must not see an operation half-way, or a plan that a confirmation then
+        carries out; nothing outside the store touches its lock."""
+        current: Transaction | None = getattr(self._local, "transaction", None)
+        if current is not None:
+            if current.suspended:
+                raise StateError("the store is let go while an editor is asked; nothing can run in between")
+            yield current
             return
-        except (OSError, ValidationError, StoreError) as exc:
-            log.warning("the timeline cache %s is not valid, so it is not used: %s", cache_file, exc)
-            cache_file.unlink(missing_ok=True)
-            return
-        self.timeline, self._head, self._folded = timeline, cache.head, cache.records
-
-    def _save_cache(self) -> None:
-        if self.timeline.tentatives or self._head is None:
-            return  # the cache holds what the log holds; the next open saves it
-        cache = _TimelineCache(format=_CACHE_FORMAT, head=self._head, records=self._folded)
-        try:
-            atomic.write(self.store.path / _CACHE_FILE, cache.model_dump_json().encode("utf-8"))
-        except OSError as exc:
-            log.warning("could not write the timeline cache: %s", exc)
-
-    def _check_record(self, record: Record, where: str) -> None:
-        """Refuse a record that names a path no recorded change can have (``..``, absolute,
-        inside ``.git``): the store was not written by Takeback, and nothing may act on it."""
-        if isinstance(record, CheckpointRecorded):
-            for change in record.changes:
-                for path in (change.path, change.renamed_from, *change.new_folders):
-                    if path is not None and not is_recorded_path(path):
-                        raise StoreError(
-                            f"{where} in {self.store.path} names the path {path!r}, which is outside the "
-                            "workspace or inside .git: Takeback did not write it, and will not act on it"
-                        )
+        with self.store.locked():
+            self.history.refresh()
+            tx = Transaction(self.history)
+            self._local.transaction = tx
+            try:
+                yield tx
+                tx.publish()
+            except BaseException:
+                tx.abandon()
+                raise
+            finally:
+                self._local.transaction = None
 
     def _check_journal(self) -> None:
         """Refuse, before recovery writes anything, a journal whose paths are not the
@@ -214,68 +187,6 @@ class Engine(Operations, Steps):
                     "workspace: Takeback did not write it, so nothing was recovered or written; remove the journal to go on"
                 )
 
-    def _refresh(self) -> int:
-        """Fold the log's new commits, and the open turns' begins the log does not hold yet,
-        into the timeline; answers how many log commits it read."""
-        head = self.store.head()
-        waiting = brackets.read_begins(self._brackets)
-        replayed = 0
-        if head != self._head:
-            self.timeline.retract()  # the log may hold them now
-            replayed = self._fold(head)
-        tentative = {b.entry for b in self.timeline.tentatives}
-        unpublished = []
-        for name, begun in waiting:
-            published = self.timeline.entries.get(begun.entry)
-            if published is None or begun.entry in tentative:
-                unpublished.append(begun)
-            elif published.state != "open":  # its turn ended, and the file outlived it (a crash)
-                (self._brackets / name).unlink(missing_ok=True)
-        if [b.entry for b in self.timeline.tentatives] != [b.entry for b in unpublished]:
-            self.timeline.retract()
-            for begun in unpublished:
-                self.timeline.add_tentative(begun)
-        return replayed
-
-    def _fold(self, head: str | None) -> int:
-        try:
-            chain = self.store.commit_chain(head, self._head) if head else []
-        except StoreError:
-            self.timeline, self._folded = Timeline(), []
-            chain = self.store.commit_chain(head, None) if head else []
-        if head is None or self._head is None:
-            self.timeline, self._folded = Timeline(), []  # a full replay (gc resets _head) starts from nothing
-        for oid in chain:
-            try:
-                envelope = RecordEnvelope.model_validate_json(self.store.read_meta(oid))
-            except ValueError as exc:
-                raise StoreError(f"unreadable record {oid} in {self.store.path}: {exc}") from exc
-            for record in envelope.records:
-                self._check_record(record, f"the record {oid}")
-                self.timeline.apply(record)
-                self._folded.append(record)
-        self._head = head
-        return len(chain)
-
-    def _append(self, records: Sequence[Record]) -> None:
-        """Publish records as one log commit (all or none) and fold them into the timeline.
-        The open turns' begins that wait outside the log are published first in the same
-        commit, in the order they began (so the log's order is the order of the numbers)."""
-        published: list[Record] = [*self.timeline.tentatives, *records]
-        blobs: set[str] = set()
-        for record in records:
-            if isinstance(record, CheckpointRecorded):
-                for change in record.changes:
-                    for version in (change.before, change.after):
-                        if version is not None and not version.withheld:
-                            blobs.add(version.oid)
-        meta = RecordEnvelope(records=published).model_dump_json().encode()
-        self._head = self.store.append(meta, blobs, _message(published), self._head)
-        self.timeline.confirm()
-        for record in records:
-            self.timeline.apply(record)
-        self._folded += published
-
     def close(self) -> None:
         """Let go of what a long-lived engine holds besides its store (the work tree's watch)."""
         with self.store.locked():
@@ -286,9 +197,7 @@ class Engine(Operations, Steps):
         ``+<entry>`` for each open turn's file (opening a turn does not move the head). Cheap:
         reads the ref and two lines of each open turn's file."""
         with self.store.locked():
-            head = self.store.head()
-            begins = brackets.read_begins(self._brackets)
-        return head if not begins else (head or "") + "".join(f"+{begun.entry}" for _name, begun in begins)
+            return self.history.version()
 
     def _committed(self, journal_id: str) -> bool:
         """Whether the operation a journal belongs to reached the log (then it rolls forward).
@@ -350,8 +259,7 @@ class Engine(Operations, Steps):
 
         The turn's begin goes to its file, with the bracket's snapshot, and reaches the log with
         the next record published (``brackets.py``): nothing is published here."""
-        with self.store.locked():
-            self._refresh()
+        with self.transaction() as tx:
             notices = []
             for open_state in self.timeline.open_turns():
                 if not bracket and self._session_turn(open_state) and open_state.begun.session != session:
@@ -362,6 +270,7 @@ class Engine(Operations, Steps):
                     f"turn #{open_state.begun.number} was still open; this begin ended it first "
                     "(what changed on disk until now is recorded as its changes)"
                 )
+            tx.publish()  # the ended turns' files go before this turn's file is written (it may take their name)
             entry_id = _new_id()
             scanner = self._scanner() if bracket else None
             snapshot = scanner.begin(self.capture.from_disk) if scanner is not None else None
@@ -391,8 +300,7 @@ class Engine(Operations, Steps):
         one), recording what a bracket saw change on disk; ``ended_by``: who ended it
         (``TurnEnded.ended_by``). ``commands`` and ``checks`` go to the newest turn ended, which
         is the answer (naming the others it ended in its notices)."""
-        with self.store.locked():
-            self._refresh()
+        with self.transaction():
             open_states = self.timeline.open_turns()
             if not open_states:
                 raise StateError("no turn is open: start one with 'takeback begin'")
@@ -448,8 +356,7 @@ class Engine(Operations, Steps):
     def open_turn_of(self, session: str | None) -> Entry | None:
         """The open turn ``session``'s stop ends: the one its steps join, unless that one
         belongs to another session."""
-        with self.store.locked():
-            self._refresh()
+        with self.transaction():
             state = self._turn_for(session)
             if state is None:
                 return None
@@ -468,9 +375,10 @@ class Engine(Operations, Steps):
         records.append(TurnEnded(
             id=_new_id(), at=now, entry=state.begun.entry, commands=commands, checks=checks, ended_by=ended_by,
         ))
-        self._append(records)
-        if opened is not None:
-            opened.remove()
+        with self.transaction() as tx:
+            tx.add(*records)
+            if opened is not None:
+                tx.after_publish(opened.remove)  # the begin waits in it until the end is in the log
 
     def _turn_capture(self, opened: brackets.OpenTurn) -> Capturer:
         """How the open turn's content is stored: under the settings in force when it began."""
@@ -585,8 +493,7 @@ class Engine(Operations, Steps):
         if len(set(rels)) != len(rels):
             raise InvalidInput("an edit batch names the same path twice")
         renamed = [self.workspace.rel(c.renamed_from) if c.renamed_from else None for c in changes]
-        with self.store.locked():
-            self._refresh()
+        with self.transaction() as tx:
             state = self._joined_turn(turn, session)  # checked before any content is stored
             path_changes = []
             notices: list[str] = []
@@ -608,7 +515,7 @@ class Engine(Operations, Steps):
             )
             if standalone:
                 records.append(TurnEnded(id=_new_id(), at=_now(), entry=entry_id))
-            self._append(records)
+            tx.add(*records)
             if standalone:
                 self._auto_gc()
             return self.timeline.view(self.timeline.entries[entry_id]), checkpoint_id
@@ -660,8 +567,7 @@ class Engine(Operations, Steps):
         timeline or a file moved while the editor was asked, nothing is recorded (the editor's
         applied part is the caller's to take back). All or nothing.
         """
-        with self.store.locked():
-            self._refresh()
+        with self.transaction() as tx:
             editor_rels = {self.workspace.rel(p) for p in in_editor}
             editor_writes: list[tuple[str, Version | None]] = []
             on_disk: dict[str, Version | None] = {}
@@ -675,8 +581,9 @@ class Engine(Operations, Steps):
             applied = True
             if editor_writes:
                 self._joined_turn(record.get("turn"), record.get("session"))  # refused before the editor is asked
-                applied = editor is not None and ask_editor(self, editor, editor_writes, on_disk)
+                applied = editor is not None and ask_editor(tx, self.workspace, editor, editor_writes, on_disk)
             entry, checkpoint_id = self.record_batch(changes, applied=applied, **record)
+            tx.publish()  # in the log before the disk is written: recovery rolls it forward
             if applied:
                 self._write_batch(checkpoint_id, changes, editor_rels)
             return self.timeline.view(self.timeline.entries[entry.id]), checkpoint_id, applied
@@ -718,6 +625,8 @@ class Engine(Operations, Steps):
             self.journal.finish()
             try:
                 self.set_applied(checkpoint_id, False, f"not applied: {exc}")
+                with self.transaction() as tx:
+                    tx.publish()  # the caller's transaction ends with this exception
             except TakebackError:
                 log.exception("could not mark checkpoint %s as not applied", checkpoint_id)
             raise
@@ -734,15 +643,14 @@ class Engine(Operations, Steps):
 
     def set_applied(self, checkpoint_id: str, applied: bool, reason: str | None = None) -> Entry:
         """Say whether a recorded checkpoint reached the workspace (the editor may refuse)."""
-        with self.store.locked():
-            self._refresh()
+        with self.transaction() as tx:
             owner = self.timeline.checkpoint_owner.get(checkpoint_id)
             if owner is None:
                 raise NotFound(f"no checkpoint {checkpoint_id}")
             record = CheckpointApplied(
                 id=_new_id(), at=_now(), entry=owner, checkpoint=checkpoint_id, applied=applied, reason=reason
             )
-            self._append([record])
+            tx.add(record)
             return self.timeline.view(self.timeline.entries[owner])
 
     def record_check(
@@ -758,33 +666,22 @@ class Engine(Operations, Steps):
             raise InvalidInput(f"check status {status!r} is not one of passed, failed, error, skipped")
         if not name:
             raise InvalidInput("a check needs a name")
-        with self.store.locked():
-            self._refresh()
+        with self.transaction() as tx:
             state = self.timeline.resolve(turn) if turn else (self.timeline.open_turn() or self.timeline.resolve("last"))
             check = Check(name=name, status=status, command=command, exit_code=exit_code, at=_now())  # type: ignore[arg-type]
-            self._append([CheckRecorded(id=_new_id(), at=_now(), entry=state.begun.entry, check=check)])
+            tx.add(CheckRecorded(id=_new_id(), at=_now(), entry=state.begun.entry, check=check))
             return self.timeline.view(state)
 
     # ------------------------------------------------------------------ reading
 
     def refresh(self) -> None:
-        with self.store.locked():
-            self._refresh()
-
-    @contextlib.contextmanager
-    def exclusive(self) -> Iterator[Engine]:
-        """Hold the store for a series of calls (the timeline fresh at the start), so that no
-        other process or thread moves the timeline in between: an adapter's read that must not
-        see an operation half-way, or a plan that a confirmation then carries out. Adapters use
-        this, never the store's lock itself."""
-        with self.store.locked():
-            self._refresh()
-            yield self
+        """Bring the timeline up to the log (a transaction that adds nothing)."""
+        with self.transaction():
+            pass
 
     def replay(self) -> None:
         """Fold the whole log again (after the log was rewritten: retention)."""
-        self._head = None
-        self._refresh()
+        self.history.replay()
 
     def entries(self, session: str | None = None, limit: int | None = None, before: int | None = None) -> list[Entry]:
         """Timeline entries, newest first; ``before`` pages by entry number."""
@@ -890,12 +787,10 @@ class Engine(Operations, Steps):
         """Apply the retention policy: drop old entries, then unreachable objects."""
         from .retention import collect
 
-        with self.store.locked():
-            self._refresh()
-            if self.timeline.tentatives:
-                self._append([])  # the open turns' begins go into the log that gc rewrites
+        with self.transaction() as tx:
+            tx.publish(tentatives=True)  # what waits, and the open turns' begins, go into the log gc rewrites
             report = collect(self)
-            self.replay()
+            self.history.replay()
             return report
 
 
@@ -936,16 +831,3 @@ def _notices(changed: list[Changed]) -> list[str]:
 
 def _numbers(states: list[FoldedEntry]) -> str:
     return ", ".join(f"#{s.begun.number}" for s in states)
-
-
-def _message(records: list[Record]) -> str:
-    """The log commit's subject, for people reading the store with git tools."""
-    first = records[0]
-    if isinstance(first, TurnBegun):
-        text = f"{first.kind} #{first.number}" + (f": {first.label}" if first.label else "")
-    elif isinstance(first, EntriesDropped):  # not published this way (retention rewrites the log)
-        text = first.type
-    else:
-        text = f"{first.type} in {first.entry}"
-    kinds = [r.type for r in records]
-    return f"{text} ({', '.join(kinds)})"

@@ -5,48 +5,43 @@ new content to the editor (``EditorApply``: ``workspace/applyEdit`` in the langu
 which may ask the person first and answer minutes later. The store's lock is a cross-process
 lock that agent hooks and the CLI wait for only ``lock_timeout`` seconds, so it is let go while
 the editor works: the write is planned under the lock, the editor is asked with the lock
-released, and back under the lock the write goes on only if the timeline is where it was
-(neither a new log commit nor a newly begun turn) and the files it will write on disk hold
-what the plan read. Otherwise ``StateError`` / ``StaleContent`` stops the write before
-anything is recorded or written on disk; the editor's side, already applied, is the caller's to
-take back (the caller owns the editor).
+released (``Transaction.released``, which publishes what the transaction added so far), and
+back under the lock the write goes on only if the timeline is where it was (neither a new log
+commit nor a newly begun turn) and the files it will write on disk hold what the plan read.
+Otherwise ``StateError`` / ``StaleContent`` stops the write before anything more is recorded or
+written on disk; the editor's side, already applied, is the caller's to take back (the caller
+owns the editor).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import StaleContent, StateError
+from ..errors import StaleContent
 
 if TYPE_CHECKING:
     from ..core.merge import Version
+    from ..workspace.files import Workspace
     from .operations import EditorApply
-    from .parts import EngineParts
-
-MOVED = "the timeline changed while the editor was asked; nothing was recorded, run it again"
+    from .transaction import Transaction
 
 
 def ask_editor(
-    engine: EngineParts, editor: EditorApply, writes: list[tuple[str, Version | None]], on_disk: dict[str, Version | None]
+    tx: Transaction, workspace: Workspace, editor: EditorApply, writes: list[tuple[str, Version | None]],
+    on_disk: dict[str, Version | None],
 ) -> bool:
     """Call ``editor(writes)`` with the store's lock let go; answer whether it applied them.
 
-    Must be called under the lock, after planning. ``on_disk`` maps each path the write will
+    Must be called in a transaction, after planning. ``on_disk`` maps each path the write will
     then write on disk to what the plan read there (None: no file). When the editor applied
-    its part, the timeline and those files are checked again under the lock.
+    its part, the timeline (``Transaction.released``) and those files are checked again.
     """
-    version = engine.timeline_version()
-    with engine.store.released():
+    with tx.released():
         applied = editor(writes)
     if not applied:
         return False
-    engine.refresh()
-    if engine.timeline_version() != version:
-        raise StateError(MOVED)
+    tx.check_unmoved()
     for rel, planned in on_disk.items():
-        now = engine.workspace.read(rel)
-        if (now is None) != (planned is None) or (
-            now is not None and planned is not None and (now.content, now.mode) != (planned.content, planned.mode)
-        ):
+        if workspace.read(rel) != planned:
             raise StaleContent(f"{rel} changed on disk while the editor was asked; nothing was recorded, run it again")
     return True

@@ -62,8 +62,7 @@ class Operations(EngineParts):
         """Revert the last applied agent turn, whichever session's (a turn still open is
         ended first, so its bracket's changes are recorded and it is the one undone)."""
         _check_on_conflict(on_conflict)
-        with self.store.locked():
-            self._refresh()
+        with self.transaction():
             for entry_id in reversed(self.timeline.order):
                 state = self.timeline.entries[entry_id]
                 if state.begun.kind != "turn" or state.state not in ("open", "applied"):
@@ -78,8 +77,7 @@ class Operations(EngineParts):
     def redo(self, dry_run: bool = False, on_conflict: OnConflict = "abort", **io) -> OperationResult:
         """Re-apply what the last undo, revert or restore took away."""
         _check_on_conflict(on_conflict)
-        with self.store.locked():
-            self._refresh()
+        with self.transaction():
             target = self.timeline.redo_target()
             return self._revert_entry("redo", target, dry_run, on_conflict, **io)
 
@@ -97,8 +95,7 @@ class Operations(EngineParts):
         back; the entry's own state stays as it is, and the revert is its own timeline entry.
         """
         _check_on_conflict(on_conflict)
-        with self.store.locked():
-            self._refresh()
+        with self.transaction():
             target = self.timeline.resolve(turn)
             if target.state == "open":
                 target = self._with_pending_bracket(target)
@@ -107,8 +104,7 @@ class Operations(EngineParts):
     def restore(self, checkpoint: str, dry_run: bool = False, on_conflict: OnConflict = "abort", **io) -> OperationResult:
         """Bring every file touched since ``checkpoint`` (or ``last-green``) back to its state then."""
         _check_on_conflict(on_conflict)
-        with self.store.locked():
-            self._refresh()
+        with self.transaction():
             if checkpoint == "last-green":
                 green = self.timeline.last_green()
                 cp = green.checkpoints[-1]
@@ -351,36 +347,46 @@ class Operations(EngineParts):
         overlay: dict[str, Version | None],
         editor: EditorApply | None,
     ) -> Entry:
-        editor_writes = [(item.path, item.result) for item in plan.writes if item.path in overlay]
-        if editor_writes:
-            # Asked first, with the store's lock let go; the disk is written only once it applied.
-            on_disk = {item.path: item.ours for item in plan.writes if item.path not in overlay}
-            if editor is None or not ask_editor(self, editor, editor_writes, on_disk):
-                raise StateError("the editor did not apply the changes to its open documents; nothing was written")
-        entry_id = _new_id()
-        changes, journal_files, backups = self._changes_and_journal(plan, overlay)
-        self.journal.start(entry_id, kind, journal_files, backups, plan.folders)
-        written: list[JournalFile] = []
-        try:
-            self.journal.forward(journal_files, plan.folders, written, lambda item: self._write_after(item, plan))
-            now = _now()
-            records: list[Record] = [
-                self._new_begin(entry_id, label=label, session=target.begun.session, source="operation", kind=kind, at=now),
-                CheckpointRecorded(id=_new_id(), at=now, entry=entry_id, label=label, changes=changes),
-                OperationDone(
-                    id=_new_id(), at=now, entry=entry_id, target=target.begun.entry,
-                    checkpoint_target=checkpoint_target, on_conflict=on_conflict, verdict=verdict,  # type: ignore[arg-type]
-                    effects=effects, previous=previous,  # type: ignore[arg-type]
-                    skipped=[s.path for s in plan.skipped], conflicts=[c.path for c in plan.conflicts],
-                ),
-            ]
-            self._append(records)
-        except BaseException:
-            self.journal.roll_back(written)
+        with self.transaction() as tx:
+            editor_writes = [(item.path, item.result) for item in plan.writes if item.path in overlay]
+            if editor_writes:
+                # Asked first, with the store's lock let go; the disk is written only once it applied.
+                on_disk = {item.path: item.ours for item in plan.writes if item.path not in overlay}
+                if editor is None or not ask_editor(tx, self.workspace, editor, editor_writes, on_disk):
+                    raise StateError("the editor did not apply the changes to its open documents; nothing was written")
+            entry_id = _new_id()
+            changes, journal_files, backups = self._changes_and_journal(plan, overlay)
+            self.journal.start(entry_id, kind, journal_files, backups, plan.folders)
+            written: list[JournalFile] = []
+            try:
+                self.journal.forward(journal_files, plan.folders, written, lambda item: self._write_after(item, plan))
+                tx.add(*self._operation_records(entry_id, kind, label, target, checkpoint_target, on_conflict, verdict,
+                                                effects, previous, plan, changes))
+                tx.publish()  # the turns it ended and the operation: one log commit, before the journal goes
+            except BaseException:
+                self.journal.roll_back(written)
+                self.journal.finish()
+                raise
             self.journal.finish()
-            raise
-        self.journal.finish()
-        return self.timeline.view(self.timeline.entries[entry_id])
+            return self.timeline.view(self.timeline.entries[entry_id])
+
+    def _operation_records(
+        self, entry_id: str, kind: str, label: str, target: FoldedEntry, checkpoint_target: str | None,
+        on_conflict: OnConflict, verdict: str, effects: dict[str, str], previous: dict[str, str], plan: Plan,
+        changes: list[PathChange],
+    ) -> list[Record]:
+        """The operation's own entry: its begin, its checkpoint (every write) and what it did."""
+        now = _now()
+        return [
+            self._new_begin(entry_id, label=label, session=target.begun.session, source="operation", kind=kind, at=now),
+            CheckpointRecorded(id=_new_id(), at=now, entry=entry_id, label=label, changes=changes),
+            OperationDone(
+                id=_new_id(), at=now, entry=entry_id, target=target.begun.entry,
+                checkpoint_target=checkpoint_target, on_conflict=on_conflict, verdict=verdict,  # type: ignore[arg-type]
+                effects=effects, previous=previous,  # type: ignore[arg-type]
+                skipped=[s.path for s in plan.skipped], conflicts=[c.path for c in plan.conflicts],
+            ),
+        ]
 
     def _changes_and_journal(
         self, plan: Plan, overlay: dict[str, Version | None],

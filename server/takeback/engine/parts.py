@@ -1,4 +1,4 @@
-"""What ``Engine``'s mixins (``Operations``, ``Steps``) and ``handoff`` use of the engine.
+"""What ``Engine``'s mixins (``Operations``, ``Steps``) use of the engine.
 
 ``Engine`` defines all of it; this class only declares it for the type checker, so the mixins
 are checked against the engine's real attributes and signatures. At run time it is empty.
@@ -6,14 +6,15 @@ are checked against the engine's real attributes and signatures. At run time it 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..config import Config
-    from ..core.models import Check, CheckpointRecorded, FileVersion, PathChange, Record, TurnBegun
+    from ..core.models import Check, CheckpointRecorded, FileVersion, PathChange, TurnBegun
     from ..core.timeline import FoldedEntry, Timeline
     from ..scanning.scan import GitScanner, WalkScanner
     from ..storage.store import Store
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from ..workspace.files import Workspace
     from ..workspace.journal import Journal
     from . import brackets
+    from .transaction import Transaction
 
 
 class EngineParts:
@@ -32,13 +34,13 @@ class EngineParts:
         store: Store
         capture: Capturer
         journal: Journal
-        timeline: Timeline
+        @property
+        def timeline(self) -> Timeline: ...
         _brackets: Path
 
         def timeline_version(self) -> str | None: ...
         def refresh(self) -> None: ...
-        def _refresh(self) -> int: ...
-        def _append(self, records: Sequence[Record]) -> None: ...
+        def transaction(self) -> AbstractContextManager[Transaction]: ...
         def _user_head(self) -> str | None: ...
         def _new_begin(
             self, entry_id: str, label: str | None, session: str | None, agent: str | None = None,

@@ -114,7 +114,7 @@ def _rewrite(engine: Engine, drop: dict[str, str]) -> list[DroppedSpan]:
 
 
 def collect(engine: Engine) -> GcReport:
-    """Run with the store locked and the timeline fresh."""
+    """Run inside a transaction (``Engine.gc``) that has nothing left to publish."""
     store = engine.store
     bytes_before = store.size_bytes()
     entries_before = len(engine.timeline.order)

@@ -49,8 +49,7 @@ class Steps(EngineParts):
         """Start step ``key``: keep the before-images of ``paths`` (an edit), or with no
         ``paths`` the scanner's snapshot (a shell command), until ``end_step(key)``."""
         rels = None if paths is None else sorted({self.workspace.rel(p) for p in paths})
-        with self.store.locked():
-            self._refresh()
+        with self.transaction():
             state = self._turn_for(session)
             begun = TurnBegun(
                 id=_new_id(), at=_now(), entry=state.begun.entry if state else _new_id(), number=0,
@@ -82,8 +81,7 @@ class Steps(EngineParts):
         """End step ``key``: record what it changed as a checkpoint named ``label`` of the turn
         it began in (or of a turn of its own). None: no such step, or it changed nothing."""
         name = _file_name(key)
-        with self.store.locked():
-            self._refresh()
+        with self.transaction() as tx:
             opened = brackets.read_named(self._brackets, name)
             if opened is None or opened.begun is None or opened.scan is None:
                 return None
@@ -110,8 +108,8 @@ class Steps(EngineParts):
                     }))
                     records.append(cp.model_copy(update={"entry": entry_id}))
                     records.append(TurnEnded(id=_new_id(), at=_now(), entry=entry_id))
-                self._append(records)
-            opened.remove()
+                tx.add(*records)
+            tx.after_publish(opened.remove)
             if not records:
                 return None
             return self.timeline.view(self.timeline.entries[records[-1].entry])
@@ -120,7 +118,7 @@ class Steps(EngineParts):
         """Remove the steps of ``session`` that never ended (a tool call whose end never came);
         answers how many."""
         removed = 0
-        with self.store.locked():
+        with self.transaction():
             for name in brackets.step_names(self._brackets):
                 try:
                     opened = brackets.read_named(self._brackets, name)

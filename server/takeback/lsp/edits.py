@@ -253,7 +253,7 @@ async def _apply_in_order(server: TakebackServer, params: ApplyEditParams, ops, 
     encoding = server.position_encoding
 
     def work() -> tuple[Any, str, bool]:
-        with engine.exclusive():
+        with engine.transaction():
             files = VirtualFiles(folder, docs)
             changes = play(ops, files, encoding)
             in_editor = [c.path for c in changes if c.path in docs]

@@ -77,7 +77,7 @@ async def read(engine: Engine, fn, *args, **kwargs):
     in another thread (which holds the lock while it writes) is never seen half-way."""
 
     def locked():
-        with engine.exclusive():
+        with engine.transaction():
             return fn(*args, **kwargs)
 
     return await asyncio.to_thread(locked)

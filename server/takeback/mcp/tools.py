@@ -261,7 +261,7 @@ class Tools:
             planned = run(True)
             return planned, make_plan(engine, planned, checkpoint() if checkpoint else None)
 
-        with engine.exclusive():
+        with engine.transaction():
             if confirm_token is None or not confirm_token.strip():
                 return self._planned(tool, *current())
             self.book.redeem(confirm_token, operation, on_conflict, lambda: current()[1], again=tool)
