@@ -33,7 +33,7 @@ def test_scripted_session_on_a_real_repository(real_repo: Path) -> None:
     state0 = git_state(repo)
     engine = Engine(repo)
     readme0 = (repo / "README.md").read_bytes()
-    engine_py = "server/takeback/engine.py"
+    engine_py = "server/takeback/engine/engine.py"
     engine0 = (repo / engine_py).read_bytes()
     assert (repo / "pyproject.toml").exists()
 
