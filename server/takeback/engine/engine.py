@@ -1,25 +1,22 @@
 """The turn engine: opens a workspace's store, records agent turns, answers questions.
 
-``Engine`` is the one API the CLI and the language server call; it knows nothing of either.
-Recording (brackets, edit batches, checks) and reading (timeline, diffs, status, gc) are here;
-undo, redo, revert and restore come from ``operations.Operations``.
-Every mutating call holds the store's lock, brings the in-memory timeline up to the log's
-head (another process may have written) and the open turns' files, does its work and appends
-its records in one compare-and-swap (a turn's begin waits in its file and is published with the
-first record appended after it: ``brackets.py``).
+``Engine`` is the one API the adapters (CLI, language server, hooks, MCP, the resident
+process) call; it knows nothing of them. It owns one workspace's store, journal, scanner cache
+and in-memory history (``history.py``), and is put together from parts that each own one job,
+mixed in with their use of the engine declared in ``parts.py``:
 
-Several turns can be open at once, one per agent session: a turn opened without a bracket (an
-agent's prompt through its hooks) takes only the steps and batches of its own session, so two
-sessions in one workspace keep separate turns. A turn with a whole-disk bracket claims every
-change on disk, so it is open alone: beginning it ends every open turn, and while it is open
-every step and batch joins it. Operations that write the workspace go through the journal, so they
-complete or leave every file as it was. A write that asks an editor to change open documents
-lets the lock go while it waits, and goes on only if nothing moved meanwhile (``handoff.py``).
+* ``turns.Turns``: opening and ending turns, a bracket's changes on disk, checks;
+* ``batches.Batches``: recording edit batches and writing them where no editor does;
+* ``steps.Steps``: an agent's tool calls, each a step of its turn;
+* ``operations.Operations``: undo, redo, revert and restore;
+* ``reading.Reading``: entries, diffs, file contents, status.
 
-Nothing read back from the store is trusted blindly: records (from the log or the timeline
-cache, ``timeline.json``, which is plain validated data) and the journal must name clean
-workspace paths, or the store is refused with an error that says so; a turn is ended under
-the settings it began with (kept in the open turn's file), whatever changed in between.
+Every call runs in a transaction (``transaction()``, ``transaction.py``): the store's lock, the
+timeline brought up to the log's head and the open turns' files, the records it adds published
+as one log commit at its end. Opening the engine also recovers an interrupted write from the
+journal, so a write completes or leaves every file as it was. Nothing read back from the store
+is trusted blindly: records and the journal must name clean workspace paths, or the store is
+refused with an error that says so.
 """
 
 from __future__ import annotations
@@ -28,62 +25,40 @@ import contextlib
 import logging
 import os
 import threading
-from collections.abc import Iterable, Iterator
-from datetime import datetime
-from itertools import pairwise
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
 import pygit2
-from pydantic import ValidationError
 
 from ..config import Config, default_store_dir, load_config
-from ..core.clock import new_id as _new_id
-from ..core.clock import now as _now
-from ..core.merge import Version
 from ..core.models import (
-    MODE_FILE,
-    BatchChange,
-    Check,
-    CheckpointApplied,
-    CheckpointRecorded,
-    CheckRecorded,
-    Entry,
-    FileVersion,
     GcReport,
-    PathChange,
-    Record,
-    StoreStatus,
-    TurnBegun,
-    TurnEnded,
-    same_version,
 )
-from ..core.textdiff import is_binary, line_stats, unified_diff
-from ..core.timeline import FoldedEntry, Timeline
+from ..core.timeline import Timeline
 from ..errors import (
     InvalidInput,
-    NotFound,
-    NothingToDo,
     StateError,
     StoreError,
     TakebackError,
 )
-from ..scanning.scan import Changed, GitScanner, ScanCache, WalkScanner, make_scanner
+from ..scanning.scan import GitScanner, ScanCache, WalkScanner, make_scanner
 from ..storage.store import Store
 from ..workspace.capture import Capturer
 from ..workspace.files import Workspace, is_recorded_path
-from ..workspace.journal import Journal, JournalDoc, JournalFile
-from . import brackets, failures
-from .handoff import ask_editor
+from ..workspace.journal import Journal, JournalDoc
+from .batches import Batches
 from .history import CACHE_AFTER_RECORDS, History
-from .operations import EditorApply, Operations
+from .operations import Operations
+from .reading import Reading
 from .steps import Steps
 from .transaction import Transaction
+from .turns import Turns
 
 log = logging.getLogger("takeback.engine")
 
 
-class Engine(Operations, Steps):
+class Engine(Turns, Batches, Reading, Operations, Steps):
     """One workspace's timeline and the operations on it."""
 
     def __init__(self, workspace: str | os.PathLike[str], config: Config | None = None, long_lived: bool = False) -> None:
@@ -109,10 +84,8 @@ class Engine(Operations, Steps):
         store_real = os.path.realpath(self.store.path)
         root_real = str(self.workspace.root)
         self._store_rel = os.path.relpath(store_real, root_real) if store_real.startswith(root_real + os.sep) else None
-        with self.store.locked():
-            self.history.load_cache()
-            replayed = self.history.refresh()
-            if replayed >= CACHE_AFTER_RECORDS:
+        with self.transaction():
+            if self.history.replayed >= CACHE_AFTER_RECORDS:
                 self.history.save_cache()
             self._check_journal()
             self.last_recovery = self.journal.recover(self._committed, self.capture.matches)
@@ -189,14 +162,14 @@ class Engine(Operations, Steps):
 
     def close(self) -> None:
         """Let go of what a long-lived engine holds besides its store (the work tree's watch)."""
-        with self.store.locked():
+        with self.transaction():
             self._scan_cache.close()
 
     def timeline_version(self) -> str | None:
         """A token that changes whenever the timeline does: the log head, followed by
         ``+<entry>`` for each open turn's file (opening a turn does not move the head). Cheap:
         reads the ref and two lines of each open turn's file."""
-        with self.store.locked():
+        with self.transaction():
             return self.history.version()
 
     def _committed(self, journal_id: str) -> bool:
@@ -243,434 +216,24 @@ class Engine(Operations, Steps):
 
     # ------------------------------------------------------------------ turns
 
-    def begin_turn(
-        self,
-        label: str | None = None,
-        session: str | None = None,
-        agent: str | None = None,
-        source: str = "bracket",
-        bracket: bool = True,
-    ) -> Entry:
-        """Open a turn. With ``bracket`` (the default), whatever changes on disk until
-        ``end_turn`` is recorded too: such a turn is open alone, so every open turn is ended
-        first. Without, the turn is ``session``'s (an agent's prompt through its hooks): it
-        takes that session's steps and batches only, and ends only the session's own open turn
-        (an agent that died, or a prompt whose stop never came) and a whole-disk one.
 
-        The turn's begin goes to its file, with the bracket's snapshot, and reaches the log with
-        the next record published (``brackets.py``): nothing is published here."""
-        with self.transaction() as tx:
-            notices = []
-            for open_state in self.timeline.open_turns():
-                if not bracket and self._session_turn(open_state) and open_state.begun.session != session:
-                    continue  # another agent session's turn goes on
-                log.info("turn #%d was still open; ending it first", open_state.begun.number)
-                self._end(open_state, [], [], ended_by="next_prompt")
-                notices.append(
-                    f"turn #{open_state.begun.number} was still open; this begin ended it first "
-                    "(what changed on disk until now is recorded as its changes)"
-                )
-            tx.publish()  # the ended turns' files go before this turn's file is written (it may take their name)
-            entry_id = _new_id()
-            scanner = self._scanner() if bracket else None
-            snapshot = scanner.begin(self.capture.from_disk) if scanner is not None else None
-            record = self._new_begin(entry_id, label=label, session=session, agent=agent, source=source)
-            self.store.flush()  # the content the snapshot names is on disk before the snapshot
-            try:
-                brackets.write(
-                    self._brackets, record, snapshot, scanner.index_file() if scanner is not None else None,
-                    self.config.fsync, nested_sources=scanner.nested_indexes if scanner is not None else None,
-                    config=self.config.model_dump(mode="json"),
-                    name=brackets.FILE_NAME if bracket else brackets.session_name(entry_id),
-                )
-            except OSError as exc:
-                raise StoreError(f"cannot write to the store {self.store.path}: {exc}") from exc
-            self.timeline.add_tentative(record)
-            entry = self.timeline.view(self.timeline.entries[entry_id])
-            return entry.model_copy(update={"notices": [*notices, *entry.notices]}) if notices else entry
 
-    def end_turn(
-        self,
-        turn: str | None = None,
-        commands: Iterable[str] = (),
-        checks: Iterable[Check] = (),
-        ended_by: str | None = None,
-    ) -> Entry:
-        """Close open turn ``turn``, or every open turn (several agent sessions may each have
-        one), recording what a bracket saw change on disk; ``ended_by``: who ended it
-        (``TurnEnded.ended_by``). ``commands`` and ``checks`` go to the newest turn ended, which
-        is the answer (naming the others it ended in its notices)."""
-        with self.transaction():
-            open_states = self.timeline.open_turns()
-            if not open_states:
-                raise StateError("no turn is open: start one with 'takeback begin'")
-            if turn is not None:
-                state = self.timeline.resolve(turn)
-                if state not in open_states:
-                    if len(open_states) == 1:
-                        raise StateError(f"turn {turn} is not the open turn (#{open_states[0].begun.number} is)")
-                    raise StateError(f"turn {turn} is not open (the open turns are {_numbers(open_states)})")
-                open_states = [state]
-            for state in open_states[:-1]:
-                self._end(state, [], [], ended_by)
-            state = open_states[-1]
-            self._end(state, list(commands), list(checks), ended_by)
-            self._auto_gc()
-            entry = self.timeline.view(state)
-            if len(open_states) == 1:
-                return entry
-            also = [f"also ended turn #{s.begun.number}" + (f" (session {s.begun.session})" if s.begun.session else "")
-                    for s in open_states[:-1]]
-            return entry.model_copy(update={"notices": [*also, *entry.notices]})
 
-    def _new_begin(
-        self, entry_id: str, label: str | None, session: str | None, agent: str | None = None, source: str = "bracket",
-        kind: str = "turn", at: datetime | None = None,
-    ) -> TurnBegun:
-        """The record that opens entry ``entry_id``: the next number, the user's HEAD now."""
-        return TurnBegun(
-            id=entry_id, at=at or _now(), entry=entry_id, number=self.timeline.max_number + 1, kind=kind,  # type: ignore[arg-type]
-            session=session, label=label, agent=agent, source=source,  # type: ignore[arg-type]
-            head=self._user_head(),
-        )
 
-    def _session_turn(self, state: FoldedEntry) -> bool:
-        """Whether open turn ``state`` is a session's (no bracket, its own file), not whole-disk."""
-        return brackets.is_session_turn(self._brackets, state.begun.entry)
 
-    def _turn_for(self, session: str | None) -> FoldedEntry | None:
-        """The open turn a step or batch of ``session`` joins (None: it is a turn of its own):
-        a whole-disk turn, open alone, takes everything; else the session's own open turn; else
-        the one open turn, if it or the step has no session."""
-        open_states = self.timeline.open_turns()
-        whole = [s for s in open_states if not self._session_turn(s)]
-        if whole:
-            return whole[-1]
-        mine = [s for s in open_states if s.begun.session == session]
-        if mine:
-            return mine[-1]
-        if len(open_states) == 1 and None in (session, open_states[0].begun.session):
-            return open_states[0]
-        return None
 
-    def open_turn_of(self, session: str | None) -> Entry | None:
-        """The open turn ``session``'s stop ends: the one its steps join, unless that one
-        belongs to another session."""
-        with self.transaction():
-            state = self._turn_for(session)
-            if state is None:
-                return None
-            mine = session is None or state.begun.session in (None, session)
-            return self.timeline.view(state) if mine else None
 
-    def _end(self, state: FoldedEntry, commands: list[str], checks: list[Check], ended_by: str | None = None) -> None:
-        records: list[Record] = []
-        opened = brackets.read(self._brackets, state.begun.entry)
-        if opened is not None and opened.scan is not None:
-            cp = self._bracket_checkpoint(state, opened)
-            if cp is not None:
-                records.append(cp)
-        now = _now()
-        checks = [c if c.at else c.model_copy(update={"at": now}) for c in checks]
-        records.append(TurnEnded(
-            id=_new_id(), at=now, entry=state.begun.entry, commands=commands, checks=checks, ended_by=ended_by,
-        ))
-        with self.transaction() as tx:
-            tx.add(*records)
-            if opened is not None:
-                tx.after_publish(opened.remove)  # the begin waits in it until the end is in the log
 
-    def _turn_capture(self, opened: brackets.OpenTurn) -> Capturer:
-        """How the open turn's content is stored: under the settings in force when it began."""
-        if opened.config is None:
-            return self.capture  # a turn begun by an older version
-        try:
-            config = Config.model_validate(opened.config)
-        except ValidationError as exc:
-            raise StoreError(f"unreadable settings in the open turn's file in {self._brackets}: {exc}") from exc
-        return Capturer(self.store, self.workspace, config)
 
-    def _bracket_checkpoint(self, state: FoldedEntry, opened: brackets.OpenTurn) -> CheckpointRecorded | None:
-        """What changed on disk since the bracket's snapshot (``state``'s begin), as the turn's
-        bracket checkpoint (stored under the settings the turn began with)."""
-        assert opened.scan is not None
-        scanner = self._scanner(opened.scan.get("kind"))
-        if scanner.kind != opened.scan.get("kind"):
-            # Begun in a git work tree that is gone (or git is): no index to tell what changed.
-            return CheckpointRecorded(
-                id=_new_id(), at=_now(), entry=state.begun.entry, label="changes on disk", changes=[], bracket=True,
-                notices=["what changed on disk during this turn was not recorded: the git repository "
-                         "its bracket began with is gone (or git, or the git_scanner setting is)"],
-            )
-        snapshot_paths = opened.scan.get("dirty") or opened.scan.get("files") or {}  # git's, or a walk's
-        outside = next((p for p in snapshot_paths if not is_recorded_path(p)), None)
-        if outside is not None:
-            raise StoreError(
-                f"the open turn's snapshot in {self._brackets} names {outside!r}, which is outside the workspace "
-                "or inside .git: Takeback did not write it; remove the file to go on"
-            )
-        capture = self._turn_capture(opened)
-        changed = scanner.end(opened.scan, opened.index, capture.from_disk, capture.version, opened.nested)
-        # What edit batches and steps recorded since the bracket began (the turn's own, or a step
-        # of a turn that ended meanwhile) is theirs: the bracket does not claim it again.
-        explaining = self._recorded_since(state.begun)
-        changed = [c for c in changed if not _explained_by_batches(explaining, c)]
-        notices = [*scanner.notices, *scanner.skipped.notices(), *_notices(changed)]
-        if not changed and not notices:
-            return None
-        begun_ns = int(state.begun.at.timestamp() * 1_000_000) * 1000
-        known = [c.path for c in changed if c.before is not None]  # files there at begin
-        return CheckpointRecorded(
-            id=_new_id(),
-            at=_now(),
-            entry=state.begun.entry,
-            label="changes on disk",
-            changes=[
-                self._path_change(
-                    c.path, c.before, c.after,
-                    new_folders=self.workspace.folders_made_since(c.path, begun_ns, known) if c.before is None else [],
-                )
-                for c in changed
-            ],
-            bracket=True,
-            notices=notices,
-        )
 
-    def _path_change(
-        self,
-        path: str,
-        before: FileVersion | None,
-        after: FileVersion | None,
-        renamed_from: str | None = None,
-        old: bytes | None = None,
-        new: bytes | None = None,
-        new_folders: Iterable[str] = (),
-    ) -> PathChange:
-        """Describe one path's change; ``old``/``new`` are its bytes when the caller has them;
-        ``new_folders``: the folders it created along with the file."""
-        additions = deletions = 0
-        binary = False
-        if not any(v is not None and v.withheld for v in (before, after)):
-            if old is None and before is not None:
-                old = self.store.read_blob(before.oid)
-            if new is None and after is not None:
-                new = self.store.read_blob(after.oid)
-            binary = is_binary(old) or is_binary(new)
-            additions, deletions = line_stats(old, new)
-        return PathChange(
-            path=path, before=before, after=after, renamed_from=renamed_from,
-            additions=additions, deletions=deletions, binary=binary, new_folders=list(new_folders),
-        )
 
-    def _joined_turn(self, turn: str | None, session: str | None = None) -> FoldedEntry | None:
-        """The open turn a batch joins (None: it is a turn of its own): ``turn``, which must be
-        open, else the one ``session``'s steps join (``_turn_for``)."""
-        if turn is None:
-            return self._turn_for(session)
-        state = self.timeline.resolve(turn)
-        if state not in self.timeline.open_turns():
-            raise StateError(f"turn {turn} is not open; batches can only join an open turn")
-        return state
 
-    def record_batch(
-        self,
-        changes: list[BatchChange],
-        label: str | None = None,
-        session: str | None = None,
-        agent: str | None = None,
-        turn: str | None = None,
-        applied: bool = True,
-        source: str = "edit",
-    ) -> tuple[Entry, str]:
-        """Record one edit batch (before-images now, content after) as a checkpoint.
 
-        The batch joins the open turn; with no open turn it is a turn of its own.
-        Answers the entry and the new checkpoint's id. Nothing in the workspace is written.
-        """
-        if not changes:
-            raise InvalidInput("an edit batch needs at least one file change")
-        rels = [self.workspace.rel(c.path) for c in changes]
-        if len(set(rels)) != len(rels):
-            raise InvalidInput("an edit batch names the same path twice")
-        renamed = [self.workspace.rel(c.renamed_from) if c.renamed_from else None for c in changes]
-        with self.transaction() as tx:
-            state = self._joined_turn(turn, session)  # checked before any content is stored
-            path_changes = []
-            notices: list[str] = []
-            for rel, change, source_path in zip(rels, changes, renamed, strict=True):
-                path_changes.append(self._batch_change(rel, change, source_path, notices))
-            records: list[Record] = []
-            standalone = state is None
-            entry_id = state.begun.entry if state else _new_id()
-            if standalone:
-                records.append(
-                    self._new_begin(entry_id, label=label, session=session, agent=agent, source=source)
-                )
-            checkpoint_id = _new_id()
-            records.append(
-                CheckpointRecorded(
-                    id=checkpoint_id, at=_now(), entry=entry_id, label=label, changes=path_changes,
-                    applied=applied, notices=notices,
-                )
-            )
-            if standalone:
-                records.append(TurnEnded(id=_new_id(), at=_now(), entry=entry_id))
-            tx.add(*records)
-            if standalone:
-                self._auto_gc()
-            return self.timeline.view(self.timeline.entries[entry_id]), checkpoint_id
 
-    def _batch_change(self, rel: str, change: BatchChange, source_path: str | None, notices: list[str]) -> PathChange:
-        """One file of an edit batch, its before-image from the batch or the disk now (a notice
-        added when the secrets or size policy withholds a version)."""
-        if change.before == "disk":
-            disk = self.workspace.read(rel)
-            old = disk.content if disk else None
-            before_mode = disk.mode if disk else None
-        else:
-            old = change.before
-            if change.mode is not None:
-                before_mode = change.mode
-            else:
-                size = self.workspace.size(rel)
-                disk = self.workspace.read(rel) if size is not None else None
-                before_mode = disk.mode if disk else None
-        before = None if old is None else self.capture.version(rel, old, before_mode or MODE_FILE)
-        mode = change.mode or before_mode or MODE_FILE
-        after = None if change.after is None else self.capture.version(rel, change.after, mode)
-        for version in (before, after):
-            if version is not None and version.withheld:
-                notices.append(_withheld_notice(rel, version))
-                break
-        made = self.workspace.missing_folders(rel) if old is None and after is not None else []
-        return self._path_change(rel, before, after, source_path, old, change.after, made)
 
-    def apply_batch(self, changes: list[BatchChange], **kwargs) -> tuple[Entry, str]:
-        """Record a batch and write it to disk (for callers with no editor to apply it)."""
-        entry, checkpoint_id, _applied = self.apply_through(changes, **kwargs)
-        return entry, checkpoint_id
 
-    def apply_through(
-        self,
-        changes: list[BatchChange],
-        editor: EditorApply | None = None,
-        in_editor: Iterable[str] = (),
-        **record,
-    ) -> tuple[Entry, str, bool]:
-        """Record a batch (``record_batch``'s arguments) and bring it into the workspace; answers
-        the entry, the checkpoint and whether the workspace got it.
 
-        Paths in ``in_editor`` (documents open in an editor, whose before-images ``changes``
-        carry) go through ``editor``, first, with the store's lock let go (``handoff.py``); the
-        rest is written on disk under the journal once the editor applied its part. If the
-        editor refuses, the batch is recorded as not applied and nothing is written; if the
-        timeline or a file moved while the editor was asked, nothing is recorded (the editor's
-        applied part is the caller's to take back). All or nothing.
-        """
-        with self.transaction() as tx:
-            editor_rels = {self.workspace.rel(p) for p in in_editor}
-            editor_writes: list[tuple[str, Version | None]] = []
-            on_disk: dict[str, Version | None] = {}
-            for change in changes:
-                rel = self.workspace.rel(change.path)
-                if rel in editor_rels:
-                    mode = change.mode or MODE_FILE
-                    editor_writes.append((rel, None if change.after is None else Version(change.after, mode)))
-                else:
-                    on_disk[rel] = self.workspace.read(rel)
-            applied = True
-            if editor_writes:
-                self._joined_turn(record.get("turn"), record.get("session"))  # refused before the editor is asked
-                applied = editor is not None and ask_editor(tx, self.workspace, editor, editor_writes, on_disk)
-            entry, checkpoint_id = self.record_batch(changes, applied=applied, **record)
-            tx.publish()  # in the log before the disk is written: recovery rolls it forward
-            if applied:
-                self._write_batch(checkpoint_id, changes, editor_rels)
-            return self.timeline.view(self.timeline.entries[entry.id]), checkpoint_id, applied
 
-    def _write_batch(self, checkpoint_id: str, changes: list[BatchChange], skip: set[str]) -> None:
-        """Write a recorded checkpoint's files on disk (but those in ``skip``), under the journal.
-        ``changes`` is the batch it was recorded from (the content, also where the store withheld
-        it). If anything fails, the writes are rolled back and the checkpoint marked not applied."""
-        owner = self.timeline.checkpoint_owner[checkpoint_id]
-        cp = self.timeline.checkpoint(owner, checkpoint_id)
-        given = {self.workspace.rel(c.path): c for c in changes}
-        items: list[JournalFile] = []
-        backups: dict[str, bytes] = {}
-        for i, change in enumerate(cp.changes):
-            if change.path in skip:
-                continue
-            backup = None
-            if change.before is not None and change.before.withheld:
-                source = given.get(change.path)
-                old = source.before if source is not None and isinstance(source.before, bytes) else None
-                if old is None:
-                    disk = self.workspace.read(change.path)
-                    old = disk.content if disk else None
-                if old is not None:
-                    backup = f"{i}.bin"
-                    backups[backup] = old
-            items.append(
-                JournalFile(
-                    path=change.path, before=change.before, after=change.after, backup=backup,
-                    new_folders=change.new_folders,
-                )
-            )
-        self.journal.start(checkpoint_id, "apply", items, backups)
-        written: list[JournalFile] = []
-        try:
-            self.journal.forward(items, [], written, lambda item: self._write_batch_after(item, given))
-        except BaseException as exc:
-            self.journal.roll_back(written)
-            self.journal.finish()
-            try:
-                self.set_applied(checkpoint_id, False, f"not applied: {exc}")
-                with self.transaction() as tx:
-                    tx.publish()  # the caller's transaction ends with this exception
-            except TakebackError:
-                log.exception("could not mark checkpoint %s as not applied", checkpoint_id)
-            raise
-        self.journal.finish()
-
-    def _write_batch_after(self, item: JournalFile, given: dict[str, BatchChange]) -> None:
-        """Write one path of an edit batch: its content from the batch where the store withheld
-        it (a secret, or over the size cap), else from the store."""
-        if item.after is not None and item.after.withheld:
-            content = given[item.path].after if item.path in given else None
-            self.workspace.write(item.path, content or b"", item.after.mode, fsync=self.config.fsync)
-        else:
-            self.journal.write_side(item, "after")
-
-    def set_applied(self, checkpoint_id: str, applied: bool, reason: str | None = None) -> Entry:
-        """Say whether a recorded checkpoint reached the workspace (the editor may refuse)."""
-        with self.transaction() as tx:
-            owner = self.timeline.checkpoint_owner.get(checkpoint_id)
-            if owner is None:
-                raise NotFound(f"no checkpoint {checkpoint_id}")
-            record = CheckpointApplied(
-                id=_new_id(), at=_now(), entry=owner, checkpoint=checkpoint_id, applied=applied, reason=reason
-            )
-            tx.add(record)
-            return self.timeline.view(self.timeline.entries[owner])
-
-    def record_check(
-        self,
-        turn: str | None,
-        name: str,
-        status: str,
-        command: str | None = None,
-        exit_code: int | None = None,
-    ) -> Entry:
-        """Attach a check (tests, lint …) with its status to a turn (default: the open or last one)."""
-        if status not in ("passed", "failed", "error", "skipped"):
-            raise InvalidInput(f"check status {status!r} is not one of passed, failed, error, skipped")
-        if not name:
-            raise InvalidInput("a check needs a name")
-        with self.transaction() as tx:
-            state = self.timeline.resolve(turn) if turn else (self.timeline.open_turn() or self.timeline.resolve("last"))
-            check = Check(name=name, status=status, command=command, exit_code=exit_code, at=_now())  # type: ignore[arg-type]
-            tx.add(CheckRecorded(id=_new_id(), at=_now(), entry=state.begun.entry, check=check))
-            return self.timeline.view(state)
 
     # ------------------------------------------------------------------ reading
 
@@ -683,98 +246,10 @@ class Engine(Operations, Steps):
         """Fold the whole log again (after the log was rewritten: retention)."""
         self.history.replay()
 
-    def entries(self, session: str | None = None, limit: int | None = None, before: int | None = None) -> list[Entry]:
-        """Timeline entries, newest first; ``before`` pages by entry number."""
-        self.refresh()
-        out = []
-        for state in reversed(self.timeline.ordered()):
-            if session is not None and state.begun.session != session:
-                continue
-            if before is not None and state.begun.number >= before:
-                continue
-            out.append(self.timeline.view(state))
-            if limit is not None and len(out) >= limit:
-                break
-        return out
 
-    def entry(self, turn: str) -> Entry:
-        self.refresh()
-        return self.timeline.view(self.timeline.resolve(turn))
 
-    def diff(self, turn: str, path: str | None = None) -> str:
-        """The unified diff of what an entry changed (one file, or all)."""
-        entry = self.entry(turn)
-        rel = self.workspace.rel(path) if path else None
-        parts = []
-        for change in entry.files:
-            if rel is not None and rel not in (change.path, change.old_path):
-                continue
-            if change.withheld:
-                parts.append(f"diff --takeback a/{change.path} b/{change.path}\n# content withheld ({change.withheld}): not stored\n")
-                continue
-            before = self.store.read_blob(change.before.oid) if change.before else None
-            after = self.store.read_blob(change.after.oid) if change.after else None
-            parts.append(
-                unified_diff(
-                    change.path, before, after, old_path=change.old_path,
-                    before_mode=change.before.mode if change.before else None,
-                    after_mode=change.after.mode if change.after else None,
-                )
-            )
-        if rel is not None and not parts:
-            raise NotFound(f"turn #{entry.number} did not change {rel}")
-        return "".join(parts)
 
-    def file_at(self, turn: str, path: str, side: str = "after") -> bytes | None:
-        """A path's content before or after an entry (None: it did not exist then)."""
-        if side not in ("before", "after"):
-            raise InvalidInput(f"side must be 'before' or 'after', not {side!r}")
-        entry = self.entry(turn)
-        rel = self.workspace.rel(path)
-        for change in entry.files:
-            if rel == change.path or (side == "before" and rel == change.old_path):
-                version = change.before if side == "before" else change.after
-                if rel == change.old_path and change.kind == "renamed":
-                    version = change.before
-                if version is None:
-                    return None
-                if version.withheld:
-                    raise StateError(f"{rel}: content withheld by policy ({version.withheld}); it was never stored")
-                return self.store.read_blob(version.oid)
-        raise NotFound(f"turn #{entry.number} did not change {rel}")
 
-    def status(self) -> StoreStatus:
-        self.refresh()
-        ordered = self.timeline.ordered()
-        open_states = self.timeline.open_turns()
-        try:
-            undo_target = self.timeline.undo_target().begun.number
-        except NothingToDo:
-            undo_target = None
-        try:
-            redo_target = self.timeline.redo_target().begun.number
-        except NothingToDo:
-            redo_target = None
-        user_head = self._user_head()
-        return StoreStatus(
-            workspace=str(self.workspace.root),
-            store=str(self.store.path),
-            store_bytes=self.store.size_bytes(),
-            entries=len(ordered),
-            turns=sum(1 for s in ordered if s.begun.kind == "turn"),
-            open_turn=self.timeline.view(open_states[-1]) if open_states else None,
-            open_turns=[self.timeline.view(s) for s in open_states],
-            last_entry=self.timeline.view(ordered[-1]) if ordered else None,
-            undo_target=undo_target,
-            redo_target=redo_target,
-            git_repository=bool(self._user_repo),
-            head=user_head,
-            retention=self.config.retention,
-            fsync=self.config.fsync,
-            last_recovery=self.last_recovery or self.journal.last_report(),
-            config_problems=list(self.config.problems),
-            **failures.summary(self.store.path),
-        )
 
     # ------------------------------------------------------------------ retention
 
@@ -797,37 +272,9 @@ class Engine(Operations, Steps):
 # ---------------------------------------------------------------------- helpers
 
 
-def _explained_by_batches(state: FoldedEntry, change: Changed) -> bool:
-    """Whether the applied edit batches and steps in ``state`` (what was recorded since the
-    bracket began) account for all of a path's change on disk (they chain from the bracket's
-    start to its end): then the bracket adds nothing."""
-    steps = [
-        c
-        for cp in state.checkpoints
-        if not cp.bracket and state.applied.get(cp.id, True)
-        for c in cp.changes
-        if c.path == change.path
-    ]
-    if not steps or not same_version(steps[0].before, change.before) or not same_version(steps[-1].after, change.after):
-        return False
-    return all(same_version(a.after, b.before) for a, b in pairwise(steps))
 
 
-def _withheld_notice(rel: str, version: FileVersion) -> str:
-    if version.withheld == "secret":
-        return f"{rel}: secret file, content not stored (secrets policy)"
-    return f"{rel}: {version.size} bytes, over the size cap; content not stored"
 
 
-def _notices(changed: list[Changed]) -> list[str]:
-    notices = []
-    for c in changed:
-        for version in (c.before, c.after):
-            if version is not None and version.withheld:
-                notices.append(_withheld_notice(c.path, version))
-                break
-    return notices
 
 
-def _numbers(states: list[FoldedEntry]) -> str:
-    return ", ".join(f"#{s.begun.number}" for s in states)

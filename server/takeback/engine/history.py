@@ -54,6 +54,8 @@ class History:
         self.timeline = Timeline()
         self.folded: list[Record] = []  # every record of the log folded into the timeline, in order
         self.head: str | None = None
+        self.replayed = 0  # how many log commits the last refresh read
+        self._cache_read = False
 
     # ------------------------------------------------------------------ cache
 
@@ -101,7 +103,11 @@ class History:
 
     def refresh(self) -> int:
         """Fold the log's new commits, and the open turns' begins the log does not hold yet,
-        into the timeline; answers how many log commits it read."""
+        into the timeline (the first time, from the cache on); answers how many log commits it
+        read (also kept in ``replayed``)."""
+        if not self._cache_read:
+            self._cache_read = True
+            self.load_cache()
         head = self.store.head()
         waiting = brackets.read_begins(self.brackets_dir)
         replayed = 0
@@ -120,6 +126,7 @@ class History:
             self.timeline.retract()
             for begun in unpublished:
                 self.timeline.add_tentative(begun)
+        self.replayed = replayed
         return replayed
 
     def _fold(self, head: str | None) -> int:

@@ -1,7 +1,7 @@
-"""What ``Engine``'s mixins (``Operations``, ``Steps``) use of the engine.
+"""What ``Engine``'s mixins (``Turns``, ``Batches``, ``Reading``, ``Operations``, ``Steps``) use of the engine.
 
-``Engine`` defines all of it; this class only declares it for the type checker, so the mixins
-are checked against the engine's real attributes and signatures. At run time it is empty.
+``Engine`` and the mixins define all of it; this class only declares it for the type checker, so
+each mixin is checked against the real attributes and signatures. At run time it is empty.
 """
 
 from __future__ import annotations
@@ -10,9 +10,11 @@ from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
+    import pygit2
+
     from ..config import Config
     from ..core.models import Check, CheckpointRecorded, FileVersion, PathChange, TurnBegun
     from ..core.timeline import FoldedEntry, Timeline
@@ -20,7 +22,7 @@ if TYPE_CHECKING:
     from ..storage.store import Store
     from ..workspace.capture import Capturer
     from ..workspace.files import Workspace
-    from ..workspace.journal import Journal
+    from ..workspace.journal import Journal, RecoveryReport
     from . import brackets
     from .transaction import Transaction
 
@@ -37,11 +39,15 @@ class EngineParts:
         @property
         def timeline(self) -> Timeline: ...
         _brackets: Path
+        _user_repo: pygit2.Repository | None | Literal[False]
+        last_recovery: RecoveryReport | None
 
         def timeline_version(self) -> str | None: ...
         def refresh(self) -> None: ...
         def transaction(self) -> AbstractContextManager[Transaction]: ...
         def _user_head(self) -> str | None: ...
+        def _auto_gc(self) -> None: ...
+        def _recorded_since(self, step: TurnBegun) -> FoldedEntry: ...
         def _new_begin(
             self, entry_id: str, label: str | None, session: str | None, agent: str | None = None,
             source: str = "bracket", kind: str = "turn", at: datetime | None = None,

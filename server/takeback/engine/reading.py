@@ -1,0 +1,122 @@
+"""Reading the timeline: entries, one entry, diffs, a file's content at a turn, the store's status.
+
+``Reading`` is the part of ``Engine`` (a mixin, declared in ``parts.py``) that answers questions;
+each answer is read in a transaction, so it never sees an operation half-way.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from ..core.models import (
+    Entry,
+    StoreStatus,
+)
+from ..core.textdiff import unified_diff
+from ..errors import (
+    InvalidInput,
+    NotFound,
+    NothingToDo,
+    StateError,
+)
+from . import failures
+from .parts import EngineParts
+
+log = logging.getLogger("takeback.engine")
+
+
+class Reading(EngineParts):
+    """The reading methods of ``Engine``."""
+
+    def entries(self, session: str | None = None, limit: int | None = None, before: int | None = None) -> list[Entry]:
+        """Timeline entries, newest first; ``before`` pages by entry number."""
+        self.refresh()
+        out = []
+        for state in reversed(self.timeline.ordered()):
+            if session is not None and state.begun.session != session:
+                continue
+            if before is not None and state.begun.number >= before:
+                continue
+            out.append(self.timeline.view(state))
+            if limit is not None and len(out) >= limit:
+                break
+        return out
+
+    def entry(self, turn: str) -> Entry:
+        self.refresh()
+        return self.timeline.view(self.timeline.resolve(turn))
+
+    def diff(self, turn: str, path: str | None = None) -> str:
+        """The unified diff of what an entry changed (one file, or all)."""
+        entry = self.entry(turn)
+        rel = self.workspace.rel(path) if path else None
+        parts = []
+        for change in entry.files:
+            if rel is not None and rel not in (change.path, change.old_path):
+                continue
+            if change.withheld:
+                parts.append(f"diff --takeback a/{change.path} b/{change.path}\n# content withheld ({change.withheld}): not stored\n")
+                continue
+            before = self.store.read_blob(change.before.oid) if change.before else None
+            after = self.store.read_blob(change.after.oid) if change.after else None
+            parts.append(
+                unified_diff(
+                    change.path, before, after, old_path=change.old_path,
+                    before_mode=change.before.mode if change.before else None,
+                    after_mode=change.after.mode if change.after else None,
+                )
+            )
+        if rel is not None and not parts:
+            raise NotFound(f"turn #{entry.number} did not change {rel}")
+        return "".join(parts)
+
+    def file_at(self, turn: str, path: str, side: str = "after") -> bytes | None:
+        """A path's content before or after an entry (None: it did not exist then)."""
+        if side not in ("before", "after"):
+            raise InvalidInput(f"side must be 'before' or 'after', not {side!r}")
+        entry = self.entry(turn)
+        rel = self.workspace.rel(path)
+        for change in entry.files:
+            if rel == change.path or (side == "before" and rel == change.old_path):
+                version = change.before if side == "before" else change.after
+                if rel == change.old_path and change.kind == "renamed":
+                    version = change.before
+                if version is None:
+                    return None
+                if version.withheld:
+                    raise StateError(f"{rel}: content withheld by policy ({version.withheld}); it was never stored")
+                return self.store.read_blob(version.oid)
+        raise NotFound(f"turn #{entry.number} did not change {rel}")
+
+    def status(self) -> StoreStatus:
+        self.refresh()
+        ordered = self.timeline.ordered()
+        open_states = self.timeline.open_turns()
+        try:
+            undo_target = self.timeline.undo_target().begun.number
+        except NothingToDo:
+            undo_target = None
+        try:
+            redo_target = self.timeline.redo_target().begun.number
+        except NothingToDo:
+            redo_target = None
+        user_head = self._user_head()
+        return StoreStatus(
+            workspace=str(self.workspace.root),
+            store=str(self.store.path),
+            store_bytes=self.store.size_bytes(),
+            entries=len(ordered),
+            turns=sum(1 for s in ordered if s.begun.kind == "turn"),
+            open_turn=self.timeline.view(open_states[-1]) if open_states else None,
+            open_turns=[self.timeline.view(s) for s in open_states],
+            last_entry=self.timeline.view(ordered[-1]) if ordered else None,
+            undo_target=undo_target,
+            redo_target=redo_target,
+            git_repository=bool(self._user_repo),
+            head=user_head,
+            retention=self.config.retention,
+            fsync=self.config.fsync,
+            last_recovery=self.last_recovery or self.journal.last_report(),
+            config_problems=list(self.config.problems),
+            **failures.summary(self.store.path),
+        )
