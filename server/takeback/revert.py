@@ -7,7 +7,9 @@ so edits made in between — by the person or by later turns — stay. The plan 
 the final content, or the conflict or the reason it is skipped, and then where the files go:
 the folders the taken-back changes created that the plan's deletions empty are removed, so a
 file can come back where a folder stood (and the reverse); a folder that still holds what the
-changes did not add is a conflict. Nothing is written here.
+changes did not add is a conflict. A folder the changes made where a file comes back and left
+with no file (a deletion's ``new_folders``, or one made for a file that ends absent) is removed
+too; one the person put files in since stays, and that file is skipped. Nothing is written here.
 """
 
 from __future__ import annotations
@@ -153,12 +155,12 @@ class Planner:
                 )
                 plan.paths[i] = PathPlan(path, ours, _version_of(ours), conflict=conflict)
             elif path in kept:
-                reason = (
+                why = (
                     f"{path} is now a folder, made where the file was by the changes taken back, and it holds "
                     f"what they did not put there ({_shown(kept[path])}); Takeback does not remove it: "
                     "move that away and run this again"
                 )
-                plan.paths[i] = PathPlan(path, ours, _version_of(ours), skipped=reason, blocked=True)
+                plan.paths[i] = PathPlan(path, ours, _version_of(ours), skipped=why, blocked=True)
             elif (reason := layout.obstacle(path, going)) is not None:
                 plan.paths[i] = PathPlan(path, ours, _version_of(ours), skipped=reason, blocked=True)
             elif ours is None:

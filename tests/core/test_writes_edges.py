@@ -429,14 +429,19 @@ def test_a_folder_made_in_a_files_place_that_the_person_filled_stays(ws: Path, e
     assert (ws / "README.md").read_text() == PLAIN_FILES["README.md"]
 
 
-def test_edit_batches_that_empty_a_folder_made_in_a_files_place(ws: Path, engine: Engine) -> None:
-    """The same through edit batches: one batch deletes README.md and creates README.md/part.md
-    (the batch knows it makes the folder), a later one in the same turn deletes part.md. The
-    undo of the turn removes the emptied folder and writes README.md back."""
+@pytest.mark.parametrize("written_by", ["editor", "engine"])
+def test_edit_batches_that_empty_a_folder_made_in_a_files_place(ws: Path, engine: Engine, written_by: str) -> None:
+    """The same through edit batches (written by the editor, or by the engine as
+    takeback/applyEdit does without one): one batch deletes README.md and creates
+    README.md/part.md (the batch knows it makes the folder), a later one in the same turn
+    deletes part.md. The undo of the turn removes the emptied folder and writes README.md back."""
     before = snapshot(ws)
     engine.begin_turn(label="two batches")
-    batch(engine, ws, {"README.md": None, "README.md/part.md": "one\n"})
-    batch(engine, ws, {"README.md/part.md": None})
+    for files in ({"README.md": None, "README.md/part.md": "one\n"}, {"README.md/part.md": None}):
+        if written_by == "editor":
+            batch(engine, ws, files)
+        else:
+            engine.apply_batch([BatchChange(path=p, after=c and c.encode()) for p, c in files.items()])
     engine.end_turn()
     after = snapshot(ws)
     assert "README.md" in after[2]
