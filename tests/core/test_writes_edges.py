@@ -429,6 +429,26 @@ def test_a_folder_made_in_a_files_place_that_the_person_filled_stays(ws: Path, e
     assert (ws / "README.md").read_text() == PLAIN_FILES["README.md"]
 
 
+def test_a_shell_step_that_empties_a_folder_made_in_a_files_place(ws: Path, engine: Engine) -> None:
+    """The same in one agent tool call (a hook's step around a shell command): its undo removes
+    the emptied folder and writes README.md back."""
+    before = snapshot(ws)
+    time.sleep(0.02)
+    engine.begin_step("call-1", session="s1")
+    agent_pause()
+    (ws / "README.md").unlink()
+    write_files(ws, {"README.md/tmp.txt": "scratch\n"})
+    (ws / "README.md/tmp.txt").unlink()
+    entry = engine.end_step("call-1", "Bash: mv and rm")
+    assert entry is not None and [f.path for f in entry.files] == ["README.md"]
+    result = engine.undo()
+    if not knows_birth(ws):
+        assert result.verdict == "partial" and [s.path for s in result.skipped] == ["README.md"]
+        return
+    assert result.verdict == "safe", (result.message, result.skipped, result.conflicts)
+    assert snapshot(ws) == before
+
+
 @pytest.mark.parametrize("written_by", ["editor", "engine"])
 def test_edit_batches_that_empty_a_folder_made_in_a_files_place(ws: Path, engine: Engine, written_by: str) -> None:
     """The same through edit batches (written by the editor, or by the engine as
