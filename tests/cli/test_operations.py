@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import os
 import re
+import time
 
 import pytest
 
 from helpers import git_state, tree_state, write_files
+from takeback.workspace.birth import born_ns
 
 from .conftest import Snapshot, Takeback, expect_error, expect_ok
 
@@ -111,6 +113,32 @@ def test_revert_a_middle_turn_keeps_later_edits(tb: Takeback) -> None:
     assert states == {1: "applied", 2: "reverted", 3: "applied", 4: "applied"}
     tb.ok("revert", "4")  # every operation can itself be undone
     assert tree_state(ws) == with_everything
+    assert git_state(ws) == git_before
+
+
+def test_undo_removes_the_emptied_folder_a_turn_made_in_a_files_place(tb: Takeback) -> None:
+    """The agent turns the tracked src/util.py into a folder, writes into it and empties it
+    again: undo removes the empty folder and writes the file back (SAFE); redo deletes it again."""
+    ws = tb.cwd
+    git_before = git_state(ws)
+    start = tree_state(ws)
+    tb.ok("begin", "--label", "file to folder, emptied")
+    time.sleep(0.03)  # the file system's clock is coarse: a folder made within a tick of begin is the person's
+    (ws / "src/util.py").unlink()
+    write_files(ws, {"src/util.py/deep/tmp.py": "scratch\n"})
+    (ws / "src/util.py/deep/tmp.py").unlink()
+    tb.ok("end")
+    result = tb("--json", "undo")
+    if born_ns(ws) is None:  # the folder's birth is unknown: it stays, and the file is skipped
+        assert result.json()["verdict"] == "partial" and (ws / "src/util.py").is_dir()
+        return
+    data = expect_ok(result).json()
+    assert data["verdict"] == "safe" and data["skipped"] == [], data
+    assert [(o["path"], o["action"]) for o in data["restored"]] == [("src/util.py", "create")]
+    assert tree_state(ws) == start and (ws / "src/util.py").is_file()
+    data = tb.json("redo")
+    assert data["verdict"] == "safe" and not (ws / "src/util.py").exists()
+    assert tb.json("undo")["verdict"] == "safe" and tree_state(ws) == start
     assert git_state(ws) == git_before
 
 

@@ -31,6 +31,7 @@ from takeback.errors import CannotWrite
 from takeback.workspace.birth import born_ns
 from takeback.workspace.files import Workspace
 
+from .conftest import PLAIN_FILES
 from .support import batch, full_state, nothing_written, open_engine
 from .test_crash import FILES, _content, _run_child, _workspace
 
@@ -355,6 +356,121 @@ def test_the_persons_file_in_the_turns_folder_is_a_conflict(ws: Path, engine: En
     result = engine.undo(on_conflict="skip")  # the rest goes; the person's file stays
     assert result.verdict == "partial" and (ws / "README.md/mine.txt").read_text() == "the person's\n"
     assert not (ws / "README.md/part1.md").exists()
+
+
+def _emptied_folder_turn(ws: Path, engine: Engine):
+    """A turn in which README.md becomes a folder that the agent writes into and empties again,
+    leaving a chain of empty folders (README.md/sub/) where the file was; it edits src/app.py too."""
+    time.sleep(0.02)
+    engine.begin_turn(label="file to folder, emptied")
+    agent_pause()
+    (ws / "README.md").unlink()
+    write_files(ws, {"README.md/sub/tmp.txt": "scratch\n", "src/app.py": "def main():\n    return 2\n"})
+    (ws / "README.md/sub/tmp.txt").unlink()
+    return engine.end_turn()
+
+
+def test_an_emptied_folder_made_in_a_files_place_goes_and_redo_deletes_the_file(
+    ws: Path, engine: Engine, ws_kind: str
+) -> None:
+    """The turn deletes README.md, makes README.md/sub/ in its place, writes into it and empties
+    it again: no file's record names those folders, so the turn's end records them with the
+    deletion. The undo removes them and writes README.md back (SAFE); the redo deletes it again
+    and leaves no empty folder behind (an empty folder holds nothing a record or git sees, as
+    for the folders of an added file); undo and redo then go back and forth."""
+    before = snapshot(ws)
+    git_before = git_state(ws) if ws_kind != "plain" else None
+    entry = _emptied_folder_turn(ws, engine)
+    assert {f.path: f.kind for f in entry.files} == {"README.md": "deleted", "src/app.py": "modified"}
+    after = snapshot(ws)
+    assert {"README.md", "README.md/sub"} <= after[2]
+    result = engine.undo()
+    if not knows_birth(ws):  # the folder's birth is unknown: it stays, and the file is skipped
+        assert result.verdict == "partial" and [s.path for s in result.skipped] == ["README.md"]
+        assert (ws / "README.md/sub").is_dir()
+        return
+    assert result.verdict == "safe", (result.message, result.skipped, result.conflicts)
+    assert snapshot(ws) == before
+    redone = (after[0], after[1], after[2] - {"README.md", "README.md/sub"})
+    for _ in range(2):
+        result = engine.redo()
+        assert result.verdict == "safe", (result.message, result.skipped, result.conflicts)
+        assert snapshot(ws) == redone
+        result = engine.undo()
+        assert result.verdict == "safe", (result.message, result.skipped, result.conflicts)
+        assert snapshot(ws) == before
+    if git_before is not None:
+        assert git_state(ws) == git_before
+
+
+def test_a_folder_made_in_a_files_place_that_the_person_filled_stays(ws: Path, engine: Engine) -> None:
+    """The person put a file (and an empty folder) into the folder the turn made and emptied in
+    README.md's place: the undo never removes it. README.md is skipped with the reason (PARTIAL),
+    the rest of the turn is taken back; once the person moves their file away, reverting the turn
+    again (as the answer says) brings README.md back."""
+    turn = _emptied_folder_turn(ws, engine)
+    write_files(ws, {"README.md/mine.txt": "the person's\n"})
+    (ws / "README.md/sub/kept").mkdir()
+    before_undo = folders(ws)
+    result = engine.undo()
+    assert result.verdict == "partial" and result.applied, (result.message, result.skipped, result.conflicts)
+    assert [s.path for s in result.skipped] == ["README.md"] and not result.conflicts
+    if knows_birth(ws):
+        assert "README.md/mine.txt" in result.skipped[0].reason and "does not remove it" in result.skipped[0].reason
+    assert (ws / "README.md/mine.txt").read_text() == "the person's\n"
+    assert folders(ws) == before_undo  # README.md/sub and the person's empty README.md/sub/kept stay
+    assert (ws / "src/app.py").read_text() == PLAIN_FILES["src/app.py"]
+    if not knows_birth(ws):
+        return
+    assert "README.md skipped: once what stands in the way is fixed, 'takeback revert 1'" in result.next_action
+    (ws / "README.md/mine.txt").rename(ws / "mine.txt")
+    result = engine.revert(turn.id)
+    assert result.verdict == "safe", (result.message, result.skipped, result.conflicts)
+    assert (ws / "README.md").read_text() == PLAIN_FILES["README.md"]
+
+
+def test_a_shell_step_that_empties_a_folder_made_in_a_files_place(ws: Path, engine: Engine) -> None:
+    """The same in one agent tool call (a hook's step around a shell command): its undo removes
+    the emptied folder and writes README.md back."""
+    before = snapshot(ws)
+    time.sleep(0.02)
+    engine.begin_step("call-1", session="s1")
+    agent_pause()
+    (ws / "README.md").unlink()
+    write_files(ws, {"README.md/tmp.txt": "scratch\n"})
+    (ws / "README.md/tmp.txt").unlink()
+    entry = engine.end_step("call-1", "Bash: mv and rm")
+    assert entry is not None and [f.path for f in entry.files] == ["README.md"]
+    result = engine.undo()
+    if not knows_birth(ws):
+        assert result.verdict == "partial" and [s.path for s in result.skipped] == ["README.md"]
+        return
+    assert result.verdict == "safe", (result.message, result.skipped, result.conflicts)
+    assert snapshot(ws) == before
+
+
+@pytest.mark.parametrize("written_by", ["editor", "engine"])
+def test_edit_batches_that_empty_a_folder_made_in_a_files_place(ws: Path, engine: Engine, written_by: str) -> None:
+    """The same through edit batches (written by the editor, or by the engine as
+    takeback/applyEdit does without one): one batch deletes README.md and creates
+    README.md/part.md (the batch knows it makes the folder), a later one in the same turn
+    deletes part.md. The undo of the turn removes the emptied folder and writes README.md back."""
+    before = snapshot(ws)
+    engine.begin_turn(label="two batches")
+    for files in ({"README.md": None, "README.md/part.md": "one\n"}, {"README.md/part.md": None}):
+        if written_by == "editor":
+            batch(engine, ws, files)
+        else:
+            engine.apply_batch([BatchChange(path=p, after=c and c.encode()) for p, c in files.items()])
+    engine.end_turn()
+    after = snapshot(ws)
+    assert "README.md" in after[2]
+    result = engine.undo()
+    assert result.verdict == "safe", (result.message, result.skipped, result.conflicts)
+    assert snapshot(ws) == before
+    result = engine.redo()
+    assert result.verdict == "safe", (result.message, result.skipped, result.conflicts)
+    assert snapshot(ws) == (after[0], after[1], after[2] - {"README.md"})
 
 
 # ---------------------------------------------------------------------- recovery

@@ -241,6 +241,33 @@ def test_a_file_coming_back_where_such_a_folder_holds_other_files_is_a_conflict(
     assert conflict.reason.startswith("x is now a folder, and it holds what the changes taken back did not put there (x/mine)")
 
 
+def test_an_empty_folder_a_deletion_made_in_the_files_place_goes_first(capture: Capturer, tmp_path: Path) -> None:
+    (tmp_path / "ws" / "x" / "sub").mkdir(parents=True)
+    result = plan(capture, {}, recorded(capture, "x", "file\n", None, new_folders=["x"]), layout=capture.workspace)
+    assert result.folders == ["x"] and result.paths[0].writes and not result.skipped
+
+
+def test_an_empty_folder_made_for_a_file_that_ends_absent_goes_where_a_file_comes_back(
+    capture: Capturer, tmp_path: Path
+) -> None:
+    """Edit batches: README.md deleted, x/part.md created (making x), then x/part.md deleted."""
+    (tmp_path / "ws" / "x").mkdir()
+    result = plan(capture, {}, recorded(capture, "x", "file\n", None),
+                  recorded(capture, "x/part.md", None, "p\n", new_folders=["x"]), recorded(capture, "x/part.md", "p\n", None),
+                  layout=capture.workspace)
+    assert result.folders == ["x"] and [p.path for p in result.writes] == ["x"]
+
+
+def test_such_a_folder_holding_the_persons_file_stays_and_the_file_is_skipped(capture: Capturer, tmp_path: Path) -> None:
+    (tmp_path / "ws" / "x" / "empty").mkdir(parents=True)
+    (tmp_path / "ws" / "x" / "mine").write_text("person's\n")
+    result = plan(capture, disk(x__mine="person's\n"), recorded(capture, "x", "file\n", None, new_folders=["x"]),
+                  layout=capture.workspace)
+    assert result.folders == [] and result.blocked == ["x"] and not result.conflicts
+    assert result.skipped[0].reason.startswith("x is now a folder, made where the file was by the changes taken back, "
+                                               "and it holds what they did not put there (x/mine)")
+
+
 def test_a_file_coming_back_under_missing_folders_names_them(capture: Capturer) -> None:
     result = plan(capture, {}, recorded(capture, "gone/sub/f", "1", None), layout=capture.workspace)
     assert result.paths[0].new_folders == ["gone", "gone/sub"]

@@ -62,8 +62,9 @@ class PathChange(_Model):
     """What one checkpoint did to one path. ``None`` on a side means the path did not exist.
 
     ``new_folders``: the parent folders the change created along with the file (shallowest
-    first); taking the change back removes them again once they are empty. Records written
-    before the field existed have none, and their folders stay.
+    first); for a deleted file, the folder the change made in its place and left empty (the
+    path itself). Taking the change back removes them again once they are empty. Records
+    written before the field existed have none, and their folders stay.
     """
 
     path: str

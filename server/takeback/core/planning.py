@@ -7,7 +7,9 @@ so edits made in between — by the person or by later turns — stay. The plan 
 the final content, or the conflict or the reason it is skipped, and then where the files go:
 the folders the taken-back changes created that the plan's deletions empty are removed, so a
 file can come back where a folder stood (and the reverse); a folder that still holds what the
-changes did not add is a conflict. Nothing is written here.
+changes did not add is a conflict. A folder the changes made where a file comes back and left
+with no file (a deletion's ``new_folders``, or one made for a file that ends absent) is removed
+too; one the person put files in since stays, and that file is skipped. Nothing is written here.
 """
 
 from __future__ import annotations
@@ -131,29 +133,41 @@ class Planner:
     def _place(self, plan: Plan, steps: dict[str, list[PathChange]], layout: Layout) -> None:
         """Where the files go (seen now, so a dry run and the run itself agree): the folders
         the deleted files' changes created go too, unless a file is written under them; a
-        file whose place is taken by one of those folders needs it empty but for what goes."""
+        file whose place is taken by one of those folders needs it empty but for what goes.
+        A folder the changes made where a file comes back, and that they left with no file
+        (``_made_in_place``), goes too; one that holds what they did not put there stays, and
+        that file is skipped."""
         deleted = {p.path for p in plan.paths if p.writes and p.result is None}
         written = [p for p in plan.paths if p.writes and p.result is not None]
         needed = {p.path.rsplit("/", depth)[0] for p in written for depth in range(1, p.path.count("/") + 1)}
         folders = {f for path in deleted for change in steps[path] for f in change.new_folders} - needed
-        going = frozenset(deleted | folders)
+        in_place = _made_in_place(plan, steps, {p.path for p in written}) - needed - folders
+        kept = {f: left for f in in_place if (left := layout.left_in(f, frozenset(deleted)))}
+        in_place -= kept.keys()
+        going = frozenset(deleted | folders | in_place)
         for i, planned in enumerate(plan.paths):
             if not (planned.writes and planned.result is not None):
                 continue
             path, ours = planned.path, planned.ours
             if path in folders and (left := layout.left_in(path, going)):
-                shown = ", ".join(left[:3]) + (f" and {len(left) - 3} more" if len(left) > 3 else "")
                 conflict = Conflict(
                     path=path,
                     reason=f"{path} is now a folder, and it holds what the changes taken back did not put "
-                    f"there ({shown}); move that away and run this again",
+                    f"there ({_shown(left)}); move that away and run this again",
                 )
                 plan.paths[i] = PathPlan(path, ours, ours, conflict=conflict)
+            elif path in kept:
+                why = (
+                    f"{path} is now a folder, made where the file was by the changes taken back, and it holds "
+                    f"what they did not put there ({_shown(kept[path])}); Takeback does not remove it: "
+                    "move that away and run this again"
+                )
+                plan.paths[i] = PathPlan(path, ours, ours, skipped=why, blocked=True)
             elif (reason := layout.obstacle(path, going)) is not None:
                 plan.paths[i] = PathPlan(path, ours, ours, skipped=reason, blocked=True)
             elif ours is None:
                 planned.new_folders = layout.missing_folders(path, going)
-        plan.folders = sorted(folders)
+        plan.folders = sorted(folders | in_place)
 
     def _materialize(self, version: FileVersion | None) -> Version | None:
         if version is None:
@@ -206,6 +220,25 @@ class Planner:
             conflict.markers_written = True
             return PathPlan(path, ours, Version(outcome.markers, current.mode), conflict=conflict)
         return PathPlan(path, ours, ours, conflict=conflict)
+
+
+def _made_in_place(plan: Plan, steps: dict[str, list[PathChange]], written: set[str]) -> set[str]:
+    """The folders the changes taken back made at a path where a file comes back: a deletion's
+    (the folder a turn made in the file's place and emptied again), or one made for a file that
+    ends absent (an edit batch put a file in it, a later one deleted that file)."""
+    absent = {p.path for p in plan.paths if p.result is None and p.skipped is None and p.conflict is None}
+    made = {
+        folder
+        for path, changes in steps.items()
+        for change in changes
+        if path in absent or (path in written and change.after is None)
+        for folder in change.new_folders
+    }
+    return made & written
+
+
+def _shown(paths: list[str]) -> str:
+    return ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
 
 
 def _undeletable_reason(version: FileVersion) -> str:

@@ -167,7 +167,7 @@ class Steps(EngineParts):
             if before is change.before and after is change.after:
                 changes.append(change)
                 continue
-            made = change.new_folders if before is None and after is not None else []
+            made = change.new_folders if (before is None) != (after is None) else []  # an addition's, or a deletion's
             changes.append(self._path_change(change.path, before, after, new_folders=made))
         if not changes and not cp.notices:
             return None

@@ -235,7 +235,8 @@ class Turns(EngineParts):
             changes=[
                 self._path_change(
                     c.path, c.before, c.after,
-                    new_folders=self.workspace.folders_made_since(c.path, begun_ns, known) if c.before is None else [],
+                    new_folders=self.workspace.folders_made_since(c.path, begun_ns, known) if c.before is None
+                    else self.workspace.folder_made_in_place(c.path, begun_ns) if c.after is None else [],
                 )
                 for c in changed
             ],

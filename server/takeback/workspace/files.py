@@ -12,7 +12,8 @@ roll-back passes the exact bits it saw. Symlinks are recorded and restored as li
 followed. Deleting a file never removes a folder: folders go only through ``remove_folders``,
 for the folders an operation knows its changes created, and only when they hold no file. What
 folders are where (``obstacle``, ``left_in``, ``missing_folders``, ``folders_made_since``)
-is answered here too.
+is answered here too, and which folder a turn made in a deleted file's place
+(``folder_made_in_place``).
 """
 
 from __future__ import annotations
@@ -245,6 +246,26 @@ class Workspace:
                 break
             made.insert(0, folder)
         return made
+
+    def folder_made_in_place(self, rel: str, since_ns: int) -> list[str]:
+        """``[rel]`` when a folder stands at ``rel`` now that came into being after ``since_ns``
+        (its birth time) and holds no file, only empty folders if any: what a turn that deleted
+        the file ``rel`` made in its place and emptied again, which no file's record names.
+        ``[]`` otherwise; a folder whose birth the file system cannot tell is not counted (as in
+        ``folders_made_since``). Stops at the first file it finds under the folder."""
+        path = self.root / rel
+        try:
+            if not stat.S_ISDIR(os.lstat(path).st_mode):
+                return []
+        except OSError:
+            return []
+        born = born_ns(path)
+        if born is None or born <= since_ns:
+            return []
+        for top, dirs, files in os.walk(path):
+            if files or any(os.path.islink(os.path.join(top, name)) for name in dirs):
+                return []
+        return [rel]
 
     def permissions(self, rel: str) -> int | None:
         """The permission bits of the regular file at ``rel`` (None: no regular file there)."""
