@@ -53,14 +53,7 @@ def test_a_server_of_another_protocol_version_is_refused_with_one_error(tmp_path
     bench = Workbench.create(tmp_path_factory.mktemp("vscode-stale-server"))
     stale = _stale_server(bench.base)
     bench.env["PATH"] = os.pathsep.join([str(stale), bench.env["PATH"]])
-    bench.install()
-    bench.start()
-    try:
-        run = bench.drive(scenario="no-server")
-    finally:
-        bench.stop()
-    step = run["steps"].get("no_server")
-    assert step and step["ok"], (step or {}).get("error", run.get("fatal")) + "\n" + "\n".join(run["log"][-20:])
+    step = bench.server_refused()
     message = step["message"].replace("\xa0", " ")
     assert "speaks an older protocol (version 1); this extension speaks version 2" in message, message
     assert "Upgrade the Takeback server" in message and "Show Logs" in message, message
