@@ -37,7 +37,7 @@ async def test_ending_the_open_turn_is_said(editor: Editor, repo: Path) -> None:
     ]
     (repo / "README.md").write_text("changed during two\n")
     undone = await editor.request("takeback/undo", {})
-    assert undone["applied"] and undone["target_number"] == 2
+    assert undone["applied"] and undone["targetNumber"] == 2
     assert undone["notices"] == [
         "turn #2 was still open; undo ended it first (what changed on disk during it is recorded as its changes)"
     ]
@@ -51,9 +51,9 @@ async def test_a_binary_conflict_is_not_offered_markers(editor: Editor, repo: Pa
     (repo / "logo.bin").write_bytes(b"\x00\x03")
     result = await editor.request("takeback/undo", {"dryRun": True})
     (conflict,) = result["conflicts"]
-    assert (conflict["path"], conflict["binary"], conflict["markers_possible"]) == ("logo.bin", True, False)
+    assert (conflict["path"], conflict["binary"], conflict["markersPossible"]) == ("logo.bin", True, False)
     assert conflict["advice"].startswith("conflict markers cannot be written into it (it is binary)")
-    assert "markers" not in result["next_action"]
+    assert "markers" not in result["nextAction"]
 
 
 async def _hook_with_bad_payload(repo: Path) -> None:
@@ -78,19 +78,19 @@ async def _announced(editor: Editor, reason: str, count: int) -> list[dict]:
 async def test_a_hook_failure_is_announced_and_said_once(editor: Editor, repo: Path) -> None:
     """The poller sees the store's hook failure log grow: the client is told to refresh (its
     status now counts the failure), and the person is warned once, not at every failure."""
-    assert (await editor.request("takeback/status", {}))["hook_failures"] == 0
+    assert (await editor.request("takeback/status", {}))["hookFailures"] == 0
     await _hook_with_bad_payload(repo)
     (first,) = await _announced(editor, "hook-failure", 1)
     assert first["folder"] == editor.uri("").rstrip("/")
     status = await editor.request("takeback/status", {})
-    assert status["hook_failures"] == 1 and "claude" in status["last_hook_failure"]
+    assert status["hookFailures"] == 1 and "claude" in status["lastHookFailure"]
     warnings = [m.message for m in editor.client.messages if m.type == types.MessageType.Warning]
     assert len(warnings) == 1 and "an agent's hook failed to record" in warnings[0], warnings
     assert "1 failure(s) logged" in warnings[0] and "hook-failures.log" in warnings[0]
 
     await _hook_with_bad_payload(repo)
     await _announced(editor, "hook-failure", 2)
-    assert (await editor.request("takeback/status", {}))["hook_failures"] == 2
+    assert (await editor.request("takeback/status", {}))["hookFailures"] == 2
     assert len([m for m in editor.client.messages if m.type == types.MessageType.Warning]) == 1
 
 
@@ -100,10 +100,10 @@ async def test_a_client_that_shows_hook_failures_itself_can_turn_the_message_off
     await _hook_with_bad_payload(repo)  # before the server starts: in its status only
     editor, _ = await start("visual_studio_code", [repo], {"hookFailureMessages": False})
     try:
-        assert (await editor.request("takeback/status", {}))["hook_failures"] == 1
+        assert (await editor.request("takeback/status", {}))["hookFailures"] == 1
         await _hook_with_bad_payload(repo)
         await _announced(editor, "hook-failure", 1)
-        assert (await editor.request("takeback/status", {}))["hook_failures"] == 2
+        assert (await editor.request("takeback/status", {}))["hookFailures"] == 2
         assert [m for m in editor.client.messages if m.type == types.MessageType.Warning] == []
     finally:
         await editor.client.shutdown_session()

@@ -101,12 +101,12 @@ async def test_overlapping_unsaved_edit_is_a_conflict_and_nothing_is_written(edi
     result = await editor.request("takeback/undo", {})
     assert result["verdict"] == "broken" and result["applied"] is False
     assert [c["path"] for c in result["conflicts"]] == ["src/app.py"]
-    assert "--on-conflict" in result["next_action"]
+    assert "--on-conflict" in result["nextAction"]
     assert editor.text(app) == before
     assert (repo / "src/util.py").read_text() == UTIL.replace("x * 2", "x * 3")
     # the dry run shows what 'skip' would do; then do it
     dry = await editor.request("takeback/undo", {"onConflict": "skip", "dryRun": True})
-    assert dry["dry_run"] is True and [r["path"] for r in dry["restored"]] == ["src/util.py"] and dry["patch"]
+    assert dry["dryRun"] is True and [r["path"] for r in dry["restored"]] == ["src/util.py"] and dry["patch"]
     done = await editor.request("takeback/undo", {"onConflict": "skip"})
     assert done["verdict"] == "partial" and done["applied"] is True
     assert editor.text(app) == before and (repo / "src/util.py").read_text() == UTIL
@@ -121,7 +121,7 @@ async def test_progress_is_reported_and_a_cancelled_operation_writes_nothing(edi
     # progress on a token the client gives
     editor.client.progress_reports["tok-1"] = []
     dry = await editor.request("takeback/undo", {"dryRun": True, "workDoneToken": "tok-1"})
-    assert dry["dry_run"] is True
+    assert dry["dryRun"] is True
     kinds = [p.kind for p in editor.client.progress_reports["tok-1"]]
     assert kinds[0] == "begin" and kinds[-1] == "end"
 

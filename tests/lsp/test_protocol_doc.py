@@ -10,12 +10,10 @@ import attrs
 from takeback.errors import TakebackError
 from takeback.lsp import protocol
 
+from .test_protocol_mirror import models_sent
+
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text()
-
-
-def camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(p.title() for p in rest)
+camel = protocol.wire_name
 
 
 def test_every_method_command_and_notification_is_documented() -> None:
@@ -33,6 +31,18 @@ def test_every_param_and_result_field_is_documented() -> None:
         for field in attrs.fields(cls):
             name = camel(field.name)
             assert re.search(rf"`{name}\??`|\b{name}\??[,}} ]", DOC), f"{cls.__name__}.{name} is not in docs/protocol.md"
+
+
+def test_every_engine_object_field_is_documented_as_sent() -> None:
+    section = DOC.split("## Engine objects")[1].split("\n## ")[0]
+    for model in models_sent():
+        for name in model.model_fields:
+            assert re.search(rf"`{camel(name)}`|\b{camel(name)}[,}}: ]", section), f"{model.__name__}.{camel(name)} is not in docs/protocol.md"
+
+
+def test_the_protocol_version_is_documented() -> None:
+    assert f'"protocolVersion": {protocol.PROTOCOL_VERSION}' in DOC
+    assert f"- **{protocol.PROTOCOL_VERSION}**: " in DOC.split("## Versions")[1]
 
 
 def test_every_error_code_is_documented() -> None:

@@ -74,7 +74,7 @@ async def test_turn_bracket_checks_and_queries(editor: Editor, repo: Path) -> No
     assert restored["operation"] == "restore" and restored["verdict"] == "safe"
     assert (repo / "src/util.py").read_text() == UTIL.replace("x * 2", "x * 3")
     status = await editor.request("takeback/status", {})
-    assert status["entries"] == 3 and status["git_repository"] is True
+    assert status["entries"] == 3 and status["gitRepository"] is True
 
 
 async def test_bad_input_gets_clear_errors_and_nothing_is_written(editor: Editor, repo: Path) -> None:

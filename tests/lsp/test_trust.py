@@ -19,7 +19,7 @@ async def test_settings_come_from_the_client_not_the_repository(tmp_path: Path, 
         status = await editor.request("takeback/status", {})
         assert status["store"] == str(chosen) and (chosen / "objects.git").is_dir()
         assert not (repo / ".tb").exists()
-        (problem,) = status["config_problems"]
+        (problem,) = status["configProblems"]
         assert problem.startswith(".takeback.toml: store_dir ignored: a repository may not set it")
     finally:
         await editor.client.shutdown_session()

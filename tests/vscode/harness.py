@@ -277,6 +277,14 @@ class Workbench:
         results["git_before"] = git_before
         return results
 
+    def server_refused(self) -> dict:
+        """Run the "no-server" scenario (the workbench opens, Takeback's error shows, the panel
+        and the log are read) and answer what its one step saw; it must have got that far."""
+        run = self.run(scenario="no-server")
+        step = run["steps"].get("no_server")
+        assert step and step["ok"], (step or {}).get("error", run.get("fatal")) + "\n" + "\n".join(run["log"][-20:])
+        return step
+
     def takeback(self, *args: str) -> dict | list:
         """The CLI's view of the workspace (same store as the editor's server)."""
         out = subprocess.run(

@@ -22,14 +22,7 @@ def test_missing_server_is_explained_with_the_fix(tmp_path_factory: pytest.TempP
     venv_bin = str(ROOT / ".venv" / "bin")
     bench.env["PATH"] = os.pathsep.join(p for p in bench.env["PATH"].split(os.pathsep) if p != venv_bin)
     bench.env.pop("PYTHONPATH", None)
-    bench.install()
-    bench.start()
-    try:
-        run = bench.drive(scenario="no-server")
-    finally:
-        bench.stop()
-    step = run["steps"].get("no_server")
-    assert step and step["ok"], (step or {}).get("error", run.get("fatal")) + "\n" + "\n".join(run["log"][-20:])
+    step = bench.server_refused()
     assert "was not found" in step["message"] and "pipx install takeback" in step["message"], step["message"]
     assert "Show Logs" in step["message"] and "Open Settings" in step["message"]
     assert "not running" in step["welcome"] and "Restart Server" in step["welcome"], step["welcome"]

@@ -3,8 +3,9 @@
  * change, stop it on deactivate. Exactly one client per window (vscode-languageclient registers
  * the server's `takeback.*` commands, and a second client would clash with them).
  *
- * Everything else talks to the server through `request`, which waits for a starting server and
- * camel-cases the answer (engine objects arrive snake_case, see lspExt.ts).
+ * Everything else talks to the server through `request`, which waits for a starting server. A
+ * server that speaks another protocol version (model/version.ts) is stopped at once, with one
+ * error, and gets no request until the person restarts it (Retry, a settings change).
  */
 import * as readline from "readline";
 import type { Readable } from "stream";
@@ -21,9 +22,9 @@ import {
 import { saveEditedFiles } from "./config";
 import * as ext from "./lspExt";
 import { log, showLogs } from "./logger";
-import { camelize } from "./model/camel";
 import { touchedUris } from "./model/edits";
 import { classifyStderr } from "./model/resolve";
+import { versionProblem } from "./model/version";
 import { findServer, SAFE_PYTHON_ENV } from "./serverResolve";
 
 export type ServerState = "stopped" | "starting" | "running" | "failed";
@@ -36,6 +37,8 @@ export class ServerContext implements vscode.Disposable {
   private readonly timelineEmitter = new vscode.EventEmitter<ext.TimelineChangedParams | undefined>();
   private readonly disposables: vscode.Disposable[] = [];
   private lastProblem: string | undefined;
+  /** Set when the server spoke another protocol version: no start (and no request) until restart(). */
+  private refused = false;
 
   /** Takes over a server command (answer a promise), or leaves it to the server (undefined). */
   commandInterceptor: ((command: string, args: unknown[]) => Promise<unknown> | undefined) | undefined;
@@ -68,6 +71,9 @@ export class ServerContext implements vscode.Disposable {
   start(): Promise<boolean> {
     if (this.client && this._state === "running") {
       return Promise.resolve(true);
+    }
+    if (this.refused) {
+      return Promise.resolve(false);
     }
     this.starting ??= this.doStart().finally(() => {
       this.starting = undefined;
@@ -132,13 +138,16 @@ export class ServerContext implements vscode.Disposable {
           return;
         }
         if (e.newState === State.Running) {
-          this.setState("running");
+          // While starting, doStart says "running" itself, once the protocol version is checked.
+          if (this._state !== "starting") {
+            this.setState("running");
+          }
         } else if (e.newState === State.Stopped) {
           this.setState(this._state === "starting" ? "failed" : "stopped");
           this.timelineEmitter.fire(undefined);
         }
       }),
-      client.onNotification(ext.timelineChanged, (params) => this.timelineEmitter.fire(camelize(params))),
+      client.onNotification(ext.timelineChanged, (params) => this.timelineEmitter.fire(params)),
     );
     try {
       await client.start();
@@ -150,11 +159,31 @@ export class ServerContext implements vscode.Disposable {
       void this.offerFix(this.lastProblem, "See the Takeback log for the server's output.");
       return false;
     }
+    const mismatch = versionProblem(client.initializeResult, resolution.server.command);
+    if (mismatch) {
+      await this.refuse(client, mismatch);
+      return false;
+    }
     this.lastProblem = undefined;
     this.setState("running");
     log().info(`Server running (${client.initializeResult?.serverInfo?.name ?? "takeback"} ${client.initializeResult?.serverInfo?.version ?? ""})`.trim());
     this.timelineEmitter.fire(undefined);
     return true;
+  }
+
+  /** The server speaks another protocol: stop it before any request, and say so once. */
+  private async refuse(client: LanguageClient, mismatch: { problem: string; fix: string }): Promise<void> {
+    this.refused = true;
+    this.lastProblem = `${mismatch.problem} ${mismatch.fix}`;
+    log().error(this.lastProblem);
+    this.client = undefined;
+    try {
+      await client.stop(5000);
+    } catch (error) {
+      log().warn(`Stopping the server: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    this.setState("failed");
+    void this.offerFix(mismatch.problem, mismatch.fix);
   }
 
   private stderrLine(line: string): void {
@@ -193,19 +222,19 @@ export class ServerContext implements vscode.Disposable {
 
   async restart(): Promise<boolean> {
     log().info("Restarting the Takeback server");
+    this.refused = false;
     await this.stop();
     return this.start();
   }
 
-  /** Send a Takeback request (starting the server if needed); the answer is camel-cased. */
+  /** Send a Takeback request (starting the server if needed). */
   async request<P, R>(type: RequestType<P, R, void>, params: P, token?: vscode.CancellationToken): Promise<R> {
     if (!(await this.start()) || !this.client) {
       throw new TakebackUnavailable(this.lastProblem ?? "the Takeback server is not running");
     }
     // Pass the token only when there is one: vscode-jsonrpc counts an `undefined` argument as a
     // second parameter and would send the params by position, as an array.
-    const raw = token ? await this.client.sendRequest(type.method, params, token) : await this.client.sendRequest(type.method, params);
-    return camelize<R>(raw);
+    return token ? await this.client.sendRequest<R>(type.method, params, token) : await this.client.sendRequest<R>(type.method, params);
   }
 
   /** Ask the views to refetch (after an operation this client ran). */

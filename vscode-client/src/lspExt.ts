@@ -3,13 +3,12 @@
  *
  * This file MIRRORS server/takeback/lsp/protocol.py (method names, params, results) and the
  * engine objects of server/takeback/models.py; docs/protocol.md documents both. Change them
- * together.
+ * together: tests/lsp/test_protocol_mirror.py fails when a field's name here is not the one the
+ * server sends.
  *
- * Wire casing: params and the small result wrappers are camelCase (pygls's converter); engine
- * objects inside results (Entry, OperationResult, StoreStatus) are sent snake_case, exactly as
- * `takeback --json` prints them. The client camel-cases every result once on arrival
- * (model/camel.ts), so the types below are camelCase throughout. Fields the server may omit are
- * optional.
+ * Wire casing (protocol version 2, model/version.ts): everything is camelCase, engine objects
+ * (Entry, OperationResult, StoreStatus) included: the server renames their fields, so the client
+ * takes answers as they come. Fields the client may leave unread are optional.
  */
 import { NotificationType, RequestType } from "vscode-languageclient";
 import type * as lsp from "vscode-languageclient";
@@ -20,6 +19,7 @@ export type EntryKind = "turn" | "undo" | "redo" | "revert" | "restore";
 export type EntryState = "open" | "applied" | "reverted" | "partial" | "not-applied";
 export type Verdict = "safe" | "partial" | "broken";
 export type { OnConflict } from "./model/choices";
+export { PROTOCOL_VERSION } from "./model/version";
 import type { OnConflict } from "./model/choices";
 export type CheckStatus = "passed" | "failed" | "error" | "skipped";
 
@@ -81,6 +81,8 @@ export interface Entry {
   targetNumber?: number | null;
   verdict?: Verdict | null;
   revertedBy?: string | null;
+  /** Who ended a turn: `stop`, `next_prompt`, `session_end`, `end_command`, or null. */
+  endedBy?: string | null;
   notices?: string[];
 }
 
@@ -128,18 +130,42 @@ export interface OperationResult {
   patch?: string | null;
 }
 
+export interface RetentionPolicy {
+  maxEntries: number;
+  maxAgeDays: number;
+  maxBytes: number;
+}
+
+export interface RecoveryReport {
+  at: string;
+  operation: string;
+  action: "rolled-back" | "rolled-forward";
+  paths: string[];
+  /** Paths recovery left as they were (they changed after the crash). */
+  left?: string[];
+}
+
 export interface StoreStatus {
   workspace: string;
   store: string;
   storeBytes: number;
   entries: number;
   turns: number;
+  /** The newest open turn. */
   openTurn?: Entry | null;
+  /** Every open turn, oldest first (one per agent session). */
+  openTurns?: Entry[];
   lastEntry?: Entry | null;
+  /** What undo and redo act on now (entry numbers): the server's answer, the client has no rule of its own. */
   undoTarget?: number | null;
   redoTarget?: number | null;
   gitRepository: boolean;
   head?: string | null;
+  retention?: RetentionPolicy;
+  fsync?: boolean;
+  lastRecovery?: RecoveryReport | null;
+  /** Settings ignored for this folder, and why. */
+  configProblems?: string[];
   /** Failures agents' hooks (`takeback hook`) logged in the store. */
   hookFailures?: number;
   /** The latest: "AT AGENT EVENT: MESSAGE", or null. */

@@ -1,7 +1,7 @@
 /**
  * The "Takeback" side panel: the server's timeline per workspace folder, fetched on
  * `takeback/timelineChanged` (debounced) and shown as sessions → turns → files and steps; each
- * folder's status comes with it (undo/redo targets, hook failures). The tree's
+ * folder's status comes with it (the undo/redo targets, which only the server decides; hook failures). The tree's
  * shape and wording come from model/tree.ts; this file only fetches and renders. It keeps no
  * timeline of its own beyond the last answer, and clears when the server stops.
  */
@@ -87,7 +87,11 @@ export class TimelineModel implements vscode.Disposable {
         try {
           const [page, status] = await Promise.all([
             this.ctx.request(ext.timeline, { limit, ...folderParam(f.uri) }),
-            this.ctx.request(ext.status, { ...folderParam(f.uri) }).catch(() => undefined),
+            this.ctx.request(ext.status, { ...folderParam(f.uri) }).catch((error: unknown) => {
+              // Without the status the panel offers no undo or redo (the server decides their targets).
+              log().warn(`Status of ${f.name}: ${error instanceof Error ? error.message : String(error)}`);
+              return undefined;
+            }),
           ]);
           return {
             folder: f.uri,

@@ -1,4 +1,4 @@
-/** Timeline entries shaped like the server sends them (after camel-casing). */
+/** Timeline entries shaped like the server sends them (camelCase, protocol version 2). */
 import type { Entry } from "../src/lspExt";
 
 let counter = 0;

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { camelize, camelKey } from "../src/model/camel";
 import {
   checksState,
   checksText,
@@ -15,24 +14,6 @@ import {
 import { entry } from "./fixtures";
 
 const NOW = new Date("2025-01-01T10:06:00Z");
-
-test("camelize turns the engine's snake_case into camelCase, deeply, and keeps data keys", () => {
-  const raw = {
-    next_action: "x",
-    entry: { created_at: "t", files: [{ old_path: "a", renamed_from: null }] },
-    effects: { "01JABC": "reverted" },
-    "file:///a_b.txt": 1,
-  };
-  assert.deepEqual(camelize(raw), {
-    nextAction: "x",
-    entry: { createdAt: "t", files: [{ oldPath: "a", renamedFrom: null }] },
-    effects: { "01JABC": "reverted" },
-    "file:///a_b.txt": 1,
-  });
-  assert.equal(camelKey("target_number"), "targetNumber");
-  assert.equal(camelKey("alreadyCamel"), "alreadyCamel");
-  assert.equal(camelKey("_private"), "_private");
-});
 
 test("relative times", () => {
   assert.equal(relativeTime("2025-01-01T10:05:50Z", NOW), "just now");

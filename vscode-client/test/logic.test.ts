@@ -7,6 +7,7 @@ import { isLspWorkspaceEdit, toLspWorkspaceEdit, touchedUris } from "../src/mode
 import { confirmationFor, conflictChoices, outcomeFor } from "../src/model/preview";
 import { classifyStderr, expandPath, Probes, resolveServer } from "../src/model/resolve";
 import { contentUri, diffTitle, joinFolderUri, parseContentUri } from "../src/model/uris";
+import { advertisedVersion, PROTOCOL_VERSION, versionProblem } from "../src/model/version";
 import type { OperationResult } from "../src/lspExt";
 
 test("src/model/ stays free of the vscode module (so these tests can run in plain node)", () => {
@@ -209,4 +210,17 @@ test("server commands from code actions become previewed operations; raw calls p
   assert.equal(operationFromServerCommand("takeback.undoTurn", [{ dryRun: true }]), undefined);
   assert.equal(operationFromServerCommand("takeback.revertTurn", [{ uri: "x" }]), undefined);
   assert.equal(operationFromServerCommand("editor.action.other", [{}]), undefined);
+});
+
+test("a server that speaks another protocol version is refused with what to do", () => {
+  const speaking = (v: unknown) => ({ capabilities: { experimental: { takeback: { protocolVersion: v } } } });
+  assert.equal(advertisedVersion(speaking(PROTOCOL_VERSION)), PROTOCOL_VERSION);
+  assert.equal(versionProblem(speaking(PROTOCOL_VERSION), "takeback"), undefined);
+  // A stale server (protocol version 1) advertised nothing.
+  const stale = versionProblem({ capabilities: { textDocumentSync: 2 } }, "/usr/bin/takeback");
+  assert.match(stale!.problem, /\/usr\/bin\/takeback\) speaks an older protocol \(version 1\); this extension speaks version 2/);
+  assert.match(stale!.fix, /Upgrade the Takeback server/);
+  assert.match(versionProblem(speaking(PROTOCOL_VERSION + 1), "takeback")!.fix, /Update the Takeback extension/);
+  assert.equal(advertisedVersion(speaking("2")), undefined);
+  assert.equal(advertisedVersion(undefined), undefined);
 });

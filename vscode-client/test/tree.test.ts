@@ -2,8 +2,6 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
   buildTree,
-  computeRedoTarget,
-  computeUndoTarget,
   FolderTimeline,
   mergePage,
   SessionNode,
@@ -60,15 +58,19 @@ test("an operation is listed under the session of the turn it acted on", () => {
   assert.deepEqual(session!.children.map((c) => (c as TurnNode).label), ["#2 Undo #1", "#1 turn 1"]);
 });
 
-test("undo and redo targets follow the engine's rules", () => {
+test("undo and redo are the server's targets only: without its status, no turn offers them", () => {
   const t1 = entry({ number: 1 });
   const t2 = entry({ number: 2, state: "reverted" });
   const undo = entry({ number: 3, kind: "undo", target: t2.id });
-  const notApplied = entry({ number: 4, state: "not-applied" });
-  assert.equal(computeUndoTarget([notApplied, undo, t2, t1]), 1);
-  assert.equal(computeRedoTarget([notApplied, undo, t2, t1]), 3);
-  assert.equal(computeRedoTarget([t1]), undefined);
-  assert.equal(computeUndoTarget([]), undefined);
+  t2.revertedBy = undo.id;
+  const actionsOf = (extra: Partial<FolderTimeline>) =>
+    new Map(sessionNodes(timeline([undo, t2, t1], extra), NOW)[0]!.children.map((c) => [(c as TurnNode).entry.number, (c as TurnNode).actions] as const));
+  const unknown = actionsOf({});
+  assert.equal(unknown.get(1)!.undo, false);
+  assert.deepEqual(unknown.get(3)!.redo, { method: "revertTurn", turnId: undo.id });
+  const told = actionsOf({ undoTarget: 1, redoTarget: 3 });
+  assert.equal(told.get(1)!.undo, true);
+  assert.deepEqual(told.get(3)!.redo, { method: "redo" });
 });
 
 test("turn actions and the context values the menus match", () => {

@@ -271,7 +271,7 @@ async def _apply_in_order(server: TakebackServer, params: ApplyEditParams, ops, 
     outcome = "applied" if applied else f"NOT applied ({reason})"
     log.info("applyEdit %s: checkpoint %s of turn #%d %s", label, checkpoint, entry.number, outcome)
     return ApplyEditResult(
-        applied=applied, checkpoint_id=checkpoint, entry=entry.model_dump(mode="json"),
+        applied=applied, checkpoint_id=checkpoint, entry=entry,
         failure_reason=reason, folder=folder.uri,
     )
 

@@ -7,8 +7,8 @@ versioned edits (``editor.EditorRound``: a refusal, in any form, writes nothing;
 whose operation then fails is taken back); files that are not open are written on disk by the
 engine, journaled. Each
 operation first runs as a dry run (what would change, reported as progress; a cancel here
-writes nothing), then for real. The answer is the engine's ``OperationResult`` as the CLI's
-``--json`` prints it.
+writes nothing), then for real. The answer is the engine's ``OperationResult`` (sent camelCase,
+see ``protocol.to_wire``).
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ async def operate(
     params: OperationParams | RevertTurnParams | RestoreParams,
     spec: str | None = None,
     uri: str | None = None,
-) -> dict[str, Any]:
+) -> OperationResult:
     folder: Folder = await server.folders.resolve(getattr(params, "folder", None), uri=uri, turn=spec if kind == "revert" else None)
     engine = folder.require()
     if kind == "undo":
@@ -115,7 +115,7 @@ async def _operate_in_order(
     folder: Folder,
     call: Callable[..., OperationResult],
     title: str,
-) -> dict[str, Any]:
+) -> OperationResult:
     use_editor = server.can_apply_edits
     async with WorkDone(server, title, params.work_done_token) as progress:
         cancel = progress.cancel
@@ -131,7 +131,7 @@ async def _operate_in_order(
                 f"the timeline moved: {kind} would now act on #{preview.target_number}, not {expect}; nothing was done"
             )
         if params.dry_run:
-            return preview.model_dump(mode="json")
+            return preview
         progress.report(f"{len(preview.restored)} file(s) to change", 30)
         if cancel.is_set():
             raise Cancelled(f"{kind} cancelled; nothing was written")
@@ -151,28 +151,28 @@ async def _operate_in_order(
         finally:
             await server.folders.changed(folder)
     log.info("%s: %s", title, result.message)
-    return result.model_dump(mode="json")
+    return result
 
 
 def setup(server: TakebackServer) -> None:
     @server.feature(UNDO)
     @rpc_errors
-    async def undo(ls: TakebackServer, params: OperationParams) -> Any:
+    async def undo(ls: TakebackServer, params: OperationParams) -> OperationResult:
         return await operate(ls, "undo", params)
 
     @server.feature(REDO)
     @rpc_errors
-    async def redo(ls: TakebackServer, params: OperationParams) -> Any:
+    async def redo(ls: TakebackServer, params: OperationParams) -> OperationResult:
         return await operate(ls, "redo", params)
 
     @server.feature(REVERT_TURN)
     @rpc_errors
-    async def revert_turn(ls: TakebackServer, params: RevertTurnParams) -> Any:
+    async def revert_turn(ls: TakebackServer, params: RevertTurnParams) -> OperationResult:
         return await operate(ls, "revert", params, spec=params.turn_id, uri=params.uri)
 
     @server.feature(RESTORE)
     @rpc_errors
-    async def restore(ls: TakebackServer, params: RestoreParams) -> Any:
+    async def restore(ls: TakebackServer, params: RestoreParams) -> OperationResult:
         return await operate(ls, "restore", params, spec=params.checkpoint_id)
 
 

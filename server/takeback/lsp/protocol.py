@@ -1,11 +1,12 @@
 """The public protocol of the Takeback language server: method names, params and results.
 
 Every custom request lives under ``takeback/``; its params are an attrs class here (pygls's
-converter reads and writes them in camelCase). Results that are engine objects (an ``Entry``,
-an ``OperationResult``, a ``StoreStatus``) are sent exactly as the CLI prints them with
-``--json`` (``model_dump(mode="json")``, snake_case keys); the small wrappers defined here are
-camelCase. docs/protocol.md documents all of it and vscode-client/src mirrors it; a test keeps
-the doc in step with the names below.
+converter reads and writes them in camelCase). Everything on the wire is camelCase: results
+that are engine objects (an ``Entry``, an ``OperationResult``, a ``StoreStatus``) are the CLI's
+``--json`` shape with every field name camelCase, made in one place, ``to_wire``, which the
+converter applies to every pydantic model a handler answers. ``PROTOCOL_VERSION`` is
+advertised at ``initialize``. docs/protocol.md documents all of it and vscode-client/src
+mirrors it; tests keep the doc and the client's types in step with the names below.
 
 ``TakebackProtocol`` maps each method to its request type, so pygls structures the params
 (without it pygls turns unknown params into namedtuples and mangles URI keys).
@@ -18,9 +19,16 @@ from typing import Any, Literal
 import attrs
 import cattrs
 from lsprotocol import types
+from pydantic import BaseModel
+from pydantic.alias_generators import to_camel
 from pygls.protocol import JsonRPCRequestMessage, LanguageServerProtocol, default_converter, lsp_method
 
-from ..core.models import OnConflict  # the one list of choices
+from ..core.models import Entry, OnConflict  # OnConflict: the one list of choices
+
+PROTOCOL_VERSION = 2
+"""Raised whenever a message changes shape (docs/protocol.md lists the versions); the server
+advertises it at ``initialize`` (``capabilities.experimental.takeback.protocolVersion``) and
+clients refuse a server that speaks another."""
 
 # --------------------------------------------------------------------------- method names
 
@@ -184,24 +192,44 @@ class RecordCheckParams:
 
 # --------------------------------------------------------------------------- results
 
-Json = Any
-"""An engine object as the CLI's ``--json`` prints it (see server/takeback/models.py)."""
+
+def wire_name(field: str) -> str:
+    """A field's name on the wire: ``next_action`` -> ``nextAction`` (as pygls names params)."""
+    return to_camel(field)
+
+
+def to_wire(model: BaseModel) -> dict[str, Any]:
+    """An engine object as the server sends it: what the CLI's ``--json`` prints
+    (``model_dump(mode="json")``), with the models' field names camelCase. Only field names are
+    renamed, found from the models themselves: keys that are data (a path or an id in a dict
+    field) stay as they are."""
+    return _renamed(model, model.model_dump(mode="json"))
+
+
+def _renamed(value: Any, dumped: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return {wire_name(name): _renamed(getattr(value, name), dumped[name]) for name in type(value).model_fields if name in dumped}
+    if isinstance(value, (list, tuple)):
+        return [_renamed(v, d) for v, d in zip(value, dumped, strict=True)]
+    if isinstance(value, dict):
+        return {key: _renamed(v, d) for v, (key, d) in zip(value.values(), dumped.items(), strict=True)}
+    return dumped
 
 
 @attrs.define
 class ApplyEditResult:
     applied: bool
     checkpoint_id: str
-    entry: Json
-    """The turn the batch joined (models.Entry)."""
+    entry: Entry
+    """The turn the batch joined."""
     failure_reason: str | None
     folder: str
 
 
 @attrs.define
 class TimelineResult:
-    entries: list[Json]
-    """models.Entry, newest first."""
+    entries: list[Entry]
+    """Newest first."""
     next_before: int | None
     """Pass as ``before`` for the next page; null on the last page."""
     folder: str
@@ -313,6 +341,7 @@ def converter() -> cattrs.Converter:
     conv = default_converter()
     conv.register_structure_hook(bool, _strict(bool, "true or false"))
     conv.register_structure_hook(str, _strict(str, "a string"))
+    conv.register_unstructure_hook_func(lambda t: isinstance(t, type) and issubclass(t, BaseModel), to_wire)
     return conv
 
 
@@ -351,6 +380,13 @@ class TakebackProtocol(LanguageServerProtocol):
             return JsonRPCRequestMessage(
                 id=data["id"], method=method, jsonrpc=data["jsonrpc"], params=InvalidParams.of(exc)
             )
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams):
+        """pygls's initialize, with the protocol's version in the capabilities."""
+        result = yield from super().lsp_initialize(params)
+        result.capabilities.experimental = {"takeback": {"protocolVersion": PROTOCOL_VERSION}}
+        return result
 
     def get_message_type(self, method: str) -> type | None:  # type: ignore[override]  # pygls's is an lru_cache
         request = _REQUESTS.get(method)

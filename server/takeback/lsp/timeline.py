@@ -5,8 +5,9 @@ because opening the log takes the store's lock."""
 from __future__ import annotations
 
 import base64
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..core.models import Entry, StoreStatus
 from ..errors import InvalidInput
 from .documents import file_path
 from .errors import rpc_errors
@@ -46,17 +47,17 @@ def setup(server: TakebackServer) -> None:
         more = len(entries) > limit
         entries = entries[:limit]
         return TimelineResult(
-            entries=[e.model_dump(mode="json") for e in entries],
+            entries=entries,
             next_before=entries[-1].number if more and entries else None,
             folder=folder.uri,
         )
 
     @server.feature(TURN)
     @rpc_errors
-    async def turn(ls: TakebackServer, params: TurnParams) -> Any:
+    async def turn(ls: TakebackServer, params: TurnParams) -> Entry:
         folder = await ls.folders.resolve(params.folder, turn=params.turn_id)
         entry = await read(folder.require(), folder.require().entry, params.turn_id)
-        return entry.model_dump(mode="json")
+        return entry
 
     @server.feature(DIFF)
     @rpc_errors
@@ -80,7 +81,7 @@ def setup(server: TakebackServer) -> None:
 
     @server.feature(STATUS)
     @rpc_errors
-    async def status(ls: TakebackServer, params: FolderParams) -> Any:
+    async def status(ls: TakebackServer, params: FolderParams) -> StoreStatus:
         folder = await ls.folders.resolve(params.folder)
         result = await read(folder.require(), folder.require().status)
-        return result.model_dump(mode="json")
+        return result

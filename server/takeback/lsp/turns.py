@@ -2,7 +2,7 @@
 
 An agent brackets its turn with begin / end: edits it sends through ``takeback/applyEdit`` in
 between join the turn, and whatever else changed on disk meanwhile (shell commands, formatters)
-is recorded when the turn ends. Each answers the turn (models.Entry, as the CLI's --json).
+is recorded when the turn ends. Each answers the turn (models.Entry).
 """
 
 from __future__ import annotations
@@ -27,19 +27,19 @@ if TYPE_CHECKING:
     from .server import TakebackServer
 
 
-async def _write(ls: TakebackServer, folder: Folder, fn: Callable[..., Entry], *args: Any, **kwargs: Any) -> Any:
+async def _write(ls: TakebackServer, folder: Folder, fn: Callable[..., Entry], *args: Any, **kwargs: Any) -> Entry:
     """Run a recording call in the folder's write order (after every request sent before it),
     announce the change and answer the entry."""
     async with folder.writes:
         entry = await asyncio.to_thread(fn, *args, **kwargs)
     await ls.folders.changed(folder)
-    return entry.model_dump(mode="json")
+    return entry
 
 
 def setup(server: TakebackServer) -> None:
     @server.feature(BEGIN_TURN)
     @rpc_errors
-    async def begin_turn(ls: TakebackServer, params: BeginTurnParams) -> Any:
+    async def begin_turn(ls: TakebackServer, params: BeginTurnParams) -> Entry:
         folder = await ls.folders.resolve(params.folder)
         engine = folder.require()
         return await _write(
@@ -49,7 +49,7 @@ def setup(server: TakebackServer) -> None:
 
     @server.feature(END_TURN)
     @rpc_errors
-    async def end_turn(ls: TakebackServer, params: EndTurnParams) -> Any:
+    async def end_turn(ls: TakebackServer, params: EndTurnParams) -> Entry:
         folder = await ls.folders.resolve(params.folder, turn=params.turn_id)
         engine = folder.require()
         checks = [Check(name=c.name, status=c.status, command=c.command, exit_code=c.exit_code) for c in params.checks]
@@ -57,7 +57,7 @@ def setup(server: TakebackServer) -> None:
 
     @server.feature(RECORD_CHECK)
     @rpc_errors
-    async def record_check(ls: TakebackServer, params: RecordCheckParams) -> Any:
+    async def record_check(ls: TakebackServer, params: RecordCheckParams) -> Entry:
         folder = await ls.folders.resolve(params.folder, turn=params.turn_id)
         engine = folder.require()
         return await _write(

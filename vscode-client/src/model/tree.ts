@@ -19,7 +19,8 @@ export interface FolderTimeline {
   entries: Entry[];
   /** The `before` of the next page, if there is one. */
   nextBefore?: number | null;
-  /** The numbers the server's `takeback/status` gives, when known. */
+  /** What undo and redo act on: the numbers the server's `takeback/status` gives (the client has
+   * no rule of its own; unknown: the panel offers neither). */
   undoTarget?: number | null;
   redoTarget?: number | null;
   /** From the same status: failures agents' hooks logged in this folder's store. */
@@ -134,26 +135,6 @@ export type TurnIcon =
 
 const REDO_KINDS = new Set(["undo", "revert", "restore"]);
 const NO_SESSION = "No session";
-
-/** The number "Undo Agent Turn" targets: the newest applied (or open) turn with checkpoints. */
-export function computeUndoTarget(entries: Entry[]): number | undefined {
-  for (const entry of entries) {
-    if (entry.kind === "turn" && (entry.state === "applied" || entry.state === "open") && (entry.checkpoints?.length ?? 1) > 0) {
-      return entry.number;
-    }
-  }
-  return undefined;
-}
-
-/** The number "Redo Agent Turn" targets: the newest applied undo / revert / restore. */
-export function computeRedoTarget(entries: Entry[]): number | undefined {
-  for (const entry of entries) {
-    if (REDO_KINDS.has(entry.kind) && entry.state === "applied") {
-      return entry.number;
-    }
-  }
-  return undefined;
-}
 
 export function turnActions(entry: Entry, byId: Map<string, Entry>, undoTarget?: number | null, redoTarget?: number | null): TurnActions {
   const hasChanges = (entry.files?.length ?? 0) > 0;
@@ -319,8 +300,8 @@ function sessionOf(entry: Entry, byId: Map<string, Entry>): string | null {
 
 export function sessionNodes(timeline: FolderTimeline, now: Date = new Date()): SessionNode[] {
   const byId = new Map(timeline.entries.map((e) => [e.id, e] as const));
-  const undoTarget = timeline.undoTarget !== undefined ? timeline.undoTarget : computeUndoTarget(timeline.entries);
-  const redoTarget = timeline.redoTarget !== undefined ? timeline.redoTarget : computeRedoTarget(timeline.entries);
+  // What undo and redo act on is the server's answer (takeback/status); unknown: neither is offered.
+  const { undoTarget, redoTarget } = timeline;
   const groups = new Map<string, { session: string | null; entries: Entry[] }>();
   for (const entry of timeline.entries) {
     const session = sessionOf(entry, byId);
