@@ -56,6 +56,8 @@ export interface Checkpoint {
   label?: string | null;
   paths: string[];
   applied?: boolean;
+  /** What a bracket saw change on disk during the turn, not a step of the agent's. */
+  bracket?: boolean;
 }
 
 export interface Entry {
@@ -84,6 +86,12 @@ export interface Entry {
   /** Who ended a turn: `stop`, `next_prompt`, `session_end`, `end_command`, or null. */
   endedBy?: string | null;
   notices?: string[];
+  /** Names of the checks whose latest run did not pass (the server's rule). */
+  failedChecks?: string[];
+  /** Whether the latest run of every named check passed; null: no check (the server's rule). */
+  checksPassed?: boolean | null;
+  /** Whether people are shown this entry's steps (the server's rule, as `takeback show`). */
+  showsSteps?: boolean;
 }
 
 export interface FileOutcome {

@@ -31,19 +31,22 @@ test("line deltas use a real minus sign and vanish when nothing changed", () => 
   assert.equal(lineDelta(undefined, undefined), "");
 });
 
-test("checks: the latest status of each named check decides", () => {
-  assert.equal(checksState([]), "none");
-  assert.equal(checksState([{ name: "tests", status: "failed" }, { name: "tests", status: "passed" }]), "passed");
-  assert.equal(checksState([{ name: "tests", status: "passed" }, { name: "lint", status: "error" }]), "failed");
-  assert.equal(checksText([{ name: "tests", status: "passed" }, { name: "lint", status: "skipped" }]), "✓ 2 checks");
-  assert.equal(checksText([{ name: "tests", status: "failed" }]), "✗ tests");
+test("checks: shown as the server decided them (checksPassed, failedChecks)", () => {
+  assert.equal(checksState({}), "none");
+  assert.equal(checksState({ checksPassed: null }), "none");
+  assert.equal(checksState({ checksPassed: true }), "passed");
+  assert.equal(checksState({ checksPassed: false }), "failed");
+  const two = [{ name: "tests", status: "passed" as const }, { name: "lint", status: "skipped" as const }, { name: "tests", status: "passed" as const }];
+  assert.equal(checksText({ checks: two, checksPassed: true, failedChecks: [] }), "✓ 2 checks");
+  assert.equal(checksText({ checks: [{ name: "tests", status: "failed" }], checksPassed: false, failedChecks: ["tests"] }), "✗ tests");
+  assert.equal(checksText({ checks: [], checksPassed: null }), "");
 });
 
 test("entry titles and descriptions", () => {
   const e = entry({ number: 12, label: "Add a login form", additions: 12, deletions: 3, files: [
     { path: "a.ts", kind: "modified" },
     { path: "b.ts", kind: "added" },
-  ], checks: [{ name: "tests", status: "passed" }] });
+  ], checks: [{ name: "tests", status: "passed" }], checksPassed: true, failedChecks: [] });
   assert.equal(entryTitle(e), "#12 Add a login form");
   assert.equal(entryDescription(e, NOW), "5 min ago · 2 files +12 −3 · ✓ 1 check");
   assert.equal(entryDescription({ ...e, state: "reverted" }, NOW), "5 min ago · 2 files +12 −3 · ✓ 1 check · undone");

@@ -6,14 +6,12 @@ import {
   mergePage,
   SessionNode,
   sessionNodes,
-  showsSteps,
   StepNode,
   stepNodes,
   TurnNode,
   latestTurn,
   turnActions,
 } from "../src/model/tree";
-import type { Entry } from "../src/lspExt";
 import { entry } from "./fixtures";
 
 const NOW = new Date("2025-01-01T10:06:00Z");
@@ -140,6 +138,7 @@ test("a turn with several or named checkpoints lists its steps after its files",
     number: 12,
     label: "Fix the login form",
     agent: "claude",
+    showsSteps: true,
     checkpoints: [
       { id: "cpA", at: "2025-01-01T10:00:10Z", label: "Edit src/app.py", paths: ["src/app.py"] },
       { id: "cpB", at: "2025-01-01T10:05:30Z", label: "Bash: npm test", paths: ["out/a.js", "out/b.js"] },
@@ -173,20 +172,12 @@ test("a turn with several or named checkpoints lists its steps after its files",
   ]);
 });
 
-test("which turns list steps: not one bracket, not one batch named like the turn, not operations", () => {
-  const one = (label: string | null, extra: Partial<Entry> = {}) =>
-    entry({ number: 1, label: "the prompt", checkpoints: [{ id: "c", at: "2025-01-01T10:00:00Z", label, paths: ["a"] }], ...extra });
-  assert.equal(showsSteps(one(null)), false);
-  assert.equal(showsSteps(one("changes on disk")), false); // a bracket (begin … end)
-  assert.equal(showsSteps(one("the prompt")), false); // a step recorded as a turn of its own
-  assert.equal(showsSteps(one("Edit src/app.py")), true); // one tool call
-  assert.equal(showsSteps(one("rename + helper")), true); // one named batch of an agent extension
-  assert.equal(showsSteps(one("undo of #3", { kind: "undo" })), false);
-  assert.equal(showsSteps(entry({ number: 2, checkpoints: [] })), false);
-  const two = entry({ number: 3, checkpoints: [
+test("a turn lists its steps when the server says so (showsSteps), and only then", () => {
+  const two = entry({ number: 3, showsSteps: true, checkpoints: [
     { id: "a", at: "2025-01-01T10:00:00Z", paths: ["a"] },
     { id: "b", at: "2025-01-01T10:00:01Z", paths: ["b"] },
   ] });
-  assert.equal(showsSteps(two), true);
   assert.equal(stepNodes(F, two, { undo: false, revert: true, restore: true }, NOW)[1]!.label, "#3.2 changes");
+  assert.deepEqual(stepNodes(F, { ...two, showsSteps: false }, { undo: false, revert: true, restore: true }, NOW), []);
+  assert.deepEqual(stepNodes(F, { ...two, showsSteps: undefined }, { undo: false, revert: true, restore: true }, NOW), []);
 });

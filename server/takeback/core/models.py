@@ -15,7 +15,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 MODE_FILE = 0o100644
 MODE_EXEC = 0o100755
@@ -245,6 +245,7 @@ class Checkpoint(_Model):
     label: str | None = None
     paths: list[str]
     applied: bool = True
+    bracket: bool = False  # what a bracket saw change on disk, not a step of the agent's
 
 
 class Entry(_Model):
@@ -275,14 +276,33 @@ class Entry(_Model):
     ended_by: str | None = None
     notices: list[str] = []
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
-    def checks_passed(self) -> bool | None:
-        if not self.checks:
-            return None
+    def failed_checks(self) -> list[str]:
+        """The checks whose latest run did not pass (failed or error), by name, first recorded first."""
         latest: dict[str, Check] = {}
         for check in self.checks:
             latest[check.name] = check
-        return all(c.status in ("passed", "skipped") for c in latest.values())
+        return [name for name, check in latest.items() if check.status not in ("passed", "skipped")]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def checks_passed(self) -> bool | None:
+        """Whether the latest run of every named check passed (None: no check recorded)."""
+        return None if not self.checks else not self.failed_checks
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def shows_steps(self) -> bool:
+        """Whether people are shown this entry's steps: an agent turn with several checkpoints, or
+        with one that is a step of its own (not the bracket's changes on disk, not named as the turn)."""
+        if self.kind != "turn" or not self.checkpoints:
+            return False
+        if len(self.checkpoints) > 1:
+            return True
+        only = self.checkpoints[0]
+        label = (only.label or "").strip()
+        return bool(label) and not only.bracket and label != (self.label or "").strip()
 
 
 # --------------------------------------------------------------------------- results

@@ -58,7 +58,7 @@ def print_entry(entry: Entry) -> None:
         if change.withheld:
             extra += f" (content withheld: {change.withheld})"
         print(f"  {change.kind:<9} {name}  +{change.additions} -{change.deletions}{extra}")
-    if len(entry.checkpoints) > 1 or any(cp.label for cp in entry.checkpoints):
+    if entry.shows_steps:
         for index, cp in enumerate(entry.checkpoints, 1):  # the steps: restore #N.k goes back to just after step k
             state = "" if cp.applied else "  (not applied)"
             print(f"  step   #{entry.number}.{index} {cp.label or 'changes'}  ({len(cp.paths)} files){state}")

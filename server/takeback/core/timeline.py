@@ -352,6 +352,7 @@ class Timeline:
                     label=cp.label,
                     paths=[c.path for c in cp.changes],
                     applied=state.applied.get(cp.id, True),
+                    bracket=cp.bracket,
                 )
                 for cp in state.checkpoints
             ],

@@ -30,21 +30,21 @@ class Reading(EngineParts):
 
     def entries(self, session: str | None = None, limit: int | None = None, before: int | None = None) -> list[Entry]:
         """Timeline entries, newest first; ``before`` pages by entry number."""
-        self.refresh()
-        out = []
-        for state in reversed(self.timeline.ordered()):
-            if session is not None and state.begun.session != session:
-                continue
-            if before is not None and state.begun.number >= before:
-                continue
-            out.append(self.timeline.view(state))
-            if limit is not None and len(out) >= limit:
-                break
-        return out
+        with self.transaction():
+            out = []
+            for state in reversed(self.timeline.ordered()):
+                if session is not None and state.begun.session != session:
+                    continue
+                if before is not None and state.begun.number >= before:
+                    continue
+                out.append(self.timeline.view(state))
+                if limit is not None and len(out) >= limit:
+                    break
+            return out
 
     def entry(self, turn: str) -> Entry:
-        self.refresh()
-        return self.timeline.view(self.timeline.resolve(turn))
+        with self.transaction():
+            return self.timeline.view(self.timeline.resolve(turn))
 
     def diff(self, turn: str, path: str | None = None) -> str:
         """The unified diff of what an entry changed (one file, or all)."""
@@ -88,35 +88,42 @@ class Reading(EngineParts):
                 return self.store.read_blob(version.oid)
         raise NotFound(f"turn #{entry.number} did not change {rel}")
 
+    def targets(self) -> tuple[Entry | None, Entry | None]:
+        """What ``undo`` and ``redo`` would act on now (None: nothing), by the timeline's rule
+        (``Timeline.undo_target``, ``redo_target``); adapters ask this, never re-implement it."""
+        with self.transaction():
+            found: list[Entry | None] = []
+            for rule in (self.timeline.undo_target, self.timeline.redo_target):
+                try:
+                    found.append(self.timeline.view(rule()))
+                except NothingToDo:
+                    found.append(None)
+            return found[0], found[1]
+
     def status(self) -> StoreStatus:
-        self.refresh()
-        ordered = self.timeline.ordered()
-        open_states = self.timeline.open_turns()
-        try:
-            undo_target = self.timeline.undo_target().begun.number
-        except NothingToDo:
-            undo_target = None
-        try:
-            redo_target = self.timeline.redo_target().begun.number
-        except NothingToDo:
-            redo_target = None
-        user_head = self._user_head()
-        return StoreStatus(
-            workspace=str(self.workspace.root),
-            store=str(self.store.path),
-            store_bytes=self.store.size_bytes(),
-            entries=len(ordered),
-            turns=sum(1 for s in ordered if s.begun.kind == "turn"),
-            open_turn=self.timeline.view(open_states[-1]) if open_states else None,
-            open_turns=[self.timeline.view(s) for s in open_states],
-            last_entry=self.timeline.view(ordered[-1]) if ordered else None,
-            undo_target=undo_target,
-            redo_target=redo_target,
-            git_repository=bool(self._user_repo),
-            head=user_head,
-            retention=self.config.retention,
-            fsync=self.config.fsync,
-            last_recovery=self.last_recovery or self.journal.last_report(),
-            config_problems=list(self.config.problems),
-            **failures.summary(self.store.path),
-        )
+        with self.transaction():
+            ordered = self.timeline.ordered()
+            open_states = self.timeline.open_turns()
+            undo, redo = self.targets()
+            undo_target = undo.number if undo is not None else None
+            redo_target = redo.number if redo is not None else None
+            user_head = self._user_head()
+            return StoreStatus(
+                workspace=str(self.workspace.root),
+                store=str(self.store.path),
+                store_bytes=self.store.size_bytes(),
+                entries=len(ordered),
+                turns=sum(1 for s in ordered if s.begun.kind == "turn"),
+                open_turn=self.timeline.view(open_states[-1]) if open_states else None,
+                open_turns=[self.timeline.view(s) for s in open_states],
+                last_entry=self.timeline.view(ordered[-1]) if ordered else None,
+                undo_target=undo_target,
+                redo_target=redo_target,
+                git_repository=bool(self._user_repo),
+                head=user_head,
+                retention=self.config.retention,
+                fsync=self.config.fsync,
+                last_recovery=self.last_recovery or self.journal.last_report(),
+                config_problems=list(self.config.problems),
+                **failures.summary(self.store.path),
+            )

@@ -39,13 +39,9 @@ class Targets:
 
 
 def find_targets(engine: Engine) -> Targets:
-    """What undo and redo would act on (the engine's rules, read from its public timeline)."""
-    entries = engine.entries()
-    undo = next((e for e in entries if e.kind == "turn" and e.state in ("applied", "open") and e.checkpoints), None)
-    redo = next((e for e in entries if e.kind in ("undo", "revert", "restore") and e.state == "applied"), None)
-    subject = None
-    if redo is not None and redo.target:
-        subject = next((e for e in entries if e.id == redo.target), None)
+    """What undo and redo would act on (asked of the engine, which owns the rule)."""
+    undo, redo = engine.targets()
+    subject = engine.entry(redo.target) if redo is not None and redo.target else None
     return Targets(undo, redo, subject)
 
 

@@ -198,6 +198,11 @@ def wire_name(field: str) -> str:
     return to_camel(field)
 
 
+def fields_sent(model: type[BaseModel]) -> list[str]:
+    """The names of what a model sends: its fields, then its computed fields (``checks_passed``)."""
+    return [*model.model_fields, *model.model_computed_fields]
+
+
 def to_wire(model: BaseModel) -> dict[str, Any]:
     """An engine object as the server sends it: what the CLI's ``--json`` prints
     (``model_dump(mode="json")``), with the models' field names camelCase. Only field names are
@@ -208,7 +213,7 @@ def to_wire(model: BaseModel) -> dict[str, Any]:
 
 def _renamed(value: Any, dumped: Any) -> Any:
     if isinstance(value, BaseModel):
-        return {wire_name(name): _renamed(getattr(value, name), dumped[name]) for name in type(value).model_fields if name in dumped}
+        return {wire_name(name): _renamed(getattr(value, name), dumped[name]) for name in fields_sent(type(value)) if name in dumped}
     if isinstance(value, (list, tuple)):
         return [_renamed(v, d) for v, d in zip(value, dumped, strict=True)]
     if isinstance(value, dict):

@@ -2,7 +2,7 @@
  * How entries, files, checks and operation results read in the panel, the status bar and
  * messages. Pure module (no `vscode` import).
  */
-import type { Check, Entry, FileChange, OperationResult } from "../lspExt";
+import type { Entry, FileChange, OperationResult } from "../lspExt";
 
 export function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
@@ -46,34 +46,21 @@ export function relativeTime(iso: string | null | undefined, now: Date = new Dat
 
 export type ChecksState = "passed" | "failed" | "none";
 
-/** The latest status of each named check decides (as the engine's `checks_passed`). */
-export function checksState(checks: Check[] | undefined): ChecksState {
-  if (!checks || checks.length === 0) {
+/** The server decides (`checksPassed`: the latest run of each named check). */
+export function checksState(entry: Pick<Entry, "checksPassed">): ChecksState {
+  if (entry.checksPassed === undefined || entry.checksPassed === null) {
     return "none";
   }
-  const latest = new Map<string, Check>();
-  for (const check of checks) {
-    latest.set(check.name, check);
-  }
-  for (const check of latest.values()) {
-    if (check.status !== "passed" && check.status !== "skipped") {
-      return "failed";
-    }
-  }
-  return "passed";
+  return entry.checksPassed ? "passed" : "failed";
 }
 
-export function checksText(checks: Check[] | undefined): string {
-  const state = checksState(checks);
+export function checksText(entry: Pick<Entry, "checks" | "checksPassed" | "failedChecks">): string {
+  const state = checksState(entry);
   if (state === "none") {
     return "";
   }
-  const latest = new Map<string, Check>();
-  for (const check of checks ?? []) {
-    latest.set(check.name, check);
-  }
-  const failed = [...latest.values()].filter((c) => c.status !== "passed" && c.status !== "skipped");
-  return state === "passed" ? `✓ ${plural(latest.size, "check")}` : `✗ ${failed.map((c) => c.name).join(", ")}`;
+  const names = new Set((entry.checks ?? []).map((c) => c.name));
+  return state === "passed" ? `✓ ${plural(names.size, "check")}` : `✗ ${(entry.failedChecks ?? []).join(", ")}`;
 }
 
 const OPERATION_VERB: Record<string, string> = {
@@ -123,7 +110,7 @@ export function entryDescription(entry: Entry, now: Date = new Date()): string {
   const files = entry.files?.length ?? 0;
   const delta = lineDelta(entry.additions, entry.deletions);
   parts.push([plural(files, "file"), delta].filter(Boolean).join(" "));
-  const checks = checksText(entry.checks);
+  const checks = checksText(entry);
   if (checks) {
     parts.push(checks);
   }

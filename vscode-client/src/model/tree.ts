@@ -203,27 +203,8 @@ export function fileNode(folder: string, entry: Entry, file: FileChange, reverta
   };
 }
 
-/** The label the engine gives a bracket's checkpoint (what changed on disk during the turn). */
-const BRACKET_LABEL = "changes on disk";
-
-/**
- * Whether a turn lists its steps: an agent turn with several checkpoints, or with one that has
- * a name of its own (not the turn's label, not a bracket's "changes on disk"). As `takeback show`.
- */
-export function showsSteps(entry: Entry): boolean {
-  const checkpoints = entry.checkpoints ?? [];
-  if (entry.kind !== "turn" || checkpoints.length === 0) {
-    return false;
-  }
-  if (checkpoints.length > 1) {
-    return true;
-  }
-  const label = checkpoints[0]?.label?.trim();
-  return !!label && label !== BRACKET_LABEL && label !== entry.label?.trim();
-}
-
 export function stepNodes(folder: string, entry: Entry, actions: TurnActions, now: Date = new Date()): StepNode[] {
-  if (!showsSteps(entry)) {
+  if (!entry.showsSteps) {
     return [];
   }
   const checkpoints = entry.checkpoints ?? [];
