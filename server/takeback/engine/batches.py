@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from typing import TypedDict, Unpack
 
 from ..core.clock import new_id as _new_id
 from ..core.clock import now as _now
@@ -39,6 +40,16 @@ from .parts import EngineParts
 from .turns import withheld_notice
 
 log = logging.getLogger("takeback.engine")
+
+
+class BatchRecord(TypedDict, total=False):
+    """How a batch is recorded (``record_batch``'s arguments but the changes and ``applied``)."""
+
+    label: str | None
+    session: str | None
+    agent: str | None
+    turn: str | None
+    source: str
 
 
 class Batches(EngineParts):
@@ -127,7 +138,7 @@ class Batches(EngineParts):
         made = self.workspace.missing_folders(rel) if old is None and after is not None else []
         return self._path_change(rel, before, after, source_path, old, change.after, made)
 
-    def apply_batch(self, changes: list[BatchChange], **kwargs) -> tuple[Entry, str]:
+    def apply_batch(self, changes: list[BatchChange], **kwargs: Unpack[BatchRecord]) -> tuple[Entry, str]:
         """Record a batch and write it to disk (for callers with no editor to apply it)."""
         entry, checkpoint_id, _applied = self.apply_through(changes, **kwargs)
         return entry, checkpoint_id
@@ -137,7 +148,7 @@ class Batches(EngineParts):
         changes: list[BatchChange],
         editor: EditorApply | None = None,
         in_editor: Iterable[str] = (),
-        **record,
+        **record: Unpack[BatchRecord],
     ) -> tuple[Entry, str, bool]:
         """Record a batch (``record_batch``'s arguments) and bring it into the workspace; answers
         the entry, the checkpoint and whether the workspace got it.

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable, Iterable
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 from ..core.clock import new_id as _new_id
 from ..core.clock import now as _now
@@ -54,11 +54,20 @@ EditorApply = Callable[[list[tuple[str, Version | None]]], bool]
 """Applies new content to documents open in an editor; answers whether the editor took it."""
 
 
+class EditorIo(TypedDict, total=False):
+    """How an operation reaches documents open in an editor (the language server gives both):
+    their content now, by path (``overlay``: planned from, instead of the disk), and what applies
+    the new content to them (``editor``)."""
+
+    overlay: dict[str, Version | None]
+    editor: EditorApply | None
+
+
 
 class Operations(EngineParts):
     """Undo, redo, revert and restore (mixed into ``Engine``, whose state they use)."""
 
-    def undo(self, dry_run: bool = False, on_conflict: OnConflict = "abort", **io) -> OperationResult:
+    def undo(self, dry_run: bool = False, on_conflict: OnConflict = "abort", **io: Unpack[EditorIo]) -> OperationResult:
         """Revert the last applied agent turn, whichever session's (a turn still open is
         ended first, so its bracket's changes are recorded and it is the one undone)."""
         _check_on_conflict(on_conflict)
@@ -74,7 +83,7 @@ class Operations(EngineParts):
             target = self.timeline.undo_target()
             return self._revert_entry("undo", target, dry_run, on_conflict, **io)
 
-    def redo(self, dry_run: bool = False, on_conflict: OnConflict = "abort", **io) -> OperationResult:
+    def redo(self, dry_run: bool = False, on_conflict: OnConflict = "abort", **io: Unpack[EditorIo]) -> OperationResult:
         """Re-apply what the last undo, revert or restore took away."""
         _check_on_conflict(on_conflict)
         with self.transaction():
@@ -87,7 +96,7 @@ class Operations(EngineParts):
         dry_run: bool = False,
         on_conflict: OnConflict = "abort",
         paths: Iterable[str] | None = None,
-        **io,
+        **io: Unpack[EditorIo],
     ) -> OperationResult:
         """Take back one entry's changes, keeping everything done after it.
 
@@ -101,7 +110,7 @@ class Operations(EngineParts):
                 target = self._with_pending_bracket(target)
             return self._revert_entry("revert", target, dry_run, on_conflict, paths=paths, **io)
 
-    def restore(self, checkpoint: str, dry_run: bool = False, on_conflict: OnConflict = "abort", **io) -> OperationResult:
+    def restore(self, checkpoint: str, dry_run: bool = False, on_conflict: OnConflict = "abort", **io: Unpack[EditorIo]) -> OperationResult:
         """Bring every file touched since ``checkpoint`` (or ``last-green``) back to its state then."""
         _check_on_conflict(on_conflict)
         with self.transaction():
@@ -177,7 +186,7 @@ class Operations(EngineParts):
 
     def _revert_entry(
         self, kind: str, target: FoldedEntry, dry_run: bool, on_conflict: OnConflict,
-        paths: Iterable[str] | None = None, **io
+        paths: Iterable[str] | None = None, **io: Unpack[EditorIo]
     ) -> OperationResult:
         number = target.begun.number
         if target.state in ("reverted",):

@@ -44,19 +44,19 @@ def _arguments(server: TakebackServer, command: str, args: tuple[Any, ...]) -> A
 
 def setup(server: TakebackServer) -> None:
     @server.command(CMD_UNDO)
-    async def undo_turn(ls, *args):  # no annotations: pygls evaluates them at run time
+    async def undo_turn(ls: Any, *args: Any) -> Any:  # Any: pygls evaluates these at run time
         return await _run(ls, _arguments(ls, CMD_UNDO, args), "undo")
 
     @server.command(CMD_REDO)
-    async def redo_turn(ls, *args):  # no annotations: pygls evaluates them at run time
+    async def redo_turn(ls: Any, *args: Any) -> Any:  # Any: pygls evaluates these at run time
         return await _run(ls, _arguments(ls, CMD_REDO, args), "redo")
 
     @server.command(CMD_REVERT)
-    async def revert_turn(ls, *args):  # no annotations: pygls evaluates them at run time
+    async def revert_turn(ls: Any, *args: Any) -> Any:  # Any: pygls evaluates these at run time
         return await _run(ls, _arguments(ls, CMD_REVERT, args), "revert")
 
     @server.command(CMD_RESTORE)
-    async def restore(ls, *args):  # no annotations: pygls evaluates them at run time
+    async def restore(ls: Any, *args: Any) -> Any:  # Any: pygls evaluates these at run time
         return await _run(ls, _arguments(ls, CMD_RESTORE, args), "restore")
 
 

@@ -30,6 +30,7 @@ from .errors import rpc_errors
 from .protocol import APPLY_EDIT, ApplyEditParams, ApplyEditResult
 
 if TYPE_CHECKING:
+    from ..engine.engine import Engine
     from .folders import Folder
     from .server import TakebackServer
 
@@ -244,7 +245,9 @@ async def apply_edit(server: TakebackServer, params: ApplyEditParams) -> ApplyEd
         return await _apply_in_order(server, params, ops, folder, engine)
 
 
-async def _apply_in_order(server: TakebackServer, params: ApplyEditParams, ops, folder, engine) -> ApplyEditResult:
+async def _apply_in_order(
+    server: TakebackServer, params: ApplyEditParams, ops: list[Operation], folder: Folder, engine: Engine,
+) -> ApplyEditResult:
     docs = server.documents.snapshot(under=folder.path) if server.can_apply_edits else {}
     server.documents.require_synced(docs)
     check_versions(ops, docs)

@@ -20,8 +20,9 @@ import asyncio
 import logging
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 
@@ -34,6 +35,8 @@ from .protocol import TIMELINE_CHANGED, TimelineChangedParams
 
 if TYPE_CHECKING:
     from .server import TakebackServer
+
+T = TypeVar("T")
 
 log = logging.getLogger("takeback.lsp.folders")
 
@@ -72,11 +75,11 @@ def read_version(engine: Engine) -> str | None:
     return engine.timeline_version()
 
 
-async def read(engine: Engine, fn, *args, **kwargs):
+async def read(engine: Engine, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Run an engine read in a worker thread under the store's lock, so an operation running
     in another thread (which holds the lock while it writes) is never seen half-way."""
 
-    def locked():
+    def locked() -> T:
         with engine.transaction():
             return fn(*args, **kwargs)
 

@@ -13,6 +13,7 @@ import asyncio
 import logging
 import threading
 import uuid
+from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -54,7 +55,7 @@ class WorkDone:
                 self.token, types.WorkDoneProgressReport(message=message, percentage=percentage, cancellable=True)
             )
 
-    async def __aexit__(self, exc_type, exc, tb) -> None:
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         if self.token is None:
             return
         if exc is None:

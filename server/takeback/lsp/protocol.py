@@ -14,6 +14,7 @@ mirrors it; tests keep the doc and the client's types in step with the names bel
 
 from __future__ import annotations
 
+from collections.abc import Callable, Generator
 from typing import Any, Literal
 
 import attrs
@@ -324,7 +325,7 @@ COMMAND_ARGUMENTS: dict[str, type] = {
 _REQUESTS = {method: _request(method, params) for method, params in PARAMS.items()}
 
 
-def _strict(kind: type, what: str):
+def _strict(kind: type, what: str) -> Callable[[Any, Any], Any]:
     def structure(value: Any, _type: Any) -> Any:
         if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
             raise TypeError(f"expected {what}, not {json_type(value)}")
@@ -358,7 +359,7 @@ class TakebackProtocol(LanguageServerProtocol):
     ranges in place and splits lines where LSP does not).
     """
 
-    def structure_message(self, data: dict[str, Any]):
+    def structure_message(self, data: dict[str, Any]) -> Any:
         """Structure our requests here, so bad params get an error response.
 
         pygls logs a message it cannot structure and answers nothing, which leaves the client
@@ -387,7 +388,7 @@ class TakebackProtocol(LanguageServerProtocol):
             )
 
     @lsp_method(types.INITIALIZE)
-    def lsp_initialize(self, params: types.InitializeParams):
+    def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, types.InitializeResult]:
         """pygls's initialize, with the protocol's version in the capabilities."""
         result = yield from super().lsp_initialize(params)
         result.capabilities.experimental = {"takeback": {"protocolVersion": PROTOCOL_VERSION}}
@@ -400,16 +401,16 @@ class TakebackProtocol(LanguageServerProtocol):
         return super().get_message_type(method)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
-    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> Generator[Any, Any, None]:
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_OPEN)) is not None:
             yield handler, (params,), None
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
-    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Generator[Any, Any, None]:
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
             yield handler, (params,), None
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
-    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> Generator[Any, Any, None]:
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CLOSE)) is not None:
             yield handler, (params,), None

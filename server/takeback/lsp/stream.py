@@ -27,6 +27,7 @@ import json
 import logging
 import sys
 import threading
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from lsprotocol import types
@@ -91,7 +92,7 @@ async def _read_loop(server: TakebackServer, stdin: BinaryIO, stop: threading.Ev
     return 0
 
 
-async def _header(readline) -> int | None:
+async def _header(readline: Callable[[], Awaitable[bytes]]) -> int | None:
     """The body length a frame's header announces; None at the end of the stream."""
     length: int | None = None
     lines = 0

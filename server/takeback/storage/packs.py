@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import BinaryIO
 
 from . import atomic
 
@@ -77,7 +78,7 @@ def _temporary(path: Path) -> Path:
     return path.with_name(f"tmp_{path.name}_{os.getpid()}_{os.urandom(4).hex()}")
 
 
-def _create(path: Path, buffering: int = -1):
+def _create(path: Path, buffering: int = -1) -> BinaryIO:
     """A new file, read-only from the start as git keeps pack files (no chmod afterwards)."""
     return open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444), "wb", buffering=buffering)
 
