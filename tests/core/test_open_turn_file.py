@@ -13,14 +13,14 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from takeback.core.models import TurnBegun
+from takeback.core.models import EntryBegun
 from takeback.engine import brackets
 from takeback.engine.brackets import IndexCopy
 from takeback.errors import StoreError
 
 
-def _begun(entry: str = "01JTESTENTRY0000000000000A", number: int = 3) -> TurnBegun:
-    return TurnBegun(id=entry, at=datetime(2026, 11, 26, 3, 0, tzinfo=UTC), entry=entry, number=number, label="a turn")
+def _begun(entry: str = "01JTESTENTRY0000000000000A", number: int = 3) -> EntryBegun:
+    return EntryBegun(id=entry, at=datetime(2026, 11, 26, 3, 0, tzinfo=UTC), entry=entry, number=number, label="a turn")
 
 
 def _index(path: Path, body: bytes, trailer: bytes) -> Path:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from helpers import write_files
-from takeback.core.models import RecordEnvelope, TurnBegun
+from takeback.core.models import EntryBegun, RecordEnvelope
 from takeback.engine import brackets
 from takeback.errors import StateError
 
@@ -43,7 +43,7 @@ def _begins(engine) -> list[int]:
         r.number
         for oid in chain
         for r in RecordEnvelope.model_validate_json(engine.store.read_meta(oid)).records
-        if isinstance(r, TurnBegun)
+        if isinstance(r, EntryBegun)
     ]
 
 

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from helpers import make_repo
-
 from takeback.lsp import protocol
 
 from .editor import start

@@ -11,11 +11,11 @@ from takeback.core.models import (
     CheckpointApplied,
     CheckpointRecorded,
     CheckRecorded,
+    EntryBegun,
     FileVersion,
     OperationDone,
     PathChange,
     Record,
-    TurnBegun,
     TurnEnded,
 )
 from takeback.core.timeline import Timeline
@@ -61,7 +61,7 @@ class Log:
               source: str = "bracket", agent: str | None = None) -> str:
         self.number += 1
         entry = self._id("EN")
-        self.records.append(TurnBegun(id=self._id("BG"), at=self._at(), entry=entry, number=self.number,
+        self.records.append(EntryBegun(id=self._id("BG"), at=self._at(), entry=entry, number=self.number,
                                       kind=kind, label=label, session=session, source=source, agent=agent))
         return entry
 

@@ -87,7 +87,7 @@ class Check(_Model):
     at: datetime | None = None
 
 
-class TurnBegun(_Model):
+class EntryBegun(_Model):
     """Opens a timeline entry: an agent turn, or an operation (undo, revert …)."""
 
     type: Literal["begin"] = "begin"
@@ -192,7 +192,7 @@ class EntriesDropped(_Model):
 
 
 Record = Annotated[
-    TurnBegun | CheckpointRecorded | CheckpointApplied | TurnEnded | CheckRecorded | OperationDone | EntriesDropped,
+    EntryBegun | CheckpointRecorded | CheckpointApplied | TurnEnded | CheckRecorded | OperationDone | EntriesDropped,
     Field(discriminator="type"),
 ]
 

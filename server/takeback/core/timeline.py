@@ -22,12 +22,12 @@ from .models import (
     DroppedSpan,
     EntriesDropped,
     Entry,
+    EntryBegun,
     FileChange,
     FileVersion,
     OperationDone,
     PathChange,
     Record,
-    TurnBegun,
     TurnEnded,
     same_version,
 )
@@ -39,7 +39,7 @@ REDO_KINDS = ("undo", "revert", "restore")
 class FoldedEntry:
     """An entry being folded from its records."""
 
-    begun: TurnBegun
+    begun: EntryBegun
     checkpoints: list[CheckpointRecorded] = field(default_factory=list)
     applied: dict[str, bool] = field(default_factory=dict)
     ended: TurnEnded | None = None
@@ -62,7 +62,7 @@ class Timeline:
         self.record_count = 0
         self.open_ids: list[str] = []  # the agent turns begun and not ended, oldest first
         self.dropped: list[DroppedSpan] = []  # what retention dropped (its latest record)
-        self.tentatives: list[TurnBegun] = []  # open turns' begins not yet in the log, oldest first
+        self.tentatives: list[EntryBegun] = []  # open turns' begins not yet in the log, oldest first
         self._before_tentative: tuple[int, int, list[str]] | None = None
 
     # ------------------------------------------------------------------ folding
@@ -72,7 +72,7 @@ class Timeline:
         if isinstance(record, EntriesDropped):
             self.dropped = list(record.spans)
             return
-        if isinstance(record, TurnBegun):
+        if isinstance(record, EntryBegun):
             self.entries[record.entry] = FoldedEntry(begun=record)
             self.order.append(record.entry)
             self.max_number = max(self.max_number, record.number)
@@ -115,11 +115,11 @@ class Timeline:
                 target.reverted_by = record.entry if new_state in ("reverted", "partial") else None
 
     @property
-    def tentative(self) -> TurnBegun | None:
+    def tentative(self) -> EntryBegun | None:
         """The newest open turn's begin waiting outside the log, if any."""
         return self.tentatives[-1] if self.tentatives else None
 
-    def add_tentative(self, begun: TurnBegun) -> None:
+    def add_tentative(self, begun: EntryBegun) -> None:
         """Fold in an open turn's begin, which waits outside the log until a record is published
         (``brackets.py``); ``retract`` takes every such begin out again. Begins wait only behind
         the log's last entry: nothing else is folded in while one is tentative."""

@@ -1,6 +1,6 @@
 """The open turn's file: a turn's begin, and what its bracket saw at begin, until the turn ends.
 
-Opening a turn publishes nothing to the operation log. Its ``TurnBegun`` record waits in
+Opening a turn publishes nothing to the operation log. Its ``EntryBegun`` record waits in
 ``brackets/open-turn`` and goes into the log with the turn's first published record (an edit
 batch, a check, its end, or an operation that ends it), in the same commit, so a bracketed turn
 costs one log commit instead of two. Every Takeback process reads this file under the store's
@@ -14,7 +14,7 @@ instead, one per agent session, so two sessions can each have a turn open at onc
 holds, in this order:
 
 * the line ``takeback open turn 1``;
-* one line of JSON: the ``TurnBegun`` record;
+* one line of JSON: the ``EntryBegun`` record;
 * one line of JSON: ``{"scan": <the bracket's begin snapshot, or null>, "index_size": <bytes
   of the index copy that follows, or null>, "config": <the settings the turn runs under>,
   "nested_index_sizes": {<folder>: <bytes>}}`` (the last only when the work tree holds nested
@@ -28,7 +28,7 @@ file before. The index copy lives in the same file because creating a file is mo
 small write costs on a real disk; it is read only when the index changed during the turn.
 
 A step (one tool call of an agent, ``steps.py``) waits the same way in ``brackets/step-<key>``,
-in the same layout: the open turn's ``TurnBegun`` (or, for a step that is a turn of its own,
+in the same layout: the open turn's ``EntryBegun`` (or, for a step that is a turn of its own,
 the begin it will get), then its snapshot: a scanner's (a shell step: what changed on disk
 between the call's start and end) or ``{"kind": "paths", "files": {path: version or null}}``
 (an edit step: the before-images of the files the tool names), then an index copy. ``<key>``
@@ -38,7 +38,7 @@ the step ends, or discarded with its session.
 Older versions kept every open turn, hook turns too, in ``brackets/open-turn``: such a turn is
 read like a whole-disk one (the next prompt of any session ends it). Stores written before
 that layout kept an open bracket's snapshot in ``brackets/<entry>.json``
-and the index copy in ``brackets/<entry>.index``, with the ``TurnBegun`` in the log; those are
+and the index copy in ``brackets/<entry>.index``, with the ``EntryBegun`` in the log; those are
 still read (``read`` falls back to them) so a turn opened before an upgrade ends normally. Only
 files of this folder are ever read or removed, whatever such a file names.
 """
@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from ..core.models import TurnBegun
+from ..core.models import EntryBegun
 from ..errors import StoreError
 from ..scanning.indexcopy import IndexCopy, copy_range
 from ..storage import atomic
@@ -66,7 +66,7 @@ _MAGIC = b"takeback open turn 1\n"
 class OpenTurn:
     """What ``begin`` left for the open turn's end."""
 
-    begun: TurnBegun | None  # None only in a file from an older store (the log holds it)
+    begun: EntryBegun | None  # None only in a file from an older store (the log holds it)
     scan: dict | None  # the scanner's begin snapshot; None for a turn begun without a bracket
     index: IndexCopy | None
     files: list[Path] = field(default_factory=list)  # what to remove once the turn has ended
@@ -86,7 +86,7 @@ def _open_index(path: Path | None) -> BinaryIO | None:
 
 
 def write(
-    directory: Path, begun: TurnBegun, scan: dict | None, index_source: Path | None, fsync: bool,
+    directory: Path, begun: EntryBegun, scan: dict | None, index_source: Path | None, fsync: bool,
     nested_sources: dict[str, Path] | None = None, config: dict | None = None, name: str = FILE_NAME,
 ) -> None:
     """Put the open turn's file in place (replacing one left by a turn that has ended), with a
@@ -139,7 +139,7 @@ def _read_file(path: Path, with_scan: bool) -> OpenTurn | None:
         with handle:
             if handle.readline() != _MAGIC:
                 raise StoreError(f"{path} is not an open turn's file (remove it to go on)")
-            begun = TurnBegun.model_validate_json(handle.readline())
+            begun = EntryBegun.model_validate_json(handle.readline())
             if not with_scan:
                 return OpenTurn(begun, None, None, [path])
             header = json.loads(handle.readline())
@@ -183,14 +183,14 @@ def is_session_turn(directory: Path, entry: str) -> bool:
     return _is_entry_id(entry) and (directory / session_name(entry)).exists()
 
 
-def read_begun(directory: Path) -> TurnBegun | None:
-    """The ``TurnBegun`` of the whole-disk open turn's file, if there is one (cheap: two lines)."""
+def read_begun(directory: Path) -> EntryBegun | None:
+    """The ``EntryBegun`` of the whole-disk open turn's file, if there is one (cheap: two lines)."""
     opened = _read_file(directory / FILE_NAME, with_scan=False)
     return opened.begun if opened is not None else None
 
 
-def read_begins(directory: Path) -> list[tuple[str, TurnBegun]]:
-    """Every open turn's file and its ``TurnBegun`` (two lines each), by turn number."""
+def read_begins(directory: Path) -> list[tuple[str, EntryBegun]]:
+    """Every open turn's file and its ``EntryBegun`` (two lines each), by turn number."""
     found = []
     for name in [FILE_NAME, *session_names(directory)]:
         opened = _read_file(directory / name, with_scan=False)

@@ -29,7 +29,7 @@ from itertools import pairwise
 
 from ..core.clock import new_id as _new_id
 from ..core.clock import now as _now
-from ..core.models import CheckpointRecorded, Entry, FileVersion, PathChange, TurnBegun, TurnEnded, same_version
+from ..core.models import CheckpointRecorded, Entry, EntryBegun, FileVersion, PathChange, TurnEnded, same_version
 from ..core.timeline import FoldedEntry
 from ..errors import StoreError
 from . import brackets
@@ -51,7 +51,7 @@ class Steps(EngineParts):
         rels = None if paths is None else sorted({self.workspace.rel(p) for p in paths})
         with self.transaction():
             state = self._turn_for(session)
-            begun = TurnBegun(
+            begun = EntryBegun(
                 id=_new_id(), at=_now(), entry=state.begun.entry if state else _new_id(), number=0,
                 session=session, agent=agent, source="hook",
             )
@@ -95,7 +95,7 @@ class Steps(EngineParts):
                 cp = self._bracket_checkpoint(seen, opened)
             if cp is not None:
                 cp = self._without_others(cp, seen)
-            records: list[TurnBegun | CheckpointRecorded | TurnEnded] = []
+            records: list[EntryBegun | CheckpointRecorded | TurnEnded] = []
             if cp is not None:
                 cp = cp.model_copy(update={"label": label, "bracket": False})
                 if joined is not None:
@@ -130,7 +130,7 @@ class Steps(EngineParts):
                     removed += 1
         return removed
 
-    def _recorded_since(self, step: TurnBegun) -> FoldedEntry:
+    def _recorded_since(self, step: EntryBegun) -> FoldedEntry:
         """What every entry recorded while the step ran (steps side by side, another session's,
         operations), as one state whose checkpoints explain changes away (``_explained_by_batches``)."""
         timeline = self.timeline

@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 
-from ..core.models import CheckpointRecorded, EntriesDropped, Record, RecordEnvelope, TurnBegun
+from ..core.models import CheckpointRecorded, EntriesDropped, EntryBegun, Record, RecordEnvelope
 from ..core.timeline import Timeline
 from ..errors import StateError
 from .history import History
@@ -118,7 +118,7 @@ class Transaction:
 def _message(records: list[Record]) -> str:
     """The log commit's subject, for people reading the store with git tools."""
     first = records[0]
-    if isinstance(first, TurnBegun):
+    if isinstance(first, EntryBegun):
         text = f"{first.kind} #{first.number}" + (f": {first.label}" if first.label else "")
     elif isinstance(first, EntriesDropped):  # not published this way (retention rewrites the log)
         text = first.type

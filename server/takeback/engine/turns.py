@@ -24,10 +24,10 @@ from ..core.models import (
     CheckpointRecorded,
     CheckRecorded,
     Entry,
+    EntryBegun,
     FileVersion,
     PathChange,
     Record,
-    TurnBegun,
     TurnEnded,
     same_version,
 )
@@ -133,9 +133,9 @@ class Turns(EngineParts):
     def _new_begin(
         self, entry_id: str, label: str | None, session: str | None, agent: str | None = None, source: str = "bracket",
         kind: str = "turn", at: datetime | None = None,
-    ) -> TurnBegun:
+    ) -> EntryBegun:
         """The record that opens entry ``entry_id``: the next number, the user's HEAD now."""
-        return TurnBegun(
+        return EntryBegun(
             id=entry_id, at=at or _now(), entry=entry_id, number=self.timeline.max_number + 1, kind=kind,  # type: ignore[arg-type]
             session=session, label=label, agent=agent, source=source,  # type: ignore[arg-type]
             head=self._user_head(),

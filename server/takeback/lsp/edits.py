@@ -40,7 +40,10 @@ _MISSING = object()
 
 
 @dataclass
-class Operation:
+class DocumentChange:
+    """One change of a ``WorkspaceEdit``: text edits to a document, or a file created, renamed or
+    deleted (LSP's ``documentChanges`` items, and each document of ``changes``)."""
+
     kind: str  # text, create, rename, delete
     path: str
     uri: str
@@ -50,31 +53,31 @@ class Operation:
     options: Any = None
 
 
-def operations(edit: types.WorkspaceEdit) -> list[Operation]:
-    """The edit's operations in order, paths resolved (``documentChanges`` wins over ``changes``)."""
+def document_changes(edit: types.WorkspaceEdit) -> list[DocumentChange]:
+    """The edit's changes in order, paths resolved (``documentChanges`` wins over ``changes``)."""
 
     def path_of(uri: str) -> str:
         return real_path(file_path(uri))
 
-    ops: list[Operation] = []
+    ops: list[DocumentChange] = []
     if edit.document_changes:
         for change in edit.document_changes:
             if isinstance(change, types.TextDocumentEdit):
                 uri = change.text_document.uri
-                ops.append(Operation("text", path_of(uri), uri, list(change.edits), change.text_document.version))
+                ops.append(DocumentChange("text", path_of(uri), uri, list(change.edits), change.text_document.version))
             elif isinstance(change, types.CreateFile):
-                ops.append(Operation("create", path_of(change.uri), change.uri, options=change.options))
+                ops.append(DocumentChange("create", path_of(change.uri), change.uri, options=change.options))
             elif isinstance(change, types.RenameFile):
-                ops.append(
-                    Operation("rename", path_of(change.old_uri), change.old_uri, new_path=path_of(change.new_uri), options=change.options)
-                )
+                ops.append(DocumentChange(
+                    "rename", path_of(change.old_uri), change.old_uri, new_path=path_of(change.new_uri), options=change.options,
+                ))
             elif isinstance(change, types.DeleteFile):
-                ops.append(Operation("delete", path_of(change.uri), change.uri, options=change.options))
+                ops.append(DocumentChange("delete", path_of(change.uri), change.uri, options=change.options))
             else:
                 raise InvalidInput(f"malformed edit: unknown document change {type(change).__name__}")
     elif edit.changes:
         for uri, text_edits in edit.changes.items():
-            ops.append(Operation("text", path_of(uri), uri, list(text_edits)))
+            ops.append(DocumentChange("text", path_of(uri), uri, list(text_edits)))
     if not ops:
         raise InvalidInput("malformed edit: it has neither changes nor documentChanges")
     return ops
@@ -127,7 +130,7 @@ class VirtualFiles:
         return path not in self.docs and self.state.get(path, _MISSING) in (_MISSING, None) and os.path.isdir(path)
 
 
-def play(ops: list[Operation], files: VirtualFiles, encoding: str) -> list[BatchChange]:
+def play(ops: list[DocumentChange], files: VirtualFiles, encoding: str) -> list[BatchChange]:
     """Play the operations on ``files``; answer the batch (explicit before-images)."""
     for op in ops:
         if op.kind == "text":
@@ -141,7 +144,7 @@ def play(ops: list[Operation], files: VirtualFiles, encoding: str) -> list[Batch
     return _batch_of(files)
 
 
-def _play_text(op: Operation, files: VirtualFiles, encoding: str) -> None:
+def _play_text(op: DocumentChange, files: VirtualFiles, encoding: str) -> None:
     current = files.read(op.path)
     if current is None:
         raise InvalidInput(f"malformed edit: {op.uri} does not exist (create it first)")
@@ -152,7 +155,7 @@ def _play_text(op: Operation, files: VirtualFiles, encoding: str) -> None:
     files.write(op.path, apply_text_edits(text, op.edits, encoding, op.uri).encode("utf-8"))
 
 
-def _play_create(op: Operation, files: VirtualFiles) -> None:
+def _play_create(op: DocumentChange, files: VirtualFiles) -> None:
     overwrite = bool(op.options and op.options.overwrite)
     ignore = bool(op.options and op.options.ignore_if_exists)
     if files.is_folder(op.path):
@@ -166,7 +169,7 @@ def _play_create(op: Operation, files: VirtualFiles) -> None:
         files.write(op.path, b"")
 
 
-def _play_delete(op: Operation, files: VirtualFiles) -> None:
+def _play_delete(op: DocumentChange, files: VirtualFiles) -> None:
     ignore = bool(op.options and op.options.ignore_if_not_exists)
     if files.is_folder(op.path):
         inside = files.files_under(op.path)
@@ -181,7 +184,7 @@ def _play_delete(op: Operation, files: VirtualFiles) -> None:
         files.write(op.path, None)
 
 
-def _play_rename(op: Operation, files: VirtualFiles) -> None:
+def _play_rename(op: DocumentChange, files: VirtualFiles) -> None:
     where = op.uri
     assert op.new_path is not None
     overwrite = bool(op.options and op.options.overwrite)
@@ -224,7 +227,7 @@ def _batch_of(files: VirtualFiles) -> list[BatchChange]:
     return changes
 
 
-def check_versions(ops: list[Operation], docs: dict[str, Snapshot]) -> None:
+def check_versions(ops: list[DocumentChange], docs: dict[str, Snapshot]) -> None:
     """A versioned text edit must be for the version the editor has now."""
     for op in ops:
         if op.kind == "text" and op.version is not None and op.path in docs and docs[op.path].version != op.version:
@@ -234,7 +237,7 @@ def check_versions(ops: list[Operation], docs: dict[str, Snapshot]) -> None:
 
 
 async def apply_edit(server: TakebackServer, params: ApplyEditParams) -> ApplyEditResult:
-    ops = operations(params.edit)
+    ops = document_changes(params.edit)
     paths = {op.path for op in ops} | {op.new_path for op in ops if op.new_path}
     folders = {server.folders.for_path(p).path: server.folders.for_path(p) for p in paths}
     if len(folders) > 1:
@@ -246,7 +249,7 @@ async def apply_edit(server: TakebackServer, params: ApplyEditParams) -> ApplyEd
 
 
 async def _apply_in_order(
-    server: TakebackServer, params: ApplyEditParams, ops: list[Operation], folder: Folder, engine: Engine,
+    server: TakebackServer, params: ApplyEditParams, ops: list[DocumentChange], folder: Folder, engine: Engine,
 ) -> ApplyEditResult:
     docs = server.documents.snapshot(under=folder.path) if server.can_apply_edits else {}
     server.documents.require_synced(docs)
