@@ -34,8 +34,7 @@ from ..errors import (
     TakebackError,
 )
 from ..workspace.journal import JournalFile
-from .handoff import ask_editor
-from .operations import EditorApply
+from .handoff import EditorApply, ask_editor
 from .parts import EngineParts
 from .turns import withheld_notice
 
@@ -53,7 +52,7 @@ class BatchRecord(TypedDict, total=False):
 
 
 class Batches(EngineParts):
-    """The batches methods of ``Engine``."""
+    """Recording edit batches and writing them (a part of ``Engine``)."""
 
     def _joined_turn(self, turn: str | None, session: str | None = None) -> FoldedEntry | None:
         """The open turn a batch joins (None: it is a turn of its own): ``turn``, which must be

@@ -15,15 +15,18 @@ owns the editor).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ..core.merge import Version
 from ..errors import StaleContent
 
 if TYPE_CHECKING:
-    from ..core.merge import Version
     from ..workspace.files import Workspace
-    from .operations import EditorApply
     from .transaction import Transaction
+
+EditorApply = Callable[[list[tuple[str, Version | None]]], bool]
+"""Applies new content to documents open in an editor; answers whether the editor took it."""
 
 
 def ask_editor(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any, Literal, TypedDict, Unpack
 
 from ..core.clock import new_id as _new_id
@@ -45,14 +45,10 @@ from ..errors import (
 )
 from ..workspace.journal import JournalFile
 from . import brackets
-from .handoff import ask_editor
+from .handoff import EditorApply, ask_editor
 from .parts import EngineParts
 
 log = logging.getLogger("takeback.engine")
-
-EditorApply = Callable[[list[tuple[str, Version | None]]], bool]
-"""Applies new content to documents open in an editor; answers whether the editor took it."""
-
 
 class EditorIo(TypedDict, total=False):
     """How an operation reaches documents open in an editor (the language server gives both):

@@ -26,7 +26,7 @@ log = logging.getLogger("takeback.engine")
 
 
 class Reading(EngineParts):
-    """The reading methods of ``Engine``."""
+    """Answers about the timeline (a part of ``Engine``)."""
 
     def entries(self, session: str | None = None, limit: int | None = None, before: int | None = None) -> list[Entry]:
         """Timeline entries, newest first; ``before`` pages by entry number."""

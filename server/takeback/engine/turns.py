@@ -48,7 +48,7 @@ log = logging.getLogger("takeback.engine")
 
 
 class Turns(EngineParts):
-    """The turns methods of ``Engine``."""
+    """Opening and ending turns, and what their brackets saw (a part of ``Engine``)."""
 
     def begin_turn(
         self,
