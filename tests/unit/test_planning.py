@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from takeback.config import Config
+from takeback.core import planning, wording
 from takeback.core.merge import Version
 from takeback.core.models import MODE_EXEC, MODE_FILE, PathChange
 from takeback.core.planning import PathPlan, Plan, Planner
-from takeback.engine.operations import _from_checkpoint, _outcome, _set_aside, _verdict
 from takeback.storage.store import Store
 from takeback.workspace.capture import Capturer
 from takeback.workspace.files import Workspace
@@ -70,12 +70,12 @@ def test_a_file_untouched_since_gets_its_starting_content(capture: Capturer) -> 
     result = plan(capture, disk(a_txt="new\n"), recorded(capture, "a.txt", "old\n", "new\n"))
     (only,) = result.paths
     assert (only.result, only.writes, only.merged) == (content("old\n"), True, False)
-    assert _verdict(result) == "safe"
+    assert wording.verdict(result) == "safe"
 
 
 def test_a_file_already_back_as_it_started_is_not_written(capture: Capturer) -> None:
     result = plan(capture, disk(a_txt="old\n"), recorded(capture, "a.txt", "old\n", "new\n"))
-    assert result.writes == [] and _verdict(result) == "safe"
+    assert result.writes == [] and wording.verdict(result) == "safe"
 
 
 def test_a_later_edit_elsewhere_in_the_file_is_kept_and_said_merged(capture: Capturer) -> None:
@@ -116,7 +116,7 @@ def test_overlapping_edit_on_abort_is_a_blocking_conflict_that_could_take_marker
     result = plan(capture, now, item)
     (conflict,) = result.blocking_conflicts
     assert (conflict.reason, conflict.markers_possible, conflict.markers_written) == ("overlapping edits in 1 place", True, False)
-    assert result.writes == [] and _verdict(result) == "broken"
+    assert result.writes == [] and wording.verdict(result) == "broken"
 
 
 def test_on_conflict_markers_writes_the_marked_file(capture: Capturer) -> None:
@@ -134,7 +134,7 @@ def test_on_conflict_force_puts_the_start_back_and_says_forced(capture: Capturer
     (only,) = result.paths
     assert (only.result, only.forced, only.writes) == (content("a\nb\nc\n"), True, True)
     assert only.conflict.reason.startswith("forced: overlapping edits in 1 place; your version is kept")
-    assert result.blocking_conflicts == [] and _verdict(result) == "safe"
+    assert result.blocking_conflicts == [] and wording.verdict(result) == "safe"
 
 
 def test_on_conflict_skip_takes_back_the_clean_file_only_and_is_partial(capture: Capturer) -> None:
@@ -142,7 +142,7 @@ def test_on_conflict_skip_takes_back_the_clean_file_only_and_is_partial(capture:
     now.update(disk(b_txt="new\n"))
     result = plan(capture, now, item, recorded(capture, "b.txt", "old\n", "new\n"), on_conflict="skip")
     assert [p.path for p in result.writes] == ["b.txt"]
-    assert _verdict(result) == "partial"
+    assert wording.verdict(result) == "partial"
 
 
 def test_markers_are_not_written_where_they_cannot_go(capture: Capturer) -> None:
@@ -174,7 +174,7 @@ def test_a_conflict_in_an_older_change_stops_that_path_only(capture: Capturer) -
 def test_a_secret_file_cannot_be_brought_back(capture: Capturer) -> None:
     result = plan(capture, disk(_env="K=2\n"), recorded(capture, ".env", "K=1\n", "K=2\n"))
     assert result.skipped[0].reason == "secret file: its content is not stored (secrets policy), so it cannot be brought back"
-    assert _verdict(result) == "broken"
+    assert wording.verdict(result) == "broken"
 
 
 def test_a_secret_file_the_turn_made_is_not_deleted(capture: Capturer) -> None:
@@ -286,7 +286,7 @@ def _restored_to_first_step(bracket_a_after: str) -> list[PathChange]:
     log.end(turn)
     timeline = log.fold()
     owner = timeline.entries[turn]
-    (bracket,) = _from_checkpoint(owner, owner.checkpoints[0], timeline.checkpoints_after(at))
+    (bracket,) = planning.from_checkpoint(owner, owner.checkpoints[0], timeline.checkpoints_after(at))
     return bracket.changes
 
 
@@ -301,7 +301,7 @@ def test_restore_drops_a_bracket_change_that_ends_where_the_checkpoint_left_it()
 def test_a_path_behind_a_symlink_is_set_aside_unless_the_plan_removes_that_link() -> None:
     link_goes = PathPlan("sub", Version(b"/elsewhere", MODE_FILE), None)
     plan = Plan(paths=[link_goes, PathPlan("sub/a", None, content("a")), PathPlan("other/b", None, content("b"))])
-    _set_aside(plan, {"sub/a": ("sub", "sub is a symlink"), "other/b": ("other", "other is a symlink")})
+    planning.set_aside(plan, {"sub/a": ("sub", "sub is a symlink"), "other/b": ("other", "other is a symlink")})
     assert [(p.path, p.skipped) for p in plan.paths] == [("sub", None), ("sub/a", None), ("other/b", "other is a symlink")]
 
 
@@ -312,5 +312,5 @@ def test_a_path_behind_a_symlink_is_set_aside_unless_the_plan_removes_that_link(
 ])
 def test_each_written_path_says_its_action_and_lines(ours, result, action: str, stats: tuple[int, int]) -> None:
     now = None if ours is None else Version(ours.encode(), MODE_FILE)
-    outcome = _outcome("a.txt", now, content(result), merged=False)
+    outcome = planning.outcome("a.txt", now, content(result), merged=False)
     assert (outcome.action, (outcome.additions, outcome.deletions)) == (action, stats)

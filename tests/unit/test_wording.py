@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from takeback.core import render
+from takeback.core import planning, render, wording
 from takeback.core.merge import Version
 from takeback.core.models import (
     MODE_FILE,
@@ -20,21 +20,9 @@ from takeback.core.models import (
     GcReport,
     OperationResult,
     SkippedFile,
+    check_on_conflict,
 )
 from takeback.core.planning import PathPlan, Plan
-from takeback.engine.operations import (
-    _advise,
-    _check_on_conflict,
-    _command,
-    _conflict_advice,
-    _next_action,
-    _notes_tail,
-    _only_paths,
-    _open_turn_notices,
-    _operation_label,
-    _tail,
-    _verdict,
-)
 from takeback.errors import InvalidInput, NotFound
 
 from .build import START, Log, change
@@ -83,16 +71,16 @@ def entry(number: int = 5, kind: str = "undo", target_number: int | None = 4, **
     ([conflicted()], "broken"),
 ], ids=["clean", "nothing", "forced is not trouble", "skipped", "markers", "left in conflict", "only skipped", "only conflict"])
 def test_verdict_safe_partial_broken(paths: list[PathPlan], verdict: str) -> None:
-    assert _verdict(Plan(paths=paths)) == verdict
+    assert wording.verdict(Plan(paths=paths)) == verdict
 
 
 def test_tail_counts_each_kind_of_trouble() -> None:
     plan = Plan(paths=[clean(), skipped(), conflicted("m", markers_written=True), forced(), conflicted("x")])
-    assert _tail(plan) == " (1 skipped, conflict markers written in 1, 1 forced over later edits, 1 left in conflict)"
+    assert wording.tail(plan) == " (1 skipped, conflict markers written in 1, 1 forced over later edits, 1 left in conflict)"
 
 
 def test_tail_is_empty_for_a_clean_plan() -> None:
-    assert _tail(Plan(paths=[clean()])) == ""
+    assert wording.tail(Plan(paths=[clean()])) == ""
 
 
 def test_notes_tail_points_at_show_when_the_target_has_notes() -> None:
@@ -101,13 +89,13 @@ def test_notes_tail_points_at_show_when_the_target_has_notes() -> None:
     log.checkpoint(turn, change("a", "1", "2"), notices=["a.bin over the size cap", "x skipped"])
     log.checkpoint(turn, change("a", "2", "3"), notices=["x skipped"])
     state = log.fold().entries[turn]
-    assert _notes_tail(state) == "; #1 has 2 note(s) on what it did not record or store (takeback show 1)"
+    assert wording.notes_tail(state) == "; #1 has 2 note(s) on what it did not record or store (takeback show 1)"
 
 
 def test_notes_tail_is_empty_without_notes() -> None:
     log = Log()
     turn = log.turn(change("a", "1", "2"))
-    assert _notes_tail(log.fold().entries[turn]) == ""
+    assert wording.notes_tail(log.fold().entries[turn]) == ""
 
 
 # ------------------------------------------------------------------ conflict advice
@@ -115,19 +103,19 @@ def test_notes_tail_is_empty_without_notes() -> None:
 
 def test_advice_for_a_conflict_that_can_take_markers_offers_markers_and_force() -> None:
     plan = Plan(paths=[conflicted()])
-    _advise(plan, "takeback undo")
+    wording.advise(plan, "takeback undo")
     assert plan.conflicts[0].advice == "'takeback undo --on-conflict markers' writes conflict markers into it; " + FORCE
 
 
 def test_advice_for_a_binary_conflict_says_why_markers_cannot_go_in() -> None:
     plan = Plan(paths=[conflicted(markers_possible=False, binary=True)])
-    _advise(plan, "takeback undo")
+    wording.advise(plan, "takeback undo")
     assert plan.conflicts[0].advice == f"conflict markers cannot be written into it (it is binary); {FORCE}, or leave it as it is"
 
 
 def test_advice_for_a_text_conflict_without_markers_offers_skip_when_other_files_are_clean() -> None:
     plan = Plan(paths=[clean(), conflicted(markers_possible=False)])
-    _advise(plan, "takeback undo")
+    wording.advise(plan, "takeback undo")
     assert plan.conflicts[0].advice == (
         "conflict markers cannot be written into it (only a text file both sides edited can take them); "
         f"{FORCE}, or leave it as it is ('takeback undo --on-conflict skip' changes only the clean files)"
@@ -136,19 +124,19 @@ def test_advice_for_a_text_conflict_without_markers_offers_skip_when_other_files
 
 def test_advice_once_done_no_longer_offers_skip() -> None:
     plan = Plan(paths=[clean(), conflicted(markers_possible=False)])
-    _advise(plan, "takeback undo", done=True)
+    wording.advise(plan, "takeback undo", done=True)
     assert plan.conflicts[0].advice.endswith(", or it is left as it is")
 
 
 def test_advice_for_written_markers_is_to_resolve_them_and_forced_gets_none() -> None:
     plan = Plan(paths=[conflicted(markers_written=True), forced()])
-    _advise(plan, "takeback undo")
+    wording.advise(plan, "takeback undo")
     assert [c.advice for c in plan.conflicts] == ["resolve the conflict markers (<<<<<<< … >>>>>>>) in it by hand", ""]
 
 
 def test_next_action_with_nothing_written_lists_only_the_ways_that_work() -> None:
     plan = Plan(paths=[clean(), conflicted("m.txt"), conflicted("bin", markers_possible=False, binary=True)])
-    assert _conflict_advice("takeback undo", plan) == (
+    assert wording.conflict_advice("takeback undo", plan) == (
         "nothing was written; choose: 'takeback undo --on-conflict skip' changes only the 1 clean file(s); "
         "'takeback undo --on-conflict markers' writes conflict markers into m.txt (the others cannot take markers) "
         f"to resolve by hand; {FORCE}"
@@ -156,12 +144,12 @@ def test_next_action_with_nothing_written_lists_only_the_ways_that_work() -> Non
 
 
 def test_next_action_with_nothing_written_and_no_clean_file_offers_no_skip() -> None:
-    text = _conflict_advice("takeback undo", Plan(paths=[conflicted()]))
+    text = wording.conflict_advice("takeback undo", Plan(paths=[conflicted()]))
     assert text == f"nothing was written; choose: 'takeback undo --on-conflict markers' writes conflict markers to resolve by hand; {FORCE}"
 
 
 def test_next_action_when_only_skipped_files_stand_in_the_way() -> None:
-    assert _conflict_advice("takeback undo", Plan(paths=[skipped()])) == "nothing can be done automatically; the skipped files list why"
+    assert wording.conflict_advice("takeback undo", Plan(paths=[skipped()])) == "nothing can be done automatically; the skipped files list why"
 
 
 # ------------------------------------------------------------------ the next safe action once done
@@ -174,19 +162,19 @@ def test_next_action_when_only_skipped_files_stand_in_the_way() -> None:
     ("restore", "'takeback revert 5' takes this restore back"),
 ])
 def test_next_action_after_each_operation(kind: str, expected: str) -> None:
-    assert _next_action(kind, entry(kind=kind), Plan(paths=[clean()]), f"takeback {kind}") == expected
+    assert wording.next_action(kind, entry(kind=kind), Plan(paths=[clean()]), f"takeback {kind}") == expected
 
 
 def test_next_action_after_markers_says_resolve_them_and_how_to_take_it_back() -> None:
     plan = Plan(paths=[clean(), conflicted("m.txt", markers_written=True)])
-    assert _next_action("undo", entry(), plan, "takeback revert 4") == (
+    assert wording.next_action("undo", entry(), plan, "takeback revert 4") == (
         "resolve the conflict markers in m.txt; 'takeback revert 5' takes this back"
     )
 
 
 def test_next_action_names_what_was_left_in_conflict_first() -> None:
     plan = Plan(paths=[clean(), conflicted("m.txt")])
-    assert _next_action("undo", entry(), plan, "takeback revert 4") == (
+    assert wording.next_action("undo", entry(), plan, "takeback revert 4") == (
         "m.txt left in conflict: 'takeback revert 4 --on-conflict force' puts back the starting content over your "
         "later edits (undoable); 'takeback redo' brings turn #4 back"
     )
@@ -194,7 +182,7 @@ def test_next_action_names_what_was_left_in_conflict_first() -> None:
 
 def test_next_action_names_blocked_files_and_the_command_that_takes_them_back() -> None:
     plan = Plan(paths=[clean(), skipped("ro/a.txt", blocked=True)])
-    assert _next_action("undo", entry(), plan, "takeback revert 4").startswith(
+    assert wording.next_action("undo", entry(), plan, "takeback revert 4").startswith(
         "ro/a.txt skipped: once what stands in the way is fixed, 'takeback revert 4' takes them back too; "
     )
 
@@ -207,7 +195,7 @@ def test_next_action_names_blocked_files_and_the_command_that_takes_them_back() 
     ("restore", "#3.1", True, "takeback restore #3.1"),
 ])
 def test_command_that_runs_the_operation_again(kind: str, checkpoint: str | None, done: bool, expected: str) -> None:
-    assert _command(kind, 4, checkpoint, done) == expected
+    assert wording.command(kind, 4, checkpoint, done) == expected
 
 
 # ------------------------------------------------------------------ labels and notices
@@ -217,7 +205,7 @@ def test_operation_label_names_the_turn_and_its_label() -> None:
     log = Log()
     turn = log.turn(change("a", "1", "2"), label="add login")
     timeline = log.fold()
-    assert _operation_label("undo", timeline.entries[turn], timeline) == "undo turn #1: add login"
+    assert wording.operation_label("undo", timeline.entries[turn], timeline) == "undo turn #1: add login"
 
 
 def test_redo_label_names_the_turn_the_undo_took_back() -> None:
@@ -225,7 +213,7 @@ def test_redo_label_names_the_turn_the_undo_took_back() -> None:
     turn = log.turn(change("a", "1", "2"), label="add login")
     undo = log.operation("undo", turn, {turn: "reverted"})
     timeline = log.fold()
-    assert _operation_label("redo", timeline.entries[undo], timeline) == "redo turn #1: add login"
+    assert wording.operation_label("redo", timeline.entries[undo], timeline) == "redo turn #1: add login"
 
 
 def test_revert_of_an_operation_names_its_kind() -> None:
@@ -233,15 +221,15 @@ def test_revert_of_an_operation_names_its_kind() -> None:
     turn = log.turn(change("a", "1", "2"))
     undo = log.operation("undo", turn, {turn: "reverted"})
     timeline = log.fold()
-    assert _operation_label("revert", timeline.entries[undo], timeline) == "revert undo #2"
+    assert wording.operation_label("revert", timeline.entries[undo], timeline) == "revert undo #2"
 
 
 def test_open_turn_notices_before_and_after_ending_them() -> None:
     log = Log()
     log.begin()
     state = log.fold().entries[log.records[0].entry]
-    assert _open_turn_notices("undo", [state], ended=False) == ["turn #1 is open; carrying out this undo ends it first"]
-    assert _open_turn_notices("undo", [state], ended=True) == [
+    assert wording.open_turn_notices("undo", [state], ended=False) == ["turn #1 is open; carrying out this undo ends it first"]
+    assert wording.open_turn_notices("undo", [state], ended=True) == [
         "turn #1 was still open; undo ended it first (what changed on disk during it is recorded as its changes)"
     ]
 
@@ -249,17 +237,17 @@ def test_open_turn_notices_before_and_after_ending_them() -> None:
 def test_only_paths_keeps_both_sides_of_a_rename() -> None:
     steps = {"new.txt": [change("new.txt", None, "x", renamed_from="old.txt")], "old.txt": [change("old.txt", "x", None)],
              "other": [change("other", "1", "2")]}
-    assert sorted(_only_paths(steps, {"new.txt"}, 3)) == ["new.txt", "old.txt"]
+    assert sorted(planning.only_paths(steps, {"new.txt"}, 3)) == ["new.txt", "old.txt"]
 
 
 def test_only_paths_refuses_a_path_the_turn_did_not_change() -> None:
     with pytest.raises(NotFound, match="turn #3 did not change nope.txt"):
-        _only_paths({"a": [change("a", "1", "2")]}, {"nope.txt"}, 3)
+        planning.only_paths({"a": [change("a", "1", "2")]}, {"nope.txt"}, 3)
 
 
 def test_a_bad_on_conflict_choice_is_refused_with_the_choices() -> None:
     with pytest.raises(InvalidInput, match="on-conflict must be one of abort, skip, markers, force, not 'merge'"):
-        _check_on_conflict("merge")
+        check_on_conflict("merge")
 
 
 # ------------------------------------------------------------------ the CLI's lines

@@ -17,6 +17,8 @@ from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
+from ..errors import InvalidInput
+
 MODE_FILE = 0o100644
 MODE_EXEC = 0o100755
 MODE_LINK = 0o120000
@@ -26,6 +28,14 @@ EntryState = Literal["open", "applied", "reverted", "partial", "not-applied"]
 Verdict = Literal["safe", "partial", "broken"]
 OnConflict = Literal["abort", "skip", "markers", "force"]
 ON_CONFLICT: tuple[OnConflict, ...] = get_args(OnConflict)  # every adapter's list of choices comes from here
+
+
+def check_on_conflict(on_conflict: str) -> None:
+    """Refuse a bad option before anything happens (an open turn would otherwise be ended first)."""
+    if on_conflict not in ON_CONFLICT:
+        raise InvalidInput(f"on-conflict must be one of {', '.join(ON_CONFLICT)}, not {on_conflict!r}")
+
+
 CheckStatus = Literal["passed", "failed", "error", "skipped"]
 Withheld = Literal["secret", "oversize"]
 

@@ -16,11 +16,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Literal, Protocol
 
-from ..errors import cannot_read
+from ..errors import NotFound, cannot_read
 from .merge import MergeResult, Version, merge_file
-from .models import Conflict, FileVersion, OnConflict, PathChange, SkippedFile
+from .models import (
+    CheckpointRecorded,
+    Conflict,
+    FileOutcome,
+    FileVersion,
+    OnConflict,
+    PathChange,
+    SkippedFile,
+    same_version,
+)
+from .textdiff import line_stats
+from .timeline import FoldedEntry
 
 Reader = Callable[[str], Version | None]
 
@@ -253,3 +264,66 @@ def _withheld_reason(version: FileVersion) -> str:
     if version.withheld == "secret":
         return "secret file: its content is not stored (secrets policy), so it cannot be brought back"
     return f"file over the size cap ({version.size} bytes): its content was not stored"
+
+
+def from_checkpoint(
+    owner: FoldedEntry, cp: CheckpointRecorded, later: list[CheckpointRecorded]
+) -> list[CheckpointRecorded]:
+    """The owner's checkpoints after ``cp``, with its bracket checkpoint starting at ``cp``.
+
+    A bracket checkpoint's before-images are the turn's start; restoring to a checkpoint inside
+    that turn must take back only what came after it, so a path an earlier batch (up to ``cp``)
+    touched starts from that batch's after-image instead.
+    """
+    at_cp: dict[str, FileVersion | None] = {}
+    for item in owner.checkpoints[: owner.checkpoints.index(cp) + 1]:
+        if owner.applied.get(item.id, True):
+            for change in item.changes:
+                at_cp[change.path] = change.after
+    out = []
+    for item in later:
+        if item.bracket:
+            changes = []
+            for change in item.changes:
+                if change.path in at_cp:
+                    start = at_cp[change.path]
+                    if same_version(start, change.after):
+                        continue
+                    change = change.model_copy(update={"before": start})
+                changes.append(change)
+            item = item.model_copy(update={"changes": changes})
+        out.append(item)
+    return out
+
+
+def set_aside(plan: Plan, out_of_reach: dict[str, tuple[str | None, str]]) -> None:
+    """Skip the paths out of reach, unless the symlink in their way is itself removed by the
+    plan (it comes first: plans are in path order), so a folder replaced by a symlink comes
+    back in one step."""
+    if not out_of_reach:
+        return
+    removed = {p.path for p in plan.paths if p.writes and p.result is None}
+    for i, planned in enumerate(plan.paths):
+        link, reason = out_of_reach.get(planned.path, (None, None))
+        if reason is not None and (link is None or link not in removed):
+            plan.paths[i] = PathPlan(planned.path, None, None, skipped=reason)
+
+
+def outcome(path: str, ours: Version | None, result: Version | None, merged: bool) -> FileOutcome:
+    old = ours.content if ours else None
+    new = result.content if result else None
+    additions, deletions = line_stats(old, new)
+    action: Literal["delete", "create", "write"] = "delete" if result is None else ("create" if ours is None else "write")
+    return FileOutcome(path=path, action=action, additions=additions, deletions=deletions, merged=merged)
+
+
+def only_paths(steps: dict[str, list[PathChange]], wanted: set[str], number: int) -> dict[str, list[PathChange]]:
+    """The steps for ``wanted`` paths, with the other side of any rename among them."""
+    keep = {p for p in wanted if p in steps}
+    if not keep:
+        raise NotFound(f"turn #{number} did not change {', '.join(sorted(wanted))}")
+    for path, changes in steps.items():
+        for change in changes:
+            if change.renamed_from and (path in keep or change.renamed_from in keep):
+                keep.update({path, change.renamed_from} & set(steps))
+    return {p: s for p, s in steps.items() if p in keep}

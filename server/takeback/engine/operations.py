@@ -4,8 +4,9 @@
 picks the changes to take back (a turn's, an operation's, everything after a checkpoint),
 plans every path as a chain of three-way merges (``planning.Planner``), answers a dry run or a
 conflict without writing, and otherwise hands documents open in an editor to it (with the
-store's lock let go: ``handoff.py``), writes the other files under the journal and appends the
-operation's own entry, so it too can be undone. The wording of results (verdict, advice, labels) is here.
+store's lock let go: ``handoff.py``), writes the other files under the journal and adds the
+operation's own entry to its transaction, so it too can be undone; the open turns it ends and
+the operation are one log commit. The words of its answer come from ``core/wording.py``.
 """
 
 
@@ -14,31 +15,27 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Iterable
-from typing import Any, Literal, TypedDict, Unpack
+from typing import Any, TypedDict, Unpack
 
+from ..core import wording
 from ..core.clock import new_id as _new_id
 from ..core.clock import now as _now
 from ..core.merge import Version
 from ..core.models import (
-    ON_CONFLICT,
     CheckpointRecorded,
     Entry,
-    FileOutcome,
-    FileVersion,
     OnConflict,
     OperationDone,
     OperationResult,
     PathChange,
     Record,
     Verdict,
-    same_version,
+    check_on_conflict,
 )
-from ..core.planning import PathPlan, Plan, Planner
-from ..core.textdiff import is_binary, line_stats, unified_diff
-from ..core.timeline import FoldedEntry, Timeline, relevant_steps
+from ..core.planning import Plan, Planner, from_checkpoint, only_paths, outcome, set_aside
+from ..core.textdiff import is_binary, unified_diff
+from ..core.timeline import FoldedEntry, relevant_steps
 from ..errors import (
-    InvalidInput,
-    NotFound,
     NothingToDo,
     OutsideWorkspace,
     StateError,
@@ -66,7 +63,7 @@ class Operations(EngineParts):
     def undo(self, dry_run: bool = False, on_conflict: OnConflict = "abort", **io: Unpack[EditorIo]) -> OperationResult:
         """Revert the last applied agent turn, whichever session's (a turn still open is
         ended first, so its bracket's changes are recorded and it is the one undone)."""
-        _check_on_conflict(on_conflict)
+        check_on_conflict(on_conflict)
         with self.transaction():
             for entry_id in reversed(self.timeline.order):
                 state = self.timeline.entries[entry_id]
@@ -81,7 +78,7 @@ class Operations(EngineParts):
 
     def redo(self, dry_run: bool = False, on_conflict: OnConflict = "abort", **io: Unpack[EditorIo]) -> OperationResult:
         """Re-apply what the last undo, revert or restore took away."""
-        _check_on_conflict(on_conflict)
+        check_on_conflict(on_conflict)
         with self.transaction():
             target = self.timeline.redo_target()
             return self._revert_entry("redo", target, dry_run, on_conflict, **io)
@@ -99,7 +96,7 @@ class Operations(EngineParts):
         With ``paths``, only the changes to those paths (and their rename partners) are taken
         back; the entry's own state stays as it is, and the revert is its own timeline entry.
         """
-        _check_on_conflict(on_conflict)
+        check_on_conflict(on_conflict)
         with self.transaction():
             target = self.timeline.resolve(turn)
             if target.state == "open":
@@ -108,7 +105,7 @@ class Operations(EngineParts):
 
     def restore(self, checkpoint: str, dry_run: bool = False, on_conflict: OnConflict = "abort", **io: Unpack[EditorIo]) -> OperationResult:
         """Bring every file touched since ``checkpoint`` (or ``last-green``) back to its state then."""
-        _check_on_conflict(on_conflict)
+        check_on_conflict(on_conflict)
         with self.transaction():
             if checkpoint == "last-green":
                 green = self.timeline.last_green()
@@ -140,7 +137,7 @@ class Operations(EngineParts):
                 by_entry.setdefault(item.entry, []).append(item)
             for entry_id, cps in by_entry.items():
                 if entry_id == owner.begun.entry:
-                    cps = _from_checkpoint(owner, cp, cps)
+                    cps = from_checkpoint(owner, cp, cps)
                 for path, changes in relevant_steps(cps).items():
                     steps.setdefault(path, []).extend(changes)
             effects: dict[str, str] = {}
@@ -200,9 +197,9 @@ class Operations(EngineParts):
                 if entry_id != target.begun.entry and entry_id in self.timeline.entries:
                     previous[entry_id] = self.timeline.entries[entry_id].state
                     effects[entry_id] = old
-        label = _operation_label(kind, target, self.timeline)
+        label = wording.operation_label(kind, target, self.timeline)
         if paths is not None:
-            steps = _only_paths(steps, {self.workspace.rel(p) for p in paths}, number)
+            steps = only_paths(steps, {self.workspace.rel(p) for p in paths}, number)
             if set(steps) != set(relevant_steps(checkpoints)):
                 effects, previous = {}, {}  # a few files only: the entry itself stays as it is
             label = f"{kind} {', '.join(sorted(steps))} from " + label.split(" ", 1)[1]
@@ -227,21 +224,21 @@ class Operations(EngineParts):
         """``ending``: the open turns the operation ends before it writes (default:
         ``_turns_ending``); ``ended``: the caller already ended them, to plan with their changes.
         (Previews, and operations that stop or fail validation, end nothing.)"""
-        _check_on_conflict(on_conflict)
+        check_on_conflict(on_conflict)
         overlay = {self.workspace.rel(p): v for p, v in (overlay or {}).items()}
         plan = self._plan(target, steps, on_conflict, overlay)
         number = target.begun.number
-        outcomes = [_outcome(p.path, p.ours, p.result, p.merged) for p in plan.writes]
+        outcomes = [outcome(p.path, p.ours, p.result, p.merged) for p in plan.writes]
         if ending is None:
             ending = self._turns_ending(target)
         base: dict[str, Any] = dict(
             operation=kind, dry_run=dry_run, on_conflict=on_conflict, target=target.begun.entry,
             target_number=number, restored=outcomes, skipped=plan.skipped, conflicts=plan.conflicts,
-            notices=_open_turn_notices(kind, ending, ended),
+            notices=wording.open_turn_notices(kind, ending, ended),
         )
-        again = _command(kind, number, checkpoint_target, done=False)
-        _advise(plan, again)
-        verdict = _verdict(plan)
+        again = wording.command(kind, number, checkpoint_target, done=False)
+        wording.advise(plan, again)
+        verdict = wording.verdict(plan)
         stopped = self._not_carried_out(kind, target, plan, base, again, on_conflict, dry_run, verdict)
         if stopped is not None:
             return stopped
@@ -250,15 +247,15 @@ class Operations(EngineParts):
         for state in ending:
             if state.state == "open":
                 self._end(state, [], [])  # its bracket's changes are the agent's; the operation's writes are not
-        base["notices"] = _open_turn_notices(kind, ending, True)
+        base["notices"] = wording.open_turn_notices(kind, ending, True)
         entry = self._execute(kind, plan, effects, previous, verdict, on_conflict, label, target, checkpoint_target, overlay, editor)
-        rest = _command(kind, number, checkpoint_target, done=True)
-        _advise(plan, rest, done=True)
+        rest = wording.command(kind, number, checkpoint_target, done=True)
+        wording.advise(plan, rest, done=True)
         return OperationResult(
             **base, verdict=verdict, applied=True, entry=entry,
-            message=f"{kind} of #{number} done as #{entry.number}: {len(outcomes)} file(s) changed" + _tail(plan)
-            + _notes_tail(target),
-            next_action=_next_action(kind, entry, plan, rest),
+            message=f"{kind} of #{number} done as #{entry.number}: {len(outcomes)} file(s) changed" + wording.tail(plan)
+            + wording.notes_tail(target),
+            next_action=wording.next_action(kind, entry, plan, rest),
         )
 
     def _plan(
@@ -282,7 +279,7 @@ class Operations(EngineParts):
             unwritable=unwritable,
         )
         plan = planner.plan(steps)
-        _set_aside(plan, out_of_reach)
+        set_aside(plan, out_of_reach)
         return plan
 
     def _not_carried_out(
@@ -297,13 +294,13 @@ class Operations(EngineParts):
             return OperationResult(
                 **{**base, "restored": []}, verdict="broken", applied=False,
                 message=f"{kind} of #{number} stopped: {len(blocking)} file(s) changed since in ways that overlap; nothing was written",
-                next_action=_conflict_advice(again, plan),
+                next_action=wording.conflict_advice(again, plan),
             )
         if dry_run:
             return OperationResult(
                 **base, verdict=verdict, applied=False,
-                message=f"dry run: {kind} of #{number} would change {len(base['restored'])} file(s)" + _tail(plan)
-                + _notes_tail(target),
+                message=f"dry run: {kind} of #{number} would change {len(base['restored'])} file(s)" + wording.tail(plan)
+                + wording.notes_tail(target),
                 next_action="run it without --dry-run to carry it out",
                 patch=self._patch(plan),
             )
@@ -311,7 +308,7 @@ class Operations(EngineParts):
             return OperationResult(
                 **base, verdict="broken", applied=False,
                 message=f"{kind} of #{number} changed nothing: every file was skipped or in conflict",
-                next_action=_conflict_advice(again, plan),
+                next_action=wording.conflict_advice(again, plan),
             )
         return None
 
@@ -450,181 +447,3 @@ class Operations(EngineParts):
                 )
             )
         return "".join(parts)
-
-
-def _check_on_conflict(on_conflict: str) -> None:
-    """Refuse a bad option before anything happens (an open turn would otherwise be ended first)."""
-    if on_conflict not in ON_CONFLICT:
-        raise InvalidInput(f"on-conflict must be one of {', '.join(ON_CONFLICT)}, not {on_conflict!r}")
-
-def _from_checkpoint(
-    owner: FoldedEntry, cp: CheckpointRecorded, later: list[CheckpointRecorded]
-) -> list[CheckpointRecorded]:
-    """The owner's checkpoints after ``cp``, with its bracket checkpoint starting at ``cp``.
-
-    A bracket checkpoint's before-images are the turn's start; restoring to a checkpoint inside
-    that turn must take back only what came after it, so a path an earlier batch (up to ``cp``)
-    touched starts from that batch's after-image instead.
-    """
-    at_cp: dict[str, FileVersion | None] = {}
-    for item in owner.checkpoints[: owner.checkpoints.index(cp) + 1]:
-        if owner.applied.get(item.id, True):
-            for change in item.changes:
-                at_cp[change.path] = change.after
-    out = []
-    for item in later:
-        if item.bracket:
-            changes = []
-            for change in item.changes:
-                if change.path in at_cp:
-                    start = at_cp[change.path]
-                    if same_version(start, change.after):
-                        continue
-                    change = change.model_copy(update={"before": start})
-                changes.append(change)
-            item = item.model_copy(update={"changes": changes})
-        out.append(item)
-    return out
-
-
-def _set_aside(plan: Plan, out_of_reach: dict[str, tuple[str | None, str]]) -> None:
-    """Skip the paths out of reach, unless the symlink in their way is itself removed by the
-    plan (it comes first: plans are in path order), so a folder replaced by a symlink comes
-    back in one step."""
-    if not out_of_reach:
-        return
-    removed = {p.path for p in plan.paths if p.writes and p.result is None}
-    for i, planned in enumerate(plan.paths):
-        link, reason = out_of_reach.get(planned.path, (None, None))
-        if reason is not None and (link is None or link not in removed):
-            plan.paths[i] = PathPlan(planned.path, None, None, skipped=reason)
-
-
-def _outcome(path: str, ours: Version | None, result: Version | None, merged: bool) -> FileOutcome:
-    old = ours.content if ours else None
-    new = result.content if result else None
-    additions, deletions = line_stats(old, new)
-    action: Literal["delete", "create", "write"] = "delete" if result is None else ("create" if ours is None else "write")
-    return FileOutcome(path=path, action=action, additions=additions, deletions=deletions, merged=merged)
-
-def _open_turn_notices(kind: str, states: list[FoldedEntry], ended: bool) -> list[str]:
-    """What an operation did (or, not carried out, would do) to open turns: it ends them first,
-    so a turn's changes on disk are recorded as the turn's and the operation's are not."""
-    if ended:
-        return [
-            f"turn #{s.begun.number} was still open; {kind} ended it first (what changed on disk during it is recorded as its changes)"
-            for s in states
-        ]
-    return [f"turn #{s.begun.number} is open; carrying out this {kind} ends it first" for s in states]
-
-def _verdict(plan: Plan) -> Verdict:
-    if not plan.skipped and not any(not c.reason.startswith("forced:") for c in plan.conflicts):
-        return "safe"
-    return "partial" if plan.writes else "broken"
-
-
-def _notes_tail(target: FoldedEntry) -> str:
-    """Says that the target has notes (what its recording left out, content not stored), so an
-    answer is never a plain SAFE over a turn that did not record everything."""
-    notes = {n for cp in target.checkpoints for n in cp.notices}
-    if not notes:
-        return ""
-    return f"; #{target.begun.number} has {len(notes)} note(s) on what it did not record or store (takeback show {target.begun.number})"
-
-
-def _tail(plan: Plan) -> str:
-    bits = []
-    if plan.skipped:
-        bits.append(f"{len(plan.skipped)} skipped")
-    markers = [c for c in plan.conflicts if c.markers_written]
-    forced = [c for c in plan.conflicts if c.reason.startswith("forced:")]
-    other = [c for c in plan.conflicts if not c.markers_written and not c.reason.startswith("forced:")]
-    if markers:
-        bits.append(f"conflict markers written in {len(markers)}")
-    if forced:
-        bits.append(f"{len(forced)} forced over later edits")
-    if other:
-        bits.append(f"{len(other)} left in conflict")
-    return f" ({', '.join(bits)})" if bits else ""
-
-def _command(kind: str, number: int, checkpoint_target: str | None, done: bool) -> str:
-    """The command that runs this operation (again): once it was carried out in part, the one
-    that takes back what it left (an undo of #4 left files in conflict: 'takeback revert 4')."""
-    if kind == "restore":
-        return f"takeback restore {checkpoint_target}"
-    if kind == "revert" or done:
-        return f"takeback revert {number}"
-    return f"takeback {kind}"
-
-def _force_option(command: str) -> str:
-    return f"'{command} --on-conflict force' puts back the starting content over your later edits (undoable)"
-
-def _advise(plan: Plan, command: str, done: bool = False) -> None:
-    """Give each conflict the ways out that work for it (``command`` runs the operation again)."""
-    if done:
-        leave = "it is left as it is"
-    elif plan.writes:
-        leave = f"leave it as it is ('{command} --on-conflict skip' changes only the clean files)"
-    else:
-        leave = "leave it as it is"
-    for conflict in plan.conflicts:
-        if conflict.markers_written:
-            conflict.advice = "resolve the conflict markers (<<<<<<< … >>>>>>>) in it by hand"
-        elif conflict.reason.startswith("forced:"):
-            conflict.advice = ""
-        elif conflict.markers_possible:
-            conflict.advice = f"'{command} --on-conflict markers' writes conflict markers into it; " + _force_option(command)
-        else:
-            why = "it is binary" if conflict.binary else "only a text file both sides edited can take them"
-            conflict.advice = f"conflict markers cannot be written into it ({why}); {_force_option(command)}, or {leave}"
-
-def _conflict_advice(command: str, plan: Plan) -> str:
-    """The next action when nothing was written: only the ways out that can work."""
-    clean = len(plan.writes)
-    if not plan.conflicts:
-        return "nothing can be done automatically; the skipped files list why"
-    options = []
-    if clean:
-        options.append(f"'{command} --on-conflict skip' changes only the {clean} clean file(s)")
-    markable = [c.path for c in plan.conflicts if c.markers_possible]
-    if markable:
-        where = "" if len(markable) == len(plan.conflicts) else f" into {', '.join(markable)} (the others cannot take markers)"
-        options.append(f"'{command} --on-conflict markers' writes conflict markers{where} to resolve by hand")
-    options.append(_force_option(command))
-    return "nothing was written; choose: " + "; ".join(options)
-
-def _next_action(kind: str, entry: Entry, plan: Plan, command: str) -> str:
-    left = [c.path for c in plan.conflicts if not c.markers_written and not c.reason.startswith("forced:")]
-    still = f"{', '.join(left)} left in conflict: {_force_option(command)}; " if left else ""
-    if plan.blocked:
-        still += f"{', '.join(plan.blocked)} skipped: once what stands in the way is fixed, '{command}' takes them back too; "
-    markers = [c.path for c in plan.conflicts if c.markers_written]
-    if markers:
-        return f"{still}resolve the conflict markers in {', '.join(markers)}; 'takeback revert {entry.number}' takes this back"
-    if kind == "undo":
-        return f"{still}'takeback redo' brings turn #{entry.target_number} back"
-    if kind == "redo":
-        return f"{still}'takeback undo' takes it away again"
-    return f"{still}'takeback revert {entry.number}' takes this {kind} back"
-
-def _only_paths(steps: dict[str, list[PathChange]], wanted: set[str], number: int) -> dict[str, list[PathChange]]:
-    """The steps for ``wanted`` paths, with the other side of any rename among them."""
-    keep = {p for p in wanted if p in steps}
-    if not keep:
-        raise NotFound(f"turn #{number} did not change {', '.join(sorted(wanted))}")
-    for path, changes in steps.items():
-        for change in changes:
-            if change.renamed_from and (path in keep or change.renamed_from in keep):
-                keep.update({path, change.renamed_from} & set(steps))
-    return {p: s for p, s in steps.items() if p in keep}
-
-def _operation_label(kind: str, target: FoldedEntry, timeline: Timeline) -> str:
-    """'undo turn #4: add login', 'redo turn #4: add login' (for a redo of that undo) …"""
-    subject = target
-    if kind == "redo" and target.operation is not None and target.operation.target in timeline.entries:
-        subject = timeline.entries[target.operation.target]
-    what = "turn" if subject.begun.kind == "turn" else subject.begun.kind
-    text = f"{kind} {what} #{subject.begun.number}"
-    if subject.begun.kind == "turn" and subject.begun.label:
-        text += f": {subject.begun.label}"
-    return text

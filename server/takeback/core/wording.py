@@ -1,0 +1,132 @@
+"""The words of an operation's answer: its verdict, the one-line tail of its message, the
+command that runs it again, the advice each conflict gets and the next safe action.
+
+Pure: a plan (``planning.Plan``) and the timeline's entries in, text out. The engine's
+operations (``engine/operations.py``) build their ``OperationResult`` with these; the CLI and the
+editors show that result as it comes.
+"""
+
+from __future__ import annotations
+
+from .models import Entry, Verdict
+from .planning import Plan
+from .timeline import FoldedEntry, Timeline
+
+
+def open_turn_notices(kind: str, states: list[FoldedEntry], ended: bool) -> list[str]:
+    """What an operation did (or, not carried out, would do) to open turns: it ends them first,
+    so a turn's changes on disk are recorded as the turn's and the operation's are not."""
+    if ended:
+        return [
+            f"turn #{s.begun.number} was still open; {kind} ended it first (what changed on disk during it is recorded as its changes)"
+            for s in states
+        ]
+    return [f"turn #{s.begun.number} is open; carrying out this {kind} ends it first" for s in states]
+
+
+def verdict(plan: Plan) -> Verdict:
+    if not plan.skipped and not any(not c.reason.startswith("forced:") for c in plan.conflicts):
+        return "safe"
+    return "partial" if plan.writes else "broken"
+
+
+def notes_tail(target: FoldedEntry) -> str:
+    """Says that the target has notes (what its recording left out, content not stored), so an
+    answer is never a plain SAFE over a turn that did not record everything."""
+    notes = {n for cp in target.checkpoints for n in cp.notices}
+    if not notes:
+        return ""
+    return f"; #{target.begun.number} has {len(notes)} note(s) on what it did not record or store (takeback show {target.begun.number})"
+
+
+def tail(plan: Plan) -> str:
+    bits = []
+    if plan.skipped:
+        bits.append(f"{len(plan.skipped)} skipped")
+    markers = [c for c in plan.conflicts if c.markers_written]
+    forced = [c for c in plan.conflicts if c.reason.startswith("forced:")]
+    other = [c for c in plan.conflicts if not c.markers_written and not c.reason.startswith("forced:")]
+    if markers:
+        bits.append(f"conflict markers written in {len(markers)}")
+    if forced:
+        bits.append(f"{len(forced)} forced over later edits")
+    if other:
+        bits.append(f"{len(other)} left in conflict")
+    return f" ({', '.join(bits)})" if bits else ""
+
+
+def command(kind: str, number: int, checkpoint_target: str | None, done: bool) -> str:
+    """The command that runs this operation (again): once it was carried out in part, the one
+    that takes back what it left (an undo of #4 left files in conflict: 'takeback revert 4')."""
+    if kind == "restore":
+        return f"takeback restore {checkpoint_target}"
+    if kind == "revert" or done:
+        return f"takeback revert {number}"
+    return f"takeback {kind}"
+
+
+def _force_option(command: str) -> str:
+    return f"'{command} --on-conflict force' puts back the starting content over your later edits (undoable)"
+
+
+def advise(plan: Plan, command: str, done: bool = False) -> None:
+    """Give each conflict the ways out that work for it (``command`` runs the operation again)."""
+    if done:
+        leave = "it is left as it is"
+    elif plan.writes:
+        leave = f"leave it as it is ('{command} --on-conflict skip' changes only the clean files)"
+    else:
+        leave = "leave it as it is"
+    for conflict in plan.conflicts:
+        if conflict.markers_written:
+            conflict.advice = "resolve the conflict markers (<<<<<<< … >>>>>>>) in it by hand"
+        elif conflict.reason.startswith("forced:"):
+            conflict.advice = ""
+        elif conflict.markers_possible:
+            conflict.advice = f"'{command} --on-conflict markers' writes conflict markers into it; " + _force_option(command)
+        else:
+            why = "it is binary" if conflict.binary else "only a text file both sides edited can take them"
+            conflict.advice = f"conflict markers cannot be written into it ({why}); {_force_option(command)}, or {leave}"
+
+
+def conflict_advice(command: str, plan: Plan) -> str:
+    """The next action when nothing was written: only the ways out that can work."""
+    clean = len(plan.writes)
+    if not plan.conflicts:
+        return "nothing can be done automatically; the skipped files list why"
+    options = []
+    if clean:
+        options.append(f"'{command} --on-conflict skip' changes only the {clean} clean file(s)")
+    markable = [c.path for c in plan.conflicts if c.markers_possible]
+    if markable:
+        where = "" if len(markable) == len(plan.conflicts) else f" into {', '.join(markable)} (the others cannot take markers)"
+        options.append(f"'{command} --on-conflict markers' writes conflict markers{where} to resolve by hand")
+    options.append(_force_option(command))
+    return "nothing was written; choose: " + "; ".join(options)
+
+
+def next_action(kind: str, entry: Entry, plan: Plan, command: str) -> str:
+    left = [c.path for c in plan.conflicts if not c.markers_written and not c.reason.startswith("forced:")]
+    still = f"{', '.join(left)} left in conflict: {_force_option(command)}; " if left else ""
+    if plan.blocked:
+        still += f"{', '.join(plan.blocked)} skipped: once what stands in the way is fixed, '{command}' takes them back too; "
+    markers = [c.path for c in plan.conflicts if c.markers_written]
+    if markers:
+        return f"{still}resolve the conflict markers in {', '.join(markers)}; 'takeback revert {entry.number}' takes this back"
+    if kind == "undo":
+        return f"{still}'takeback redo' brings turn #{entry.target_number} back"
+    if kind == "redo":
+        return f"{still}'takeback undo' takes it away again"
+    return f"{still}'takeback revert {entry.number}' takes this {kind} back"
+
+
+def operation_label(kind: str, target: FoldedEntry, timeline: Timeline) -> str:
+    """'undo turn #4: add login', 'redo turn #4: add login' (for a redo of that undo) …"""
+    subject = target
+    if kind == "redo" and target.operation is not None and target.operation.target in timeline.entries:
+        subject = timeline.entries[target.operation.target]
+    what = "turn" if subject.begun.kind == "turn" else subject.begun.kind
+    text = f"{kind} {what} #{subject.begun.number}"
+    if subject.begun.kind == "turn" and subject.begun.label:
+        text += f": {subject.begun.label}"
+    return text
