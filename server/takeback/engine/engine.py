@@ -167,8 +167,8 @@ class Engine(Turns, Batches, Reading, Operations, Steps):
 
     def timeline_version(self) -> str | None:
         """A token that changes whenever the timeline does: the log head, followed by
-        ``+<entry>`` for each open turn's file (opening a turn does not move the head). Cheap:
-        reads the ref and two lines of each open turn's file."""
+        ``+<entry>`` for each open turn's file (opening a turn does not move the head), read
+        from the store. Cheap: the ref and two lines of each open turn's file."""
         with self.transaction():
             return self.history.version()
 
@@ -214,27 +214,6 @@ class Engine(Turns, Batches, Reading, Operations, Steps):
         scanner.before_save = self.store.flush  # content a cache names is stored before the cache
         return scanner
 
-    # ------------------------------------------------------------------ turns
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
     # ------------------------------------------------------------------ reading
 
     def refresh(self) -> None:
@@ -245,11 +224,6 @@ class Engine(Turns, Batches, Reading, Operations, Steps):
     def replay(self) -> None:
         """Fold the whole log again (after the log was rewritten: retention)."""
         self.history.replay()
-
-
-
-
-
 
     # ------------------------------------------------------------------ retention
 
@@ -267,14 +241,3 @@ class Engine(Turns, Batches, Reading, Operations, Steps):
             report = collect(self)
             self.history.replay()
             return report
-
-
-# ---------------------------------------------------------------------- helpers
-
-
-
-
-
-
-
-

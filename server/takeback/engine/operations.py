@@ -56,7 +56,6 @@ class EditorIo(TypedDict, total=False):
     editor: EditorApply | None
 
 
-
 class Operations(EngineParts):
     """Undo, redo, revert and restore (mixed into ``Engine``, whose state they use)."""
 

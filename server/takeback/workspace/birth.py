@@ -20,7 +20,6 @@ _BUFFER = 256  # sizeof(struct statx)
 _BTIME_OFFSET = 80  # stx_btime: struct statx_timestamp {__s64 tv_sec; __u32 tv_nsec; ...}
 
 
-
 def _load_statx() -> Callable[..., int] | None:
     try:
         statx = ctypes.CDLL(None, use_errno=True).statx
