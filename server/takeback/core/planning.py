@@ -10,6 +10,10 @@ file can come back where a folder stood (and the reverse); a folder that still h
 changes did not add is a conflict. A folder the changes made where a file comes back and left
 with no file (a deletion's ``new_folders``, or one made for a file that ends absent) is removed
 too; one the person put files in since stays, and that file is skipped. Nothing is written here.
+
+Around the planner: what a restore to a checkpoint inside a turn takes back (``from_checkpoint``),
+a revert of named paths with their rename partners (``only_paths``), paths behind a symlink set
+aside (``set_aside``) and what each write does, in lines (``outcome``).
 """
 
 from __future__ import annotations
