@@ -15,6 +15,7 @@ import attrs
 from pydantic import BaseModel
 
 from takeback.core import models
+from takeback.core.timeline import REDO_KINDS
 from takeback.engine import failures
 from takeback.errors import TakebackError
 from takeback.lsp import protocol
@@ -125,6 +126,11 @@ def test_every_param_the_client_names_is_one_the_server_reads() -> None:
 def test_the_choices_the_types_name_are_the_servers() -> None:
     for name in ("EntryKind", "EntryState", "Verdict", "CheckStatus"):
         assert _literal_union(name) == typing.get_args(getattr(models, name)), name
+
+
+def test_the_kinds_a_redo_re_applies_are_the_servers() -> None:
+    kinds = re.search(r"export const REDO_KINDS: ReadonlySet<string> = new Set\(\[([^\]]*)\]\);", (MODEL / "tree.ts").read_text())
+    assert kinds and tuple(re.findall(r'"([a-z]+)"', kinds.group(1))) == REDO_KINDS
 
 
 def test_the_protocol_version_and_the_constants_the_client_reads_are_the_servers() -> None:

@@ -181,3 +181,13 @@ test("a turn lists its steps when the server says so (showsSteps), and only then
   assert.deepEqual(stepNodes(F, { ...two, showsSteps: false }, { undo: false, revert: true, restore: true }, NOW), []);
   assert.deepEqual(stepNodes(F, { ...two, showsSteps: undefined }, { undo: false, revert: true, restore: true }, NOW), []);
 });
+
+test("a turn's icon shows failed checks as the server decided them (checksPassed)", () => {
+  const icon = (extra: Partial<ReturnType<typeof entry>>) =>
+    (sessionNodes(timeline([entry({ number: 1, ...extra })]), NOW)[0]!.children[0] as TurnNode).icon;
+  const failedThenPassed = [{ name: "tests", status: "failed" as const }, { name: "tests", status: "passed" as const }];
+  assert.equal(icon({ checks: failedThenPassed, checksPassed: true, failedChecks: [] }), "applied");
+  assert.equal(icon({ checks: [{ name: "tests", status: "error" }], checksPassed: false, failedChecks: ["tests"] }), "checks-failed");
+  assert.equal(icon({ checks: [], checksPassed: null }), "applied");
+  assert.equal(icon({ state: "reverted", checksPassed: false }), "reverted");
+});

@@ -133,7 +133,8 @@ export type TurnIcon =
   | "operation"
   | "checks-failed";
 
-const REDO_KINDS = new Set(["undo", "revert", "restore"]);
+/** The entries a redo re-applies (the server's `REDO_KINDS`, compared by a test). */
+export const REDO_KINDS: ReadonlySet<string> = new Set(["undo", "revert", "restore"]);
 const NO_SESSION = "No session";
 
 export function turnActions(entry: Entry, byId: Map<string, Entry>, undoTarget?: number | null, redoTarget?: number | null): TurnActions {
@@ -166,11 +167,8 @@ function turnIcon(entry: Entry): TurnIcon {
   if (entry.kind !== "turn") {
     return entry.state === "reverted" ? "reverted" : "operation";
   }
-  if (entry.state === "applied" && entry.checks?.length) {
-    const latest = new Map(entry.checks.map((c) => [c.name, c] as const));
-    if ([...latest.values()].some((c) => c.status === "failed" || c.status === "error")) {
-      return "checks-failed";
-    }
+  if (entry.state === "applied" && entry.checksPassed === false) {
+    return "checks-failed"; // the server's rule: the latest run of each named check
   }
   switch (entry.state) {
     case "reverted":
