@@ -35,6 +35,11 @@ from ..errors import StoreError
 from . import brackets
 from .parts import EngineParts
 
+PATHS_KIND = "paths"
+"""An edit step's own snapshot: ``{"kind": "paths", "files": {path: version or null},
+"new_folders": {path: [folders writing it would create]}}``, made and read here only (a shell
+step keeps a scanner's snapshot instead, which only ``scanning/scan.py`` reads)."""
+
 
 def _file_name(key: str) -> str:
     return brackets.STEP_PREFIX + hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
@@ -63,7 +68,7 @@ class Steps(EngineParts):
                     files[rel] = version.model_dump() if version else None
                     if version is None and self.workspace.missing_folders(rel):
                         folders[rel] = self.workspace.missing_folders(rel)  # what writing it would create
-                snapshot = {"kind": "paths", "files": files, "new_folders": folders}
+                snapshot = {"kind": PATHS_KIND, "files": files, "new_folders": folders}
             else:
                 scanner = self._scanner()
                 snapshot = scanner.begin(self.capture.from_disk)
@@ -89,7 +94,7 @@ class Steps(EngineParts):
             began_in = self.timeline.entries.get(step.entry)
             joined = began_in if began_in is not None and began_in in self.timeline.open_turns() else None
             seen = self._recorded_since(step)
-            if opened.scan.get("kind") == "paths":
+            if opened.scan.get("kind") == PATHS_KIND:
                 cp = self._paths_checkpoint(seen, opened)
             else:
                 cp = self._bracket_checkpoint(seen, opened)

@@ -38,7 +38,7 @@ from ..errors import (
     StateError,
     StoreError,
 )
-from ..scanning.scan import Changed
+from ..scanning.scan import Changed, snapshot_kind, snapshot_paths
 from ..workspace.capture import Capturer
 from ..workspace.files import is_recorded_path
 from . import brackets
@@ -201,16 +201,16 @@ class Turns(EngineParts):
         """What changed on disk since the bracket's snapshot (``state``'s begin), as the turn's
         bracket checkpoint (stored under the settings the turn began with)."""
         assert opened.scan is not None
-        scanner = self._scanner(opened.scan.get("kind"))
-        if scanner.kind != opened.scan.get("kind"):
+        kind = snapshot_kind(opened.scan)
+        scanner = self._scanner(kind)
+        if scanner.kind != kind:
             # Begun in a git work tree that is gone (or git is): no index to tell what changed.
             return CheckpointRecorded(
                 id=_new_id(), at=_now(), entry=state.begun.entry, label="changes on disk", changes=[], bracket=True,
                 notices=["what changed on disk during this turn was not recorded: the git repository "
                          "its bracket began with is gone (or git, or the git_scanner setting is)"],
             )
-        snapshot_paths = opened.scan.get("dirty") or opened.scan.get("files") or {}  # git's, or a walk's
-        outside = next((p for p in snapshot_paths if not is_recorded_path(p)), None)
+        outside = next((p for p in snapshot_paths(opened.scan) if not is_recorded_path(p)), None)
         if outside is not None:
             raise StoreError(
                 f"the open turn's snapshot in {self._brackets} names {outside!r}, which is outside the workspace "

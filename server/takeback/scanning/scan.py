@@ -845,6 +845,19 @@ class WalkScanner:
         return _older_files_left_out(self.workspace, changes, snapshot, lambda rel: rules_moved, self.notices)
 
 
+def snapshot_kind(snapshot: dict) -> str | None:
+    """Which scanner took a begin snapshot (``GitScanner.kind`` or ``WalkScanner.kind``): the one
+    that must compare it at the end. A snapshot is plain JSON data kept in the open turn's file;
+    only this module knows its keys, the others ask these functions."""
+    kind = snapshot.get("kind")
+    return kind if isinstance(kind, str) else None
+
+
+def snapshot_paths(snapshot: dict) -> list[str]:
+    """The paths a begin snapshot names: what git listed as dirty, or every file of a walk."""
+    return list(snapshot.get("dirty") or snapshot.get("files") or {})
+
+
 def snapshot_versions(snapshot: dict) -> Iterator[dict]:
     """Every file version a scanner's begin snapshot names (nested repositories' too): the
     content gc must keep while the turn is open."""
