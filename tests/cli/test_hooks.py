@@ -415,6 +415,22 @@ def test_a_hook_from_a_subfolder_records_into_the_work_trees_top(tb: Takeback) -
     sub = repo / "src"
     hook(tb, "codex", captured("codex", "UserPromptSubmit", repo, cwd=str(sub)), cwd=sub)
     assert tb.json("status")["open_turn"]["label"] == PROMPT
+    # the CLI from that subfolder finds the same workspace (its slash commands run there)
+    from_sub = tb.json("status", cwd=sub)
+    assert from_sub["workspace"] == str(repo.resolve()) and from_sub["open_turn"]["label"] == PROMPT
+    assert tb.json("log", cwd=sub)[0]["label"] == PROMPT
+
+
+def test_a_subfolder_with_its_own_store_keeps_it(tb: Takeback) -> None:
+    """An editor may keep a workspace on a subfolder of a repository: a command or a hook from
+    inside it records there, not at the work tree's top."""
+    repo = tb.cwd
+    sub = repo / "src"
+    tb.ok("--workspace", str(sub), "begin", "--label", "the editor's turn")
+    assert tb.json("status", cwd=sub)["open_turn"]["label"] == "the editor's turn"
+    hook(tb, "codex", captured("codex", "UserPromptSubmit", repo, cwd=str(sub)), cwd=sub)
+    assert tb.json("status", cwd=sub)["workspace"] == str(sub.resolve())
+    assert tb.json("status")["open_turn"] is None  # the top's store saw nothing
 
 
 def test_a_hook_in_a_linked_worktree_records_into_that_worktrees_workspace(tb: Takeback, tmp_path: Path) -> None:

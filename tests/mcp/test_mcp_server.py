@@ -165,6 +165,15 @@ async def test_list_show_and_diff_a_real_history(ws: Path, engine: Engine) -> No
 # ---------------------------------------------------------------------------------- operations
 
 
+async def test_started_in_a_subfolder_it_serves_the_work_trees_workspace(ws: Path, engine: Engine) -> None:
+    """Claude Code starts the MCP server in the folder it was started in; the hooks record into
+    the work tree's top, so the server must serve that workspace too (workspace/locate.py)."""
+    turn(engine, {"src/app.py": "def main():\n    return 2\n"}, "make main return 2")
+    async with serve(ws / "src") as session:
+        listed = ok(await call(session, "list_turns"))
+        assert listed["workspace"] == str(ws.resolve()) and [t["number"] for t in listed["turns"]] == [1]
+
+
 async def test_undo_plans_without_writing_then_the_token_carries_it_out(ws: Path, engine: Engine) -> None:
     start = tree_state(ws)
     git_before = git_state(ws)

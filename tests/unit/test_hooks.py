@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from takeback.config import default_store_dir
 from takeback.hooks.agents import PayloadError, parse
 from takeback.hooks.apply_patch import patch_paths
 from takeback.hooks.where import workspace_for
 from takeback.resident import wire
+from takeback.workspace.locate import workspace_root
 
 CAPTURED = Path(__file__).parent.parent / "cli" / "hook_payloads"
 CLAUDE_ENV = {"CLAUDECODE": "1"}
@@ -204,6 +206,17 @@ def test_a_hook_in_a_subfolder_records_into_the_repository_top(tmp_path: Path) -
     (tmp_path / "repo" / ".git").mkdir(parents=True)
     (tmp_path / "repo" / "src" / "deep").mkdir(parents=True)
     assert workspace_for([], str(tmp_path / "repo" / "src" / "deep")) == str(tmp_path / "repo")
+
+
+def test_a_subfolder_that_has_a_store_is_its_own_workspace(tmp_path: Path) -> None:
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "repo" / "src" / "deep").mkdir(parents=True)
+    default_store_dir(tmp_path / "repo" / "src").mkdir(parents=True)  # an editor's workspace there
+    assert workspace_root(str(tmp_path / "repo" / "src" / "deep")) == str(tmp_path / "repo" / "src")
+    assert workspace_root(str(tmp_path / "repo")) == str(tmp_path / "repo")
+    (tmp_path / "plain" / "sub").mkdir(parents=True)
+    default_store_dir(tmp_path / "plain").mkdir(parents=True)
+    assert workspace_root(str(tmp_path / "plain" / "sub")) == str(tmp_path / "plain" / "sub")  # no work tree: no walk up
 
 
 def test_a_linked_worktree_whose_git_is_a_file_is_its_own_top(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """What every command runs with: its parsed arguments, the engine of the workspace
-``--workspace`` names (opened on first use), and the printer ``--json`` chose."""
+``--workspace`` names, or else the one the current folder belongs to (``workspace/locate.py``),
+opened on first use, and the printer ``--json`` chose."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
+from ..workspace.locate import workspace_root
 from .output import print_json
 
 if TYPE_CHECKING:
@@ -28,7 +30,7 @@ class Context:
 
         if self.args.workspace is not None and not self.args.workspace.strip():
             raise InvalidInput("--workspace is empty: give a folder, or leave the option out to use the current folder")
-        return Engine(Path(self.args.workspace if self.args.workspace is not None else os.getcwd()))
+        return Engine(Path(self.args.workspace if self.args.workspace is not None else workspace_root(os.getcwd())))
 
     def show(self, value: Any, human: Callable[[Any], object]) -> None:
         """``value`` as JSON with ``--json``, else as ``human`` prints it."""

@@ -31,7 +31,10 @@ def _add_global_flags(p: argparse.ArgumentParser, after_command: bool = False) -
     and ``takeback status --json``). After the name they default to ``argparse.SUPPRESS``, so
     a flag given before the name is not reset by the command's own default."""
     unset = argparse.SUPPRESS if after_command else None
-    p.add_argument("--workspace", "-C", default=unset, help="workspace folder (default: the current folder)")
+    p.add_argument(
+        "--workspace", "-C", default=unset,
+        help="workspace folder (default: the current folder's: its git work tree's top, or a folder in it with a store)",
+    )
     p.add_argument("--json", action="store_true", default=unset if after_command else False,
                    help="print machine-readable JSON")
 

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from .. import __version__
 from ..engine.engine import Engine
 from ..errors import InvalidInput, TakebackError
+from ..workspace.locate import workspace_root
 from .tools import Tools, tool_error
 
 INSTRUCTIONS = """\
@@ -72,12 +73,13 @@ def build(tools: Tools) -> MCPServer:
 
 
 def run(workspace: str | None) -> int:
-    """Serve ``workspace`` (default: the current folder) until the client closes stdin."""
+    """Serve ``workspace`` (default: the one the current folder belongs to, ``workspace/locate.py``)
+    until the client closes stdin."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="takeback mcp: %(levelname)s %(name)s: %(message)s")
     try:
         if workspace is not None and not workspace.strip():
             raise InvalidInput("--workspace is empty: give a folder, or leave the option out to use the current folder")
-        engine = Engine(Path(workspace if workspace is not None else os.getcwd()))
+        engine = Engine(Path(workspace if workspace is not None else workspace_root(os.getcwd())))
     except TakebackError as exc:
         print(f"takeback: error: {' '.join(exc.message.split())}", file=sys.stderr)
         return exc.exit_status
