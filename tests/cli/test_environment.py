@@ -175,3 +175,26 @@ def test_a_busy_store_and_a_broken_store(tb: Takeback, tmp_path: Path) -> None:
     not_a_folder.write_text("")
     result = tb("--json", "status", env={**tb.env, "TAKEBACK_STORE_DIR": str(not_a_folder)})
     assert expect_error(result, 7, rf"cannot open the store at {not_a_folder}").json()["error"] == "store"
+
+
+def test_one_store_keeps_one_workspace(tb: Takeback, tmp_path: Path) -> None:
+    """Two workspaces given the same store folder: the second is refused (an undo there would
+    write the first one's changes), and the first one's history is untouched. A workspace that
+    moved takes its store along."""
+    shared = tmp_path / "shared-store"
+    env = {**tb.env, "TAKEBACK_STORE_DIR": str(shared)}
+    tb.ok("begin", "--label", "first", env=env)
+    write_files(tb.cwd, {"a.txt": "a\n"})
+    tb.ok("end", env=env)
+    other = make_repo(tmp_path / "other")
+    snap = Snapshot(tb)
+    refused = tb("--json", "log", "--workspace", str(other), env=env)
+    assert expect_error(refused, 7, rf"the store {shared} belongs to the workspace {tb.cwd}, not {other}").json()["error"] == "store"
+    snap.assert_unchanged()
+    assert [e["label"] for e in tb.json("log", env=env)] == ["first"]
+
+    moved = tmp_path / "moved"
+    tb.cwd.rename(moved)
+    entries = tb.json("log", "--workspace", str(moved), env=env, cwd=tmp_path)
+    assert [e["label"] for e in entries] == ["first"]
+    assert tb.json("status", "--workspace", str(moved), env=env, cwd=tmp_path)["workspace"] == str(moved)

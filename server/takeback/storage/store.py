@@ -526,11 +526,31 @@ def _secret_key(key_file: Path) -> bytes:
 
 
 def _write_identity(store: Path, workspace: Path) -> None:
-    """``workspace.json``: which folder the store was made for, and when."""
+    """``workspace.json``: which folder the store was made for, and when. A store keeps one
+    workspace's turns, so opening it for another folder that exists (two workspaces given the
+    same ``store_dir`` or ``TAKEBACK_STORE_DIR``) is refused: an undo in one would write the
+    other's changes. A workspace that moved (its recorded folder is gone) takes its store along."""
     ident = store / "workspace.json"
-    if not ident.exists():
+    try:
+        data = json.loads(ident.read_text())
+        recorded = data.get("workspace") if isinstance(data, dict) else None
+    except FileNotFoundError:
+        data, recorded = None, None
+    except (OSError, ValueError):
+        data, recorded = None, None  # unreadable: written again below
+    if isinstance(recorded, str) and recorded:
+        if os.path.realpath(recorded) == os.path.realpath(workspace):
+            return
+        if os.path.isdir(recorded):
+            raise StoreError(
+                f"the store {store} belongs to the workspace {recorded}, not {workspace}: a store keeps one "
+                "workspace's turns (both were given this store_dir or TAKEBACK_STORE_DIR); give this workspace "
+                "a store of its own"
+            )
+        data = {**data, "workspace": str(workspace), "moved_from": recorded}
+    else:
         data = {"workspace": str(workspace), "created": datetime.now(UTC).isoformat(), "format": 1}
-        ident.write_text(json.dumps(data, indent=2) + "\n")
+    atomic.write(ident, (json.dumps(data, indent=2) + "\n").encode())
 
 
 def _pack_names(pack_dir: Path) -> list[str]:
