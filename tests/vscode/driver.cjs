@@ -442,11 +442,12 @@ async function stepsScenario() {
     await showPanel();
     const turnRow = panelRow("Write the steps file");
     await waitFor("the hook-recorded turn in the panel", async () => (await turnRow.count()) > 0, 45000, 500);
-    if ((await turnRow.getAttribute("aria-expanded")) !== "true") {
-      await turnRow.click();
-    }
     let rows = [];
     await waitFor("the turn's steps", async () => {
+      // A refresh that lands just after a click can redraw the row collapsed: expand it again.
+      if ((await turnRow.getAttribute("aria-expanded")) !== "true") {
+        await turnRow.click();
+      }
       rows = await sidebar().locator(".monaco-list-row").allInnerTexts();
       return rows.some((r) => r.includes("#1.2"));
     }, 20000, 300);

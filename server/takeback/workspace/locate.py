@@ -15,8 +15,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..config import default_store_dir
-
 
 def workspace_root(folder: str) -> str:
     """The workspace ``folder`` belongs to (see the module's docstring), an absolute path."""
@@ -31,7 +29,10 @@ def workspace_root(folder: str) -> str:
         if parent == candidate:
             return start  # in no git work tree: the folder is its own workspace
         candidate = parent
-    for inner in chain[:-1]:
-        if default_store_dir(Path(inner)).is_dir():
-            return inner
+    if len(chain) > 1:
+        from ..config import default_store_dir  # here: the CLI's light paths (the plugin's step-aside) import this module
+
+        for inner in chain[:-1]:
+            if default_store_dir(Path(inner)).is_dir():
+                return inner
     return chain[-1]
