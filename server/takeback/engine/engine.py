@@ -161,15 +161,17 @@ class Engine(Turns, Batches, Reading, Operations, Steps):
                 )
 
     def close(self) -> None:
-        """Let go of what a long-lived engine holds besides its store (the work tree's watch)."""
-        with self.transaction():
+        """Let go of what a long-lived engine holds besides its store (the work tree's watch).
+        Needs the lock (a scan may use the watch) but not the timeline: no transaction."""
+        with self.store.locked():
             self._scan_cache.close()
 
     def timeline_version(self) -> str | None:
         """A token that changes whenever the timeline does: the log head, followed by
         ``+<entry>`` for each open turn's file (opening a turn does not move the head), read
-        from the store. Cheap: the ref and two lines of each open turn's file."""
-        with self.transaction():
+        from the store, under its lock but with no transaction (the language server asks every
+        second: nothing is folded). Cheap: the ref and two lines of each open turn's file."""
+        with self.store.locked():
             return self.history.version()
 
     def _committed(self, journal_id: str) -> bool:

@@ -115,6 +115,7 @@ class Transaction:
         if self.moved:
             raise StateError(MOVED)
 
+
 def _message(records: list[Record]) -> str:
     """The log commit's subject, for people reading the store with git tools."""
     first = records[0]
