@@ -216,9 +216,9 @@ class Batches(EngineParts):
             self.journal.roll_back(written)
             self.journal.finish()
             try:
-                self.set_applied(checkpoint_id, False, f"not applied: {exc}")
                 with self.transaction() as tx:
-                    tx.publish()  # the caller's transaction ends with this exception
+                    self.set_applied(checkpoint_id, False, f"not applied: {exc}")
+                    tx.publish()  # now: the caller's transaction ends with this exception, publishing nothing more
             except TakebackError:
                 log.exception("could not mark checkpoint %s as not applied", checkpoint_id)
             raise
