@@ -5,15 +5,17 @@ log moved meanwhile."""
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 import pytest
 
 from helpers import write_files
 from takeback.core.clock import new_id, now
-from takeback.core.models import Check, CheckRecorded, RecordEnvelope
-from takeback.errors import StateError, StoreError
+from takeback.core.models import BatchChange, Check, CheckRecorded, RecordEnvelope
+from takeback.errors import StateError, StoreError, TakebackError
 from takeback.storage.store import Store
+from takeback.workspace.files import Workspace
 
 from .support import batch, open_engine
 
@@ -109,3 +111,26 @@ def test_letting_the_lock_go_publishes_first_and_notices_a_moved_log(ws: Path, e
         assert not tx.moved
         tx.check_unmoved()
     assert [c.name for c in engine.entry(entry.id).checks] == ["lint", "tests"]
+
+
+def test_a_batch_the_disk_refuses_is_published_as_not_applied(ws: Path, engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batch's record is published before its files are written; when the disk refuses a
+    write (the system edge), the files are rolled back and the batch is marked not applied in
+    the log, although the transaction it ran in ends with the error."""
+    write_files(ws, {"a.txt": "before\n"})
+    real = Workspace.write
+
+    def full(self, rel, content, mode, **kwargs):
+        if rel == "b.txt":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(self, rel, content, mode, **kwargs)
+
+    monkeypatch.setattr(Workspace, "write", full)
+    changes = [BatchChange(path="a.txt", after=b"after\n"), BatchChange(path="b.txt", after=b"new\n")]
+    with pytest.raises(TakebackError, match="cannot write b.txt: no space left on device; nothing was written"):
+        engine.apply_batch(changes, label="agent edit")
+    monkeypatch.setattr(Workspace, "write", real)
+    assert (ws / "a.txt").read_text() == "before\n" and not (ws / "b.txt").exists()
+    entry = open_engine(ws).entry("last")  # what the log holds, read by another process
+    assert entry.label == "agent edit" and entry.state == "not-applied"
+    assert entry.checkpoints[0].applied is False
