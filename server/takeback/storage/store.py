@@ -534,10 +534,8 @@ def _write_identity(store: Path, workspace: Path) -> None:
     try:
         data = json.loads(ident.read_text())
         recorded = data.get("workspace") if isinstance(data, dict) else None
-    except FileNotFoundError:
+    except (OSError, ValueError):  # none yet, or unreadable: written below
         data, recorded = None, None
-    except (OSError, ValueError):
-        data, recorded = None, None  # unreadable: written again below
     if isinstance(recorded, str) and recorded:
         if os.path.realpath(recorded) == os.path.realpath(workspace):
             return

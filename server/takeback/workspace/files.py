@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
 
 from ..core.merge import Version
@@ -214,12 +214,15 @@ class Workspace:
         """The files (and links) that would still be under ``folder`` once those in ``going``
         are removed (sorted, workspace-relative): what keeps the folder from being removed.
         Folders that hold no file do not count: they go with it (``remove_folders``)."""
-        out = []
+        return sorted(p for p in self._held_in(folder) if p not in going)
+
+    def _held_in(self, folder: str) -> Iterator[str]:
+        """The files and links under ``folder`` (workspace-relative), found as the walk goes:
+        what a folder holds for ``left_in`` and ``folder_made_in_place``."""
         for top, dirs, files in os.walk(self.root / folder):
             base = Path(top).relative_to(self.root).as_posix()
             links = [name for name in dirs if os.path.islink(os.path.join(top, name))]
-            out += [f"{base}/{name}" for name in files + links if f"{base}/{name}" not in going]
-        return sorted(out)
+            yield from (f"{base}/{name}" for name in files + links)
 
     def missing_folders(self, rel: str, going: frozenset[str] = frozenset()) -> list[str]:
         """The folders that writing ``rel`` creates (shallowest first): its parents that are not
@@ -262,10 +265,7 @@ class Workspace:
         born = born_ns(path)
         if born is None or born <= since_ns:
             return []
-        for top, dirs, files in os.walk(path):
-            if files or any(os.path.islink(os.path.join(top, name)) for name in dirs):
-                return []
-        return [rel]
+        return [] if next(self._held_in(rel), None) is not None else [rel]
 
     def permissions(self, rel: str) -> int | None:
         """The permission bits of the regular file at ``rel`` (None: no regular file there)."""
