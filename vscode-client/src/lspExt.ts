@@ -178,6 +178,10 @@ export interface StoreStatus {
   hookFailures?: number;
   /** The latest: "AT AGENT EVENT: MESSAGE", or null. */
   lastHookFailure?: string | null;
+  /** Hook payloads read only in part (bytes not UTF-8, half a character), recorded anyway. */
+  payloadProblems?: number;
+  /** The latest: "AT AGENT EVENT: WHAT", or null. */
+  lastPayloadProblem?: string | null;
 }
 
 // ------------------------------------------------------------------ params (protocol.py)

@@ -403,6 +403,8 @@ class StoreStatus(_Model):
     config_problems: list[str] = Field(default_factory=list)  # settings ignored or refused, and why
     hook_failures: int = 0  # failures agents' hooks logged in the store (``takeback hook``)
     last_hook_failure: str | None = None
+    payload_problems: int = 0  # hook payloads read only in part (not UTF-8, half a character), yet recorded
+    last_payload_problem: str | None = None
 
 
 class GcReport(_Model):

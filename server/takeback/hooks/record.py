@@ -94,7 +94,9 @@ def record(engine: Engine, event: Event) -> None:
 def record_logged(workspace: str, event: Event, event_name: str | None, engine: Engine | None = None) -> str | None:
     """Record ``event`` in ``workspace`` (with ``engine`` when the caller keeps one open for
     it); raises nothing. A failure is appended to the store's hook failure log; the return is
-    the failure's text when not even the store could take it (the caller shows it on stderr)."""
+    the failure's text when not even the store could take it (the caller shows it on stderr).
+    What of the payload could not be decoded (``Event.problems``) is logged apart: it was
+    recorded anyway."""
     try:
         if engine is None:
             engine = Engine(workspace)
@@ -104,9 +106,11 @@ def record_logged(workspace: str, event: Event, event_name: str | None, engine: 
                 engine.close()
         else:
             record(engine, event)
-        return None
     except Exception as exc:  # noqa: BLE001 - every failure is logged, none reaches the agent
         return log_failure(workspace, event.agent, event_name or event.kind, exc, engine)
+    for problem in event.problems:
+        failures.append(engine.store.path, event.agent, event_name or event.kind, problem, failures.PROBLEMS_FILE)
+    return None
 
 
 def log_failure(
