@@ -369,13 +369,18 @@ class OperationResult(_Model):
 class RecoveryReport(_Model):
     """What recovery did with an operation a dead process left half-done: every path of the
     operation (``paths``) was rolled to one side, except those in ``left``, which held content
-    that was neither side (changed since, by someone else) and were not touched."""
+    that was neither side (changed since, by someone else) and were not touched, or could not
+    be read or written (``problems``: one line per such path, saying why). ``set-aside``: the
+    journal itself could not be read (torn by a power cut, or not a journal Takeback wrote); it
+    was moved aside to ``journal_kept`` and nothing was rolled (``problems`` says why)."""
 
     at: datetime
     operation: str
-    action: Literal["rolled-back", "rolled-forward"]
+    action: Literal["rolled-back", "rolled-forward", "set-aside"]
     paths: list[str]
     left: list[str] = []
+    problems: list[str] = []
+    journal_kept: str | None = None
 
 
 class RetentionPolicy(_Model):

@@ -108,8 +108,12 @@ def print_status(status: StoreStatus) -> None:
     if status.last_recovery:
         r = status.last_recovery
         print(f"recovery   {r.at.astimezone():%Y-%m-%d %H:%M:%S}: interrupted {r.operation} {r.action} ({len(r.paths)} files)")
-        if r.left:
-            print(f"           {len(r.left)} left as they were, changed since (not overwritten): {', '.join(r.left)}")
+        otherwise = {problem.split(" left as it was: ")[0] for problem in r.problems}  # left for another reason
+        changed = [path for path in r.left if path not in otherwise]
+        if changed:
+            print(f"           {len(changed)} left as they were, changed since (not overwritten): {', '.join(changed)}")
+        for problem in r.problems:  # one per path left as it was, and why; or why the journal was set aside
+            print(f"           {problem}")
     for problem in status.config_problems:
         print(f"settings   {problem}")
     if status.hook_failures:

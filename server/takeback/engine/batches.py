@@ -213,15 +213,16 @@ class Batches(EngineParts):
         try:
             self.journal.forward(items, [], written, lambda item: self._write_batch_after(item, given))
         except BaseException as exc:
-            self.journal.roll_back(written)
-            self.journal.finish()
+            failure = self.journal.roll_back(written, exc)  # the journal stays if a path could not be put back
             try:
                 with self.transaction() as tx:
                     self.set_applied(checkpoint_id, False, f"not applied: {exc}")
                     tx.publish()  # now: the caller's transaction ends with this exception, publishing nothing more
             except TakebackError:
                 log.exception("could not mark checkpoint %s as not applied", checkpoint_id)
-            raise
+            if failure is exc:
+                raise
+            raise failure from exc
         self.journal.finish()
 
     def _write_batch_after(self, item: JournalFile, given: dict[str, BatchChange]) -> None:
@@ -229,7 +230,7 @@ class Batches(EngineParts):
         it (a secret, or over the size cap), else from the store."""
         if item.after is not None and item.after.withheld:
             content = given[item.path].after if item.path in given else None
-            self.workspace.write(item.path, content or b"", item.after.mode, fsync=self.config.fsync)
+            self.workspace.write(item.path, content or b"", item.after.mode, fsync=True)  # flushed: journal.py
         else:
             self.journal.write_side(item, "after")
 

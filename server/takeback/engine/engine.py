@@ -132,11 +132,12 @@ class Engine(Turns, Batches, Reading, Operations, Steps):
 
     def _check_journal(self) -> None:
         """Refuse, before recovery writes anything, a journal whose paths are not the
-        workspace's (or whose backups are not in its backup folder)."""
+        workspace's (or whose backups are not in its backup folder): a crafted one, which
+        blocks until removed. A journal that cannot be read is recovery's to set aside."""
         try:
             doc: JournalDoc | None = self.journal.pending()
-        except ValueError as exc:
-            raise StoreError(f"unreadable journal {self.journal.file}: {exc}; nothing was written") from exc
+        except (OSError, ValueError):
+            return  # torn or unreadable: recovery sets it aside and reports it (journal.py)
         if doc is None:
             return
         for item in doc.files:

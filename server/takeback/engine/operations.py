@@ -348,7 +348,7 @@ class Operations(EngineParts):
         overlay: dict[str, Version | None],
         editor: EditorApply | None,
     ) -> Entry:
-        with self.transaction() as tx:
+        with self.transaction() as tx, self.journal.durable():  # flushed before the answer: journal.py
             editor_writes = [(item.path, item.result) for item in plan.writes if item.path in overlay]
             if editor_writes:
                 # Asked first, with the store's lock let go; the disk is written only once it applied.
@@ -364,10 +364,11 @@ class Operations(EngineParts):
                 tx.add(*self._operation_records(entry_id, kind, label, target, checkpoint_target, on_conflict, verdict,
                                                 effects, previous, plan, changes))
                 tx.publish()  # the turns it ended and the operation: one log commit, before the journal goes
-            except BaseException:
-                self.journal.roll_back(written)
-                self.journal.finish()
-                raise
+            except BaseException as exc:
+                failure = self.journal.roll_back(written, exc)  # the journal stays if a path could not be put back
+                if failure is exc:
+                    raise
+                raise failure from exc
             self.journal.finish()
             return self.timeline.view(self.timeline.entries[entry_id])
 
@@ -424,7 +425,7 @@ class Operations(EngineParts):
         if item.after is not None and item.after.withheld:
             result = next(p.result for p in plan.paths if p.path == item.path)
             assert result is not None
-            self.workspace.write(item.path, result.content, result.mode, fsync=self.config.fsync)
+            self.workspace.write(item.path, result.content, result.mode, fsync=True)
         else:
             self.journal.write_side(item, "after")
 

@@ -13,7 +13,8 @@ followed. Deleting a file never removes a folder: folders go only through ``remo
 for the folders an operation knows its changes created, and only when they hold no file. What
 folders are where (``obstacle``, ``left_in``, ``missing_folders``, ``folders_made_since``)
 is answered here too, and which folder a turn made in a deleted file's place
-(``folder_made_in_place``).
+(``folder_made_in_place``). ``write(fsync=True)`` flushes a file before its rename, and
+``sync_folders`` the folders an operation changed: what the journal needs before it goes.
 """
 
 from __future__ import annotations
@@ -339,6 +340,21 @@ class Workspace:
             raise OutsideWorkspace(f"cannot create {parent}: {probe} is a file")
         for folder in reversed(missing):
             os.mkdir(folder)
+
+    def sync_folders(self, rels: Iterable[str]) -> None:
+        """Flush to disk the entries of the folders that hold ``rels`` (files written or
+        removed, folders made or removed): a rename, an unlink or a mkdir is only sure to
+        survive a power cut once its folder is synced. A folder that is gone is skipped (its
+        parent, named through the folder itself, holds that change)."""
+        for folder in sorted({os.path.dirname(rel) for rel in rels}):
+            try:
+                fd = os.open(self.root / folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
 
     def remove_temporaries(self, rel_dir: str) -> None:
         """Delete the temporary files (``.takeback-tmp-*``) a killed writer left in a folder."""

@@ -1,31 +1,42 @@
-"""The write-ahead journal that makes a multi-file revert all or nothing.
+"""The write-ahead journal that makes a multi-file revert all or nothing, through a crash or a power cut.
 
 Before an operation touches the workspace it writes ``journal.json`` in the store: every
 path with its content before and after (as stored blobs; withheld content is backed up in
 ``journal-backup/`` beside it, readable only by the owner), the exact permission bits each
-file had, the folders each write creates and the folders the operation removes. The
-workspace is then written (``forward``: deletions, then the emptied folders, then the writes,
-so a file can take a folder's place and the reverse), the operation's records are appended to
-the log in one ref update, and the journal is removed. A failure rolls back what was written,
-newest first, with the exact permission bits. If the process dies in between, ``recover``
-(run when the engine opens) looks whether the operation reached the log: if so it rolls every
-path forward, otherwise back; but only a path that holds exactly one side or the other: one
-changed since (the person typed on after the crash) is left as it is and named in the report
-kept for ``takeback status``.
+file had, the folders each write creates and the folders the operation removes. Everything
+the journal names is on disk before the journal is: ``start`` first writes the objects the
+store holds in memory (as a pack), then the backups, then the journal, each flushed with its
+folder. The workspace is then written (``forward``: deletions, then the emptied folders, then
+the writes, so a file can take a folder's place and the reverse; each file flushed before its
+rename, then every folder it changed), the operation's records are appended to the log in one
+ref update, and the journal is removed. Operations are rare and a person waits for them, so
+they pay for this durability whatever the ``fsync`` setting (``durable``; the cost is in
+docs/performance.md): once the answer is shown, a power cut leaves the workspace all-after.
+
+A failure rolls back what was written, newest first, with the exact permission bits; a path
+that cannot be put back either (the disk is full) keeps the journal, and the error says which
+(``RollBackFailed``). If the process dies in between, ``recover`` (run when the engine opens)
+looks whether the operation reached the log: if so it rolls every path forward, otherwise
+back; but only a path that holds exactly one side or the other: one changed since (the person
+typed on after the crash), or whose content cannot be read (the store lost it, the disk
+fails), is left as it is and named in the report kept for ``takeback status``, with why.
+Recovery never raises: a journal it cannot read (torn by a power cut in an older version, empty)
+is moved aside (``journal.json.torn-*``) and reported.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 
 from pydantic import BaseModel
 
 from ..core.models import FileVersion, RecoveryReport
-from ..errors import CannotWrite
+from ..errors import CannotWrite, StoreError, TakebackError
 from ..storage import atomic
 from ..storage.store import Store
 from .files import Version, Workspace
@@ -59,44 +70,105 @@ def _ordered(files: list[JournalFile]) -> list[JournalFile]:
     return [f for f in files if f.after is None] + [f for f in files if f.after is not None]
 
 
+CHANGED = "changed since (not overwritten)"  # why a path is left that holds neither side
+
+
+def _why(exc: BaseException) -> str:
+    """An error's reason in a few words (an OS error's text, lower case, without the path)."""
+    if isinstance(exc, TakebackError):
+        return exc.message
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower()
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _touched(files: Iterable[JournalFile], folders: Iterable[str]) -> list[str]:
+    """Every path whose folder an operation changes: its files, the folders they made, the
+    folders it removed (``Workspace.sync_folders`` flushes the folders holding them)."""
+    return [p for f in files for p in (f.path, *f.new_folders)] + list(folders)
+
+
 class Journal:
     def __init__(self, store: Store, workspace: Workspace, fsync: bool) -> None:
         self.store = store
         self.workspace = workspace
-        self.fsync = fsync
+        self.fsync = fsync  # the setting; the journal's own writes are flushed whatever it says
         self.file = store.path / "journal.json"
         self.backup_dir = store.path / "journal-backup"
         self.report_file = store.path / "last-recovery.json"
 
+    @contextlib.contextmanager
+    def durable(self) -> Iterator[None]:
+        """Make the store flush what it writes for the body (the objects the journal names,
+        the log's ref), whatever the ``fsync`` setting: an operation's answer is shown only
+        once its records and its files would survive a power cut."""
+        was = self.store.fsync
+        self.store.fsync = True
+        try:
+            yield
+        finally:
+            self.store.fsync = was
+
     def start(
         self, entry: str, operation: str, files: list[JournalFile], backups: dict[str, bytes], folders: Iterable[str] = ()
     ) -> None:
-        """Write the journal for ``files`` (and the ``folders`` to remove) before any of them."""
+        """Write the journal for ``files`` (and the ``folders`` to remove) before any of them,
+        once every object it names is on disk. A disk error is ``StoreError`` naming the
+        journal; nothing was written to the workspace then."""
         for item in files:
             item.perm = self.workspace.permissions(item.path)
-        if backups:
-            self.backup_dir.mkdir(mode=0o700, exist_ok=True)
-            for name, content in backups.items():
-                fd = os.open(self.backup_dir / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(content)
-                    if self.fsync:
-                        handle.flush()
-                        os.fsync(handle.fileno())
         doc = JournalDoc(
             entry=entry, operation=operation, started=datetime.now(UTC), files=_ordered(files), folders=list(folders)
         )
-        atomic.write(self.file, doc.model_dump_json().encode("utf-8"), self.fsync)
+        try:
+            with self.durable():
+                self.store.flush()  # the contents it names: in a pack, flushed, before it
+            if backups:
+                self._write_backups(backups)
+            atomic.write(self.file, doc.model_dump_json().encode("utf-8"), fsync=True)
+        except (OSError, StoreError) as exc:
+            self._discard()
+            raise StoreError(f"cannot write the journal {self.file}: {_why(exc)}; nothing was written") from exc
 
-    def finish(self) -> None:
-        self.file.unlink(missing_ok=True)
+    def _write_backups(self, backups: dict[str, bytes]) -> None:
+        """The withheld before-contents, each flushed, and their folder (and its entry in the store)."""
+        made = not self.backup_dir.is_dir()
+        self.backup_dir.mkdir(mode=0o700, exist_ok=True)
+        for name, content in backups.items():
+            fd = os.open(self.backup_dir / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(content)
+                handle.flush()
+                os.fsync(handle.fileno())
+        atomic.sync_dir(self.backup_dir)
+        if made:
+            atomic.sync_dir(self.store.path)
+
+    def _discard(self) -> None:
+        """Remove what a failed ``start`` may have left (never raises: the disk may be failing)."""
+        with contextlib.suppress(OSError):
+            self.file.unlink(missing_ok=True)
         shutil.rmtree(self.backup_dir, ignore_errors=True)
 
-    def pending(self) -> JournalDoc | None:
+    def finish(self) -> None:
+        """Remove the journal once the operation is in the log (or wholly rolled back), and
+        flush that. A failure here loses nothing: the next open finds the journal and rolls
+        every path to the side it already holds."""
         try:
-            return JournalDoc.model_validate_json(self.file.read_text(encoding="utf-8"))
+            self.file.unlink(missing_ok=True)
+            shutil.rmtree(self.backup_dir, ignore_errors=True)
+            atomic.sync_dir(self.store.path)
+        except OSError as exc:
+            log.warning("could not remove the journal %s (%s); the next start finishes it", self.file, _why(exc))
+
+    def pending(self) -> JournalDoc | None:
+        """The journal there is, None when none; ``ValueError`` when it cannot be read (torn,
+        empty, not a journal), ``OSError`` when the disk refuses."""
+        try:
+            text = self.file.read_bytes()
         except FileNotFoundError:
             return None
+        return JournalDoc.model_validate_json(text)
 
     def forward(
         self,
@@ -106,7 +178,8 @@ class Journal:
         write_after: Callable[[JournalFile], None] | None = None,
     ) -> None:
         """Carry the journalled operation out (``write_after`` writes one path, by default from
-        the store); each path is added to ``written`` once done, for ``roll_back``."""
+        the store); each path is added to ``written`` once done, for ``roll_back``. Every file
+        is flushed before its rename, and the folders it changed once all are written."""
 
         def step(item: JournalFile) -> None:
             try:
@@ -119,6 +192,11 @@ class Journal:
             written.append(item)
 
         self._in_order(files, folders, step)
+        try:
+            self.workspace.sync_folders(_touched(files, folders))
+        except OSError as exc:
+            raise CannotWrite(f"cannot flush the folders of {files[0].path} and the rest to disk: {_why(exc)}; "
+                              "nothing was written (files already written were put back)") from exc
 
     def _in_order(self, files: list[JournalFile], folders: list[str], step: Callable[[JournalFile], None]) -> None:
         """``step`` over the deletions, then remove the ``folders`` they left empty, then
@@ -144,7 +222,8 @@ class Journal:
     def write_side(self, item: JournalFile, side: str) -> None:
         """Put ``item``'s path to one side: the before-side with its exact permission bits
         (and without the folders the after-side made); a side whose content cannot be had
-        (withheld, no backup) is left alone: the path was never changed for this reason."""
+        (withheld, no backup) is left alone: the path was never changed for this reason.
+        Files are flushed before their rename (``sync_folders`` does their folders)."""
         version = item.before if side == "before" else item.after
         if version is None:
             self.workspace.delete(item.path)
@@ -155,76 +234,130 @@ class Journal:
         if content is None:
             return
         perm = item.perm if side == "before" else None
-        self.workspace.write(item.path, content, version.mode, fsync=self.fsync, perm=perm)
+        self.workspace.write(item.path, content, version.mode, fsync=True, perm=perm)
 
-    def roll_back(self, written: list[JournalFile]) -> None:
-        """Put back the before-side of the paths already written, newest first (in-process
-        failure); if even that fails, the journal stays for recovery on the next start."""
+    def roll_back(self, written: list[JournalFile], error: BaseException) -> BaseException:
+        """Put back the before-side of the paths already written, newest first (an in-process
+        failure: ``error``), and answer what to raise. All put back: the journal goes and
+        ``error`` is the answer. A path that cannot be put back either (the disk is full too)
+        keeps the journal, for the next start to finish, and the answer names it."""
+        failed: list[tuple[str, str]] = []
         for item in reversed(written):
             try:
                 self.write_side(item, "before")
-            except OSError:
-                log.exception("could not roll back %s; the journal keeps it for recovery", item.path)
-                raise
+            except (OSError, TakebackError) as exc:
+                log.warning("could not roll back %s (%s); the journal keeps it for recovery", item.path, _why(exc))
+                failed.append((item.path, _why(exc)))
+        try:
+            self.workspace.sync_folders(_touched(written, []))
+        except OSError as exc:
+            failed.append(("their folders", _why(exc)))
+        if not failed:
+            self.finish()
+            return error
+        first = _why(error).split("; nothing was written")[0]
+        names = ", ".join(f"{path} ({why})" for path, why in failed)
+        return CannotWrite(
+            f"{first}; {len(failed)} path(s) already written could not be put back yet: {names}; "
+            "the journal keeps them, and the next takeback command puts them back"
+        )
 
     def recover(self, committed: Callable[[str], bool], matches: Matches) -> RecoveryReport | None:
         """Finish or undo an operation a dead process left half-done, path by path: a path
         that holds exactly the side it started from or the side it was to get is rolled; one
-        that holds anything else was changed since, and is left (``RecoveryReport.left``)."""
-        doc = self.pending()
+        that holds anything else was changed since, and one whose content cannot be read or
+        written is left (``RecoveryReport.left``, with why in ``problems``). Never raises."""
+        try:
+            doc = self.pending()
+        except (OSError, ValueError) as exc:
+            return self.set_aside(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         if doc is None:
             return None
         forward = committed(doc.entry)
         # A writer killed between creating its temporary file and renaming it left that file.
         for folder in sorted({os.path.dirname(f.path) for f in doc.files}):
-            self.workspace.remove_temporaries(folder)
-        left: list[str] = []
+            with contextlib.suppress(OSError):
+                self.workspace.remove_temporaries(folder)
+        problems: dict[str, str] = {}
 
         def roll(item: JournalFile) -> None:
-            if not self._roll(item, "after" if forward else "before", matches):
-                left.append(item.path)
+            why = self._roll(item, "after" if forward else "before", matches)
+            if why is not None:
+                problems[item.path] = why
 
         if forward:
             self._in_order(doc.files, doc.folders, roll)
         else:  # newest first: what the writes made goes before what the deletions took comes back
             for item in reversed(_ordered(doc.files)):
                 roll(item)
+        with contextlib.suppress(OSError):
+            self.workspace.sync_folders(_touched(doc.files, doc.folders))
         report = RecoveryReport(
             at=datetime.now(UTC),
             operation=doc.operation,
             action="rolled-forward" if forward else "rolled-back",
             paths=[f.path for f in doc.files],
-            left=sorted(left),
+            left=sorted(problems),
+            problems=[f"{path} left as it was: {why}" for path, why in sorted(problems.items()) if why != CHANGED],
         )
-        self.report_file.write_text(report.model_dump_json(indent=2))
+        self._keep_report(report)
         self.finish()
         return report
 
-    def _roll(self, item: JournalFile, side: str, matches: Matches) -> bool:
-        """Put ``item``'s path to ``side`` if it holds exactly one side or the other; False
-        when it is left as it is (changed since, withheld content, or not writable)."""
+    def set_aside(self, why: str) -> RecoveryReport:
+        """Move a journal that cannot be used (``why``) out of the way and report it: nothing is
+        rolled, since which paths it named cannot be known. Its operation's files may be half
+        written only if the journal was torn after the writes began, which the flushed journal
+        of this version never is (an older version's, or a disk's fault)."""
+        kept = self.file.with_name(f"{self.file.name}.torn-{datetime.now(UTC):%Y%m%dT%H%M%S%f}")
+        try:
+            os.replace(self.file, kept)
+            kept_name: str | None = kept.name
+        except OSError as exc:
+            log.warning("could not set the journal %s aside: %s", self.file, _why(exc))
+            kept_name = None
+        if kept_name and self.backup_dir.exists():  # withheld before-contents it named: kept with it
+            with contextlib.suppress(OSError):
+                os.replace(self.backup_dir, kept.with_name(kept.name + "-backup"))
+        where = f"moved aside to {kept}" if kept_name else "left in place"
+        report = RecoveryReport(
+            at=datetime.now(UTC), operation="operation", action="set-aside", paths=[], journal_kept=kept_name,
+            problems=[f"the journal {self.file} could not be used ({why}); it was {where} and nothing was rolled: "
+                      "the files of the interrupted operation may be half written, check them with 'git status' "
+                      "or 'takeback diff'"],
+        )
+        self._keep_report(report)
+        return report
+
+    def _keep_report(self, report: RecoveryReport) -> None:
+        try:
+            atomic.write(self.report_file, report.model_dump_json(indent=2).encode("utf-8"), fsync=True)
+        except OSError as exc:
+            log.warning("could not keep the recovery report %s: %s", self.report_file, _why(exc))
+
+    def _roll(self, item: JournalFile, side: str, matches: Matches) -> str | None:
+        """Put ``item``'s path to ``side`` if it holds exactly one side or the other; else (or
+        when that fails) why it is left as it is."""
         target = item.after if side == "after" else item.before
         other = item.before if side == "after" else item.after
-        disk = self.workspace.read(item.path)
-        if matches(item.path, target, disk):
-            if target is None and side == "before":
-                self.workspace.remove_folders(item.new_folders)  # killed after making them
-            return True
-        if not matches(item.path, other, disk):
-            return False
-        if target is not None and self._content(item, side) is None:
-            return False
         try:
+            disk = self.workspace.read(item.path)
+            if matches(item.path, target, disk):
+                if target is None and side == "before":
+                    self.workspace.remove_folders(item.new_folders)  # killed after making them
+                return None
+            if not matches(item.path, other, disk):
+                return CHANGED
+            if target is not None and self._content(item, side) is None:
+                return "its content was withheld by policy and has no backup"
             self.write_side(item, side)
-        except OSError as exc:
-            log.warning("recovery left %s as it is: %s", item.path, exc)
-            return False
-        return True
+        except (OSError, TakebackError) as exc:
+            log.warning("recovery left %s as it is: %s", item.path, _why(exc))
+            return f"it could not be {'read' if isinstance(exc, StoreError) else 'read or written'} ({_why(exc)})"
+        return None
 
     def last_report(self) -> RecoveryReport | None:
         try:
             return RecoveryReport.model_validate_json(self.report_file.read_text())
-        except (FileNotFoundError, ValueError):
+        except (OSError, ValueError):
             return None
-
-
