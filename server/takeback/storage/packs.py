@@ -246,6 +246,91 @@ def pack_entry(kind: str, data: bytes) -> bytes:
     return _entry_header(TYPE_NUMBERS[kind], len(data)) + _deflate.compress(data, COMPRESSION_LEVEL)
 
 
+def problem(pack_dir: Path, name: str, deep: bool = False) -> str | None:
+    """What is wrong with pack ``name`` as a crash or a power cut leaves one, or None.
+
+    Cheap by default: the index's header, size and (when small, as a single call's is) checksum,
+    and the pack's first 12 and last 20 bytes, which must name the checksum the index holds: an
+    empty or cut-short file, or a pack and index of two different writes, is found without
+    reading the objects. ``deep`` also checks the pack's own checksum over all its bytes (a pack
+    whose middle never reached the disk), which costs a read of the whole pack.
+    """
+    idx, pack = pack_dir / f"{name}.idx", pack_dir / f"{name}.pack"
+    try:
+        data = idx.read_bytes() if idx.stat().st_size <= _SMALL_INDEX or deep else _index_ends(idx)
+        wrong = _index_problem(idx.name, data, idx.stat().st_size)
+        if wrong is not None:
+            return wrong
+        count = struct.unpack(">I", data[8 + 255 * 4 : 8 + 256 * 4])[0]
+        with open(pack, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size == 0:
+                return f"{pack.name} is empty"
+            head = handle.read(12)
+            if size < 32 or head[:4] != b"PACK" or struct.unpack(">I", head[8:12])[0] != count:
+                return f"{pack.name} is cut short or not a pack ({size} bytes)"
+            handle.seek(size - 20)
+            if handle.read(20) != data[-40:-20]:
+                return f"{pack.name} does not end with the checksum its index names (cut short)"
+            if deep and _pack_digest(handle, size) != data[-40:-20]:
+                return f"{pack.name} does not hold the bytes its checksum names (torn)"
+    except FileNotFoundError as exc:
+        return f"{Path(str(exc.filename)).name} is missing"
+    except OSError as exc:
+        return f"{name} cannot be read: {exc.strerror or exc}"
+    return None
+
+
+_SMALL_INDEX = 64 << 10  # a single call's pack index is a few KB: its checksum is checked at every open
+
+
+def _index_ends(idx: Path) -> bytes:
+    """The header and the last 40 bytes of a large index, with zeros between (size checks only)."""
+    with open(idx, "rb") as handle:
+        head = handle.read(8 + 256 * 4)
+        size = os.fstat(handle.fileno()).st_size
+        handle.seek(max(size - 40, 0))
+        return head + bytes(max(size - len(head) - 40, 0)) + handle.read(40)
+
+
+def _index_problem(name: str, data: bytes, size: int) -> str | None:
+    if size == 0:
+        return f"{name} is empty"
+    if len(data) < 8 + 256 * 4 + 40 or data[:4] != _IDX_MAGIC or struct.unpack(">I", data[4:8])[0] != 2:
+        return f"{name} is cut short or not a pack index ({size} bytes)"
+    count = struct.unpack(">I", data[8 + 255 * 4 : 8 + 256 * 4])[0]
+    extra = size - (8 + 256 * 4 + 28 * count + 40)
+    if extra < 0 or extra % 8:
+        return f"{name} is cut short ({size} bytes for {count} objects)"
+    if any(data[8 + 256 * 4 : -40]) or size <= _SMALL_INDEX:  # read whole: check its own checksum
+        if hashlib.sha1(data[:-20], usedforsecurity=False).digest() != data[-20:]:
+            return f"{name} does not hold the bytes its checksum names (torn)"
+    return None
+
+
+def _pack_digest(handle: BinaryIO, size: int) -> bytes:
+    handle.seek(0)
+    digest = hashlib.sha1(usedforsecurity=False)
+    left = size - 20
+    while left > 0:
+        chunk = handle.read(min(left, 1 << 20))
+        if not chunk:
+            break
+        digest.update(chunk)
+        left -= len(chunk)
+    return digest.digest()
+
+
+def commit_ids(pack_dir: Path, name: str) -> list[str]:
+    """The ids of the commits pack ``name`` holds (whole entries only: Takeback writes no deltas)."""
+    entries = read_index(pack_dir / f"{name}.idx")
+    fd = os.open(pack_dir / f"{name}.pack", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        return [e.oid.hex() for e in entries if _entry_type(os.pread(fd, 1, e.offset) or b"\0", 0) == 1]
+    finally:
+        os.close(fd)
+
+
 def write_entries(pack_dir: Path, entries: dict[bytes, bytes | memoryview], fsync: bool = False) -> str:
     """Write ready-made entries (binary id: entry bytes) as one pack; answers its name."""
     return _write(pack_dir, len(entries), entries.items(), fsync)

@@ -32,7 +32,7 @@ from pathlib import Path
 import pygit2
 
 from ..errors import StoreError
-from . import atomic, packs
+from . import atomic, commits, packs, refs, repair
 from .lock import StoreLock
 
 OPLOG_REF = "refs/takeback/oplog"
@@ -111,26 +111,24 @@ class Store:
         # searching every pack and rescanning the pack folder, 30-100 µs here. Read again when
         # the set of packs changed under another process's hand, or after gc.
         self._packed: set[bytes] | None = None
+        self._durable = 0  # depth of ``durable()`` blocks: publish with fsync whatever the setting
         _set_fsync(fsync)
+        aside = repair.Quarantine(path)
         try:
             path.mkdir(parents=True, exist_ok=True)
             os.chmod(path, 0o700)
-            git_dir = path / "objects.git"
             # Two processes opening a new store at once (the server and a hook) must not both
             # create it: libgit2 fails on the other's config.lock.
             with self.locked():
-                if (git_dir / "HEAD").exists():
-                    self.repo = _open_bare(git_dir)
-                else:
-                    self.repo = pygit2.init_repository(str(git_dir), bare=True)
+                self.repo = _open_or_create(path / "objects.git", aside)
                 _write_identity(path, workspace)
+            self._git_dir = Path(self.repo.path)
+            self._pack_dir = self._git_dir / "objects" / "pack"
+            self._ref_file = self._git_dir / OPLOG_REF
+            self._packs_seen = self._packs_stamp()
+            self.repair(found=aside)
         except (OSError, pygit2.GitError) as exc:
             raise StoreError(f"cannot open the store at {path}: {exc}") from exc
-        self._git_dir = Path(self.repo.path)
-        self._pack_dir = self._git_dir / "objects" / "pack"
-        self._ref_file = self._git_dir / OPLOG_REF
-        self._ref_lock = self._ref_file.with_name(self._ref_file.name + ".lock")
-        self._packs_seen = self._packs_stamp()
         self._key: bytes | None = None
 
     # ------------------------------------------------------------------ locking
@@ -169,6 +167,49 @@ class Store:
         finally:
             self._pending = {**self._pending, **pending}
 
+    @contextlib.contextmanager
+    def durable(self) -> Iterator[None]:
+        """Publish with fsync inside the block whatever the ``fsync`` setting (the pack, its
+        index and folder, then the log ref): an operation's answer must outlive a power cut."""
+        self._durable += 1
+        try:
+            yield
+        finally:
+            self._durable -= 1
+
+    def repair(self, deep: bool = False, found: repair.Quarantine | None = None) -> bool:
+        """Set aside what a crash or power cut left torn and move the log back to the newest commit
+        whose whole chain can be read, if its head cannot (``repair.py``); answers whether anything
+        was repaired. ``deep`` (a read failed) reads every pack and the whole chain."""
+        aside = found or repair.Quarantine(self.path)
+        with self.locked():
+            torn = [*repair.torn_packs(self._pack_dir, deep), *(([f], why) for f, why in refs.problems(self._ref_file))]
+            for files, problem in torn:
+                for file in files:
+                    aside.set_aside(file, problem)
+            if aside.files:
+                self._reopen()
+            every = lambda: [oid for name in self._packs() for oid in packs.commit_ids(self._pack_dir, name)]  # noqa: E731
+            walk = repair.LogWalk(lambda oid: self._read(oid)[1], self.has, every)
+            head = self.head()
+            if (head is None and aside.files) or (head is not None and not walk.readable(head, deep)):
+                tip, lost = walk.newest_whole(head)
+                if tip != head:
+                    if head is not None:
+                        aside.set_aside(self._ref_file, f"the log ref names {head}, which cannot be read whole")
+                    if tip is not None:
+                        refs.move(self._ref_file, tip, fsync=True)
+                    aside.moved_log(head, tip, walk.subject(tip) if tip else None)
+                    self._reopen()
+                aside.lost += lost
+            aside.save()
+        return bool(aside)
+
+    def _reopen(self) -> None:  # the packs changed: open afresh, forget what was known of them
+        self.repo = _open_bare(self._git_dir)
+        self._packed = None
+        self._packs_seen = self._packs_stamp()
+
     def _packs_stamp(self) -> tuple[str, ...]:
         """The packs there are now, by name. A pack is named by its checksum, so the same names
         mean the same objects; unlike the folder's time stamp, this cannot miss a change made
@@ -180,11 +221,8 @@ class Store:
         last looked: libgit2 keeps trying packs that were merged away, at a cost on every lookup."""
         if getattr(self, "_git_dir", None) is None:
             return  # still opening
-        stamp = self._packs_stamp()
-        if stamp != self._packs_seen:
-            self.repo = _open_bare(self._git_dir)
-            self._packed = None
-            self._packs_seen = stamp
+        if self._packs_stamp() != self._packs_seen:
+            self._reopen()
 
     # ------------------------------------------------------------------ objects
 
@@ -243,7 +281,7 @@ class Store:
         with self.locked():
             objects = [(kind, oid, data) for oid, (kind, data) in self._pending.items()]
             try:
-                packs.write_pack(self._pack_dir, objects, self.fsync)
+                packs.write_pack(self._pack_dir, objects, self.fsync or self._durable > 0)
                 if self._packed is not None:
                     self._packed.update(bytes.fromhex(oid) for oid in self._pending)
                 self._pending.clear()
@@ -293,7 +331,7 @@ class Store:
     def secret_digest(self, content: bytes) -> str:
         """A keyed digest for withheld content: tells sameness without revealing the bytes."""
         if self._key is None:
-            self._key = _secret_key(self.path / "key")
+            self._key = _secret_key(self.path / "key", repair.Quarantine(self.path))
         return "hmac:" + hmac.new(self._key, content, hashlib.sha256).hexdigest()
 
     # ------------------------------------------------------------------ operation log
@@ -329,48 +367,10 @@ class Store:
         return self._add("commit", b"\n".join(lines), new=True)
 
     def _set_ref(self, new: str) -> None:
-        """Point the log ref at ``new``. Callers compare the ref with what they built on first,
-        holding the store lock, so nothing moves it between that check and this write.
-
-        An existing ref file is overwritten in place: its 41 bytes lie in one disk sector, so the
-        write lands whole or not at all, and every Takeback process reads the ref under the
-        store's lock, so none sees it half-written. That saves creating a lock file and renaming
-        it over the ref (about half a millisecond on an ext4 disk, on every call that publishes).
-        A new ref, or one in another form, goes through a lock file renamed into place.
-        """
-        content = new.encode() + b"\n"
+        """Point the log ref at ``new`` (``refs.move``; callers compared it with what they built
+        on first, holding the store lock)."""
         try:
-            fd = os.open(self._ref_file, os.O_RDWR | os.O_CLOEXEC)
-        except FileNotFoundError:
-            fd = None
-        except OSError as exc:
-            raise StoreError(f"cannot move {OPLOG_REF} in {self.path}: {exc}") from exc
-        if fd is not None:
-            try:
-                if os.fstat(fd).st_size == len(content):
-                    if os.pwrite(fd, content, 0) != len(content):
-                        raise OSError("short write")
-                    if self.fsync:
-                        os.fsync(fd)
-                    return
-            except OSError as exc:
-                raise StoreError(f"cannot move {OPLOG_REF} in {self.path}: {exc}") from exc
-            finally:
-                os.close(fd)
-        lock = self._ref_lock
-        try:
-            lock.parent.mkdir(parents=True, exist_ok=True)
-            lock.unlink(missing_ok=True)  # left by a writer that died: we hold the store lock
-            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-            try:
-                os.write(fd, content)
-                if self.fsync:
-                    os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(lock, self._ref_file)
-            if self.fsync:
-                atomic.sync_dir(self._ref_file.parent)
+            refs.move(self._ref_file, new, self.fsync or self._durable > 0)
         except OSError as exc:
             raise StoreError(f"cannot move {OPLOG_REF} in {self.path}: {exc}") from exc
 
@@ -395,17 +395,17 @@ class Store:
         oid: str | None = newest
         while oid is not None and oid != stop:
             chain.append(oid)
-            oid = _parent_of(self._read(oid)[1])
+            oid = commits.parent_of(self._read(oid)[1])
         if stop is not None and oid != stop:
             raise StoreError("the cached log position is not an ancestor of the head")
         chain.reverse()
         return chain
 
     def _tree_entries(self, tree_oid: str) -> dict[str, str]:
-        return _parse_tree(self._read(tree_oid)[1])
+        return commits.parse_tree(self._read(tree_oid)[1])
 
     def read_meta(self, commit_oid: str) -> bytes:
-        tree = _header(self._read(commit_oid)[1], b"tree")
+        tree = commits.header(self._read(commit_oid)[1], b"tree")
         return self._read(self._tree_entries(tree)["meta.json"])[1]
 
     def set_head(self, new: str, expected: str | None) -> None:
@@ -425,14 +425,14 @@ class Store:
         """A copy of ``commit_oid`` (same tree, author and message) on top of ``parent``; the
         ref does not move."""
         data = self._read(commit_oid)[1]
-        return self._commit(_header(data, b"tree"), parent, _message_of(data), _header(data, b"author").encode())
+        return self._commit(commits.header(data, b"tree"), parent, commits.message_of(data), commits.header(data, b"author").encode())
 
     def rewrite(self, commit_oid: str, meta: bytes, parent: str | None) -> str:
         """A copy of ``commit_oid`` with new ``meta.json`` (content blobs kept) on ``parent``."""
         data = self._read(commit_oid)[1]
-        blobs = [oid for name, oid in self._tree_entries(_header(data, b"tree")).items() if name != "meta.json"]
+        blobs = [oid for name, oid in self._tree_entries(commits.header(data, b"tree")).items() if name != "meta.json"]
         tree = self._tree(self._add("blob", meta), blobs)
-        return self._commit(tree, parent, _message_of(data), _header(data, b"author").encode())
+        return self._commit(tree, parent, commits.message_of(data), commits.header(data, b"author").encode())
 
     # ------------------------------------------------------------------ size, packs and pruning
 
@@ -448,7 +448,9 @@ class Store:
         if not merge:
             return
         entries = packs.collect_entries(self._pack_dir, merge, None, self._read)
-        merged = packs.write_entries(self._pack_dir, entries, self.fsync)
+        # Synced whatever the setting: the packs it replaces, old entries among them, are
+        # removed next, and a power cut must not take the merged copy with them.
+        merged = packs.write_entries(self._pack_dir, entries, fsync=True)
         _remove_packs(self._pack_dir, (n for n in merge if n != merged))
         self.repo = _open_bare(self._git_dir)  # forget the packs just removed
 
@@ -458,11 +460,11 @@ class Store:
         oid = self.head()
         while oid is not None:
             data = self._read(oid)[1]
-            tree = _header(data, b"tree")
+            tree = commits.header(data, b"tree")
             seen.add(oid)
             seen.add(tree)
             seen.update(self._tree_entries(tree).values())
-            oid = _parent_of(data)
+            oid = commits.parent_of(data)
         return seen
 
     def prune(self, keep: set[str]) -> int:
@@ -485,14 +487,14 @@ class Store:
                 if oid in keep and bytes.fromhex(oid) not in entries:
                     entries[bytes.fromhex(oid)] = packs.pack_entry(*self._read(oid))
             try:
-                merged = packs.write_entries(self._pack_dir, entries, self.fsync) if entries else None
+                # Synced, and the ref that names the kept log with it, before the old packs go.
+                merged = packs.write_entries(self._pack_dir, entries, fsync=True) if entries else None
+                refs.sync(self._ref_file)
             except OSError as exc:
                 raise StoreError(f"cannot write to the store {self.path}: {exc}") from exc
             _remove_packs(self._pack_dir, (n for n in names if n != merged))
-            _clear_leftovers(objects, [*loose.values(), *self._pack_dir.glob("tmp_*"), self._ref_lock])
-            self.repo = _open_bare(self._git_dir)  # forget the packs just removed
-            self._packed = None
-            self._packs_seen = self._packs_stamp()
+            _clear_leftovers(objects, [*loose.values(), *self._pack_dir.glob("tmp_*"), refs.lock_file(self._ref_file)])
+            self._reopen()  # forget the packs just removed
             return len(before) - len(entries)
 
 
@@ -504,25 +506,62 @@ def _open_bare(git_dir: Path) -> pygit2.Repository:
     return pygit2.Repository(str(git_dir), flags)
 
 
-def _parse_tree(data: bytes) -> dict[str, str]:
-    """A raw git tree's entries: name -> object id."""
-    entries: dict[str, str] = {}
-    at = 0
-    while at < len(data):
-        nul = data.index(b"\x00", at)
-        name = data[data.index(b" ", at) + 1 : nul].decode()
-        entries[name] = data[nul + 1 : nul + 21].hex()
-        at = nul + 21
-    return entries
-
-
-def _secret_key(key_file: Path) -> bytes:
-    """The store's own random key for digests of withheld content (made once, mode 0600)."""
-    if not key_file.exists():
-        fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+def _secret_key(key_file: Path, aside: repair.Quarantine) -> bytes:
+    """The store's own random key for digests of withheld content (made once, mode 0600, synced:
+    digests made with it are kept in the log). A key a power cut left cut short is set aside and
+    a new one made; digests kept with the old one then no longer match (undo skips those files)."""
+    try:
+        data = key_file.read_bytes()
+        if len(data) == 32:
+            return data
+        aside.set_aside(key_file, f"the secrets key is cut short ({len(data)} bytes, not 32)")
+        aside.save()
+    except FileNotFoundError:
+        pass
+    tmp = key_file.with_name(f".key.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(os.urandom(32))
+            handle.flush()
+            os.fsync(handle.fileno())
+        with contextlib.suppress(FileExistsError):  # another process made it first: theirs is kept
+            os.link(tmp, key_file)
+        atomic.sync_dir(key_file.parent)
+    finally:
+        tmp.unlink(missing_ok=True)
     return key_file.read_bytes()
+
+
+_BASE_FILES = {  # what a bare repository needs to open, as libgit2 makes it
+    "HEAD": b"ref: refs/heads/master\n",
+    "config": b"[core]\n\tbare = true\n\trepositoryformatversion = 0\n\tfilemode = true\n",
+}
+
+
+def _open_or_create(git_dir: Path, aside: repair.Quarantine) -> pygit2.Repository:
+    """Open the bare repository, or make it (synced: a store made just before a power cut must
+    still open). A ``HEAD`` or ``config`` a power cut left empty or torn is set aside and written
+    anew: they hold nothing but libgit2's defaults."""
+    if not (git_dir / "HEAD").exists():
+        repo = pygit2.init_repository(str(git_dir), bare=True)
+        for name in _BASE_FILES:
+            with open(git_dir / name, "rb+") as handle:
+                os.fsync(handle.fileno())
+        for folder in (git_dir / "refs", git_dir / "objects", git_dir, git_dir.parent):
+            atomic.sync_dir(folder)
+        return repo
+    try:
+        return _open_bare(git_dir)
+    except pygit2.GitError:
+        for name, content in _BASE_FILES.items():
+            path = git_dir / name
+            if path.exists() and path.read_bytes() == content:
+                continue
+            if path.exists():
+                aside.set_aside(path, f"{name} is empty or torn: written anew with libgit2's default")
+            atomic.write(path, content, fsync=True, mode=0o644)
+        return _open_bare(git_dir)
 
 
 def _write_identity(store: Path, workspace: Path) -> None:
@@ -601,24 +640,3 @@ def _clear_leftovers(objects: Path, files: list[Path]) -> None:
         if len(sub.name) == 2 and sub.is_dir():
             with contextlib.suppress(OSError):
                 sub.rmdir()
-
-
-def _header(commit: bytes, field: bytes) -> str:
-    """The value of a header line (``tree``, ``author`` …) of a raw commit."""
-    for line in commit.split(b"\n"):
-        if not line:
-            break
-        if line.startswith(field + b" "):
-            return line[len(field) + 1 :].decode()
-    raise StoreError(f"a log commit has no {field.decode()} line")
-
-
-def _parent_of(commit: bytes) -> str | None:
-    try:
-        return _header(commit, b"parent")
-    except StoreError:
-        return None
-
-
-def _message_of(commit: bytes) -> str:
-    return commit.split(b"\n\n", 1)[1].decode() if b"\n\n" in commit else ""

@@ -1,0 +1,192 @@
+"""What a crash or a power cut can leave torn in the store: finding it and setting it aside.
+
+Without fsync (the default) the operating system writes files back in its own order, so after a
+power cut the newest pack or index can be empty or cut short, a rename can be missing (the
+temporary file is there, the new name is not), and the log ref can name a commit whose pack
+never reached the disk. None of that may cost more than the newest entries, nor be lost without
+a word. This module owns the checks and the ``quarantine/`` folder; ``store.py`` runs them when
+it opens (cheap: the packs' ends, the ref, the head commit) and, deeply, when a read fails.
+
+A file found torn is **moved**, never deleted, into ``quarantine/<UTC time>/`` inside the store,
+under its path relative to the store, and ``report.json`` there names each file, what was wrong
+with it, where the log ended before and after, and what the log lost (the subjects of the log
+commits cut off from it, or the id of a head that could not be read). ``takeback status`` shows
+every report; deleting the folder forgets it. The report is written with fsync: a repair happens
+once, and must not be lost to the next cut.
+
+Hand-written: git's own answer (``git fsck``, then reset the ref by hand) is a person's job, and
+libgit2 has no repair.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ..errors import StoreError
+from . import atomic, commits, packs
+
+FOLDER = "quarantine"
+REPORT = "report.json"
+
+
+@dataclass
+class Quarantine:
+    """One repair: the files it sets aside and what the log lost, saved as one report."""
+
+    store: Path
+    folder: Path | None = None
+    files: list[dict] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)
+    log: dict = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.files or self.lost or self.log)
+
+    def set_aside(self, path: Path, problem: str) -> None:
+        """Move ``path`` (a file inside the store) into this repair's folder, keeping its place."""
+        if self.folder is None:
+            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+            self.folder = self.store / FOLDER / stamp
+        rel = path.relative_to(self.store)
+        target = self.folder / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(path, target)
+        self.files.append({"path": str(rel), "problem": problem})
+
+    def moved_log(self, was: str | None, now: str | None, now_subject: str | None) -> None:
+        self.log = {"was": was, "now": now, "now_subject": now_subject}
+
+    def save(self) -> None:
+        """Write the report (and make the moves durable): a no-op when nothing was repaired."""
+        if not self:
+            return
+        if self.folder is None:
+            self.folder = self.store / FOLDER / datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+        self.folder.mkdir(parents=True, exist_ok=True)
+        doc = {"at": datetime.now(UTC).isoformat(), "files": self.files, "log": self.log, "lost": self.lost}
+        atomic.write(self.folder / REPORT, (json.dumps(doc, indent=2) + "\n").encode(), fsync=True)
+        for folder in {self.store, *(self.store / f["path"] for f in self.files)}:
+            _sync_up_to(folder if folder.is_dir() else folder.parent, self.store)
+
+
+def _sync_up_to(folder: Path, top: Path) -> None:
+    """Sync ``folder`` and each folder above it up to ``top`` (the renames out of them)."""
+    while True:
+        try:
+            atomic.sync_dir(folder)
+        except OSError:
+            pass
+        if folder == top or top not in folder.parents:
+            return
+        folder = folder.parent
+
+
+def reports(store: Path) -> list[dict]:
+    """Every repair report kept in the store, oldest first (with the folder it is in)."""
+    found = []
+    for report in sorted((store / FOLDER).glob(f"*/{REPORT}")):
+        try:
+            doc = json.loads(report.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(doc, dict):
+            found.append({**doc, "folder": str(report.parent)})
+    return found
+
+
+def torn_packs(pack_dir: Path, deep: bool) -> list[tuple[list[Path], str]]:
+    """The files of the pack folder a crash or power cut left torn, each group with its problem:
+    temporary files whose rename did not happen, packs without an index (or the reverse), and
+    packs whose index or ends do not hold together (``packs.problem``)."""
+    try:
+        names = sorted(os.listdir(pack_dir))
+    except FileNotFoundError:
+        return []
+    found: list[tuple[list[Path], str]] = []
+    stems = {n.rsplit(".", 1)[0] for n in names if n.startswith("pack-")}
+    for name in names:
+        if name.startswith("tmp_"):
+            found.append(([pack_dir / name], "a temporary file a writer left: its rename into place did not happen"))
+    for stem in sorted(stems):
+        files = [pack_dir / n for n in names if n.rsplit(".", 1)[0] == stem]
+        problem = packs.problem(pack_dir, stem, deep)
+        if problem is not None:
+            found.append((files, problem))
+    return found
+
+
+class LogWalk:
+    """The log's commits as what survived holds them: which can be read whole, back to the
+    first, and which is the newest such (where the log goes back to when its head is lost).
+
+    ``read`` answers a raw object's bytes (``StoreError`` when it cannot), ``has`` whether the
+    store holds an object, ``all_commits`` every commit id the packs hold.
+    """
+
+    def __init__(self, read: Callable[[str], bytes], has: Callable[[str], bool], all_commits: Callable[[], list[str]]) -> None:
+        self._read = read
+        self._has = has
+        self._all_commits = all_commits
+        self._whole: dict[str, bool] = {}  # commit: it and every commit before it can be read
+        self._depth: dict[str, int] = {}
+
+    def _own(self, oid: str) -> bytes | None:
+        """The commit's bytes when it, its tree, its ``meta.json`` and every blob it names are
+        there; else None."""
+        try:
+            data = self._read(oid)
+            entries = commits.parse_tree(self._read(commits.header(data, b"tree")))
+            self._read(entries["meta.json"])
+            if all(self._has(blob) for name, blob in entries.items() if name != "meta.json"):
+                return data
+        except (StoreError, KeyError, ValueError):
+            pass
+        return None
+
+    def readable(self, head: str, whole: bool) -> bool:
+        """Whether ``head`` can be read (with ``whole``: and every commit before it)."""
+        oid: str | None = head
+        path: list[str] = []
+        while oid is not None and oid not in self._whole:
+            data = self._own(oid)
+            if data is None:
+                self._whole[oid] = False
+                break
+            path.append(oid)
+            if not whole:
+                return True
+            oid = commits.parent_of(data)
+        good = oid is None or self._whole[oid]
+        depth = self._depth.get(oid, 0) if oid is not None else 0
+        for done in reversed(path):
+            depth += 1
+            self._whole[done], self._depth[done] = good, depth
+        return good
+
+    def newest_whole(self, head: str | None) -> tuple[str | None, list[str]]:
+        """The commit the log goes back to (the newest whose whole chain can be read; the longer
+        chain where two are as new), and one line for each commit lost: each readable commit cut
+        off from it (by its subject) and a ``head`` that cannot be read."""
+        times: dict[str, int] = {}
+        lost: list[str] = []
+        for oid in self._all_commits():
+            if self.readable(oid, whole=True):
+                times[oid] = commits.time_of(self._read(oid))
+            else:
+                lost.append(oid)
+        tip = max(times, key=lambda c: (times[c], self._depth[c]), default=None)
+        lines = [f"{oid[:12]} {self.subject(oid)} (cut off from the log)" for oid in lost]
+        if head is not None and head not in times:
+            lines.insert(0, f"{head[:12]} (the log's head: it could not be read)")
+        return tip, lines
+
+    def subject(self, oid: str) -> str:
+        try:
+            return commits.message_of(self._read(oid)).split("\n", 1)[0]
+        except StoreError:
+            return "(unreadable)"
