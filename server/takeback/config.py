@@ -80,9 +80,15 @@ class SecretsPolicy(BaseModel):
     model_config = ConfigDict(extra="forbid")
     patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_SECRET_PATTERNS))
     extra_patterns: list[str] = Field(default_factory=list)
+    repository_patterns: list[str] = Field(
+        default_factory=list,
+        description="Patterns the repository's files added; matched on their own, so none of them "
+        "can un-match a file the person's patterns name.",
+    )
     store_content: bool = False
 
-    def all_patterns(self) -> list[str]:
+    def own_patterns(self) -> list[str]:
+        """The person's patterns (gitignore syntax: a later ``!pattern`` of theirs may un-match)."""
         return [*self.patterns, *self.extra_patterns]
 
 
@@ -152,8 +158,16 @@ _SWITCH = TypeAdapter(StrictBool)
 
 
 def _add_secret_patterns(config: Config, value: Any) -> str | None:
-    added = [p for p in _PATTERNS.validate_python(value) if p not in config.secrets.extra_patterns]
-    config.secrets.extra_patterns = [*config.secrets.extra_patterns, *added]
+    """More secrets, never fewer: the patterns are kept apart from the person's (a file is a secret
+    when either list matches it), and a negation, which could only un-match, is refused."""
+    patterns = _PATTERNS.validate_python(value)
+    negations = [p for p in patterns if p.lstrip().startswith("!")]
+    known = {*config.secrets.own_patterns(), *config.secrets.repository_patterns}
+    added = [p for p in dict.fromkeys(patterns) if p not in known and p not in negations]
+    config.secrets.repository_patterns = [*config.secrets.repository_patterns, *added]
+    if negations:
+        listed = ", ".join(repr(p) for p in negations)
+        return f"{listed}: a repository may only add secrets, a negation would stop files being treated as secrets"
     return None
 
 

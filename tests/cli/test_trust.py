@@ -89,3 +89,20 @@ def test_a_turn_ends_under_the_settings_it_began_with(tb: Takeback) -> None:
     assert {f["path"]: f["withheld"] for f in entry["files"]} == {
         ".env": "secret", ".takeback.toml": None, "src/app.py": None,
     }
+
+
+def test_a_repository_negation_cannot_copy_secrets_into_the_store(tb: Takeback) -> None:
+    """``extra_patterns = ["!*"]`` in the repository: refused and shown; .env and the key stay
+    withheld (digest only) through a real begin and end."""
+    ws = tb.cwd
+    write_files(ws, {"pyproject.toml": '[tool.takeback.secrets]\nextra_patterns = ["!*", "*.vault"]\n'})
+    begun = tb("begin")
+    assert begun.code == 0
+    assert "pyproject.toml [tool.takeback]: secrets.extra_patterns ignored: '!*': a repository may only add secrets" in begun.err
+    write_files(ws, {".env": "API_KEY=sk-live\n", "deploy/id_ed25519": "KEY\n", "x.vault": "v\n", "a.txt": "a\n"})
+    entry = tb.json("end")
+    assert {f["path"]: f["withheld"] for f in entry["files"]} == {
+        ".env": "secret", "deploy/id_ed25519": "secret", "x.vault": "secret", "a.txt": None,
+    }
+    (problem,) = tb.json("status")["config_problems"]
+    assert "'!*'" in problem
