@@ -106,3 +106,17 @@ def test_a_repository_negation_cannot_copy_secrets_into_the_store(tb: Takeback) 
     }
     (problem,) = tb.json("status")["config_problems"]
     assert "'!*'" in problem
+
+
+def test_a_config_file_linked_out_of_the_workspace_is_not_read(tb: Takeback, tmp_path: Path) -> None:
+    ws = tb.cwd
+    elsewhere = tmp_path / "theirs.toml"
+    elsewhere.write_text('[tool.takeback]\nmax_file_bytes = 1\n')
+    (ws / "pyproject.toml").symlink_to(elsewhere)
+    status = tb("status")
+    assert status.code == 0
+    assert f"settings   pyproject.toml ignored: it is a symbolic link that leads outside the workspace ({elsewhere})" in status.text
+    assert "symbolic link that leads outside" in tb("begin").err
+    write_files(ws, {"a.txt": "more than one byte\n"})
+    (entry_file,) = tb.json("end")["files"]
+    assert entry_file["withheld"] is None  # the linked max_file_bytes = 1 did not apply

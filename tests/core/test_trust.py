@@ -108,6 +108,29 @@ def test_a_repository_only_lowers_and_only_adds(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize("name", [".takeback.toml", "pyproject.toml"])
+def test_a_repository_file_that_links_outside_is_not_read(tmp_path: Path, name: str) -> None:
+    """A config file that is a symbolic link out of the workspace (to another project's file, to
+    the person's own) is not read and is reported; one that stays inside is read."""
+    ws = make_repo(tmp_path / "ws")
+    outside = tmp_path / "elsewhere.toml"
+    body = "max_file_bytes = 5\nsecrets = { extra_patterns = ['*.outside'] }\n"
+    outside.write_text(body if name == ".takeback.toml" else "[tool.takeback]\n" + body)
+    (ws / name).symlink_to(outside)
+    config = load_config(ws)
+    assert config.max_file_bytes == 10 * 1024 * 1024 and config.secrets.repository_patterns == []
+    assert config.problems == [f"{name} ignored: it is a symbolic link that leads outside the workspace ({outside})"]
+    (ws / name).unlink()
+    (ws / name).symlink_to(Path("..") / ws.name / ".." / outside.name)  # relative, through ..
+    assert len(load_config(ws).problems) == 1 and load_config(ws).max_file_bytes == 10 * 1024 * 1024
+    (ws / name).unlink()
+    (ws / "conf").mkdir()
+    (ws / "conf" / "real.toml").write_text(outside.read_text())
+    (ws / name).symlink_to(Path("conf") / "real.toml")  # stays inside: read
+    config = load_config(ws)
+    assert config.problems == [] and config.max_file_bytes == 5 and config.secrets.repository_patterns == ["*.outside"]
+
+
 def test_the_person_sets_everything(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ws = make_repo(tmp_path / "ws")
     other = make_repo(tmp_path / "other")
