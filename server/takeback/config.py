@@ -12,7 +12,8 @@ The repository is not trusted (a cloned repository's files are someone else's): 
 patterns, lower the size cap, turn the watch off, turn fsync on). Any other key there is
 ignored and reported. A bad value is reported too and its default (or the person's value)
 applies. A repository's file that is a symbolic link leading outside the workspace is not read
-(reported): it could make another project's, or the person's, file speak for this one. Reports are in ``Config.problems``; each adapter shows them its own way.
+(reported): it could make another project's, or the person's, file speak for this one. Reports
+are in ``Config.problems``; each adapter shows them its own way.
 """
 
 from __future__ import annotations
