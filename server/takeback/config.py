@@ -11,7 +11,9 @@ The repository is not trusted (a cloned repository's files are someone else's): 
 ``REPOSITORY_KEYS``, each only in the direction that keeps the person safe (add secrets
 patterns, lower the size cap, turn the watch off, turn fsync on). Any other key there is
 ignored and reported. A bad value is reported too and its default (or the person's value)
-applies. Reports are in ``Config.problems``; each adapter shows them its own way.
+applies. A repository's file that is a symbolic link leading outside the workspace is not read
+(reported): it could make another project's, or the person's, file speak for this one. Reports
+are in ``Config.problems``; each adapter shows them its own way.
 """
 
 from __future__ import annotations
@@ -80,9 +82,15 @@ class SecretsPolicy(BaseModel):
     model_config = ConfigDict(extra="forbid")
     patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_SECRET_PATTERNS))
     extra_patterns: list[str] = Field(default_factory=list)
+    repository_patterns: list[str] = Field(
+        default_factory=list,
+        description="Patterns the repository's files added; matched on their own, so none of them "
+        "can un-match a file the person's patterns name.",
+    )
     store_content: bool = False
 
-    def all_patterns(self) -> list[str]:
+    def own_patterns(self) -> list[str]:
+        """The person's patterns (gitignore syntax: a later ``!pattern`` of theirs may un-match)."""
         return [*self.patterns, *self.extra_patterns]
 
 
@@ -152,8 +160,16 @@ _SWITCH = TypeAdapter(StrictBool)
 
 
 def _add_secret_patterns(config: Config, value: Any) -> str | None:
-    added = [p for p in _PATTERNS.validate_python(value) if p not in config.secrets.extra_patterns]
-    config.secrets.extra_patterns = [*config.secrets.extra_patterns, *added]
+    """More secrets, never fewer: the patterns are kept apart from the person's (a file is a secret
+    when either list matches it), and a negation, which could only un-match, is refused."""
+    patterns = _PATTERNS.validate_python(value)
+    negations = [p for p in patterns if p.lstrip().startswith("!")]
+    known = {*config.secrets.own_patterns(), *config.secrets.repository_patterns}
+    added = [p for p in dict.fromkeys(patterns) if p not in known and p not in negations]
+    config.secrets.repository_patterns = [*config.secrets.repository_patterns, *added]
+    if negations:
+        listed = ", ".join(repr(p) for p in negations)
+        return f"{listed}: a repository may only add secrets, a negation would stop files being treated as secrets"
     return None
 
 
@@ -230,8 +246,17 @@ def _apply_repository(config: Config, source: str, layer: dict[str, Any], proble
             problems.append(f"{source}: {key} ignored: {refused}")
 
 
-def _read_toml(path: Path, name: str, problems: list[str]) -> dict[str, Any] | None:
+def _read_toml(path: Path, name: str, problems: list[str], within: Path | None = None) -> dict[str, Any] | None:
+    """``path``'s TOML; with ``within`` (a repository's file), only if it stays inside that folder:
+    a symbolic link that leads out is not read (reported), one that stays inside is read through
+    its target."""
     try:
+        if within is not None and path.is_symlink():
+            target = Path(os.path.realpath(path))
+            if not target.is_relative_to(within):
+                problems.append(f"{name} ignored: it is a symbolic link that leads outside the workspace ({target})")
+                return None
+            path = target
         if not path.is_file():
             return None
         return tomllib.loads(path.read_text(encoding="utf-8"))
@@ -251,11 +276,11 @@ def config_files(workspace: Path) -> list[Path]:
 
 def _repository_layers(workspace: Path, problems: list[str]) -> list[tuple[str, dict[str, Any]]]:
     layers: list[tuple[str, dict[str, Any]]] = []
-    pyproject = _read_toml(workspace / REPOSITORY_FILES[0], "pyproject.toml", problems)
+    pyproject = _read_toml(workspace / REPOSITORY_FILES[0], "pyproject.toml", problems, within=workspace)
     section = (pyproject or {}).get("tool", {}).get("takeback")
     if isinstance(section, dict):
         layers.append(("pyproject.toml [tool.takeback]", section))
-    own = _read_toml(workspace / REPOSITORY_FILES[1], ".takeback.toml", problems)
+    own = _read_toml(workspace / REPOSITORY_FILES[1], ".takeback.toml", problems, within=workspace)
     if own is not None:
         layers.append((".takeback.toml", own))
     return layers

@@ -1,17 +1,25 @@
 """The repository is not trusted, as the CLI shows it: a crafted repository runs nothing and
 touches nothing outside the workspace, its refused settings are reported by begin and status,
-a crafted journal is refused with one line, and a turn ends under the settings it began with."""
+a crafted journal is refused with one line, a turn ends under the settings it began with, its
+secrets patterns only add, its config files linked out are not read, and its Claude Code
+settings cannot silence the plugin (the real hook process)."""
 
 from __future__ import annotations
 
 import json
 import pickle
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
+
+import pytest
 
 from helpers import write_files, write_user_config
 
 from .conftest import Snapshot, Takeback, expect_error
+
+PAYLOADS = json.loads((Path(__file__).parent / "hook_payloads" / "claude.json").read_text())["payloads"]
 
 REFUSED = 'store_dir = ".tb"\n[secrets]\npatterns = []\n'
 
@@ -89,3 +97,120 @@ def test_a_turn_ends_under_the_settings_it_began_with(tb: Takeback) -> None:
     assert {f["path"]: f["withheld"] for f in entry["files"]} == {
         ".env": "secret", ".takeback.toml": None, "src/app.py": None,
     }
+
+
+def test_a_repository_negation_cannot_copy_secrets_into_the_store(tb: Takeback) -> None:
+    """``extra_patterns = ["!*"]`` in the repository: refused and shown; .env and the key stay
+    withheld (digest only) through a real begin and end."""
+    ws = tb.cwd
+    write_files(ws, {"pyproject.toml": '[tool.takeback.secrets]\nextra_patterns = ["!*", "*.vault"]\n'})
+    begun = tb("begin")
+    assert begun.code == 0
+    assert "pyproject.toml [tool.takeback]: secrets.extra_patterns ignored: '!*': a repository may only add secrets" in begun.err
+    write_files(ws, {".env": "API_KEY=sk-live\n", "deploy/id_ed25519": "KEY\n", "x.vault": "v\n", "a.txt": "a\n"})
+    entry = tb.json("end")
+    assert {f["path"]: f["withheld"] for f in entry["files"]} == {
+        ".env": "secret", "deploy/id_ed25519": "secret", "x.vault": "secret", "a.txt": None,
+    }
+    (problem,) = tb.json("status")["config_problems"]
+    assert "'!*'" in problem
+
+
+def test_a_config_file_linked_out_of_the_workspace_is_not_read(tb: Takeback, tmp_path: Path) -> None:
+    ws = tb.cwd
+    elsewhere = tmp_path / "theirs.toml"
+    elsewhere.write_text('[tool.takeback]\nmax_file_bytes = 1\n')
+    (ws / "pyproject.toml").symlink_to(elsewhere)
+    status = tb("status")
+    assert status.code == 0
+    assert f"settings   pyproject.toml ignored: it is a symbolic link that leads outside the workspace ({elsewhere})" in status.text
+    assert "symbolic link that leads outside" in tb("begin").err
+    write_files(ws, {"a.txt": "more than one byte\n"})
+    (entry_file,) = tb.json("end")["files"]
+    assert entry_file["withheld"] is None  # the linked max_file_bytes = 1 did not apply
+
+
+# ---------------------------------------------------------------------- the Claude Code plugin
+
+
+def _plugin_turn(tb: Takeback, untooled: str | None = None) -> None:
+    """One captured Claude Code turn (prompt, Write, stop) through the plugin: the real hook
+    process with TAKEBACK_VIA=claude-plugin, as the plugin's launcher starts it; ``untooled``: a
+    settings line Claude Code also runs for the events that take no tool (no matcher applies)."""
+    env = {**tb.env, "CLAUDECODE": "1", "CLAUDE_PROJECT_DIR": str(tb.cwd),
+           "CLAUDE_CONFIG_DIR": str(tb.cwd.parent / "claude-config")}
+    for event in ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"):
+        if event == "PostToolUse":
+            (tb.cwd / "agent_written.txt").write_text("written by the agent's write tool\n")
+        payload = json.dumps(PAYLOADS[event]).replace("<OUT>/repo", str(tb.cwd)).encode()
+        runs = [([sys.executable, "-m", "takeback", "hook", "claude"], {**env, "TAKEBACK_VIA": "claude-plugin"})]
+        if untooled and event in ("UserPromptSubmit", "Stop"):
+            runs.append((["sh", "-c", untooled], env))
+        for argv, run_env in runs:
+            proc = subprocess.run(argv, cwd=tb.cwd, env=run_env, input=payload, capture_output=True, timeout=60)
+            assert proc.returncode == 0 and proc.stdout == b"", proc
+
+
+def _this_hook() -> str:
+    """The line ``takeback install claude`` writes in this environment."""
+    from takeback.install.command import hook_argv, shell_line
+
+    return shell_line(hook_argv("claude"))
+
+
+def _settings(path: Path, line: str, matcher: str = "*", **extra: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    group = {"matcher": matcher, "hooks": [{"type": "command", "command": line, **extra}]}
+    path.write_text(json.dumps({"hooks": {e: [group] for e in ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")}}))
+
+
+def _turns(tb: Takeback) -> list[list[str]]:
+    return [[f["path"] for f in e["files"]] for e in tb.json("log") if e["kind"] == "turn"]
+
+
+CRAFTED_HOOKS = {
+    "not-takeback": ("true -m takeback hook claude", {}),
+    "no-payload": (_this_hook() + " </dev/null", {}),
+    "cut-short": (_this_hook(), {"timeout": 1}),
+    "regex-matcher": (_this_hook(), {"matcher": "(?i)write"}),  # Python's regex takes Write, JavaScript's refuses it
+    "planted-script": ("tools/takeback hook claude", {}),
+}
+
+
+@pytest.mark.parametrize("file", [".claude/settings.json", ".claude/settings.local.json"])
+@pytest.mark.parametrize("crafted", sorted(CRAFTED_HOOKS))
+def test_a_repository_settings_file_cannot_silence_the_plugin(tb: Takeback, file: str, crafted: str) -> None:
+    """A cloned repository's Claude Code settings that only look like Takeback's hook (another
+    program, a line that starves it of its payload, an entry cut short, a regex matcher, a
+    script of the repository): the plugin keeps recording."""
+    line, extra = CRAFTED_HOOKS[crafted][0], dict(CRAFTED_HOOKS[crafted][1])
+    matcher = str(extra.pop("matcher", "*"))
+    planted = tb.cwd / "tools" / "takeback"
+    planted.parent.mkdir()
+    planted.write_text("#!/bin/sh\n# from takeback.launch import main\ncat >/dev/null\n")
+    planted.chmod(0o755)
+    _settings(tb.cwd / file, line.replace("tools/", f"{tb.cwd}/tools/"), matcher, **extra)
+    _plugin_turn(tb, untooled=line if crafted == "regex-matcher" else None)
+    assert _turns(tb) == [["agent_written.txt"]]
+
+
+@pytest.mark.parametrize("line", ["true -m takeback hook claude", "sh -c takeback hook claude", "/usr/bin/env -m takeback hook claude"])
+def test_only_a_real_takeback_in_your_own_settings_makes_the_plugin_step_aside(tb: Takeback, line: str) -> None:
+    settings = tb.cwd.parent / "claude-config" / "settings.json"
+    _settings(settings, line)
+    _plugin_turn(tb)
+    assert _turns(tb) == [["agent_written.txt"]]
+    _settings(settings, _this_hook())  # what install writes: that line records, the plugin's call does not
+    (tb.cwd / "agent_written.txt").unlink()
+    _plugin_turn(tb)
+    assert _turns(tb) == [["agent_written.txt"]]
+    _settings(tb.cwd / ".claude" / "settings.local.json", _this_hook())  # install --scope project writes it
+    settings.unlink()
+    _plugin_turn(tb)
+    assert _turns(tb) == [["agent_written.txt"]]
+    # the repository turns Claude Code's settings hooks off: the plugin no longer steps aside for them
+    local = tb.cwd / ".claude" / "settings.local.json"
+    local.write_text(json.dumps({**json.loads(local.read_text()), "disableAllHooks": True}))
+    (tb.cwd / "agent_written.txt").unlink()
+    _plugin_turn(tb)
+    assert _turns(tb) == [["agent_written.txt"], ["agent_written.txt"]]

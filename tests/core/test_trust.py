@@ -11,6 +11,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from helpers import make_repo, write_files, write_user_config
 from takeback.config import default_store_dir, load_config, user_config_file
@@ -66,7 +68,7 @@ def test_a_repository_sets_only_harmless_preferences(tmp_path: Path) -> None:
     assert (config.lock_timeout, config.git_scanner, config.retention.max_entries) == (30.0, True, 500)
     assert ".env" in config.secrets.patterns and not config.secrets.store_content
     # what it may set, it sets: more secrets, a lower size cap, no watch, fsync on
-    assert config.secrets.extra_patterns == ["*.private"]
+    assert config.secrets.repository_patterns == ["*.private"] and config.secrets.extra_patterns == []
     assert (config.max_file_bytes, config.watch_tree, config.fsync) == (5, False, True)
     refused = sorted(p.split(" ignored")[0] for p in config.problems)
     assert refused == [
@@ -91,7 +93,7 @@ def test_a_repository_only_lowers_and_only_adds(tmp_path: Path) -> None:
                                        "[secrets]\nextra_patterns = ['theirs', 'mine']\n"})
     config = load_config(ws)
     assert (config.max_file_bytes, config.watch_tree, config.fsync) == (1000, False, False)
-    assert config.secrets.extra_patterns == ["mine", "theirs"]
+    assert config.secrets.extra_patterns == ["mine"] and config.secrets.repository_patterns == ["theirs"]
     assert sorted(config.problems) == [
         ".takeback.toml: bogus ignored: no such setting",
         ".takeback.toml: max_file_bytes ignored: a repository may only lower it (yours is 1000)",
@@ -100,9 +102,33 @@ def test_a_repository_only_lowers_and_only_adds(tmp_path: Path) -> None:
     write_files(ws, {".takeback.toml": "max_file_bytes = -1\n[secrets]\nextra_patterns = 'not a list'\n"})
     config = load_config(ws)
     assert config.max_file_bytes == 1000 and config.secrets.extra_patterns == ["mine"]
+    assert config.secrets.repository_patterns == []
     assert [p.split(": bad value")[0] for p in config.problems] == [
         ".takeback.toml: max_file_bytes ignored", ".takeback.toml: secrets.extra_patterns ignored",
     ]
+
+
+@pytest.mark.parametrize("name", [".takeback.toml", "pyproject.toml"])
+def test_a_repository_file_that_links_outside_is_not_read(tmp_path: Path, name: str) -> None:
+    """A config file that is a symbolic link out of the workspace (to another project's file, to
+    the person's own) is not read and is reported; one that stays inside is read."""
+    ws = make_repo(tmp_path / "ws")
+    outside = tmp_path / "elsewhere.toml"
+    body = "max_file_bytes = 5\nsecrets = { extra_patterns = ['*.outside'] }\n"
+    outside.write_text(body if name == ".takeback.toml" else "[tool.takeback]\n" + body)
+    (ws / name).symlink_to(outside)
+    config = load_config(ws)
+    assert config.max_file_bytes == 10 * 1024 * 1024 and config.secrets.repository_patterns == []
+    assert config.problems == [f"{name} ignored: it is a symbolic link that leads outside the workspace ({outside})"]
+    (ws / name).unlink()
+    (ws / name).symlink_to(Path("..") / ws.name / ".." / outside.name)  # relative, through ..
+    assert len(load_config(ws).problems) == 1 and load_config(ws).max_file_bytes == 10 * 1024 * 1024
+    (ws / name).unlink()
+    (ws / "conf").mkdir()
+    (ws / "conf" / "real.toml").write_text(outside.read_text())
+    (ws / name).symlink_to(Path("conf") / "real.toml")  # stays inside: read
+    config = load_config(ws)
+    assert config.problems == [] and config.max_file_bytes == 5 and config.secrets.repository_patterns == ["*.outside"]
 
 
 def test_the_person_sets_everything(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -305,6 +331,53 @@ def test_common_credential_files_are_secrets(tmp_path: Path, path: str) -> None:
 def test_ordinary_files_are_not_secrets(tmp_path: Path, path: str) -> None:
     capturer = Capturer(None, Workspace(tmp_path), load_config(tmp_path))  # type: ignore[arg-type]
     assert not capturer.is_secret(path)
+
+
+NEGATIONS = '["!*", "!.env", "*.vault", "!**/id_rsa"]'
+
+
+@pytest.mark.parametrize(
+    ("where", "text"),
+    [(".takeback.toml", f"[secrets]\nextra_patterns = {NEGATIONS}\n"),
+     ("pyproject.toml", f"[tool.takeback.secrets]\nextra_patterns = {NEGATIONS}\n")],
+)
+def test_a_repository_cannot_switch_the_secrets_policy_off(tmp_path: Path, where: str, text: str) -> None:
+    """A gitignore negation from the repository would un-match the defaults: it is refused and
+    shown, the rest of its patterns add secrets, and no secret's bytes reach the store."""
+    ws = make_repo(tmp_path / "ws", {where: text})
+    config = load_config(ws)
+    assert config.secrets.repository_patterns == ["*.vault"] and config.secrets.extra_patterns == []
+    (problem,) = config.problems
+    assert problem.startswith(where) and "'!*', '!.env', '!**/id_rsa'" in problem
+    assert "a repository may only add secrets" in problem
+    engine = Engine(ws, config)
+    secrets = {".env": "API_KEY=sk-live\n", "id_rsa": "-----BEGIN KEY-----\n", "deploy/x.vault": "v\n"}
+    entry, _ = batch(engine, ws, {**secrets, "a.txt": "a\n"})
+    assert {f.path: f.withheld for f in entry.files} == {**dict.fromkeys(secrets, "secret"), "a.txt": None}
+    assert not any(engine.store.has(engine.store.hash_blob(c.encode())) for c in secrets.values())
+    assert engine.store.has(engine.store.hash_blob(b"a\n"))
+    assert engine.status().config_problems == [problem]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.one_of(st.text(max_size=12), st.sampled_from(["!*", "!**", "!.env", "!*.pem", "!/**", "\\!x", " !*"]))))
+def test_no_repository_pattern_un_matches_a_default_secret(tmp_path: Path, patterns: list[str]) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    listed = ", ".join(json.dumps(p, ensure_ascii=False).replace("\x7f", "\\u007f") for p in patterns)  # TOML strings
+    (ws / ".takeback.toml").write_text(f"[secrets]\nextra_patterns = [{listed}]\n")
+    config = load_config(ws)
+    assert all("may only add secrets" in p for p in config.problems)  # the file was read
+    capturer = Capturer(None, Workspace(ws), config)  # type: ignore[arg-type]
+    assert all(capturer.is_secret(p) for p in (".env", "config/.env.local", "id_rsa", "deploy/prod.pem", ".aws/credentials"))
+
+
+def test_the_person_may_still_un_match_a_secret(tmp_path: Path) -> None:
+    """Your own extra_patterns are gitignore lines after the defaults: a negation of yours works."""
+    ws = make_repo(tmp_path / "ws", {".takeback.toml": '[secrets]\nextra_patterns = ["!.env"]\n'})
+    write_user_config(os.environ["XDG_CONFIG_HOME"], '[secrets]\nextra_patterns = ["!.env.example"]\n')
+    capturer = Capturer(None, Workspace(ws), load_config(ws))  # type: ignore[arg-type]
+    assert not capturer.is_secret(".env.example") and capturer.is_secret(".env")
 
 
 def test_the_storage_doc_says_what_undo_does_with_withheld_files(ws: Path, engine) -> None:

@@ -7,9 +7,19 @@ event reach Takeback twice (two turns per prompt). Rule: a call through the plug
 nothing when one of the settings files Claude Code reads runs a real ``takeback hook claude`` for
 the same event (and a matcher that takes this tool). The settings' hook records it, once.
 
-Only an existing executable outside the project counts: a stale path (a deleted virtualenv) or a
-script inside the repository cannot switch the plugin's recording off. Stdlib only, read only
-for calls that came through the plugin.
+The repository is not trusted (promise 8): its files must not be able to switch recording off.
+So a settings line counts only when it is exactly ``TAKEBACK hook claude`` and TAKEBACK really
+is Takeback: this very one (what ``takeback install`` writes, the same file), or, in the
+person's own files (managed, ``~/.claude/settings.json``), another install's ``takeback``
+console script outside the project. In the project's files (``.claude/settings.json``,
+``.claude/settings.local.json``, which a clone brings) only this very Takeback counts, in an
+entry as install writes it (no ``timeout``) under a plain matcher. Then stepping aside never
+loses an event: the settings' line runs the same Takeback with the same payload. A stale path,
+``true -m takeback hook claude``, a line with a redirection or a script inside the repository
+is no Takeback hook: the plugin keeps recording. When a settings file sets ``disableAllHooks``
+(or the managed one ``allowManagedHooksOnly``) only the managed file's hooks count, as Claude
+Code then runs only those. Stdlib only, read only for calls that came
+through the plugin.
 """
 
 from __future__ import annotations
@@ -36,17 +46,18 @@ def via_plugin(env: Mapping[str, str]) -> bool:
     return env.get(VIA) == PLUGIN
 
 
-def settings_files(project: str | None, env: Mapping[str, str]) -> list[Path]:
-    """The settings files Claude Code takes hooks from: managed, the person's, the project's
-    shared and personal ones (``env``: the hook's environment)."""
+def settings_files(project: str | None, env: Mapping[str, str]) -> list[tuple[Path, bool]]:
+    """The settings files Claude Code takes hooks from, each with whether it is the person's own:
+    managed and the person's (yes), the project's shared and personal ones (no: files in the
+    repository, which a clone brings). ``env``: the hook's environment."""
     config = env.get("CLAUDE_CONFIG_DIR")
     home = Path(env["HOME"]) if env.get("HOME") else Path.home()
     files = [
-        _MANAGED.get(sys.platform, _MANAGED["linux"]),
-        (Path(config).expanduser() if config else home / ".claude") / "settings.json",
+        (_MANAGED.get(sys.platform, _MANAGED["linux"]), True),
+        ((Path(config).expanduser() if config else home / ".claude") / "settings.json", True),
     ]
     if project:
-        files += [Path(project) / ".claude" / "settings.json", Path(project) / ".claude" / "settings.local.json"]
+        files += [(Path(project) / ".claude" / name, False) for name in ("settings.json", "settings.local.json")]
     return files
 
 
@@ -57,65 +68,107 @@ def steps_aside(agent: str, payload: dict, env: Mapping[str, str]) -> bool:
     event = payload.get("hook_event_name")
     tool = payload.get("tool_name") if isinstance(payload.get("tool_name"), str) else None
     project = env.get("CLAUDE_PROJECT_DIR") or (payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
-    return isinstance(event, str) and any(_runs_takeback(f, event, tool, project, env.get("PATH")) for f in settings_files(project, env))
+    if not isinstance(event, str):
+        return False
+    docs = [(doc, own) for path, own in settings_files(project, env) if (doc := _read(path)) is not None]
+    managed = _read(settings_files(project, env)[0][0]) or {}
+    if managed.get("allowManagedHooksOnly") is True or any(d.get("disableAllHooks") is True for d, _ in docs):
+        # Claude Code then runs the managed file's hooks only (none if it disables them itself),
+        # and a repository's disableAllHooks must not leave the plugin stepping aside for nobody.
+        docs = [] if managed.get("disableAllHooks") is True else [(managed, True)]
+    return any(_runs_takeback(doc, own, event, tool, project, env.get("PATH")) for doc, own in docs)
 
 
-def _runs_takeback(path: Path, event: str, tool: str | None, project: str | None, search: str | None) -> bool:
+def _read(path: Path) -> dict | None:
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False
-    hooks = doc.get("hooks") if isinstance(doc, dict) else None
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _runs_takeback(doc: dict, own: bool, event: str, tool: str | None, project: str | None, search: str | None) -> bool:
+    hooks = doc.get("hooks")
     groups = hooks.get(event) if isinstance(hooks, dict) else None
     for group in groups if isinstance(groups, list) else []:
-        if not isinstance(group, dict) or not _matches(group.get("matcher"), tool):
+        if not isinstance(group, dict) or not _matches(group.get("matcher"), tool, own):
             continue
         entries = group.get("hooks")
         for entry in entries if isinstance(entries, list) else []:
-            if isinstance(entry, dict) and entry.get("type", "command") == "command" and _real_hook(entry.get("command"), project, search):
+            if not isinstance(entry, dict) or entry.get("type", "command") != "command":
+                continue
+            if not own and set(entry) - {"type", "command"}:
+                continue  # a repository's entry is counted only as install writes it (no timeout to cut it short)
+            if _real_hook(entry.get("command"), project, search, own):
                 return True
     return False
 
 
-def _matches(matcher: object, tool: str | None) -> bool:
-    """Claude Code's matcher: empty or ``*`` takes every tool, ``A|B`` names tools, else a regex."""
+def _matches(matcher: object, tool: str | None, own: bool = True) -> bool:
+    """Claude Code's matcher: empty or ``*`` takes every tool, ``A|B`` names tools, else a regex
+    (the person's files only: Python's regexes are not JavaScript's, so a repository's regex
+    could seem to take a tool that Claude Code does not give it)."""
     if tool is None or matcher in (None, "", "*"):
         return True
     if not isinstance(matcher, str):
         return False
     if re.fullmatch(r"[\w|]+", matcher):
         return tool in matcher.split("|")
+    if not own:
+        return False
     try:
         return re.search(matcher, tool) is not None
     except re.error:
         return False
 
 
-def _real_hook(line: object, project: str | None, search: str | None) -> bool:
-    """``line`` runs ``takeback hook claude`` with an executable that exists outside the project
-    (``search``: the hook's ``PATH``)."""
-    from ..install.command import is_hook_line
+def _real_hook(line: object, project: str | None, search: str | None, own: bool = True) -> bool:
+    """``line`` is exactly ``TAKEBACK hook claude`` (nothing added: no redirection, no other
+    command) and TAKEBACK really is Takeback: this very one (the words ``takeback install``
+    writes), or, in the person's own files, another install's ``takeback`` console script outside
+    the project (``search``: the hook's ``PATH``)."""
+    from ..install.command import hook_argv
 
-    if not is_hook_line(line, "claude"):
+    try:
+        words = shlex.split(line) if isinstance(line, str) else None
+    except ValueError:
         return False
-    first = shlex.split(str(line))[0]
-    found = shutil.which(first, path=search) if os.sep not in first else (first if os.access(first, os.X_OK) else None)
-    if found is None or not os.path.isfile(found):
+    this = hook_argv("claude")
+    if words is None or not words or words[1:] != this[1:] and words[1:] != ["hook", "claude"]:
+        return False
+    found = shutil.which(words[0], path=search) if os.sep not in words[0] else words[0]
+    if found is None or not os.path.isfile(found) or not os.access(found, os.X_OK):
+        return False
+    if words[1:] == this[1:] and _same_program(found, this):
+        return True  # this Takeback, as install writes it
+    if not own or words[1:] != ["hook", "claude"]:
         return False
     real = Path(os.path.realpath(found))
-    if _is_launcher(real):  # the plugin's own launcher, copied into settings: it would step aside too
-        return False
     if project:
         top = Path(os.path.realpath(project))
         if real == top or top in real.parents:
             return False
-    return True
+    return _is_console_script(real)
 
 
-def _is_launcher(path: Path) -> bool:
+def _same_program(found: str, this: list[str]) -> bool:
+    """``found`` is this Takeback's executable: the same console script (through any link), or
+    for ``python -m takeback`` the same interpreter path (not its target: every virtualenv's
+    python links to one interpreter, and another one may not have Takeback)."""
+    if this[1:2] == ["-m"]:
+        return os.path.abspath(found) == os.path.abspath(this[0])
     try:
-        with open(path, "rb") as f:
-            head = b"".join(f.readline(200) for _ in range(3))
+        return os.path.samefile(found, this[0])
     except OSError:
         return False
-    return b"takeback-plugin-launcher" in head
+
+
+def _is_console_script(path: Path) -> bool:
+    """A ``takeback`` console script as pip, pipx and uv write it (never the plugin's launcher,
+    which would step aside too, nor a program that only carries the name)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(400)
+    except OSError:
+        return False
+    return head.startswith(b"#!") and b"from takeback.launch import main" in head

@@ -4,6 +4,10 @@ Content is copied into the store as a git blob unless the path is a secret (``.e
 see ``config.DEFAULT_SECRET_PATTERNS``) or the file is over ``max_file_bytes``: then only a
 keyed digest is kept (``FileVersion.withheld`` says why), enough to tell whether the file
 on disk is still the same, never enough to bring its bytes back.
+
+The repository's secrets patterns (``secrets.repository_patterns``) are a second gitignore spec,
+matched on its own: a path is a secret when the person's patterns or the repository's match it,
+so nothing a repository writes (a ``!*`` included) can un-match one of the person's.
 """
 
 from __future__ import annotations
@@ -23,7 +27,10 @@ class Capturer:
         self.workspace = workspace
         self.max_bytes = config.max_file_bytes
         self.store_secrets = config.secrets.store_content
-        self._secret_spec = pathspec.GitIgnoreSpec.from_lines(config.secrets.all_patterns())
+        self._secret_specs = [
+            pathspec.GitIgnoreSpec.from_lines(config.secrets.own_patterns()),
+            pathspec.GitIgnoreSpec.from_lines(config.secrets.repository_patterns),
+        ]
         self._secret_paths: dict[str, bool] = {}  # the patterns never change: remember answers
 
     def is_secret(self, rel: str) -> bool:
@@ -33,7 +40,7 @@ class Capturer:
         if known is None:
             if len(self._secret_paths) > 10_000:
                 self._secret_paths.clear()
-            known = self._secret_paths[rel] = bool(self._secret_spec.match_file(rel))
+            known = self._secret_paths[rel] = any(spec.match_file(rel) for spec in self._secret_specs)
         return known
 
     def version(self, rel: str, content: bytes, mode: int) -> FileVersion:
