@@ -509,3 +509,148 @@ def test_all_agents_in_project_scope_leave_the_repository_as_it_was(tb: Takeback
     ]
     expect_ok(tb("uninstall", "all", "--scope", "project"))
     assert (tree(tb.cwd), git_state(tb.cwd)) == before
+
+
+# --------------------------------------------------------------------------- links and tracked files
+
+
+def _dotfiles(env: dict[str, str], tmp_path: Path, agents: tuple[str, ...]) -> dict[Path, tuple[str, bytes]]:
+    """Each agent's user file kept in a dotfiles folder and linked into place the way GNU stow
+    does (a relative link); Codex's config.toml too. Returns link → (what it reads, bytes)."""
+    linked: dict[Path, tuple[str, bytes]] = {}
+    paths = [(a, user_file(a, env)) for a in agents] + [("codex", Path(env["HOME"]) / ".codex" / "config.toml")]
+    for n, (agent, path) in enumerate(paths):
+        kept = tmp_path / "dotfiles" / f"{n}-{path.name}"
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        data = b'# mine\nmodel = "m"\n' if path.suffix == ".toml" else json.dumps(persons_config(agent), indent=3).encode()
+        kept.write_bytes(data)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.symlink_to(os.path.relpath(kept, path.parent))
+        linked[path] = (os.readlink(path), data)
+    return linked
+
+
+def test_a_config_that_is_a_symbolic_link_is_written_through_and_the_link_stays(tb: Takeback, env: dict[str, str], tmp_path: Path) -> None:
+    linked = _dotfiles(env, tmp_path, AGENTS)
+    dotfiles = tmp_path / "dotfiles"
+    result = tb.json("install", "all", "--mcp")
+    for path, (target, data) in linked.items():
+        assert path.is_symlink() and os.readlink(path) == target, f"{path} is no longer the same link"
+        assert path.read_bytes() != data, f"{path}'s target did not get Takeback's entries"
+    assert ours("claude", json.loads(user_file("claude", env).read_text()))
+    assert "[mcp_servers.takeback]" in (Path(env["HOME"]) / ".codex" / "config.toml").read_text()
+    said = {c["path"]: c["what"] for r in result for c in r["changes"]}
+    assert "written through the symbolic link" in said[str(user_file("claude", env))]
+    assert sorted(p.name for p in dotfiles.iterdir()) == sorted(os.path.basename(t) for t, _ in linked.values()), "a stray file"
+
+    expect_ok(tb("uninstall", "all"))
+    for path, (target, data) in linked.items():
+        assert path.is_symlink() and os.readlink(path) == target, f"uninstall replaced the link {path}"
+        assert path.read_bytes() == data, f"{path}'s target is not back to its bytes"
+
+
+def test_a_config_folder_that_is_a_link_keeps_its_files_in_the_linked_folder(tb: Takeback, env: dict[str, str], tmp_path: Path) -> None:
+    # stow "folds" a whole folder into one link when nothing else lives there.
+    kept = tmp_path / "dotfiles" / "claude"
+    kept.mkdir(parents=True)
+    (kept / "settings.json").write_text('{"theme": "dark"}\n')
+    (Path(env["HOME"]) / ".claude").symlink_to(kept)
+    expect_ok(tb("install", "claude"))
+    assert (Path(env["HOME"]) / ".claude").is_symlink()
+    assert ours("claude", json.loads((kept / "settings.json").read_text()))
+    expect_ok(tb("uninstall", "claude"))
+    assert (kept / "settings.json").read_text() == '{"theme": "dark"}\n'
+    assert sorted(p.name for p in kept.iterdir()) == ["settings.json"]
+
+
+@pytest.mark.parametrize("kind", ["dangling", "folder", "same-file"])
+def test_a_link_that_cannot_be_written_through_is_refused_naming_it(tb: Takeback, env: dict[str, str], tmp_path: Path, kind: str) -> None:
+    claude = user_file("claude", env)
+    claude.parent.mkdir(parents=True)
+    if kind == "dangling":
+        claude.symlink_to(tmp_path / "dotfiles" / "gone.json")
+        match = rf"{claude} is a symbolic link to .*gone.json, which does not exist"
+    elif kind == "folder":
+        (tmp_path / "dotfiles").mkdir()
+        claude.symlink_to(tmp_path / "dotfiles")
+        match = rf"{claude} is a symbolic link to .*dotfiles, which is not a file"
+    else:
+        shared = tmp_path / "shared.json"
+        shared.write_text("{}\n")
+        claude.symlink_to(shared)
+        qwen = user_file("qwen", env)
+        qwen.parent.mkdir(parents=True)
+        qwen.symlink_to(shared)
+        match = r"lead to the same file .*shared.json"
+    before = homes(env), tree(tmp_path / "dotfiles") if (tmp_path / "dotfiles").exists() else None
+    expect_error(tb("install", "all"), 2, match + r".*nothing was written")
+    assert (homes(env), tree(tmp_path / "dotfiles") if (tmp_path / "dotfiles").exists() else None) == before
+    assert claude.is_symlink()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a read-only file system needs root")
+def test_a_link_into_a_read_only_store_is_refused_naming_it(tb: Takeback, env: dict[str, str], tmp_path: Path) -> None:
+    # home-manager links ~/.claude/settings.json into /nix/store, which is mounted read-only.
+    store = tmp_path / "nix-store"
+    store.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(store)], check=True)
+    try:
+        (store / "settings.json").write_text('{"theme": "nix"}\n')
+        subprocess.run(["mount", "-o", "remount,ro", str(store)], check=True)
+        claude = user_file("claude", env)
+        claude.parent.mkdir(parents=True)
+        claude.symlink_to(store / "settings.json")
+        before = homes(env)
+        expect_error(tb("install", "claude"), 2, rf"{claude} is a symbolic link to .*, which cannot be written.*nothing was written")
+        assert homes(env) == before and claude.is_symlink()
+        assert (store / "settings.json").read_text() == '{"theme": "nix"}\n'
+    finally:
+        subprocess.run(["umount", str(store)], check=True)
+
+
+def test_project_scope_refuses_a_link_inside_the_repository(tb: Takeback, env: dict[str, str]) -> None:
+    # .claude/settings.local.json → settings.json would put personal hooks in the team's file.
+    team = tb.cwd / ".claude" / "settings.json"
+    team.parent.mkdir()
+    team.write_text("{}\n")
+    (tb.cwd / ".claude" / "settings.local.json").symlink_to("settings.json")
+    before = tree(tb.cwd)
+    expect_error(tb("install", "claude", "--scope", "project"), 2, r"settings.local.json is a symbolic link within the repository.*nothing was written")
+    assert tree(tb.cwd) == before
+
+
+def test_project_scope_asks_for_force_before_changing_a_file_git_tracks(tb: Takeback, env: dict[str, str]) -> None:
+    from helpers import git, git_state
+
+    local = tb.cwd / ".claude" / "settings.local.json"
+    local.parent.mkdir()
+    local.write_text('{\n  "permissions": {"allow": ["Bash(make)"]}\n}\n')
+    git(tb.cwd, "add", ".claude/settings.local.json")
+    git(tb.cwd, "commit", "-qm", "team settings")
+    before = tree(tb.cwd), git_state(tb.cwd)
+    expect_error(tb("install", "claude", "--scope", "project"), 2,
+                 r"\.claude/settings\.local\.json is tracked by git .*--force.*nothing was written")
+    assert (tree(tb.cwd), git_state(tb.cwd)) == before
+
+    result = tb.json("install", "claude", "--scope", "project", "--force")
+    assert ours("claude", json.loads(local.read_text()))
+    steps = result[0]["next_steps"]
+    assert any("is tracked by git" in s and "--skip-worktree" in s for s in steps), steps
+    assert git(tb.cwd, "status", "--porcelain") == " M .claude/settings.local.json\n"
+    expect_ok(tb("uninstall", "claude", "--scope", "project"))
+    assert (tree(tb.cwd), git_state(tb.cwd)) == before
+    assert git(tb.cwd, "status", "--porcelain") == ""
+
+
+def test_project_scope_needs_no_force_when_only_the_teams_file_is_tracked(tb: Takeback, env: dict[str, str]) -> None:
+    from helpers import git
+
+    team = tb.cwd / ".claude" / "settings.json"
+    team.parent.mkdir()
+    team.write_text("{}\n")
+    git(tb.cwd, "add", ".claude/settings.json")
+    git(tb.cwd, "commit", "-qm", "team settings")
+    result = tb.json("install", "claude", "--scope", "project")
+    assert ours("claude", json.loads((tb.cwd / ".claude" / "settings.local.json").read_text()))
+    assert not any("tracked by git" in s for s in result[0]["next_steps"])
+    assert team.read_text() == "{}\n"

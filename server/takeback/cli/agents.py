@@ -25,6 +25,8 @@ def register(command: AddCommand) -> dict[str, Handler]:
     p = command("install", "wire agents' hooks (and with --mcp the MCP server) into their own config")
     _add_install_args(p)
     p.add_argument("--mcp", action="store_true", help="also register 'takeback mcp' with the agent")
+    p.add_argument("--force", action="store_true",
+                   help="with --scope project: also change a config file that git tracks (the team's file)")
     p = command("uninstall", "take out what 'takeback install' wrote")
     _add_install_args(p)
     return {"hook": hook, "install": install, "uninstall": uninstall}
@@ -41,7 +43,7 @@ def install(ctx: Context) -> int:
     from ..install import render
 
     args = ctx.args
-    reports = installing.install(args.agents, scope=args.scope, with_mcp=args.mcp, workspace=args.workspace)
+    reports = installing.install(args.agents, scope=args.scope, with_mcp=args.mcp, workspace=args.workspace, force=args.force)
     if ctx.json:
         print_json(render.as_json(reports))
     else:

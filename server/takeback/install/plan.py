@@ -1,6 +1,8 @@
 """Install and uninstall, all or nothing across files: every config file involved is read and
 checked first (a file that is not valid JSON or TOML stops everything, nothing written), then
-the new contents are written atomically, one file at a time, and the ledger is updated.
+the new contents are written atomically, one file at a time, and the ledger is updated. A config
+path that is a symbolic link is written through (``links``); a project file git tracks is
+changed only with ``--force`` (``tracked``).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 
 from ..errors import InvalidInput, OutsideWorkspace
 from ..storage import atomic
-from . import hookentries, jsonconfig, mcpentries, opencode, tomlblock
+from . import hookentries, jsonconfig, links, mcpentries, opencode, tomlblock, tracked
 from .agents import AGENTS, SHARED_FILE_NOTE, Agent, seed_for
 from .command import mcp_argv, takeback_argv
 from .ledger import Ledger
@@ -53,10 +55,7 @@ class Pending:
         if path not in self.before:
             if self.confine is not None and path.is_relative_to(self.confine):
                 _check_inside(self.confine, path)
-            try:
-                self.before[path] = path.read_bytes()
-            except FileNotFoundError:
-                self.before[path] = None
+            self.before[path] = _read(path)
         return self.before[path]
 
     def json(self, path: Path, seed: dict | None = None) -> tuple[dict[str, Any], jsonconfig.JsonLayout]:
@@ -83,15 +82,33 @@ class Pending:
         return {p: d for p, d in self.after.items() if d != self.before.get(p)}
 
 
+def _read(path: Path) -> bytes | None:
+    """The bytes of ``path`` (through its link), None when it does not exist; a link that
+    leads nowhere or to no file is refused here, naming it."""
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        if path.is_symlink():
+            links.destination(path)  # raises, saying what is wrong with the link
+        if isinstance(exc, FileNotFoundError):
+            return None
+        raise jsonconfig.BadConfig(f"{path} cannot be read ({exc.strerror}); nothing was written") from exc
+
+
 def _check_inside(root: Path, path: Path) -> None:
     """The repository's own files must not lead Takeback out of it (a symbolic link at a
     config path, or a config folder that is one, pointing elsewhere): refuse before reading."""
     folder = path.parent
     while not folder.exists() and folder != root:
         folder = folder.parent
-    if path.is_symlink() or not folder.resolve().is_relative_to(root.resolve()):
+    if not folder.resolve().is_relative_to(root.resolve()) or not path.resolve().is_relative_to(root.resolve()):
         raise OutsideWorkspace(
             f"{path.relative_to(root)} leads out of the repository (a symbolic link): remove the link and run again; nothing was written"
+        )
+    if path.is_symlink():
+        raise OutsideWorkspace(
+            f"{path.relative_to(root)} is a symbolic link within the repository: a repository's config file is never "
+            "written through a link (it could lead to a file of the team's); replace it by a file; nothing was written"
         )
 
 
@@ -224,10 +241,13 @@ def _put_stripped(files: Pending, path: Path, doc: dict, layout: jsonconfig.Json
 
 
 def _write(path: Path, data: bytes | None) -> list[Path]:
-    """Write (or delete) ``path`` atomically; returns the folders made for it."""
+    """Write (or delete) ``path`` atomically (a symbolic link: the file it leads to, checked by
+    ``links.destinations`` before the first write); returns the folders made for it. Deleting
+    a link deletes the link, never the file it leads to."""
     if data is None:
         path.unlink(missing_ok=True)
         return []
+    path = links.destination(path)
     made = []
     folder = path.parent
     while not folder.exists():
@@ -247,10 +267,10 @@ def _action(before: bytes | None, after: bytes | None) -> str:
     return "removed" if after is None else "updated"
 
 
-def _notes(agent: Agent, scope: str, root: Path, paths: list[Path]) -> list[str]:
-    notes = list(agent.next_steps)
+def _notes(agent: Agent, scope: str, root: Path, paths: list[Path], shared: list[Path]) -> list[str]:
+    notes = list(agent.next_steps) + [tracked.note(p, root) for p in paths if p in shared]
     if scope == "project":
-        inside = [p for p in paths if p.is_relative_to(root) and not p.name.startswith("settings.local")]
+        inside = [p for p in paths if p.is_relative_to(root) and not p.name.startswith("settings.local") and p not in shared]
         for note in agent.project_notes:
             if note == SHARED_FILE_NOTE:
                 notes += [note.format(path=p.relative_to(root)) for p in inside]
@@ -264,12 +284,19 @@ def _expand(names: list[str]) -> list[Agent]:
     return [AGENTS[n] for n in chosen]
 
 
-def install(names: list[str], scope: str = "user", with_mcp: bool = False, workspace: str | None = None) -> list[Report]:
+def install(
+    names: list[str], scope: str = "user", with_mcp: bool = False, workspace: str | None = None, force: bool = False
+) -> list[Report]:
     root = _root(workspace)
     files = Pending(confine=root if scope == "project" else None)
     planned = [(agent, _add(agent, scope, root, with_mcp, files)) for agent in _expand(names)]
+    changed = files.changed()
+    links.destinations(list(changed))
+    shared = tracked.tracked([p for p in changed if p.is_relative_to(root)], root) if scope == "project" else []
+    if not force:
+        tracked.refuse(shared, root)
     ledger = Ledger()
-    for path, data in files.changed().items():
+    for path, data in changed.items():
         made = _write(path, data)
         ledger.wrote(path, files.before[path], data, made)
         ledger.save()  # per file: a later failure still leaves what was written restorable
@@ -277,8 +304,10 @@ def install(names: list[str], scope: str = "user", with_mcp: bool = False, works
     for agent, (what, warnings) in planned:
         report = Report(agent.name, agent.title, scope)
         for path, described in what.items():
+            if path.is_symlink():
+                described += f" (written through the symbolic link, to {links.destination(path)})"
             report.changes.append(Change(str(path), _action(files.before[path], files.after.get(path)), described))
-        report.next_steps = warnings + _notes(agent, scope, root, list(what))
+        report.next_steps = warnings + _notes(agent, scope, root, list(what), shared)
         reports.append(report)
     return reports
 
@@ -301,8 +330,9 @@ def uninstall(names: list[str], scope: str = "user", workspace: str | None = Non
             again = Pending({path: original})
             for agent in agents:
                 _strip(agent, scope, root, again)
-            if again.after.get(path, original) == original:
-                outcome[path] = (original, "restored", made)
+            if again.after.get(path, original) == original and (original is not None or not path.is_symlink()):
+                outcome[path] = (original, "restored", made)  # a link is never deleted for a file install made
+    links.destinations([p for p, (data, _, _) in outcome.items() if data is not None and data != files.before[p]])
     for path, (data, _, _) in outcome.items():
         if data != files.before[path]:
             _write(path, data)
