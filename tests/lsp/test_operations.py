@@ -150,3 +150,22 @@ async def test_progress_is_reported_and_a_cancelled_operation_writes_nothing(edi
     assert [e["kind"] for e in timeline["entries"]] == ["turn"]
     # and the server goes on working
     assert (await editor.request("takeback/undo", {}))["applied"] is True
+
+
+async def test_an_open_whole_disk_turn_is_what_the_code_action_names_and_the_click_undoes(editor: Editor, repo: Path) -> None:
+    """While a bracketed turn is open with changes on disk (no end yet), the status, the code
+    action and the undo it runs all mean that turn, not the one before (one rule, the engine's)."""
+    app = editor.open("src/app.py")
+    await agent_edit(editor, app)  # turn #1
+    await editor.request("takeback/beginTurn", {"label": "shell work"})  # turn #2, whole-disk
+    util = editor.uri("src/util.py")
+    assert [a.title for a in await code_actions(editor, util)] == ["Undo agent turn #1: return ten (2 files)",
+                                                                   "Revert turn #1's changes to this file"]
+    (repo / "src/util.py").write_text("# rewritten by a formatter\n")  # on disk, by the agent's shell
+    assert (await editor.request("takeback/status", {}))["undoTarget"] == 2
+    actions = await code_actions(editor, util)
+    assert actions[0].title == "Undo agent turn #2: shell work (1 file)"
+    assert [a.title for a in await code_actions(editor, app)] == []  # #2 did not touch app.py
+    undo = await run_action(editor, actions[0])
+    assert (undo["targetNumber"], undo["applied"]) == (2, True)
+    assert (repo / "src/util.py").read_text() == UTIL.replace("x * 2", "x * 3")  # #1's change stays

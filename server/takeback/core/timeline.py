@@ -9,6 +9,7 @@ It never writes anything.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -262,11 +263,19 @@ class Timeline:
                 return cp
         raise NotFound(f"checkpoint {checkpoint_id} not found")
 
-    def undo_target(self) -> FoldedEntry:
+    def undo_target(self, pending: Callable[[FoldedEntry], FoldedEntry] | None = None) -> FoldedEntry:
+        """The one rule for what ``undo`` takes back: the newest agent turn, applied or open, with
+        a change that reached the workspace. ``pending`` gives an open turn as ending it now would
+        record it (its bracket's changes on disk so far: ``Operations.targets``, the rule's one
+        caller); the answer is then that turn, so a preview, ``status`` and the undo agree."""
         for entry_id in reversed(self.order):
             state = self.entries[entry_id]
-            if state.begun.kind == "turn" and state.state in ("applied", "open") and state.checkpoints:
-                return state
+            if state.begun.kind != "turn" or state.state not in ("applied", "open"):
+                continue
+            if state.state == "open" and pending is not None:
+                state = pending(state)
+            if any(state.applied.get(cp.id, True) for cp in state.checkpoints):
+                return state  # an editor that refused every batch of a turn left nothing to undo
         raise NothingToDo("nothing to undo: no applied agent turn is left on the timeline")
 
     def redo_target(self) -> FoldedEntry:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Iterable
-from typing import Any, TypedDict, Unpack
+from typing import Any, NamedTuple, TypedDict, Unpack
 
 from ..core import wording
 from ..core.clock import new_id as _new_id
@@ -56,6 +56,16 @@ class EditorIo(TypedDict, total=False):
     editor: EditorApply | None
 
 
+class Targets(NamedTuple):
+    """What ``undo`` and ``redo`` would act on now (``Operations.targets``)."""
+
+    undo: Entry | None
+    redo: Entry | None
+    settled: bool = True
+    """False while a whole-disk turn is open: its changes on disk decide, so the answer can
+    change before the timeline's version does."""
+
+
 class Operations(EngineParts):
     """Undo, redo, revert and restore (mixed into ``Engine``, whose state they use)."""
 
@@ -64,23 +74,34 @@ class Operations(EngineParts):
         ended first, so its bracket's changes are recorded and it is the one undone)."""
         check_on_conflict(on_conflict)
         with self.transaction():
-            for entry_id in reversed(self.timeline.order):
-                state = self.timeline.entries[entry_id]
-                if state.begun.kind != "turn" or state.state not in ("open", "applied"):
-                    continue
-                if state.state == "open":
-                    state = self._with_pending_bracket(state)
-                if any(state.applied.get(cp.id, True) for cp in state.checkpoints):
-                    return self._revert_entry("undo", state, dry_run, on_conflict, **io)
-            target = self.timeline.undo_target()
-            return self._revert_entry("undo", target, dry_run, on_conflict, **io)
+            return self._revert_entry("undo", self._undo_target(), dry_run, on_conflict, **io)
 
     def redo(self, dry_run: bool = False, on_conflict: OnConflict = "abort", **io: Unpack[EditorIo]) -> OperationResult:
         """Re-apply what the last undo, revert or restore took away."""
         check_on_conflict(on_conflict)
         with self.transaction():
-            target = self.timeline.redo_target()
-            return self._revert_entry("redo", target, dry_run, on_conflict, **io)
+            return self._revert_entry("redo", self.timeline.redo_target(), dry_run, on_conflict, **io)
+
+    def targets(self) -> Targets:
+        """What ``undo`` and ``redo`` would act on now (None: nothing): the very functions they
+        act on, so ``status``, code actions, the editor's panel and the MCP server name exactly
+        what a click or a command then takes back. Adapters ask this, never re-implement it."""
+        with self.transaction():
+            found: list[Entry | None] = []
+            for rule in (self._undo_target, self.timeline.redo_target):
+                try:
+                    found.append(self.timeline.view(rule()))
+                except NothingToDo:
+                    found.append(None)
+            # An open whole-disk turn's changes so far are read from the disk: the answer can
+            # change with no record published (an adapter that caches it by timeline version must not).
+            on_disk = any(not self._session_turn(s) for s in self.timeline.open_turns())
+            return Targets(found[0], found[1], settled=not on_disk)
+
+    def _undo_target(self) -> FoldedEntry:
+        """The entry ``undo`` takes back: ``Timeline.undo_target``, with an open turn planned as
+        ending it now would record it (what its bracket saw change on disk so far)."""
+        return self.timeline.undo_target(self._with_pending_bracket)
 
     def revert(
         self,
@@ -301,7 +322,7 @@ class Operations(EngineParts):
                 message=f"dry run: {kind} of #{number} would change {len(base['restored'])} file(s)" + wording.tail(plan)
                 + wording.notes_tail(target),
                 next_action="run it without --dry-run to carry it out",
-                patch=self._patch(plan),
+                patch=_patch(plan),
             )
         if verdict == "broken":
             return OperationResult(
@@ -429,21 +450,23 @@ class Operations(EngineParts):
         else:
             self.journal.write_side(item, "after")
 
-    def _patch(self, plan: Plan) -> str:
-        parts = []
-        for item in plan.writes:
-            ours = item.ours
-            result = item.result
-            if (ours and is_binary(ours.content)) or (result and is_binary(result.content)):
-                parts.append(f"Binary file {item.path} would change\n")
-                continue
-            parts.append(
-                unified_diff(
-                    item.path,
-                    ours.content if ours else None,
-                    result.content if result else None,
-                    before_mode=ours.mode if ours else None,
-                    after_mode=result.mode if result else None,
-                )
+
+def _patch(plan: Plan) -> str:
+    """The unified diff a dry run shows: what carrying ``plan`` out would write."""
+    parts = []
+    for item in plan.writes:
+        ours = item.ours
+        result = item.result
+        if (ours and is_binary(ours.content)) or (result and is_binary(result.content)):
+            parts.append(f"Binary file {item.path} would change\n")
+            continue
+        parts.append(
+            unified_diff(
+                item.path,
+                ours.content if ours else None,
+                result.content if result else None,
+                before_mode=ours.mode if ours else None,
+                after_mode=result.mode if result else None,
             )
-        return "".join(parts)
+        )
+    return "".join(parts)

@@ -16,7 +16,6 @@ from ..core.textdiff import unified_diff
 from ..errors import (
     InvalidInput,
     NotFound,
-    NothingToDo,
     StateError,
 )
 from . import failures
@@ -88,23 +87,11 @@ class Reading(EngineParts):
                 return self.store.read_blob(version.oid)
         raise NotFound(f"turn #{entry.number} did not change {rel}")
 
-    def targets(self) -> tuple[Entry | None, Entry | None]:
-        """What ``undo`` and ``redo`` would act on now (None: nothing), by the timeline's rule
-        (``Timeline.undo_target``, ``redo_target``); adapters ask this, never re-implement it."""
-        with self.transaction():
-            found: list[Entry | None] = []
-            for rule in (self.timeline.undo_target, self.timeline.redo_target):
-                try:
-                    found.append(self.timeline.view(rule()))
-                except NothingToDo:
-                    found.append(None)
-            return found[0], found[1]
-
     def status(self) -> StoreStatus:
         with self.transaction():
             ordered = self.timeline.ordered()
             open_states = self.timeline.open_turns()
-            undo, redo = self.targets()
+            undo, redo, _settled = self.targets()  # the operations' own rule (``Operations.targets``)
             undo_target = undo.number if undo is not None else None
             redo_target = redo.number if redo is not None else None
             user_head = self._user_head()

@@ -5,7 +5,9 @@ In a file the last applied turn (the one "undo" would take back) changed:
 the last undo (or revert, restore) changed: "Redo agent turn #N". Each carries the command
 (``takeback.undoTurn`` …) with the entry it was offered for (``expectTurnId``), so a timeline
 that moved in between is refused instead of acted on. Code actions are asked for often, so
-what they need is computed once per timeline version and cached.
+what they need is computed once per timeline version and cached, except while a whole-disk
+turn is open: what undo would take back then depends on the disk (its changes so far), so it
+is asked of the engine each time, which is what the undo itself asks.
 """
 
 from __future__ import annotations
@@ -36,13 +38,15 @@ class Targets:
     redo: Entry | None
     redo_subject: Entry | None
     """The turn a redo would bring back (the undo's target)."""
+    settled: bool = True
+    """False while a whole-disk turn is open (``Operations.targets``): not cached then."""
 
 
 def find_targets(engine: Engine) -> Targets:
     """What undo and redo would act on (asked of the engine, which owns the rule)."""
-    undo, redo = engine.targets()
+    undo, redo, settled = engine.targets()
     subject = engine.entry(redo.target) if redo is not None and redo.target else None
-    return Targets(undo, redo, subject)
+    return Targets(undo, redo, subject, settled)
 
 
 def _touches(entry: Entry | None, rel: str) -> bool:
@@ -85,7 +89,8 @@ def setup(server: TakebackServer) -> None:
             targets = cached[1]
         else:
             targets = await read(engine, find_targets, engine)
-            ls.code_action_cache[folder.path] = (version, targets)
+            if targets.settled:  # an open whole-disk turn's changes on disk move no version
+                ls.code_action_cache[folder.path] = (version, targets)
         actions = []
         undo = targets.undo
         if _touches(undo, rel):
