@@ -29,18 +29,22 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from collections.abc import Iterable
 from dataclasses import replace
 from itertools import pairwise
+from typing import Literal
 
 import pygit2
 
+from ..core import derive
 from ..core.clock import new_id as _new_id
 from ..core.clock import now as _now
-from ..core.models import CheckpointRecorded, Entry, EntryBegun, FileVersion, PathChange, TurnEnded, same_version
+from ..core.models import BatchChange, CheckpointRecorded, Entry, EntryBegun, FileVersion, PathChange, TurnEnded, same_version
 from ..core.timeline import FoldedEntry
-from ..errors import StoreError
+from ..errors import InvalidInput, StoreError
 from ..scanning.scan import snapshot_sees
+from ..workspace import birth
 from . import brackets
 from .parts import EngineParts
 
@@ -79,7 +83,7 @@ class Steps(EngineParts):
                         folders[rel] = self.workspace.missing_folders(rel)  # what writing it would create
                 scanner = self._scanner()
                 snapshot = {"kind": PATHS_KIND, "files": files, "new_folders": folders,
-                            "scan": scanner.begin(self.capture.from_disk)}
+                            "scan": scanner.begin(self.capture.from_disk), "scanned_ns": time.time_ns()}
             else:
                 scanner = self._scanner()
                 snapshot = scanner.begin(self.capture.from_disk)
@@ -131,6 +135,39 @@ class Steps(EngineParts):
             if not records:
                 return None
             return self.timeline.view(self.timeline.entries[records[-1].entry])
+
+    def record_made_edit(
+        self, path: str, edits: list[tuple[str, str]], label: str, session: str | None = None, agent: str | None = None,
+    ) -> Entry | None:
+        """Record an edit reported only after it was made (``edits``: the (old, new) texts it
+        replaced in ``path``), as a step of ``session``'s open turn. Its before-image is the only
+        one that fits the file now (``core/derive.py``: a unique reversal, or a version Takeback
+        or git knows that gives the file now); an empty one is an absent file when the file was
+        born during the turn; otherwise the file is "before unknown" and undo leaves it alone.
+        None: the edit changed nothing."""
+        rel = self.workspace.rel(path)
+        disk = self.workspace.read(rel)
+        if disk is None:
+            raise InvalidInput(f"{rel} is gone: the edit reported on it cannot be recorded")
+        text = disk.content.decode("utf-8", "surrogateescape")
+        known = [k.decode("utf-8", "surrogateescape") for k in self.known_versions(rel)]
+        derived = derive.only_fit(text, edits, known)
+        before: bytes | None | Literal["unknown"] = "unknown"
+        if derived == "" and "" not in known:  # an empty file, or none: the file's birth tells
+            before = None if self._born_in_turn(rel, session) else "unknown"
+        elif derived is not None:
+            before = derived.encode("utf-8", "surrogateescape")
+        if before == disk.content:
+            return None
+        change = BatchChange(path=rel, before=before, after=disk.content, mode=disk.mode)
+        return self.record_batch([change], label=label, session=session, agent=agent, source="hook")[0]
+
+    def _born_in_turn(self, rel: str, session: str | None) -> bool:
+        """Whether ``rel`` was created after ``session``'s open turn began (its birth time, where
+        the file system keeps one)."""
+        turn = self._turn_for(session)
+        born = birth.born_ns(self.workspace.root / rel)
+        return turn is not None and born is not None and born >= int(turn.begun.at.timestamp() * 1e9)
 
     def known_versions(self, rel: str) -> list[bytes]:
         """What ``rel`` held as far as Takeback and git know, for checking a before-image derived
@@ -219,6 +256,10 @@ class Steps(EngineParts):
         it, as Copilot CLI runs them): they are that step's."""
         assert opened.scan is not None
         named = set(opened.scan.get("files", {}))
+        scanned = opened.scan.get("scanned_ns")
+        touched = self._scan_cache.touched_since(str(self.workspace.root), scanned) if isinstance(scanned, int) else None
+        if touched is not None and touched <= named:
+            return cp  # the watch saw no other file change since the snapshot: no scan needed
         on_disk = self._bracket_checkpoint(seen, replace(opened, scan=opened.scan["scan"]))
         others = [c for c in on_disk.changes if c.path not in named] if on_disk is not None else []
         if others:

@@ -22,13 +22,10 @@ from __future__ import annotations
 import os
 import traceback
 from pathlib import Path
-from typing import Literal
 
-from ..core import derive
-from ..core.models import BatchChange
 from ..engine import failures
 from ..engine.engine import Engine
-from ..errors import InvalidInput, OutsideWorkspace
+from ..errors import OutsideWorkspace
 from .events import Event
 
 LABEL_CHARS = 120
@@ -147,22 +144,7 @@ def _store_of(workspace: str) -> Path | None:
 
 
 def _record_edited(engine: Engine, event: Event) -> None:
-    """An edit reported after it was made (Cursor's ``afterFileEdit``): its before-image is the
-    only one that fits the file now and the replacements made (``core/derive.py``: a unique
-    reversal, or a version Takeback or git knows that gives the file now); otherwise the file is
-    recorded as "before unknown", and undo leaves it alone, saying so."""
+    """An edit reported after it was made (Cursor's ``afterFileEdit``): ``Engine.record_made_edit``
+    derives its before-image and verifies it, or records the file as "before unknown"."""
     assert event.paths
-    rel = engine.workspace.rel(event.paths[0])
-    disk = engine.workspace.read(rel)
-    if disk is None:
-        raise InvalidInput(f"{rel} is gone: the edit reported on it cannot be recorded")
-    text = disk.content.decode("utf-8", "surrogateescape")
-    known = [k.decode("utf-8", "surrogateescape") for k in engine.known_versions(rel)]
-    derived = derive.only_fit(text, event.edits, known)
-    before: bytes | Literal["unknown"] = "unknown" if derived is None else derived.encode("utf-8", "surrogateescape")
-    if before == disk.content:
-        return
-    engine.record_batch(
-        [BatchChange(path=rel, before=before, after=disk.content, mode=disk.mode)],
-        label=step_label(event), session=event.session, agent=event.agent, source="hook",
-    )
+    engine.record_made_edit(event.paths[0], event.edits, step_label(event), session=event.session, agent=event.agent)

@@ -964,6 +964,15 @@ class ScanCache:
             return None
         return set(previous[1]), dict(previous[2]), touched
 
+    def touched_since(self, root: str, ns: int) -> set[str] | None:
+        """Every file under ``root`` that may have changed since ``ns`` (time.time_ns), as this
+        process's watch saw it: known only when the watch's current period began by then (a
+        superset: files touched since that began). None when not known."""
+        found = self._watch
+        if found is None or found.root != root or found.marked_ns is None or found.marked_ns > ns:
+            return None
+        return found.touched()
+
     def after_listing(self, key: tuple, paths: set[str], unreadable: dict[str, str]) -> None:
         if self._watch is not None:
             self._listed = (key, frozenset(paths), dict(unreadable))
