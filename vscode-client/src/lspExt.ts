@@ -27,7 +27,7 @@ export interface FileVersion {
   oid: string;
   mode?: number;
   size?: number;
-  withheld?: "secret" | "oversize" | null;
+  withheld?: "secret" | "oversize" | "unknown" | null;
 }
 
 export interface FileChange {
@@ -39,7 +39,7 @@ export interface FileChange {
   additions?: number;
   deletions?: number;
   binary?: boolean;
-  withheld?: "secret" | "oversize" | null;
+  withheld?: "secret" | "oversize" | "unknown" | null;
 }
 
 export interface Check {

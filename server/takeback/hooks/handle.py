@@ -9,6 +9,7 @@ return is its text only when no store could take it (the caller shows it on stde
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 
 from . import decode
@@ -30,6 +31,7 @@ def handle(
         return log_failure(workspace_for([], cwd), agent, event_name, exc)
     if event is None:
         return None
+    event.cwd = os.path.join(cwd, event.cwd) if event.cwd else cwd  # the hook runs in the agent's folder
     return record_in(workspace_for(event.folders, cwd), event, event_name)
 
 
