@@ -190,3 +190,15 @@ class LogWalk:
             return commits.message_of(self._read(oid)).split("\n", 1)[0]
         except StoreError:
             return "(unreadable)"
+
+
+def leftovers(store: Path) -> list[tuple[list[Path], str]]:
+    """Temporary files a writer left in the store's folder or ``brackets/`` (``.<name>.*.tmp``,
+    ``open-turn.tmp``): a rename into place that a crash or power cut kept from happening. Only
+    ever read with the store's lock held, when no writer of the store is at work."""
+    found = []
+    for folder in (store, store / "brackets"):
+        for path in sorted(folder.glob("*.tmp")) if folder.is_dir() else []:
+            if path.is_file():
+                found.append(([path], "a temporary file a writer left: its rename into place did not happen"))
+    return found

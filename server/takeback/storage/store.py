@@ -183,8 +183,8 @@ class Store:
         was repaired. ``deep`` (a read failed) reads every pack and the whole chain."""
         aside = found or repair.Quarantine(self.path)
         with self.locked():
-            torn = [*repair.torn_packs(self._pack_dir, deep), *(([f], why) for f, why in refs.problems(self._ref_file))]
-            for files, problem in torn:
+            torn = [*repair.torn_packs(self._pack_dir, deep), *repair.leftovers(self.path)]
+            for files, problem in [*torn, *(([f], why) for f, why in refs.problems(self._ref_file))]:
                 for file in files:
                     aside.set_aside(file, problem)
             if aside.files:
