@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import StoreError
-from . import atomic, commits, packs
+from . import atomic, commits, packs, refs
 
 FOLDER = "quarantine"
 REPORT = "report.json"
@@ -202,3 +202,14 @@ def leftovers(store: Path) -> list[tuple[list[Path], str]]:
             if path.is_file():
                 found.append(([path], "a temporary file a writer left: its rename into place did not happen"))
     return found
+
+
+def set_aside_torn(aside: Quarantine, pack_dir: Path, ref_file: Path, deep: bool) -> bool:
+    """Set aside every torn file of the pack folder, the store's leftovers and the ref's
+    (``torn_packs``, ``leftovers``, ``refs.problems``); answers whether one was."""
+    found = [*torn_packs(pack_dir, deep), *leftovers(aside.store), *(([f], why) for f, why in refs.problems(ref_file))]
+    for files, problem in found:
+        for file in files:
+            if file.exists():
+                aside.set_aside(file, problem)
+    return bool(found)
