@@ -159,17 +159,32 @@ def apply(effects: list[tuple[Effect, str]], before: Path, after: Path, target: 
     return torn
 
 
+PAYLOADS = Path(__file__).parent / "hook_payloads" / "claude.json"
+
+
+def _stdin(args: tuple[str, ...], ws: Path) -> tuple[tuple[str, ...], bytes]:
+    """``("hook", "claude", "@Event")``: the hook command, with Claude Code's real payload for
+    that event (captured, its folder made ``ws``) on stdin; other commands read nothing."""
+    if not args or not args[-1].startswith("@"):
+        return args, b""
+    data = json.loads(PAYLOADS.read_text())["payloads"][args[-1][1:]]
+    text = json.dumps(data).replace("<OUT>/repo", str(ws)).replace("<OUT>", str(ws.parent))
+    return args[:-1], text.encode()
+
+
 def _run(env: dict[str, str], ws: Path, *args: str, store: Path | None = None) -> subprocess.CompletedProcess[bytes]:
     if store is not None:
         env = {**env, "TAKEBACK_STORE_DIR": str(store)}
-    return subprocess.run([sys.executable, "-m", "takeback", *args], cwd=ws, env=env, capture_output=True, timeout=120)
+    argv, stdin = _stdin(args, ws)
+    return subprocess.run([sys.executable, "-m", "takeback", *argv], cwd=ws, env=env, input=stdin, capture_output=True, timeout=120)
 
 
 def traced(env: dict[str, str], ws: Path, store: Path, out: Path, *args: str) -> Trace:
     calls = "openat,write,pwrite64,rename,renameat,renameat2,fsync,fdatasync,unlink,unlinkat,link,linkat"
+    argv, stdin = _stdin(args, ws)
     proc = subprocess.run(
-        ["strace", "-f", "-qq", "-y", "-s", "0", "-e", f"trace={calls}", "-o", str(out), sys.executable, "-m", "takeback", *args],
-        cwd=ws, env={**env, "TAKEBACK_STORE_DIR": str(store)}, capture_output=True, timeout=120,
+        ["strace", "-f", "-qq", "-y", "-s", "0", "-e", f"trace={calls}", "-o", str(out), sys.executable, "-m", "takeback", *argv],
+        cwd=ws, env={**env, "TAKEBACK_STORE_DIR": str(store)}, input=stdin, capture_output=True, timeout=120,
     )
     if proc.returncode != 0 and b"ptrace" in proc.stderr:
         pytest.skip(f"strace cannot trace here: {proc.stderr.decode(errors='replace').strip()}")
@@ -228,6 +243,9 @@ def _scenario(tmp_path: Path, env: dict[str, str], prepare: list[tuple[str, ...]
         if args == ("edit",):
             write_files(ws, {"a.txt": f"one\nedit {i}\n"})
             continue
+        if args == ("write",):  # what the agent's Write tool wrote (the payload names it)
+            write_files(ws, {"agent_written.txt": "written by the agent's write tool\n"})
+            continue
         proc = _run(env, ws, *args, store=store)
         assert proc.returncode == 0, proc.stderr.decode(errors="replace")
     if edit:
@@ -259,13 +277,18 @@ CASES = {
     "end-merging": (_turns(8) + [("begin", "--label", "cut")], ("end",), True),
     # the first turn's begin in a new store
     "first-begin": ([], ("begin", "--label", "first"), False),
+    # an agent's tool call recorded through Claude Code's hooks (its PostToolUse: the step's end)
+    "hook-step": (
+        _turns(2) + [("hook", "claude", "@UserPromptSubmit"), ("hook", "claude", "@PreToolUse"), ("write",)],
+        ("hook", "claude", "@PostToolUse"), False,
+    ),
 }
 
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_power_cut_states_open(case: str, tmp_path: Path) -> None:
     prepare, call, edit = CASES[case]
-    env = {**isolated_env(tmp_path / "env"), "TAKEBACK_RESIDENT": "0"}
+    env = {**isolated_env(tmp_path / "env"), "TAKEBACK_RESIDENT": "0", "CLAUDECODE": "1"}  # as Claude Code runs its hooks
     ws, store, before, trace, after = _scenario(tmp_path, env, prepare, call, edit)
     workspace = tree_state(ws)
     # An open turn is not complete: the call that ends it may lose it with its end (the newest entry).
