@@ -32,7 +32,7 @@ from helpers import make_repo, tree_state, write_files
 
 from .conftest import isolated_env
 
-pytestmark = pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed (scripts/setup.sh installs it)")
+pytestmark = pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed (scripts/setup-faults.sh installs it)")
 
 _CALL = re.compile(r"^(\d+) +(\w+)\((.*)\) += (-?\d+)")
 _FD = re.compile(r"^(\d+)<(.*)>$")

@@ -44,6 +44,17 @@ def _one_clear_line(proc: subprocess.CompletedProcess[str], where: str) -> None:
     assert where in lines[0], f"the message does not say where: {lines[0]}"
 
 
+def _two_turns(tmp_path: Path, store: Path) -> tuple[dict[str, str], Path]:
+    """A repository with two recorded turns, its store at ``store``; the environment and the folder."""
+    env = {**isolated_env(tmp_path / "env"), "TAKEBACK_RESIDENT": "0", "TAKEBACK_STORE_DIR": str(store)}
+    ws = make_repo(tmp_path / "ws", {"a.txt": "one\n"})
+    for i in range(2):
+        assert _run(env, ws, "begin", "--label", f"turn {i + 1}").returncode == 0
+        write_files(ws, {"a.txt": f"one\n{i}\n"})
+        assert _run(env, ws, "end").returncode == 0
+    return env, ws
+
+
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     mount = tmp_path / "disk"
@@ -58,12 +69,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 
 
 def test_full_disk_while_recording_says_where_and_loses_nothing(tmp_path: Path, small_disk: Path) -> None:
-    env = {**isolated_env(tmp_path / "env"), "TAKEBACK_RESIDENT": "0", "TAKEBACK_STORE_DIR": str(small_disk / "store")}
-    ws = make_repo(tmp_path / "ws", {"a.txt": "one\n"})
-    for i in range(2):
-        assert _run(env, ws, "begin", "--label", f"turn {i + 1}").returncode == 0
-        write_files(ws, {"a.txt": f"one\n{i}\n"})
-        assert _run(env, ws, "end").returncode == 0
+    env, ws = _two_turns(tmp_path, small_disk / "store")
     before = _numbers(env, ws)
     assert _run(env, ws, "begin", "--label", "too big").returncode == 0
     filler = small_disk / "filler"
@@ -101,15 +107,10 @@ def _store_writes(trace: str, store: Path) -> list[tuple[str, int, str]]:
     return found
 
 
-@pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed (scripts/setup.sh installs it)")
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed (scripts/setup-faults.sh installs it)")
 @pytest.mark.parametrize("call", ["end", "undo"])
 def test_each_store_write_failing_is_one_clear_line_and_loses_nothing(call: str, tmp_path: Path) -> None:
-    env = {**isolated_env(tmp_path / "env"), "TAKEBACK_RESIDENT": "0", "TAKEBACK_STORE_DIR": str(tmp_path / "store")}
-    ws = make_repo(tmp_path / "ws", {"a.txt": "one\n"})
-    for i in range(2):
-        assert _run(env, ws, "begin", "--label", f"turn {i + 1}").returncode == 0
-        write_files(ws, {"a.txt": f"one\n{i}\n"})
-        assert _run(env, ws, "end").returncode == 0
+    env, ws = _two_turns(tmp_path, tmp_path / "store")
     if call == "end":
         assert _run(env, ws, "begin", "--label", "cut").returncode == 0
         write_files(ws, {"b.txt": "new\n"})
