@@ -236,7 +236,9 @@ def check_state(env: dict[str, str], ws: Path, store: Path, torn: dict[str, byte
         assert _run(env, ws, "log", store=store).returncode == 0
 
 
-def _scenario(tmp_path: Path, env: dict[str, str], prepare: list[tuple[str, ...]], call: tuple[str, ...], edit: bool) -> tuple[Path, Path, Path, Trace, Path]:
+def _scenario(
+    tmp_path: Path, env: dict[str, str], prepare: list[tuple[str, ...]], call: tuple[str, ...], edit: bool,
+) -> tuple[Path, Path, Path, Trace, Path]:
     ws = make_repo(tmp_path / "ws", {"a.txt": "one\n", "b.txt": "two\n"})
     store = tmp_path / "store"
     for i, args in enumerate(prepare):

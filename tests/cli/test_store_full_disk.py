@@ -133,7 +133,8 @@ def test_each_store_write_failing_is_one_clear_line_and_loses_nothing(call: str,
             (ws / name).write_bytes(content)
         if before is None:
             before = _numbers(env, ws)
-        inject = ("strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=write,pwrite64", "-e", f"inject={syscall}:error={error}:when={ordinal}")
+        inject = ("strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=write,pwrite64",
+                  "-e", f"inject={syscall}:error={error}:when={ordinal}")
         proc = _run(env, ws, call, prefix=inject)
         if proc.returncode != 0:
             try:
