@@ -186,7 +186,7 @@ class Store:
             if repair.set_aside_torn(aside, self._pack_dir, self._ref_file, deep):
                 self._reopen()
             every = lambda: [oid for name in self._packs() for oid in packs.commit_ids(self._pack_dir, name)]  # noqa: E731
-            walk = repair.LogWalk(lambda oid: self._read(oid)[1], self.has, every)
+            walk = repair.LogWalk(lambda oid: self._read(oid)[1], lambda oid: pygit2.Oid(hex=oid) in self.repo.odb, every)
             head = self.head()
             if head is not None and not deep and not walk.readable(head, whole=False):
                 return self.repair(deep=True, found=aside)  # torn past what the ends show: read every byte
