@@ -393,6 +393,27 @@ class RecoveryReport(_Model):
     journal_kept: str | None = None
 
 
+class SetAside(_Model):
+    """A file of the store a crash or power cut left torn, moved into ``quarantine/``."""
+
+    path: str  # relative to the store (and to the repair's folder, where it now is)
+    problem: str
+
+
+class StoreRepair(_Model):
+    """What opening the store set aside after a crash or power cut (``storage/repair.py``): the
+    files, where the log ended before and after (``log_was``/``log_now``, ids), and one line per
+    log commit lost. It stays in ``folder`` (inside the store) until the person deletes it."""
+
+    at: datetime
+    folder: str
+    files: list[SetAside] = []
+    log_was: str | None = None
+    log_now: str | None = None
+    log_now_subject: str | None = None
+    lost: list[str] = []
+
+
 class RetentionPolicy(_Model):
     max_entries: int = 500
     max_age_days: int = 30
@@ -415,6 +436,7 @@ class StoreStatus(_Model):
     retention: RetentionPolicy
     fsync: bool
     last_recovery: RecoveryReport | None = None
+    repairs: list[StoreRepair] = Field(default_factory=list)  # what a crash or power cut left torn, set aside
     config_problems: list[str] = Field(default_factory=list)  # settings ignored or refused, and why
     hook_failures: int = 0  # failures agents' hooks logged in the store (``takeback hook``)
     last_hook_failure: str | None = None

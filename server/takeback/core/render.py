@@ -114,6 +114,16 @@ def print_status(status: StoreStatus) -> None:
             print(f"           {len(changed)} left as they were, changed since (not overwritten): {', '.join(changed)}")
         for problem in r.problems:  # one per path left as it was, and why; or why the journal was set aside
             print(f"           {problem}")
+    for repair in status.repairs:
+        print(f"repaired   {repair.at.astimezone():%Y-%m-%d %H:%M:%S}: after a crash or power cut, "
+              f"{len(repair.files)} torn file(s) set aside in {repair.folder}")
+        for item in repair.files:
+            print(f"           {item.path}: {item.problem}")
+        if repair.log_was != repair.log_now:
+            now = f"{repair.log_now[:12]} ({repair.log_now_subject})" if repair.log_now else "nothing (empty)"
+            print(f"           the log now ends at {now}")
+        for line in repair.lost:
+            print(f"           lost: {line}")
     for problem in status.config_problems:
         print(f"settings   {problem}")
     if status.hook_failures:

@@ -142,9 +142,15 @@ def _read_file(path: Path, with_scan: bool) -> OpenTurn | None:
             if handle.readline() != _MAGIC:
                 raise StoreError(f"{path} is not an open turn's file (remove it to go on)")
             begun = EntryBegun.model_validate_json(handle.readline())
+            line = handle.readline()
+            if not line.endswith(b"\n"):
+                raise ValueError("the file is cut short")
             if not with_scan:
+                if len(line) < _CHECK_BELOW:  # a git bracket's header: cheap to check the copies' sizes too
+                    _check_size(handle, json.loads(line))
                 return OpenTurn(begun, None, None, [path])
-            header = json.loads(handle.readline())
+            header = json.loads(line)
+            _check_size(handle, header)
             size = header.get("index_size")
             offset = handle.tell()
             index = IndexCopy(path, offset, size) if size is not None else None
@@ -156,6 +162,16 @@ def _read_file(path: Path, with_scan: bool) -> OpenTurn | None:
             return OpenTurn(begun, header.get("scan"), index, [path], nested=nested, config=header.get("config"))
     except ValueError as exc:
         raise StoreError(f"unreadable open turn in {path} (remove it to go on): {exc}") from exc
+
+
+_CHECK_BELOW = 64 << 10
+
+
+def _check_size(handle: BinaryIO, header: dict) -> None:
+    """Refuse a file shorter than the index copies its header announces (cut short)."""
+    sizes = [header.get("index_size") or 0, *header.get("nested_index_sizes", {}).values()]
+    if os.fstat(handle.fileno()).st_size < handle.tell() + sum(sizes):
+        raise ValueError("the file is cut short (its index copy is not whole)")
 
 
 def read_named(directory: Path, name: str) -> OpenTurn | None:
@@ -199,6 +215,18 @@ def read_begins(directory: Path) -> list[tuple[str, EntryBegun]]:
         if opened is not None and opened.begun is not None:
             found.append((name, opened.begun))
     return sorted(found, key=lambda item: item[1].number)
+
+
+def torn(directory: Path) -> list[tuple[Path, str]]:
+    """The open turns' and steps' files whose start cannot be read (empty or cut short by a crash
+    or power cut), each with what is wrong: to be set aside."""
+    found = []
+    for name in [FILE_NAME, *session_names(directory), *step_names(directory)]:
+        try:
+            _read_file(directory / name, with_scan=False)
+        except StoreError as exc:
+            found.append((directory / name, f"an open turn's file that is empty or cut short ({exc.message})"))
+    return found
 
 
 def read(directory: Path, entry: str) -> OpenTurn | None:

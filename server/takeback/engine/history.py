@@ -13,16 +13,17 @@ that says so. Every method must be called with the store's lock held.
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..core.models import CheckpointRecorded, Record, RecordEnvelope
+from ..core.models import CheckpointRecorded, EntryBegun, Record, RecordEnvelope, StoreRepair
 from ..core.timeline import Timeline
 from ..errors import StoreError
-from ..storage import atomic
+from ..storage import atomic, repair
 from ..storage.store import Store
 from ..workspace.files import is_recorded_path
 from . import brackets
@@ -74,7 +75,7 @@ class History:
             return
         except (OSError, ValidationError, StoreError) as exc:
             log.warning("the timeline cache %s is not valid, so it is not used: %s", cache_file, exc)
-            cache_file.unlink(missing_ok=True)
+            _discard(self.store.path, cache_file)
             return
         self.timeline, self.head, self.folded = timeline, cache.head, cache.records
 
@@ -109,7 +110,7 @@ class History:
             self._cache_read = True
             self.load_cache()
         head = self.store.head()
-        waiting = brackets.read_begins(self.brackets_dir)
+        waiting = self._begins()
         replayed = 0
         if head != self.head:
             self.timeline.retract()  # the log may hold them now
@@ -129,7 +130,31 @@ class History:
         self.replayed = replayed
         return replayed
 
+    def _begins(self) -> list[tuple[str, EntryBegun]]:
+        """The open turns' begins; an open turn's file a crash or power cut left torn (empty, cut
+        short) is set aside (``repair.py``), never left to block every command."""
+        try:
+            return brackets.read_begins(self.brackets_dir)
+        except StoreError:
+            aside = repair.Quarantine(self.store.path)
+            for path, problem in brackets.torn(self.brackets_dir):
+                aside.set_aside(path, problem)
+            aside.save()
+            return brackets.read_begins(self.brackets_dir)
+
     def _fold(self, head: str | None) -> int:
+        """Fold the log up to ``head``. A commit that cannot be read (a pack a power cut tore
+        past what opening the store checks) makes the store look deeply (``Store.repair``):
+        what is torn is set aside, the log goes back to what can be read, and it is read again."""
+        try:
+            return self._fold_once(head)
+        except StoreError:
+            if not self.store.repair(deep=True):
+                raise
+            self.timeline, self.folded, self.head = Timeline(), [], None
+            return self._fold_once(self.store.head())
+
+    def _fold_once(self, head: str | None) -> int:
         try:
             chain = self.store.commit_chain(head, self.head) if head else []
         except StoreError:
@@ -174,5 +199,34 @@ class History:
         ``+<entry>`` for each open turn's file (opening a turn does not move the head). Read
         from the store, not from memory. Cheap: the ref and two lines of each open turn's file."""
         head = self.store.head()
-        begins = brackets.read_begins(self.brackets_dir)
+        begins = self._begins()
         return head if not begins else (head or "") + "".join(f"+{begun.entry}" for _name, begun in begins)
+
+
+def _discard(store: Path, cache_file: Path) -> None:
+    """Drop a cache that is not valid: one that is not even JSON (empty or cut short: a crash or
+    power cut tore it) is set aside (``repair.py``); one of an older format is removed."""
+    try:
+        json.loads(cache_file.read_bytes())
+    except ValueError:
+        aside = repair.Quarantine(store)
+        aside.set_aside(cache_file, "the timeline cache is empty or cut short (it is rebuilt from the log)")
+        aside.save()
+    except OSError:
+        pass
+    cache_file.unlink(missing_ok=True)
+
+
+def repairs(store: Path) -> list[StoreRepair]:
+    """The repairs kept in the store's ``quarantine/`` (``repair.py``), oldest first."""
+    found = []
+    for doc in repair.reports(store):
+        log_moved = doc.get("log") or {}
+        try:
+            found.append(StoreRepair(
+                at=doc["at"], folder=doc["folder"], files=doc.get("files", []), lost=doc.get("lost", []),
+                log_was=log_moved.get("was"), log_now=log_moved.get("now"), log_now_subject=log_moved.get("now_subject"),
+            ))
+        except (KeyError, ValueError):
+            continue
+    return found

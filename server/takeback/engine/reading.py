@@ -18,7 +18,7 @@ from ..errors import (
     NotFound,
     StateError,
 )
-from . import failures
+from . import failures, history
 from .parts import EngineParts
 
 log = logging.getLogger("takeback.engine")
@@ -111,6 +111,7 @@ class Reading(EngineParts):
                 retention=self.config.retention,
                 fsync=self.config.fsync,
                 last_recovery=self.last_recovery or self.journal.last_report(),
+                repairs=history.repairs(self.store.path),
                 config_problems=list(self.config.problems),
                 **failures.summary(self.store.path),
             )

@@ -44,6 +44,9 @@ class Transaction:
         self._dirty = False  # something is folded into the timeline that the log does not hold
         self.suspended = False
         self.moved = False  # the timeline moved while the lock was let go (``released``)
+        # Publish with fsync whatever the setting: an operation that writes the workspace (undo,
+        # redo, revert, restore) is rare, and its answer must outlive a power cut.
+        self.durable = False
 
     @property
     def timeline(self) -> Timeline:
@@ -78,7 +81,9 @@ class Transaction:
             self.add()
         if self._pending:
             meta = RecordEnvelope(records=self._pending).model_dump_json().encode()
-            head = self.history.store.append(meta, self._blobs, _message(self._pending), self.history.head)
+            store = self.history.store
+            with store.durable() if self.durable else contextlib.nullcontext():
+                head = store.append(meta, self._blobs, _message(self._pending), self.history.head)
             self.history.published(head, self._pending)
             self._pending, self._blobs = [], set()
         self._dirty = False

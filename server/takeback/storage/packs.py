@@ -257,22 +257,24 @@ def problem(pack_dir: Path, name: str, deep: bool = False) -> str | None:
     """
     idx, pack = pack_dir / f"{name}.idx", pack_dir / f"{name}.pack"
     try:
-        data = idx.read_bytes() if idx.stat().st_size <= _SMALL_INDEX or deep else _index_ends(idx)
-        wrong = _index_problem(idx.name, data, idx.stat().st_size)
+        size = idx.stat().st_size
+        whole = size <= _SMALL_INDEX or deep
+        data = idx.read_bytes() if whole else _index_ends(idx)
+        wrong = _index_problem(idx.name, data, size, whole)
         if wrong is not None:
             return wrong
         count = struct.unpack(">I", data[8 + 255 * 4 : 8 + 256 * 4])[0]
         with open(pack, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if size == 0:
+            pack_size = os.fstat(handle.fileno()).st_size
+            if pack_size == 0:
                 return f"{pack.name} is empty"
             head = handle.read(12)
-            if size < 32 or head[:4] != b"PACK" or struct.unpack(">I", head[8:12])[0] != count:
-                return f"{pack.name} is cut short or not a pack ({size} bytes)"
-            handle.seek(size - 20)
+            if pack_size < 32 or head[:4] != b"PACK" or struct.unpack(">I", head[8:12])[0] != count:
+                return f"{pack.name} is cut short or not a pack ({pack_size} bytes)"
+            handle.seek(pack_size - 20)
             if handle.read(20) != data[-40:-20]:
                 return f"{pack.name} does not end with the checksum its index names (cut short)"
-            if deep and _pack_digest(handle, size) != data[-40:-20]:
+            if deep and _pack_digest(handle, pack_size) != data[-40:-20]:
                 return f"{pack.name} does not hold the bytes its checksum names (torn)"
     except FileNotFoundError as exc:
         return f"{Path(str(exc.filename)).name} is missing"
@@ -285,15 +287,14 @@ _SMALL_INDEX = 64 << 10  # a single call's pack index is a few KB: its checksum 
 
 
 def _index_ends(idx: Path) -> bytes:
-    """The header and the last 40 bytes of a large index, with zeros between (size checks only)."""
+    """The header and the last 40 bytes of a large index (enough for its size checks)."""
     with open(idx, "rb") as handle:
         head = handle.read(8 + 256 * 4)
-        size = os.fstat(handle.fileno()).st_size
-        handle.seek(max(size - 40, 0))
-        return head + bytes(max(size - len(head) - 40, 0)) + handle.read(40)
+        handle.seek(max(os.fstat(handle.fileno()).st_size - 40, len(head)))
+        return head + handle.read(40)
 
 
-def _index_problem(name: str, data: bytes, size: int) -> str | None:
+def _index_problem(name: str, data: bytes, size: int, whole: bool) -> str | None:
     if size == 0:
         return f"{name} is empty"
     if len(data) < 8 + 256 * 4 + 40 or data[:4] != _IDX_MAGIC or struct.unpack(">I", data[4:8])[0] != 2:
@@ -302,9 +303,8 @@ def _index_problem(name: str, data: bytes, size: int) -> str | None:
     extra = size - (8 + 256 * 4 + 28 * count + 40)
     if extra < 0 or extra % 8:
         return f"{name} is cut short ({size} bytes for {count} objects)"
-    if any(data[8 + 256 * 4 : -40]) or size <= _SMALL_INDEX:  # read whole: check its own checksum
-        if hashlib.sha1(data[:-20], usedforsecurity=False).digest() != data[-20:]:
-            return f"{name} does not hold the bytes its checksum names (torn)"
+    if whole and hashlib.sha1(data[:-20], usedforsecurity=False).digest() != data[-20:]:
+        return f"{name} does not hold the bytes its checksum names (torn)"
     return None
 
 

@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import StoreError
-from . import atomic, commits, packs
+from . import atomic, commits, packs, refs
 
 FOLDER = "quarantine"
 REPORT = "report.json"
@@ -190,3 +190,26 @@ class LogWalk:
             return commits.message_of(self._read(oid)).split("\n", 1)[0]
         except StoreError:
             return "(unreadable)"
+
+
+def leftovers(store: Path) -> list[tuple[list[Path], str]]:
+    """Temporary files a writer left in the store's folder or ``brackets/`` (``.<name>.*.tmp``,
+    ``open-turn.tmp``): a rename into place that a crash or power cut kept from happening. Only
+    ever read with the store's lock held, when no writer of the store is at work."""
+    found = []
+    for folder in (store, store / "brackets"):
+        for path in sorted(folder.glob("*.tmp")) if folder.is_dir() else []:
+            if path.is_file():
+                found.append(([path], "a temporary file a writer left: its rename into place did not happen"))
+    return found
+
+
+def set_aside_torn(aside: Quarantine, pack_dir: Path, ref_file: Path, deep: bool) -> bool:
+    """Set aside every torn file of the pack folder, the store's leftovers and the ref's
+    (``torn_packs``, ``leftovers``, ``refs.problems``); answers whether one was."""
+    found = [*torn_packs(pack_dir, deep), *leftovers(aside.store), *(([f], why) for f, why in refs.problems(ref_file))]
+    for files, problem in found:
+        for file in files:
+            if file.exists():
+                aside.set_aside(file, problem)
+    return bool(found)

@@ -183,16 +183,14 @@ class Store:
         was repaired. ``deep`` (a read failed) reads every pack and the whole chain."""
         aside = found or repair.Quarantine(self.path)
         with self.locked():
-            torn = [*repair.torn_packs(self._pack_dir, deep), *(([f], why) for f, why in refs.problems(self._ref_file))]
-            for files, problem in torn:
-                for file in files:
-                    aside.set_aside(file, problem)
-            if aside.files:
+            if repair.set_aside_torn(aside, self._pack_dir, self._ref_file, deep):
                 self._reopen()
             every = lambda: [oid for name in self._packs() for oid in packs.commit_ids(self._pack_dir, name)]  # noqa: E731
-            walk = repair.LogWalk(lambda oid: self._read(oid)[1], self.has, every)
+            walk = repair.LogWalk(lambda oid: self._read(oid)[1], lambda oid: pygit2.Oid(hex=oid) in self.repo.odb, every)
             head = self.head()
-            if (head is None and aside.files) or (head is not None and not walk.readable(head, deep)):
+            if head is not None and not deep and not walk.readable(head, whole=False):
+                return self.repair(deep=True, found=aside)  # torn past what the ends show: read every byte
+            if (head is None and aside.files) or (head is not None and not walk.readable(head, deep or bool(aside.files))):
                 tip, lost = walk.newest_whole(head)
                 if tip != head:
                     if head is not None:
