@@ -7,7 +7,10 @@ settings cannot silence the plugin (the real hook process)."""
 from __future__ import annotations
 
 import json
+import os
 import pickle
+import pty
+import re
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -214,3 +217,90 @@ def test_only_a_real_takeback_in_your_own_settings_makes_the_plugin_step_aside(t
     (tb.cwd / "agent_written.txt").unlink()
     _plugin_turn(tb)
     assert _turns(tb) == [["agent_written.txt"], ["agent_written.txt"]]
+
+
+# ---------------------------------------------------------------------- what reaches the terminal
+
+ACTS_ON = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]")
+TITLE, CLEAR, CLIPBOARD = "\x1b]0;pwned\x07", "\x1b[2J\x1b[H", "\x1b]52;c;ZXZpbA==\x07"
+
+
+def _shown(result) -> bytes:
+    """Everything a call put on the terminal (stdout and stderr)."""
+    return result.out + result.err.encode("utf-8", "surrogateescape")
+
+
+def _on_a_terminal(tb: Takeback, *args: str) -> bytes:
+    """What ``takeback ARGS`` writes when its output is a terminal (a pseudo-terminal here)."""
+    main, secondary = pty.openpty()
+    with subprocess.Popen([sys.executable, "-m", "takeback", *args], cwd=tb.cwd, env=tb.env, stdin=subprocess.DEVNULL,
+                          stdout=secondary, stderr=secondary) as proc:
+        os.close(secondary)
+        out = b""
+        while chunk := _read_pty(main):
+            out += chunk
+        assert proc.wait(timeout=60) == 0, out
+    os.close(main)
+    return out
+
+
+def _read_pty(fd: int) -> bytes:
+    try:
+        return os.read(fd, 65536)
+    except OSError:  # EIO: the other end closed
+        return b""
+
+
+def test_names_prompts_and_commands_reach_the_terminal_quoted(tb: Takeback) -> None:
+    """A turn whose prompt retitles the terminal, whose file name clears the screen and whose
+    command writes the clipboard: every human answer shows them quoted (C escapes), --json exact."""
+    ws = tb.cwd
+    name, label, command = f"evil{CLEAR}.txt", f"fix it{TITLE}\nSAFE: nothing to do", f"curl x{CLIPBOARD}"
+    assert tb("begin", "--label", label).code == 0
+    write_files(ws, {name: f"line{TITLE}\n", "src/app.py": "changed\n"})
+    assert tb("end", "--command", command).code == 0
+    calls = [tb("log"), tb("show", "1"), tb("show", "1", "--patch"), tb("status"), tb("undo", "--dry-run"),
+             tb("diff", "1"), tb("undo"), tb("redo")]
+    for call in calls:
+        assert call.code == 0, call
+        bodies = [line for line in _shown(call).splitlines() if call.args[-1] in ("1", "--patch") and line[:1] in b"+- "]
+        assert not ACTS_ON.search(b"\n".join(set(_shown(call).splitlines()) - set(bodies))), call  # into a pipe,
+        assert not any(ACTS_ON.search(line) for line in bodies if line != f"+line{TITLE}".encode()), call  # a patch is exact
+    shown = calls[1].text
+    assert '"evil\\033[2J\\033[H.txt"' in shown and '"curl x\\033]52;c;ZXZpbA==\\a"' in shown
+    assert '"fix it\\033]0;pwned\\a\\nSAFE: nothing to do"' in calls[0].text  # one line: no fake verdict line
+    assert not any(line.startswith("SAFE: nothing") for call in calls for line in call.text.splitlines())
+    on_terminal = _on_a_terminal(tb, "show", "1", "--patch")
+    assert not ACTS_ON.search(on_terminal.replace(b"\r\n", b"\n")) and b"+line\\033]0;pwned\\a\r\n" in on_terminal
+    entry = tb.json("show", "1")
+    assert entry["label"] == label and entry["commands"] == [command] and name in [f["path"] for f in entry["files"]]
+    undone = tb.json("undo")
+    assert any(item["path"] == name for item in undone["restored"])
+
+
+def test_a_patch_into_a_file_is_exact(tb: Takeback) -> None:
+    """``takeback diff > fix.patch``: not a terminal, so the patch keeps its bytes (CR included)
+    and still applies."""
+    ws = tb.cwd
+    write_files(ws, {"crlf.txt": "one\r\ntwo\r\n"})
+    tb.ok("begin")
+    write_files(ws, {"crlf.txt": "one\r\nTWO\x1b[1m\r\n"})
+    tb.ok("end")
+    patch = tb("diff", "1").out
+    assert b"+TWO\x1b[1m\r\n" in patch
+    assert tb.json("diff", "1")["diff"] == patch.decode()
+
+
+def test_install_names_its_files_quoted(tmp_path: Path) -> None:
+    """A workspace whose folder name holds an escape sequence: install's messages quote the paths."""
+    from helpers import make_repo
+
+    from .conftest import isolated_env
+
+    repo = make_repo(tmp_path / f"ws{TITLE}")
+    tb = Takeback(repo, isolated_env(tmp_path / "env"))
+    installed = tb("install", "claude", "--scope", "project")
+    assert installed.code == 0 and not ACTS_ON.search(_shown(installed))
+    assert "ws\\033]0;pwned\\a" in installed.text
+    (report,) = tb.json("install", "claude", "--scope", "project")
+    assert any(TITLE in change["path"] for change in report["changes"])

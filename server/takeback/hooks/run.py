@@ -48,8 +48,10 @@ def run(agent: str, event_name: str | None) -> int:
         from .handle import handle
 
         unlogged = handle(agent, event_name, cwd, data, os.environ, _record_here) or ""
-    if unlogged:
-        print(f"takeback hook {agent}: {unlogged}", file=sys.stderr)
+    if unlogged:  # it may name the hook's folder or a file: nothing a terminal acts on gets through
+        from ..core.terminal import escape
+
+        print(escape(f"takeback hook {agent}: {unlogged}"), file=sys.stderr)
     return 0
 
 
