@@ -136,19 +136,27 @@ def test_a_config_file_linked_out_of_the_workspace_is_not_read(tb: Takeback, tmp
 # ---------------------------------------------------------------------- the Claude Code plugin
 
 
-def _plugin_turn(tb: Takeback, untooled: str | None = None) -> None:
-    """One captured Claude Code turn (prompt, Write, stop) through the plugin: the real hook
-    process with TAKEBACK_VIA=claude-plugin, as the plugin's launcher starts it; ``untooled``: a
-    settings line Claude Code also runs for the events that take no tool (no matcher applies)."""
+LAUNCHER = Path(__file__).parents[2] / "plugins" / "claude-code" / "takeback" / "bin" / "takeback"
+
+
+def _plugin_turn(tb: Takeback, untooled: str | None = None, settings_env: dict[str, str] | None = None,
+                 line: str | None = None) -> None:
+    """One captured Claude Code turn (prompt, Write, stop) through the plugin: its real launcher
+    (finding this Takeback through TAKEBACK_BIN) and the real hook process. A settings line
+    Claude Code also runs: ``untooled`` for the events that take no tool (no matcher applies),
+    ``line`` for every event; with ``settings_env`` (what a settings file's "env" adds to hooks)."""
     env = {**tb.env, "CLAUDECODE": "1", "CLAUDE_PROJECT_DIR": str(tb.cwd),
-           "CLAUDE_CONFIG_DIR": str(tb.cwd.parent / "claude-config")}
+           "CLAUDE_CONFIG_DIR": str(tb.cwd.parent / "claude-config"), "TAKEBACK_BIN": _this_hook().split()[0],
+           **(settings_env or {})}
     for event in ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"):
         if event == "PostToolUse":
             (tb.cwd / "agent_written.txt").write_text("written by the agent's write tool\n")
         payload = json.dumps(PAYLOADS[event]).replace("<OUT>/repo", str(tb.cwd)).encode()
-        runs = [([sys.executable, "-m", "takeback", "hook", "claude"], {**env, "TAKEBACK_VIA": "claude-plugin"})]
+        runs = [([str(LAUNCHER), "hook", "claude"], env)]
         if untooled and event in ("UserPromptSubmit", "Stop"):
             runs.append((["sh", "-c", untooled], env))
+        if line:
+            runs.append((["sh", "-c", line], env))
         for argv, run_env in runs:
             proc = subprocess.run(argv, cwd=tb.cwd, env=run_env, input=payload, capture_output=True, timeout=60)
             assert proc.returncode == 0 and proc.stdout == b"", proc
@@ -209,6 +217,7 @@ def test_only_a_real_takeback_in_your_own_settings_makes_the_plugin_step_aside(t
     assert _turns(tb) == [["agent_written.txt"]]
     _settings(tb.cwd / ".claude" / "settings.local.json", _this_hook())  # install --scope project writes it
     settings.unlink()
+    (tb.cwd / "agent_written.txt").unlink()
     _plugin_turn(tb)
     assert _turns(tb) == [["agent_written.txt"]]
     # the repository turns Claude Code's settings hooks off: the plugin no longer steps aside for them
@@ -304,3 +313,24 @@ def test_install_names_its_files_quoted(tmp_path: Path) -> None:
     assert "ws\\033]0;pwned\\a" in installed.text
     (report,) = tb.json("install", "claude", "--scope", "project")
     assert any(TITLE in change["path"] for change in report["changes"])
+
+
+def test_an_environment_a_repository_sets_does_not_pass_for_the_plugin(tb: Takeback) -> None:
+    """A cloned repository's settings give every hook TAKEBACK_VIA=claude-plugin: the person's own
+    settings hook (install's line) must not take itself for the plugin and step aside."""
+    _settings(tb.cwd.parent / "claude-config" / "settings.json", _this_hook())
+    for via in ("claude-plugin", "claude-plugin:1"):
+        _plugin_turn(tb, line=_this_hook(), settings_env={"TAKEBACK_VIA": via})
+        (tb.cwd / "agent_written.txt").unlink()
+    turns = [e for e in tb.json("log") if e["kind"] == "turn"]
+    assert [[f["path"] for f in t["files"]] for t in turns] == [["agent_written.txt"]] * 2
+    assert all(t["label"] == PAYLOADS["UserPromptSubmit"]["prompt"] for t in turns)
+
+
+def test_a_config_folder_inside_the_repository_is_the_repository(tb: Takeback) -> None:
+    """CLAUDE_CONFIG_DIR pointed into the clone (a settings file's "env" can): its settings.json
+    is held to the repository's rule, so an entry cut short by a timeout does not count."""
+    inside = tb.cwd / ".cfg"
+    _settings(inside / "settings.json", _this_hook(), timeout=1)
+    _plugin_turn(tb, settings_env={"CLAUDE_CONFIG_DIR": str(inside)})
+    assert _turns(tb) == [["agent_written.txt"]]
