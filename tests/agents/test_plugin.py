@@ -300,10 +300,11 @@ def test_a_call_that_steps_aside_stays_light(setup: tuple[Takeback, Claude, Path
     """It reads the settings and stops: neither the engine nor pydantic is loaded."""
     tb, claude, settings = setup
     assert tb("install", "claude").code == 0
-    probe = ("import sys; from takeback.cli import main; main(['hook', 'claude']); "
-             "print(sorted(m for m in ('pydantic', 'takeback.engine.engine') if m in sys.modules))")
+    probe = ("import os, sys; from takeback.cli import main; "
+             "os.environ['TAKEBACK_VIA'] = os.environ['TAKEBACK_VIA'].replace('PID', str(os.getpid())); "  # as the launcher sets it
+             "main(['hook', 'claude']); print(sorted(m for m in ('pydantic', 'takeback.engine.engine') if m in sys.modules))")
     payload = json.dumps(PAYLOADS["UserPromptSubmit"]).replace("<OUT>/repo", str(claude.repo))
-    for via, loaded in (("claude-plugin", "[]"), ("", "['pydantic', 'takeback.engine.engine']")):
+    for via, loaded in (("claude-plugin:PID", "[]"), ("", "['pydantic', 'takeback.engine.engine']")):
         env = {**claude.env, "TAKEBACK_VIA": via, "TAKEBACK_RESIDENT": "0"}  # the work done in this very process
         proc = subprocess.run([sys.executable, "-c", probe], cwd=claude.repo, env=env,
                               input=payload.encode(), capture_output=True, timeout=60)

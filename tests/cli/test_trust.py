@@ -7,7 +7,10 @@ settings cannot silence the plugin (the real hook process)."""
 from __future__ import annotations
 
 import json
+import os
 import pickle
+import pty
+import re
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -133,19 +136,27 @@ def test_a_config_file_linked_out_of_the_workspace_is_not_read(tb: Takeback, tmp
 # ---------------------------------------------------------------------- the Claude Code plugin
 
 
-def _plugin_turn(tb: Takeback, untooled: str | None = None) -> None:
-    """One captured Claude Code turn (prompt, Write, stop) through the plugin: the real hook
-    process with TAKEBACK_VIA=claude-plugin, as the plugin's launcher starts it; ``untooled``: a
-    settings line Claude Code also runs for the events that take no tool (no matcher applies)."""
+LAUNCHER = Path(__file__).parents[2] / "plugins" / "claude-code" / "takeback" / "bin" / "takeback"
+
+
+def _plugin_turn(tb: Takeback, untooled: str | None = None, settings_env: dict[str, str] | None = None,
+                 line: str | None = None) -> None:
+    """One captured Claude Code turn (prompt, Write, stop) through the plugin: its real launcher
+    (finding this Takeback through TAKEBACK_BIN) and the real hook process. A settings line
+    Claude Code also runs: ``untooled`` for the events that take no tool (no matcher applies),
+    ``line`` for every event; with ``settings_env`` (what a settings file's "env" adds to hooks)."""
     env = {**tb.env, "CLAUDECODE": "1", "CLAUDE_PROJECT_DIR": str(tb.cwd),
-           "CLAUDE_CONFIG_DIR": str(tb.cwd.parent / "claude-config")}
+           "CLAUDE_CONFIG_DIR": str(tb.cwd.parent / "claude-config"), "TAKEBACK_BIN": _this_hook().split()[0],
+           **(settings_env or {})}
     for event in ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"):
         if event == "PostToolUse":
             (tb.cwd / "agent_written.txt").write_text("written by the agent's write tool\n")
         payload = json.dumps(PAYLOADS[event]).replace("<OUT>/repo", str(tb.cwd)).encode()
-        runs = [([sys.executable, "-m", "takeback", "hook", "claude"], {**env, "TAKEBACK_VIA": "claude-plugin"})]
+        runs = [([str(LAUNCHER), "hook", "claude"], env)]
         if untooled and event in ("UserPromptSubmit", "Stop"):
             runs.append((["sh", "-c", untooled], env))
+        if line:
+            runs.append((["sh", "-c", line], env))
         for argv, run_env in runs:
             proc = subprocess.run(argv, cwd=tb.cwd, env=run_env, input=payload, capture_output=True, timeout=60)
             assert proc.returncode == 0 and proc.stdout == b"", proc
@@ -206,6 +217,7 @@ def test_only_a_real_takeback_in_your_own_settings_makes_the_plugin_step_aside(t
     assert _turns(tb) == [["agent_written.txt"]]
     _settings(tb.cwd / ".claude" / "settings.local.json", _this_hook())  # install --scope project writes it
     settings.unlink()
+    (tb.cwd / "agent_written.txt").unlink()
     _plugin_turn(tb)
     assert _turns(tb) == [["agent_written.txt"]]
     # the repository turns Claude Code's settings hooks off: the plugin no longer steps aside for them
@@ -214,3 +226,111 @@ def test_only_a_real_takeback_in_your_own_settings_makes_the_plugin_step_aside(t
     (tb.cwd / "agent_written.txt").unlink()
     _plugin_turn(tb)
     assert _turns(tb) == [["agent_written.txt"], ["agent_written.txt"]]
+
+
+# ---------------------------------------------------------------------- what reaches the terminal
+
+ACTS_ON = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]")
+TITLE, CLEAR, CLIPBOARD = "\x1b]0;pwned\x07", "\x1b[2J\x1b[H", "\x1b]52;c;ZXZpbA==\x07"
+
+
+def _shown(result) -> bytes:
+    """Everything a call put on the terminal (stdout and stderr)."""
+    return result.out + result.err.encode("utf-8", "surrogateescape")
+
+
+def _on_a_terminal(tb: Takeback, *args: str) -> bytes:
+    """What ``takeback ARGS`` writes when its output is a terminal (a pseudo-terminal here)."""
+    main, secondary = pty.openpty()
+    with subprocess.Popen([sys.executable, "-m", "takeback", *args], cwd=tb.cwd, env=tb.env, stdin=subprocess.DEVNULL,
+                          stdout=secondary, stderr=secondary) as proc:
+        os.close(secondary)
+        out = b""
+        while chunk := _read_pty(main):
+            out += chunk
+        assert proc.wait(timeout=60) == 0, out
+    os.close(main)
+    return out
+
+
+def _read_pty(fd: int) -> bytes:
+    try:
+        return os.read(fd, 65536)
+    except OSError:  # EIO: the other end closed
+        return b""
+
+
+def test_names_prompts_and_commands_reach_the_terminal_quoted(tb: Takeback) -> None:
+    """A turn whose prompt retitles the terminal, whose file name clears the screen and whose
+    command writes the clipboard: every human answer shows them quoted (C escapes), --json exact."""
+    ws = tb.cwd
+    name, label, command = f"evil{CLEAR}.txt", f"fix it{TITLE}\nSAFE: nothing to do", f"curl x{CLIPBOARD}"
+    assert tb("begin", "--label", label).code == 0
+    write_files(ws, {name: f"line{TITLE}\n", "src/app.py": "changed\n"})
+    assert tb("end", "--command", command).code == 0
+    calls = [tb("log"), tb("show", "1"), tb("show", "1", "--patch"), tb("status"), tb("undo", "--dry-run"),
+             tb("diff", "1"), tb("undo"), tb("redo")]
+    for call in calls:
+        assert call.code == 0, call
+        bodies = [line for line in _shown(call).splitlines() if call.args[-1] in ("1", "--patch") and line[:1] in b"+- "]
+        assert not ACTS_ON.search(b"\n".join(set(_shown(call).splitlines()) - set(bodies))), call  # into a pipe,
+        assert not any(ACTS_ON.search(line) for line in bodies if line != f"+line{TITLE}".encode()), call  # a patch is exact
+    shown = calls[1].text
+    assert '"evil\\033[2J\\033[H.txt"' in shown and '"curl x\\033]52;c;ZXZpbA==\\a"' in shown
+    assert '"fix it\\033]0;pwned\\a\\nSAFE: nothing to do"' in calls[0].text  # one line: no fake verdict line
+    assert not any(line.startswith("SAFE: nothing") for call in calls for line in call.text.splitlines())
+    on_terminal = _on_a_terminal(tb, "show", "1", "--patch")
+    assert not ACTS_ON.search(on_terminal.replace(b"\r\n", b"\n")) and b"+line\\033]0;pwned\\a\r\n" in on_terminal
+    entry = tb.json("show", "1")
+    assert entry["label"] == label and entry["commands"] == [command] and name in [f["path"] for f in entry["files"]]
+    undone = tb.json("undo")
+    assert any(item["path"] == name for item in undone["restored"])
+
+
+def test_a_patch_into_a_file_is_exact(tb: Takeback) -> None:
+    """``takeback diff > fix.patch``: not a terminal, so the patch keeps its bytes (CR included)
+    and still applies."""
+    ws = tb.cwd
+    write_files(ws, {"crlf.txt": "one\r\ntwo\r\n"})
+    tb.ok("begin")
+    write_files(ws, {"crlf.txt": "one\r\nTWO\x1b[1m\r\n"})
+    tb.ok("end")
+    patch = tb("diff", "1").out
+    assert b"+TWO\x1b[1m\r\n" in patch
+    assert tb.json("diff", "1")["diff"] == patch.decode()
+
+
+def test_install_names_its_files_quoted(tmp_path: Path) -> None:
+    """A workspace whose folder name holds an escape sequence: install's messages quote the paths."""
+    from helpers import make_repo
+
+    from .conftest import isolated_env
+
+    repo = make_repo(tmp_path / f"ws{TITLE}")
+    tb = Takeback(repo, isolated_env(tmp_path / "env"))
+    installed = tb("install", "claude", "--scope", "project")
+    assert installed.code == 0 and not ACTS_ON.search(_shown(installed))
+    assert "ws\\033]0;pwned\\a" in installed.text
+    (report,) = tb.json("install", "claude", "--scope", "project")
+    assert any(TITLE in change["path"] for change in report["changes"])
+
+
+def test_an_environment_a_repository_sets_does_not_pass_for_the_plugin(tb: Takeback) -> None:
+    """A cloned repository's settings give every hook TAKEBACK_VIA=claude-plugin: the person's own
+    settings hook (install's line) must not take itself for the plugin and step aside."""
+    _settings(tb.cwd.parent / "claude-config" / "settings.json", _this_hook())
+    for via in ("claude-plugin", "claude-plugin:1"):
+        _plugin_turn(tb, line=_this_hook(), settings_env={"TAKEBACK_VIA": via})
+        (tb.cwd / "agent_written.txt").unlink()
+    turns = [e for e in tb.json("log") if e["kind"] == "turn"]
+    assert [[f["path"] for f in t["files"]] for t in turns] == [["agent_written.txt"]] * 2
+    assert all(t["label"] == PAYLOADS["UserPromptSubmit"]["prompt"] for t in turns)
+
+
+def test_a_config_folder_inside_the_repository_is_the_repository(tb: Takeback) -> None:
+    """CLAUDE_CONFIG_DIR pointed into the clone (a settings file's "env" can): its settings.json
+    is held to the repository's rule, so an entry cut short by a timeout does not count."""
+    inside = tb.cwd / ".cfg"
+    _settings(inside / "settings.json", _this_hook(), timeout=1)
+    _plugin_turn(tb, settings_env={"CLAUDE_CONFIG_DIR": str(inside)})
+    assert _turns(tb) == [["agent_written.txt"]]

@@ -4,9 +4,14 @@ reach outside the workspace or into .git; a turn ends under the settings it bega
 
 from __future__ import annotations
 
+import codecs
+import contextlib
+import io
 import json
 import os
 import pickle
+import re
+import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -15,9 +20,24 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers import make_repo, write_files, write_user_config
+from takeback.cli.output import TerminalStream
 from takeback.config import default_store_dir, load_config, user_config_file
+from takeback.core import render
 from takeback.core.clock import new_id
-from takeback.core.models import CheckpointRecorded, FileVersion, PathChange
+from takeback.core.models import (
+    Check,
+    Checkpoint,
+    CheckpointRecorded,
+    Conflict,
+    Entry,
+    FileChange,
+    FileOutcome,
+    FileVersion,
+    OperationResult,
+    PathChange,
+    SkippedFile,
+)
+from takeback.core.terminal import quote_path
 from takeback.engine import brackets
 from takeback.engine.engine import Engine
 from takeback.errors import OutsideWorkspace, StoreError
@@ -393,3 +413,80 @@ def test_the_storage_doc_says_what_undo_does_with_withheld_files(ws: Path, engin
     assert (ws / ".env").read_text() == "A=2\n" and (ws / "deploy.key").read_text() == "k\n"
     for reason in reasons.values():
         assert f"`{reason}`" in doc, reason
+
+
+# ---------------------------------------------------------------------- what reaches a terminal
+
+TERMINAL_ACTS_ON = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
+HOSTILE = [
+    "\x1b]0;pwned\x07", "\x1b[2J\x1b[H", "\x1b]52;c;ZXZpbA==\x07", "\x9b31m", "\x7f", "\udcff", "\r", "\n",
+    "\u202e", '"', "\\", "\x00", "\t", "é",
+]
+TEXTS = st.lists(st.one_of(st.text(max_size=6), st.sampled_from(HOSTILE)), max_size=6).map("".join)
+
+
+def _rendered(print_it, value) -> str:
+    """What the CLI writes for ``value``: its texts quoted (for_terminal), through the stream guard."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(TerminalStream(out)):  # type: ignore[type-var]
+        print_it(render.for_terminal(value))
+    return out.getvalue()
+
+
+def _entry(text: list[str], path: str) -> Entry:
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    return Entry(
+        id="01ID", number=3, created_at=at, state="applied", label=text[0], session=text[1], agent=text[2],
+        commands=[text[3]], notices=[text[4]], head=text[5],
+        files=[FileChange(path=path, kind="renamed", old_path=text[6]), FileChange(path=text[7], kind="added")],
+        checkpoints=[Checkpoint(id="a", at=at, label=text[8], paths=[path]), Checkpoint(id="b", at=at, paths=[])],
+        checks=[Check(name=text[9], status="failed", exit_code=1)],
+    )
+
+
+def _result(text: list[str], path: str) -> OperationResult:
+    return OperationResult(
+        operation="undo", verdict="partial", applied=True, next_action=text[0], message=text[1], notices=[text[2]],
+        restored=[FileOutcome(path=path, action="write")], skipped=[SkippedFile(path=text[3], reason=text[4])],
+        conflicts=[Conflict(path=text[5], reason=text[6], advice=text[7])], patch=text[8],
+    )
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(TEXTS, min_size=10, max_size=10), TEXTS)
+def test_no_text_reaches_the_terminal_as_control_characters(texts: list[str], path: str) -> None:
+    """Whatever a record's names, prompts and commands hold, the human text has no control
+    character (C0, DEL, C1, a byte that is not UTF-8, a bidi override) but the layout's newlines
+    and tabs, and no text adds a line to the layout."""
+    plain = ["x"] * 10
+    for print_it, make in ((render.print_entry, _entry), (render.print_log, lambda t, p: [_entry(t, p)]),
+                           (render.print_result, _result)):
+        shown = _rendered(print_it, make(texts, path))
+        assert not TERMINAL_ACTS_ON.search(shown), shown
+        if print_it is not render.print_result:  # a patch body's lines are its own
+            assert shown.count("\n") == _rendered(print_it, make(plain, "x")).count("\n"), shown
+
+
+@given(st.lists(st.one_of(st.text(max_size=6), st.sampled_from([h for h in HOSTILE if h != "\u202e"])), max_size=6).map("".join))
+def test_a_quoted_name_reads_back_exactly(name: str) -> None:
+    """core.quotePath style: unchanged when it prints and holds no quote or backslash, else
+    quoted with C escapes that give back the very bytes (a surrogate: the byte that was not UTF-8)."""
+    quoted = quote_path(name)
+    if quoted == name:
+        assert not TERMINAL_ACTS_ON.search(name) and '"' not in name and "\\" not in name
+        return
+    assert quoted.startswith('"') and quoted.endswith('"') and not TERMINAL_ACTS_ON.search(quoted)
+    data = codecs.escape_decode(quoted[1:-1].encode("utf-8", "surrogateescape"))[0]
+    assert data.decode("utf-8", "surrogateescape") == name
+    assert quote_path("a\u202eb.txt") == '"a\\u202eb.txt"'  # a bidi override: escaped, not reordering the line
+
+
+def test_names_are_quoted_the_way_git_quotes_them(tmp_path: Path) -> None:
+    """The same answers as ``git ls-files`` with core.quotePath=false, for names git can hold."""
+    ws = make_repo(tmp_path / "ws", {"plain.txt": "a\n"})
+    names = ["tab\there", 'quote"d', "back\\slash", "esc\x1b[2J", "ünïcode", "bell\x07", "del\x7f"]
+    for name in names:
+        (ws / name).write_text("x\n")
+    listed = subprocess.run(["git", "-c", "core.quotePath=false", "ls-files", "--others"], cwd=ws, capture_output=True,
+                            text=True, check=True).stdout.splitlines()
+    assert sorted(listed) == sorted(quote_path(n) for n in names)

@@ -19,7 +19,7 @@ import traceback
 from collections.abc import Sequence
 
 from ..errors import TakebackError
-from .output import EXIT_INTERNAL, EXIT_USAGE, fail
+from .output import EXIT_INTERNAL, EXIT_USAGE, fail, guard_terminal
 from .parser import UsageError, build_parser
 
 
@@ -31,14 +31,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.argv[1:] = raw
         return launch()
     from . import agents, operations, reading, servers, turns, upkeep  # after the hook's short path: they load more
+
+    before = guard_terminal()  # every text written from here on: nothing a terminal acts on (output.py)
+    try:
+        return _run(raw, build_parser((turns, reading, operations, upkeep, agents, servers)), before)
+    finally:
+        sys.stdout, sys.stderr = before
+
+
+def _run(raw: list[str], parsed: tuple, unguarded: tuple) -> int:
     from .context import Context
 
-    parser, handlers = build_parser((turns, reading, operations, upkeep, agents, servers))
+    parser, handlers = parsed
     try:
         args = parser.parse_args(raw)
     except UsageError as exc:
         wants_json = "--json" in (raw[: raw.index("--")] if "--" in raw else raw)
         return fail(wants_json, "usage", str(exc), EXIT_USAGE)
+    if args.command in ("serve", "mcp"):
+        sys.stdout, sys.stderr = unguarded  # a protocol's channel, not a terminal: its bytes as they are
     try:
         return handlers[args.command](Context(args))
     except TakebackError as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..core.render import for_terminal
 from .context import Context
 from .output import EXIT_OK, print_json
 from .parser import AddCommand, Handler
@@ -47,7 +48,7 @@ def install(ctx: Context) -> int:
     if ctx.json:
         print_json(render.as_json(reports))
     else:
-        render.print_reports(reports, "installed")
+        render.print_reports(for_terminal(reports), "installed")
     return EXIT_OK
 
 
@@ -60,5 +61,5 @@ def uninstall(ctx: Context) -> int:
     if ctx.json:
         print_json(render.as_json(reports))
     else:
-        render.print_reports(reports, "uninstalled")
+        render.print_reports(for_terminal(reports), "uninstalled")
     return EXIT_OK

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.render import for_terminal
 from ..errors import InvalidInput
 from ..workspace.locate import workspace_root
 from .output import print_json
@@ -33,5 +34,9 @@ class Context:
         return Engine(Path(self.args.workspace if self.args.workspace is not None else workspace_root(os.getcwd())))
 
     def show(self, value: Any, human: Callable[[Any], object]) -> None:
-        """``value`` as JSON with ``--json``, else as ``human`` prints it."""
-        (print_json if self.json else human)(value)
+        """``value`` as JSON with ``--json``, else as ``human`` prints it, every text in it quoted
+        for a terminal (``core/render.for_terminal``)."""
+        if self.json:
+            print_json(value)
+        else:
+            human(for_terminal(value))

@@ -1,12 +1,24 @@
 """What the command line prints besides the human renderings (``render.py``): JSON, arguments
-kept as text, file content for JSON, one-line errors, and the exit statuses (docs/cli.md)."""
+kept as text, file content for JSON, one-line errors, and the exit statuses (docs/cli.md).
+
+Everything the CLI writes as text goes through ``TerminalStream`` (installed on stdout and
+stderr by ``cli.main``): what a terminal would act on (control characters but newline and tab,
+C1, bidirectional overrides, bytes that are not UTF-8) is written escaped, whatever command,
+warning or error produced it. The records' own texts are quoted before that
+(``core/render.for_terminal``). Exact bytes stay exact: JSON (control characters are JSON
+escapes there, C1 and overrides too: the same strings once parsed), ``cat`` (bytes, not text),
+and a patch written to a pipe or a file (``write_body``), which must still apply.
+"""
 
 from __future__ import annotations
 
 import base64
 import json
+import re
 import sys
-from typing import Any, overload
+from typing import Any, TextIO, overload
+
+from ..core.terminal import escape
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
@@ -26,8 +38,40 @@ def dump(value: Any) -> Any:
     return value
 
 
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
 def print_json(value: Any) -> None:
-    print(json.dumps(dump(value), indent=2, ensure_ascii=False))
+    encoded = json.dumps(dump(value), indent=2, ensure_ascii=False)
+    print(_JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded))  # only inside strings: still exact
+
+
+class TerminalStream:
+    """A text stream that writes ``escape(text)``: nothing a terminal would act on gets through."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        self.stream.write(escape(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:  # flush, buffer, fileno, isatty … of the stream
+        return getattr(self.stream, name)
+
+
+def guard_terminal() -> tuple[TextIO, TextIO]:
+    """Put ``TerminalStream`` on stdout and stderr; returns the streams to put back."""
+    before = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TerminalStream(sys.stdout), TerminalStream(sys.stderr)
+    return before
+
+
+def write_body(text: str) -> None:
+    """A patch: exact into a pipe or a file (it must apply), escaped on a terminal."""
+    out = sys.stdout
+    raw = out.stream if isinstance(out, TerminalStream) and not out.isatty() else out
+    raw.write(text)
 
 
 @overload

@@ -5,9 +5,10 @@ from __future__ import annotations
 import sys
 
 from ..core import render
+from ..core.terminal import quote_path
 from ..errors import InvalidInput
 from .context import Context
-from .output import EXIT_OK, content_json, print_json, text
+from .output import EXIT_OK, content_json, print_json, text, write_body
 from .parser import AddCommand, Handler
 
 
@@ -51,16 +52,16 @@ def show(ctx: Context) -> int:
             data["patch"] = engine.diff(args.turn)
         print_json(data)
     else:
-        render.print_entry(entry)
+        render.print_entry(render.for_terminal(entry))
         if args.patch:
-            sys.stdout.write(engine.diff(args.turn))
+            write_body(engine.diff(args.turn))
     return EXIT_OK
 
 
 def diff(ctx: Context) -> int:
     args = ctx.args
     patch = ctx.engine.diff(args.turn, args.path)
-    ctx.show({"turn": args.turn, "path": args.path, "diff": patch}, lambda _: sys.stdout.write(patch))
+    ctx.show({"turn": args.turn, "path": args.path, "diff": patch}, lambda _: write_body(patch))
     return EXIT_OK
 
 
@@ -71,7 +72,7 @@ def cat(ctx: Context) -> int:
     if ctx.json:
         print_json(content_json(content))
     elif content is None:
-        print(f"takeback: {args.path} did not exist {side} that turn", file=sys.stderr)
+        print(f"takeback: {quote_path(args.path)} did not exist {side} that turn", file=sys.stderr)
     else:
         sys.stdout.buffer.write(content)
     return EXIT_OK

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from ..core import render
+from ..core.terminal import quote_text
 from ..errors import InvalidInput
 from .context import Context
 from .output import EXIT_CHECK_FAILED, EXIT_OK, text
@@ -35,7 +36,7 @@ def register(command: AddCommand) -> dict[str, Handler]:
 def begin(ctx: Context) -> int:
     args, engine = ctx.args, ctx.engine
     for problem in engine.config.problems:  # the settings this turn runs under: say what was refused
-        print(f"takeback: warning: {problem}", file=sys.stderr)
+        print(f"takeback: warning: {quote_text(problem)}", file=sys.stderr)
     entry = engine.begin_turn(label=text(args.label), session=text(args.session), agent=text(args.agent), source="cli")
     ctx.show(entry, render.print_begun)
     return EXIT_OK

@@ -1,8 +1,47 @@
-"""Human-readable output for the CLI (the JSON output needs nothing: it is the models)."""
+"""Human-readable output for the CLI (the JSON output needs nothing: it is the models).
+
+Every text a record carries (file names, prompts, commands, notices, reasons) is someone else's:
+``for_terminal`` gives a copy of a record with each of them quoted for a terminal
+(``terminal.py``: names as git quotes paths, free text only when it holds what a terminal acts
+on), so no field can move the cursor, retitle the window or fake a line of this layout. The
+CLI passes every record through it before printing (``cli/context.py``); a patch body is left
+to the stream's ``escape`` (its newlines are the layout).
+"""
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
 from .models import Entry, GcReport, OperationResult, StoreStatus
+from .terminal import quote_path, quote_text
+
+_T = TypeVar("_T")
+_PATH_FIELDS = frozenset({"path", "old_path", "paths", "left", "workspace", "store"})
+_BODY_FIELDS = frozenset({"patch", "diff"})
+
+
+def for_terminal(value: _T) -> _T:
+    """``value`` (a record, a dataclass, a list, a dict) with every string in it quoted for a terminal."""
+    return _quoted(value, None)
+
+
+def _quoted(value: Any, field: str | None) -> Any:
+    if isinstance(value, str):
+        if field in _BODY_FIELDS:
+            return value
+        return quote_path(value) if field in _PATH_FIELDS else quote_text(value)
+    if isinstance(value, BaseModel):
+        return value.model_copy(update={name: _quoted(getattr(value, name), name) for name in type(value).model_fields})
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):  # install's reports
+        return dataclasses.replace(value, **{f.name: _quoted(getattr(value, f.name), f.name) for f in dataclasses.fields(value)})
+    if isinstance(value, list | tuple):
+        return type(value)(_quoted(item, field) for item in value)
+    if isinstance(value, dict):
+        return {key: _quoted(item, key if isinstance(key, str) else field) for key, item in value.items()}
+    return value
 
 _STATE_MARK = {"applied": " ", "reverted": "↶", "partial": "±", "open": "…", "not-applied": "✗"}
 

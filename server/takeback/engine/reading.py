@@ -12,6 +12,7 @@ from ..core.models import (
     Entry,
     StoreStatus,
 )
+from ..core.terminal import quote_path
 from ..core.textdiff import unified_diff
 from ..errors import (
     InvalidInput,
@@ -54,7 +55,8 @@ class Reading(EngineParts):
             if rel is not None and rel not in (change.path, change.old_path):
                 continue
             if change.withheld:
-                parts.append(f"diff --takeback a/{change.path} b/{change.path}\n# content withheld ({change.withheld}): not stored\n")
+                names = f"{quote_path('a/' + change.path)} {quote_path('b/' + change.path)}"  # quoted as git quotes its headers
+                parts.append(f"diff --takeback {names}\n# content withheld ({change.withheld}): not stored\n")
                 continue
             before = self.store.read_blob(change.before.oid) if change.before else None
             after = self.store.read_blob(change.after.oid) if change.after else None

@@ -1,8 +1,8 @@
 """Hooks that come through Takeback's Claude Code plugin step aside for the person's own.
 
 The plugin's launcher (``plugins/claude-code/takeback/bin/takeback``) runs ``takeback hook
-claude`` with ``TAKEBACK_VIA=claude-plugin``. Claude Code runs the plugin's hooks *and* the hooks
-in its settings files, so a person who also ran ``takeback install claude`` would have every
+claude`` with ``TAKEBACK_VIA=claude-plugin:<pid>`` (checked by ``via.py``). Claude Code runs the
+plugin's hooks *and* the hooks in its settings files, so a person who also ran ``takeback install claude`` would have every
 event reach Takeback twice (two turns per prompt). Rule: a call through the plugin records
 nothing when one of the settings files Claude Code reads runs a real ``takeback hook claude`` for
 the same event (and a matcher that takes this tool). The settings' hook records it, once.
@@ -33,8 +33,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-VIA = "TAKEBACK_VIA"
-PLUGIN = "claude-plugin"
+from .via import via_plugin
 
 _MANAGED = {
     "linux": Path("/etc/claude-code/managed-settings.json"),
@@ -42,20 +41,16 @@ _MANAGED = {
 }
 
 
-def via_plugin(env: Mapping[str, str]) -> bool:
-    return env.get(VIA) == PLUGIN
-
-
 def settings_files(project: str | None, env: Mapping[str, str]) -> list[tuple[Path, bool]]:
     """The settings files Claude Code takes hooks from, each with whether it is the person's own:
     managed and the person's (yes), the project's shared and personal ones (no: files in the
-    repository, which a clone brings). ``env``: the hook's environment."""
+    repository, which a clone brings; so is a "person's" file that a ``CLAUDE_CONFIG_DIR`` or
+    ``HOME`` puts inside the project). ``env``: the hook's environment."""
     config = env.get("CLAUDE_CONFIG_DIR")
     home = Path(env["HOME"]) if env.get("HOME") else Path.home()
-    files = [
-        (_MANAGED.get(sys.platform, _MANAGED["linux"]), True),
-        ((Path(config).expanduser() if config else home / ".claude") / "settings.json", True),
-    ]
+    person = (Path(config).expanduser() if config else home / ".claude") / "settings.json"
+    inside = project is not None and Path(os.path.realpath(person)).is_relative_to(os.path.realpath(project))
+    files = [(_MANAGED.get(sys.platform, _MANAGED["linux"]), True), (person, not inside)]
     if project:
         files += [(Path(project) / ".claude" / name, False) for name in ("settings.json", "settings.local.json")]
     return files

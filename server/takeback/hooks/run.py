@@ -35,10 +35,13 @@ def run(agent: str, event_name: str | None) -> int:
         cwd = os.getcwd()
     except OSError:  # the folder the agent runs in is gone: the payload may still name one
         cwd = "/"
+    from .via import checked_environment
+
+    env = checked_environment(os.environ, os.getpid())
     answer = None
     if address.enabled():
         answer = client.call(
-            b"hook", agent.encode(), (event_name or "").encode(), os.fsencode(cwd), wire.environment(dict(os.environ)), data,
+            b"hook", agent.encode(), (event_name or "").encode(), os.fsencode(cwd), wire.environment(env), data,
         )
     if answer is not None:
         unlogged = answer[0].decode("utf-8", "replace") if answer else ""
@@ -47,9 +50,11 @@ def run(agent: str, event_name: str | None) -> int:
             client.start()
         from .handle import handle
 
-        unlogged = handle(agent, event_name, cwd, data, os.environ, _record_here) or ""
-    if unlogged:
-        print(f"takeback hook {agent}: {unlogged}", file=sys.stderr)
+        unlogged = handle(agent, event_name, cwd, data, env, _record_here) or ""
+    if unlogged:  # it may name the hook's folder or a file: nothing a terminal acts on gets through
+        from ..core.terminal import escape
+
+        print(escape(f"takeback hook {agent}: {unlogged}"), file=sys.stderr)
     return 0
 
 

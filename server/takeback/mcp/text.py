@@ -1,17 +1,22 @@
 """The short human text beside each tool's structured content: what an agent reads out to the
-person (clients that pass only text to the model still get every fact needed to act)."""
+person (clients that pass only text to the model still get every fact needed to act).
+
+Its names, prompts and commands are quoted as the CLI quotes them (``core/render.for_terminal``):
+the text goes to a model, but a client may show it as it is in the person's terminal (a
+terminal agent's tool-result view), and the quoting loses nothing (its escapes are reversible).
+The structured content stays exact."""
 
 from __future__ import annotations
 
 from ..core.models import Entry, OperationResult
-from ..core.render import entry_line
+from ..core.render import entry_line, for_terminal
 
 
 def timeline(entries: list[Entry]) -> str:
     if not entries:
         return "No turns recorded yet in this workspace."
     lines = []
-    for entry in entries:
+    for entry in for_terminal(entries):
         lines.append(entry_line(entry))
         if entry.session:
             lines.append(f"        session {entry.session}")
@@ -19,6 +24,7 @@ def timeline(entries: list[Entry]) -> str:
 
 
 def entry(item: Entry) -> str:
+    item = for_terminal(item)
     lines = [entry_line(item), f"  id {item.id}  session {item.session or '-'}  source {item.source}"]
     for change in item.files:
         name = f"{change.old_path} → {change.path}" if change.old_path else change.path
@@ -41,6 +47,7 @@ def entry(item: Entry) -> str:
 
 def result(res: OperationResult, heading: str, next_action: str) -> str:
     """An operation's plan or outcome: verdict, every file, and what to do next."""
+    res = for_terminal(res)
     lines = [f"{heading} ({res.verdict.upper()}): {res.message}"]
     for notice in res.notices:
         lines.append(f"  note     {notice}")
