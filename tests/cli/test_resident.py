@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import signal
 import socket
 import stat
@@ -21,7 +23,7 @@ import pytest
 
 from takeback.resident import address, wire
 
-from .conftest import Takeback
+from .conftest import Takeback, expect_error, expect_ok
 from .test_hooks import SHELL, captured, failures, hook, turns
 
 WAIT_SECONDS = 30.0
@@ -216,3 +218,64 @@ def test_turned_off_hooks_work_in_process(tb: Takeback) -> None:
     hook(off, "claude", captured("claude", "Stop", tb.cwd))
     assert len(turns(tb)) == 1
     assert resident(off)["running"] is False and resident(off)["enabled"] is False
+
+
+TAKEN = ["another-users", "open-to-others", "a-link", "a-file"]
+
+
+@pytest.mark.parametrize("how", TAKEN)
+def test_status_says_what_is_wrong_when_the_socket_folder_is_taken(tb: Takeback, tmp_path: Path, how: str) -> None:
+    # No private runtime folder: the sockets go to $TMPDIR/takeback-<uid>, here a folder of this
+    # test's own (never the real /tmp/takeback-<uid> other runs use).
+    if how == "another-users" and os.geteuid() != 0:
+        pytest.skip("giving a folder to another user needs root")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {k: v for k, v in tb.env.items() if k != "XDG_RUNTIME_DIR"} | {"TMPDIR": str(tmp)}
+    taken = Takeback(tb.cwd, env)
+    folder = tmp / f"takeback-{os.getuid()}"
+    assert resident(taken) == {"running": False, "enabled": True}  # not there yet: nothing wrong
+    if how == "a-link":
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir(mode=0o700)
+        folder.symlink_to(elsewhere)
+        said = r"is a symbolic link \(to .*elsewhere\), not a folder: another user may have put it there"
+    elif how == "a-file":
+        folder.write_text("")
+        said = r"is not a folder"
+    else:
+        folder.mkdir(mode=0o700)
+        if how == "another-users":
+            os.chown(folder, 12345, 12345)
+            said = rf"belongs to another user \(uid 12345\), not to you \(uid {os.getuid()}\): .*have it removed"
+        else:
+            folder.chmod(0o777)
+            said = r"can be entered by others \(mode 0777\): remove it \('rm -r "
+    pattern = rf"no resident process can run: {folder}.* {said}.*XDG_RUNTIME_DIR.*every hook works in-process"
+    expect_error(taken("resident"), 9, pattern)
+    expect_error(taken("--json", "resident", "status"), 9, pattern)
+    run = taken("resident", "run")
+    assert run.code == 9 and re.search(rf"the resident process cannot run: {folder}.* {said}", run.err), run
+    # Hooks still record (in-process), and put nothing in the folder that is not theirs.
+    before = sorted(os.listdir(folder)) if folder.is_dir() else None
+    write_step(taken, "taken.txt", "recorded anyway\n", "call-taken")
+    assert [f["path"] for f in turns(taken)[-1]["files"]] == ["taken.txt"]
+    assert (sorted(os.listdir(folder)) if folder.is_dir() else None) == before
+
+    # Once the folder is put right, status says so and the next hook starts a process.
+    if folder.is_symlink() or folder.is_file():
+        folder.unlink()
+    else:
+        shutil.rmtree(folder)
+    assert resident(taken) == {"running": False, "enabled": True}
+    assert started(taken)["running"] is True
+    expect_ok(taken("resident", "stop"))
+
+
+def test_status_with_resident_off_is_not_an_error_whatever_the_folder(tb: Takeback, tmp_path: Path) -> None:
+    tmp = tmp_path / "tmp"
+    (tmp / f"takeback-{os.getuid()}").mkdir(parents=True, mode=0o777)
+    (tmp / f"takeback-{os.getuid()}").chmod(0o777)
+    env = {k: v for k, v in tb.env.items() if k != "XDG_RUNTIME_DIR"} | {"TMPDIR": str(tmp), "TAKEBACK_RESIDENT": "0"}
+    out = expect_ok(Takeback(tb.cwd, env)("resident")).text
+    assert "TAKEBACK_RESIDENT is off" in out

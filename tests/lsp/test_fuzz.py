@@ -285,6 +285,48 @@ def test_a_frame_that_cannot_be_read_ends_the_server_or_is_survived(
         raw.close()
 
 
+EXIT_BOUND_SECONDS = 15.0
+"""How long a server may take to exit after a frame it cannot read (a liveness bound, not a
+speed: the process leaves at once; the bound only stops the test from waiting for ever)."""
+
+
+@pytest.mark.parametrize("when", ["first", "during-initialize", "after-initialize", "with-a-request-behind", "after-a-request"])
+def test_a_header_without_content_length_ends_the_server_while_the_client_holds_the_pipe_open(
+    repo: Path, isolated_environment: Path, tmp_path: Path, when: str
+) -> None:
+    log = tmp_path / "server.log"
+    raw = RawServer(repo, log)
+    try:
+        if when == "during-initialize":  # the initialize request still being handled (its engine opening)
+            uri = from_fs_path(str(repo))
+            raw.write({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "processId": None, "rootUri": uri, "workspaceFolders": [{"uri": uri, "name": "repo"}], "capabilities": {}}})
+        elif when != "first":
+            raw.initialize()
+        if when == "after-a-request":
+            still_serving(raw)
+        before = workspace_state(repo)
+        status = frame(json.dumps({"jsonrpc": "2.0", "id": 900, "method": "takeback/status", "params": {}}).encode())
+        raw.write_bytes(b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n"
+                        + (status if when == "with-a-request-behind" else b""))
+        if when != "with-a-request-behind":
+            raw.write_bytes(status)  # what the client then sends, and waits an answer for
+        # The client holds its end of the pipe open and sends nothing more: the server must go.
+        try:
+            raw.proc.wait(timeout=EXIT_BOUND_SECONDS)
+        except Exception:
+            pytest.fail(f"the server is still alive {EXIT_BOUND_SECONDS} s after a frame it could not read")
+        assert raw.proc.stdin is not None and not raw.proc.stdin.closed
+        assert raw.proc.returncode == 1
+        assert workspace_state(repo) == before
+        text = log.read_text()
+        errors = [line for line in text.splitlines() if " ERROR " in line]
+        assert len(errors) == 1 and "unreadable message frame from the client (a header without Content-Length)" in errors[0], text
+        assert "Traceback" not in text and "Fatal Python error" not in text, text
+    finally:
+        raw.close()
+
+
 def test_the_client_closing_the_stream_ends_the_server(raw: RawServer) -> None:
     raw.write_bytes(b"Content-Length: 50\r\n\r\n{")  # a body cut short
     assert raw.proc.stdin is not None

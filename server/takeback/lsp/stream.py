@@ -8,7 +8,13 @@ that is alive. This loop replaces it:
 
 - **Header**: lines up to an empty line; ``Content-Length`` (a decimal number, at most
   ``MAX_BODY`` bytes) is required, other headers are ignored. A header that cannot be read ends
-  the server (the stream cannot be trusted to find the next frame; the editor restarts it).
+  the server at once, exit 1, with one line on stderr saying why (the stream cannot be trusted
+  to find the next frame; the editor restarts it), even while the client holds the pipe open.
+- **Reading** is done by a thread of its own (``_read_frames``), a daemon reading the file
+  descriptor with ``os.read``: a read that waits on the pipe never keeps the process alive once
+  the loop has decided to stop (a worker of the server's thread pool would: the pool is joined at
+  exit), and it holds no lock of ``sys.stdin`` that the interpreter would need at exit. It hands
+  over one frame at a time (a queue of one), so it never reads far ahead of the server.
 - **Body** that is not JSON, or nested deeper than Python reads: -32700 with id null. JSON
   that is not an object (a batch, a number…): -32600 with id null.
 - **Request** that is not JSON-RPC 2.0 (bad ``jsonrpc``, ``id`` or ``method``): -32600 (with its
@@ -25,9 +31,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import sys
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from lsprotocol import types
@@ -72,32 +79,112 @@ def serve(server: TakebackServer, stdin: BinaryIO | None = None, stdout: BinaryI
 
 
 async def _read_loop(server: TakebackServer, stdin: BinaryIO, stop: threading.Event) -> int:
-    loop = asyncio.get_running_loop()
-
-    async def readline() -> bytes:
-        return await loop.run_in_executor(server.thread_pool, stdin.readline, _MAX_HEADER_LINE + 1)
-
+    frames: asyncio.Queue[bytes | FrameError | None] = asyncio.Queue(maxsize=1)
+    reader = threading.Thread(
+        target=_read_frames, args=(stdin, asyncio.get_running_loop(), frames), name="takeback-lsp-reader", daemon=True
+    )
+    reader.start()
     while not stop.is_set():
-        try:
-            length = await _header(readline)
-        except FrameError as exc:
-            log.error("unreadable message frame from the client (%s); stopping, the editor may restart the server", exc)
+        frame = await frames.get()
+        if isinstance(frame, FrameError):
+            log.error("unreadable message frame from the client (%s); stopping, the editor may restart the server", frame)
+            _quiet_cancellations()
             return 1
-        if length is None:
+        if frame is None:
+            _quiet_cancellations()
             return 0  # the client closed the stream
-        body = await loop.run_in_executor(server.thread_pool, stdin.read, length)
-        if len(body) < length:
-            return 0
-        dispatch(server, body)
+        dispatch(server, frame)
     return 0
 
 
-async def _header(readline: Callable[[], Awaitable[bytes]]) -> int | None:
+def _quiet_cancellations() -> None:
+    """Leaving: the requests still running are cancelled, which pygls's callbacks report as
+    errors with a traceback; that is the intended end, so only the reason to stop is logged."""
+    loop = asyncio.get_running_loop()
+
+    def handle(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        if not isinstance(context.get("exception"), asyncio.CancelledError):
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handle)
+
+
+def _read_frames(stdin: BinaryIO, loop: asyncio.AbstractEventLoop, frames: asyncio.Queue[bytes | FrameError | None]) -> None:
+    """The reader thread: each frame's body into ``frames``, then None at the end of the stream
+    or the ``FrameError`` that ends it; leaves when the loop is gone."""
+    source = _Input(stdin)
+    while True:
+        frame: bytes | FrameError | None
+        try:
+            frame = _frame(source)
+        except FrameError as exc:
+            frame = exc
+        except OSError as exc:
+            frame = FrameError(f"the stream cannot be read: {exc.strerror or exc}")
+        try:
+            asyncio.run_coroutine_threadsafe(frames.put(frame), loop).result()
+        except BaseException:  # noqa: BLE001 - the loop stopped or was closed: nobody reads on
+            return
+        if not isinstance(frame, bytes):
+            return
+
+
+class _Input:
+    """The client's stream, read with ``os.read`` on its descriptor (or ``read1`` for a stream
+    without one) and buffered here: lines of a header, bodies of a known length."""
+
+    def __init__(self, stdin: BinaryIO) -> None:
+        try:
+            fd = stdin.fileno()
+            self._chunk: Callable[[], bytes] = lambda: os.read(fd, 65536)
+        except (AttributeError, OSError, ValueError):
+            self._chunk = lambda: stdin.read1(65536) if hasattr(stdin, "read1") else stdin.read(65536)
+        self._buffer = bytearray()
+        self._ended = False
+
+    def _fill(self) -> bool:
+        if not self._ended:
+            data = self._chunk()
+            self._ended = not data
+            self._buffer += data
+        return not self._ended
+
+    def _take(self, size: int) -> bytes:
+        taken = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        return taken
+
+    def readline(self, limit: int) -> bytes:
+        """A line with its ``\\n`` (at most ``limit`` bytes; less at the end of the stream)."""
+        while True:
+            end = self._buffer.find(b"\n", 0, limit)
+            if end >= 0:
+                return self._take(end + 1)
+            if len(self._buffer) >= limit or not self._fill():
+                return self._take(limit)
+
+    def read(self, size: int) -> bytes:
+        """``size`` bytes (fewer at the end of the stream)."""
+        while len(self._buffer) < size and self._fill():
+            pass
+        return self._take(size)
+
+
+def _frame(source: _Input) -> bytes | None:
+    """The next frame's body; None at the end of the stream (also within a frame)."""
+    length = _header(source)
+    if length is None:
+        return None
+    body = source.read(length)
+    return body if len(body) == length else None
+
+
+def _header(source: _Input) -> int | None:
     """The body length a frame's header announces; None at the end of the stream."""
     length: int | None = None
     lines = 0
     while True:
-        line = await readline()
+        line = source.readline(_MAX_HEADER_LINE + 1)
         if not line:
             return None
         if line.strip() == b"":

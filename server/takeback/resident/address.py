@@ -2,9 +2,10 @@
 
 One resident process per user and per *setting*: its socket lives in a folder only the user can
 enter (``$XDG_RUNTIME_DIR/takeback`` when that runtime folder is the user's own, else
-``/tmp/takeback-<uid>``). The folder must be a real folder (not a link), owned by the user, with
-no access for anyone else; when it is not, and cannot be made so, there is no resident process
-and every call does its work in-process. Never TCP.
+``takeback-<uid>`` in ``$TMPDIR``, by default ``/tmp``). The folder must be a real folder (not a
+link), owned by the user, with no access for anyone else; when it is not, and cannot be made so,
+there is no resident process and every call does its work in-process (``problem`` says why, for
+``takeback resident status``). Never TCP.
 
 The socket's name is a checksum of the *fingerprint*: the Takeback that runs (its package folder
 and version), the Python that runs it, and the environment variables that decide settings and
@@ -47,26 +48,54 @@ def fingerprint() -> str:
     return "\n".join(lines)
 
 
-def private_folder(create: bool = True) -> str | None:
-    """The folder the sockets live in, made if ``create`` and missing; None when there is no
-    folder that only this user can enter."""
+def folder_path() -> str:
+    """Where the sockets' folder is (whether or not it exists or can be used)."""
     uid = os.getuid()
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     if runtime and _private(runtime, uid):
-        candidates = [os.path.join(runtime, "takeback")]
+        return os.path.join(runtime, "takeback")
+    return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"takeback-{uid}")
+
+
+def private_folder(create: bool = True) -> str | None:
+    """The folder the sockets live in, made if ``create`` and missing; None when there is no
+    folder that only this user can enter."""
+    folder = folder_path()
+    if create:
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            pass
+        except OSError:
+            return None
+    return folder if _private(folder, os.getuid()) else None
+
+
+def problem() -> str | None:
+    """Why the sockets' folder cannot be used, and what to do, in one line; None when it can
+    be (or does not exist yet: the first hook makes it)."""
+    folder = folder_path()
+    uid = os.getuid()
+    try:
+        info = os.lstat(folder)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"{folder} cannot be looked at ({exc.strerror}); set XDG_RUNTIME_DIR to a folder only you can enter"
+    mode = stat.S_IMODE(info.st_mode)
+    if stat.S_ISLNK(info.st_mode):
+        what = f"is a symbolic link (to {os.readlink(folder)}), not a folder"
+    elif not stat.S_ISDIR(info.st_mode):
+        what = "is not a folder"
+    elif info.st_uid != uid:
+        what = f"belongs to another user (uid {info.st_uid}), not to you (uid {uid})"
+    elif mode & 0o077:
+        return (f"{folder} can be entered by others (mode {mode:04o}): remove it ('rm -r {folder}'; the next hook "
+                "makes it anew, yours alone) or set XDG_RUNTIME_DIR to a folder only you can enter")
     else:
-        candidates = [os.path.join("/tmp", f"takeback-{uid}")]
-    for folder in candidates:
-        if create:
-            try:
-                os.mkdir(folder, 0o700)
-            except FileExistsError:
-                pass
-            except OSError:
-                continue
-        if _private(folder, uid):
-            return folder
-    return None
+        return None
+    return (f"{folder} {what}: another user may have put it there; have it removed (its owner or an "
+            "administrator can) or set XDG_RUNTIME_DIR to a folder only you can enter")
 
 
 def _private(folder: str, uid: int) -> bool:

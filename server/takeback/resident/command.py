@@ -2,7 +2,9 @@
 
 ``status`` says whether a process serves the current settings (its pid, since when, the
 workspaces it holds); ``stop`` ends it (the next hook starts another); ``run`` serves in the
-foreground (what a hook starts in the background). Exit 0, or 4 when there is nothing to stop.
+foreground (what a hook starts in the background). Exit 0, or 4 when there is nothing to stop,
+or 9 when no process can run because the sockets' folder cannot be used (another user's, open
+to others, a link): one line on stderr says what is wrong and what to do.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import time
 from . import address, client
 
 EXIT_NOTHING = 4
+EXIT_NO_FOLDER = 9
 _LOCK_WAIT_SECONDS = 3.0  # a process that answered 'stale' is leaving: wait for it
 
 
@@ -22,6 +25,9 @@ def run(action: str, as_json: bool) -> int:
         return _serve()
     fields = client.call(action.encode())
     running = fields is not None
+    problem = None if running else address.problem()
+    if problem is not None and address.enabled():
+        return _no_folder(problem, as_json)
     answer = json.loads(fields[0]) if fields and action == "status" else {}
     if as_json:
         print(json.dumps({"running": running, **answer, "enabled": address.enabled()}, indent=2))
@@ -40,14 +46,23 @@ def run(action: str, as_json: bool) -> int:
     return EXIT_NOTHING if action == "stop" and not running else 0
 
 
+def _no_folder(problem: str, as_json: bool) -> int:
+    """Say that no resident process can run, why, and what to do (exit 9)."""
+    message = f"no resident process can run: {problem}; until then every hook works in-process (slower)"
+    if as_json:
+        print(json.dumps({"error": "resident-folder", "message": message}))
+    print(f"takeback: error: {message}", file=sys.stderr)
+    return EXIT_NO_FOLDER
+
+
 def _serve() -> int:
     """Take the lock first (before the engine is imported), so hooks made meanwhile see that a
     process is starting; leave at once when another one holds it."""
     folder = address.private_folder(create=True)
     if folder is None:
-        print("takeback resident: no private folder for the socket ($XDG_RUNTIME_DIR or /tmp/takeback-<uid> "
-              "must be a folder of yours that no one else can enter)", file=sys.stderr)
-        return 8
+        problem = address.problem() or f"{address.folder_path()} cannot be made"
+        print(f"takeback: error: the resident process cannot run: {problem}", file=sys.stderr)
+        return EXIT_NO_FOLDER
     print_ = address.fingerprint()
     lock = address.take_lock(address.socket_path(folder, print_), _LOCK_WAIT_SECONDS)
     if lock is None:
