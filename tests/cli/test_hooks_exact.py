@@ -173,6 +173,14 @@ def _cursor(tb: Takeback, event: str, **fields: object) -> None:
     hook(tb, "cursor", {**base, "hook_event_name": event, **fields})
 
 
+def _cursor_edit_turn(tb: Takeback, prompt: str, rel: str, after: str, old: str, new: str) -> None:
+    """A Cursor turn of one edit: the file written, then reported with its replacement."""
+    _cursor(tb, "beforeSubmitPrompt", prompt=prompt)
+    (tb.cwd / rel).write_text(after)
+    _cursor(tb, "afterFileEdit", file_path=str(tb.cwd / rel), edits=[{"old_string": old, "new_string": new}])
+    _cursor(tb, "stop", status="completed")
+
+
 def test_cursor_edit_whose_new_text_occurs_twice_is_verified_against_git(tb: Takeback) -> None:
     """The agent changed the FIRST ``print('b')`` into ``print('a')``, so the new text occurs
     twice: replacing the last occurrence back would rewrite a line the agent never touched.
@@ -181,10 +189,7 @@ def test_cursor_edit_whose_new_text_occurs_twice_is_verified_against_git(tb: Tak
     (repo / "two.py").write_text("print('b')\nprint('a')\n")
     git(repo, "add", "two.py")
     git(repo, "commit", "-qm", "two")
-    _cursor(tb, "beforeSubmitPrompt", prompt="make both print a")
-    (repo / "two.py").write_text("print('a')\nprint('a')\n")
-    _cursor(tb, "afterFileEdit", file_path=str(repo / "two.py"), edits=[{"old_string": "print('b')", "new_string": "print('a')"}])
-    _cursor(tb, "stop", status="completed")
+    _cursor_edit_turn(tb, "make both print a", "two.py", "print('a')\nprint('a')\n", "print('b')", "print('a')")
     tb.ok("undo")
     assert (repo / "two.py").read_text() == "print('b')\nprint('a')\n"
     tb.ok("redo")
@@ -226,9 +231,6 @@ def test_cursor_edit_verified_against_the_last_version_takeback_recorded(tb: Tak
     (repo / "made.txt").write_text("one\ntwo\none\n")
     _cursor(tb, "afterShellExecution", **shell, output="")
     _cursor(tb, "stop", status="completed")
-    _cursor(tb, "beforeSubmitPrompt", prompt="second")
-    (repo / "made.txt").write_text("one\none\none\n")
-    _cursor(tb, "afterFileEdit", file_path=str(repo / "made.txt"), edits=[{"old_string": "two", "new_string": "one"}])
-    _cursor(tb, "stop", status="completed")
+    _cursor_edit_turn(tb, "second", "made.txt", "one\none\none\n", "two", "one")
     tb.ok("undo")
     assert (repo / "made.txt").read_text() == "one\ntwo\none\n"
