@@ -11,6 +11,10 @@ before-image rebuilt from an edit reported after it was made is verified, or the
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+
+import pytest
 
 from helpers import git
 
@@ -46,9 +50,6 @@ def test_a_payload_that_is_not_utf8_still_opens_its_turn_and_is_counted(tb: Take
     repo = tb.cwd
     text = json.dumps(captured("copilot", "userPromptSubmitted", repo, prompt="fix \u00e9 please"), ensure_ascii=False)
     data = text.encode("utf-8").replace("\u00e9".encode(), b"\xe9")  # latin-1 inside UTF-8
-    import subprocess
-    import sys
-
     proc = subprocess.run([sys.executable, "-m", "takeback", "hook", "copilot", "userPromptSubmitted"], input=data,
                           capture_output=True, cwd=repo, env=tb.env, timeout=60)
     assert proc.returncode == 0 and proc.stdout == b""
@@ -64,21 +65,24 @@ def _patch(path: str, old: str, new: str) -> str:
     return f"*** Begin Patch\n*** Update File: {path}\n@@\n-{old}\n+{new}\n*** End Patch\n"
 
 
-def test_codex_started_in_a_subfolder_records_its_patch_relative_to_that_folder(tb: Takeback) -> None:
+@pytest.mark.parametrize("hook_in", ["subfolder", "top"])
+def test_codex_started_in_a_subfolder_records_its_patch_relative_to_that_folder(tb: Takeback, hook_in: str) -> None:
     """``codex -C src`` (or codex started in src/): the patch names ``app.py``, which is
-    src/app.py; a root app.py that is not touched must not be taken for it."""
+    src/app.py; a root app.py that is not touched must not be taken for it. The payload's
+    ``cwd`` says where the call runs, wherever the hook process itself was started."""
     repo = tb.cwd
     (repo / "app.py").write_text("a root file of the same name\n")
     git(repo, "add", "app.py")
     git(repo, "commit", "-qm", "root app.py")
     sub = repo / "src"
+    where = sub if hook_in == "subfolder" else repo
     fields = {"tool_input": {"command": _patch("app.py", "    return 1", "    return 7")}, "tool_use_id": "call_sub",
               "cwd": str(sub)}
-    hook(tb, "codex", captured("codex", "UserPromptSubmit", repo, cwd=str(sub)), cwd=sub)
-    hook(tb, "codex", captured("codex", "PreToolUse", repo, **fields), cwd=sub)
+    hook(tb, "codex", captured("codex", "UserPromptSubmit", repo, cwd=str(sub)), cwd=where)
+    hook(tb, "codex", captured("codex", "PreToolUse", repo, **fields), cwd=where)
     (sub / "app.py").write_text("def main():\n    return 7\n")
-    hook(tb, "codex", captured("codex", "PostToolUse", repo, **fields), cwd=sub)
-    hook(tb, "codex", captured("codex", "Stop", repo, cwd=str(sub)), cwd=sub)
+    hook(tb, "codex", captured("codex", "PostToolUse", repo, **fields), cwd=where)
+    hook(tb, "codex", captured("codex", "Stop", repo, cwd=str(sub)), cwd=where)
     [turn] = turns(tb)
     assert turn["checkpoints"][0]["label"] == "apply_patch src/app.py"
     assert [f["path"] for f in turn["files"]] == ["src/app.py"]
