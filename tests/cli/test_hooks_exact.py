@@ -11,6 +11,10 @@ before-image rebuilt from an edit reported after it was made is verified, or the
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+
+import pytest
 
 from helpers import git
 
@@ -46,9 +50,6 @@ def test_a_payload_that_is_not_utf8_still_opens_its_turn_and_is_counted(tb: Take
     repo = tb.cwd
     text = json.dumps(captured("copilot", "userPromptSubmitted", repo, prompt="fix \u00e9 please"), ensure_ascii=False)
     data = text.encode("utf-8").replace("\u00e9".encode(), b"\xe9")  # latin-1 inside UTF-8
-    import subprocess
-    import sys
-
     proc = subprocess.run([sys.executable, "-m", "takeback", "hook", "copilot", "userPromptSubmitted"], input=data,
                           capture_output=True, cwd=repo, env=tb.env, timeout=60)
     assert proc.returncode == 0 and proc.stdout == b""
@@ -64,21 +65,24 @@ def _patch(path: str, old: str, new: str) -> str:
     return f"*** Begin Patch\n*** Update File: {path}\n@@\n-{old}\n+{new}\n*** End Patch\n"
 
 
-def test_codex_started_in_a_subfolder_records_its_patch_relative_to_that_folder(tb: Takeback) -> None:
+@pytest.mark.parametrize("hook_in", ["subfolder", "top"])
+def test_codex_started_in_a_subfolder_records_its_patch_relative_to_that_folder(tb: Takeback, hook_in: str) -> None:
     """``codex -C src`` (or codex started in src/): the patch names ``app.py``, which is
-    src/app.py; a root app.py that is not touched must not be taken for it."""
+    src/app.py; a root app.py that is not touched must not be taken for it. The payload's
+    ``cwd`` says where the call runs, wherever the hook process itself was started."""
     repo = tb.cwd
     (repo / "app.py").write_text("a root file of the same name\n")
     git(repo, "add", "app.py")
     git(repo, "commit", "-qm", "root app.py")
     sub = repo / "src"
+    where = sub if hook_in == "subfolder" else repo
     fields = {"tool_input": {"command": _patch("app.py", "    return 1", "    return 7")}, "tool_use_id": "call_sub",
               "cwd": str(sub)}
-    hook(tb, "codex", captured("codex", "UserPromptSubmit", repo, cwd=str(sub)), cwd=sub)
-    hook(tb, "codex", captured("codex", "PreToolUse", repo, **fields), cwd=sub)
+    hook(tb, "codex", captured("codex", "UserPromptSubmit", repo, cwd=str(sub)), cwd=where)
+    hook(tb, "codex", captured("codex", "PreToolUse", repo, **fields), cwd=where)
     (sub / "app.py").write_text("def main():\n    return 7\n")
-    hook(tb, "codex", captured("codex", "PostToolUse", repo, **fields), cwd=sub)
-    hook(tb, "codex", captured("codex", "Stop", repo, cwd=str(sub)), cwd=sub)
+    hook(tb, "codex", captured("codex", "PostToolUse", repo, **fields), cwd=where)
+    hook(tb, "codex", captured("codex", "Stop", repo, cwd=str(sub)), cwd=where)
     [turn] = turns(tb)
     assert turn["checkpoints"][0]["label"] == "apply_patch src/app.py"
     assert [f["path"] for f in turn["files"]] == ["src/app.py"]
@@ -173,6 +177,14 @@ def _cursor(tb: Takeback, event: str, **fields: object) -> None:
     hook(tb, "cursor", {**base, "hook_event_name": event, **fields})
 
 
+def _cursor_edit_turn(tb: Takeback, prompt: str, rel: str, after: str, old: str, new: str) -> None:
+    """A Cursor turn of one edit: the file written, then reported with its replacement."""
+    _cursor(tb, "beforeSubmitPrompt", prompt=prompt)
+    (tb.cwd / rel).write_text(after)
+    _cursor(tb, "afterFileEdit", file_path=str(tb.cwd / rel), edits=[{"old_string": old, "new_string": new}])
+    _cursor(tb, "stop", status="completed")
+
+
 def test_cursor_edit_whose_new_text_occurs_twice_is_verified_against_git(tb: Takeback) -> None:
     """The agent changed the FIRST ``print('b')`` into ``print('a')``, so the new text occurs
     twice: replacing the last occurrence back would rewrite a line the agent never touched.
@@ -181,10 +193,7 @@ def test_cursor_edit_whose_new_text_occurs_twice_is_verified_against_git(tb: Tak
     (repo / "two.py").write_text("print('b')\nprint('a')\n")
     git(repo, "add", "two.py")
     git(repo, "commit", "-qm", "two")
-    _cursor(tb, "beforeSubmitPrompt", prompt="make both print a")
-    (repo / "two.py").write_text("print('a')\nprint('a')\n")
-    _cursor(tb, "afterFileEdit", file_path=str(repo / "two.py"), edits=[{"old_string": "print('b')", "new_string": "print('a')"}])
-    _cursor(tb, "stop", status="completed")
+    _cursor_edit_turn(tb, "make both print a", "two.py", "print('a')\nprint('a')\n", "print('b')", "print('a')")
     tb.ok("undo")
     assert (repo / "two.py").read_text() == "print('b')\nprint('a')\n"
     tb.ok("redo")
@@ -226,9 +235,6 @@ def test_cursor_edit_verified_against_the_last_version_takeback_recorded(tb: Tak
     (repo / "made.txt").write_text("one\ntwo\none\n")
     _cursor(tb, "afterShellExecution", **shell, output="")
     _cursor(tb, "stop", status="completed")
-    _cursor(tb, "beforeSubmitPrompt", prompt="second")
-    (repo / "made.txt").write_text("one\none\none\n")
-    _cursor(tb, "afterFileEdit", file_path=str(repo / "made.txt"), edits=[{"old_string": "two", "new_string": "one"}])
-    _cursor(tb, "stop", status="completed")
+    _cursor_edit_turn(tb, "second", "made.txt", "one\none\none\n", "two", "one")
     tb.ok("undo")
     assert (repo / "made.txt").read_text() == "one\ntwo\none\n"
