@@ -13,6 +13,12 @@ doubles what it copies, so a byte is copied a logarithmic number of times), and 
 collection rewrites the packs with only what is still referenced. Mutating work is serialised by
 an advisory file lock shared with every process; objects still in memory when the outermost lock
 is released are written then (or dropped, if the call failed).
+
+Durability: nothing is flushed by default but what a power cut must never take: a merge's or
+gc's new pack (before the packs it replaces are removed), a new store's base files, the secrets
+key, and what is published inside ``durable()`` (an operation). Opening the store checks what a
+power cut may have torn and sets it aside (``repair.py``, ``Store.repair``), so the store always
+opens and loses at most its newest entries.
 """
 
 from __future__ import annotations
