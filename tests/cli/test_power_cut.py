@@ -228,6 +228,8 @@ def check_state(env: dict[str, str], ws: Path, store: Path, torn: dict[str, byte
         if _READ.match(path) and still.exists() and still.read_bytes() == content:
             assert path in named, f"{path} left torn in place and not set aside"
     for repair in status["repairs"]:
+        if repair["log_was"] and repair["log_was"] != repair["log_now"]:
+            assert repair["lost"], f"the log went back without naming what it lost: {repair}"
         for item in repair["files"]:
             assert (Path(repair["folder"]) / item["path"]).exists(), f"{item['path']} named but not kept in quarantine"
     if undo:

@@ -197,7 +197,7 @@ class Store:
             if head is not None and not deep and not walk.readable(head, whole=False):
                 return self.repair(deep=True, found=aside)  # torn past what the ends show: read every byte
             if (head is None and aside.files) or (head is not None and not walk.readable(head, deep or bool(aside.files))):
-                tip, lost = walk.newest_whole(head)
+                tip, lost = walk.newest_whole(head, self.path)
                 if tip != head:
                     if head is not None:
                         aside.set_aside(self._ref_file, f"the log ref names {head}, which cannot be read whole")
@@ -391,6 +391,7 @@ class Store:
             tip = self.stack(meta, parent, message, blobs)
             self.flush()
             self._set_ref(tip)
+            repair.note_published(self.path, tip, message)
             return tip
 
     def commit_chain(self, newest: str, stop: str | None = None) -> list[str]:
@@ -419,6 +420,7 @@ class Store:
                 raise StoreError("the operation log moved during garbage collection")
             self.flush()
             self._set_ref(new)
+            repair.note_published(self.path, new, "the log as retention rewrote it")
 
     def stack(self, meta: bytes, parent: str | None, message: str, blobs: Iterable[str] = ()) -> str:
         """A new log commit on top of ``parent``; the ref does not move (``append`` and
