@@ -105,15 +105,6 @@ def print_status(status: StoreStatus) -> None:
         print(f"open turn  #{turn.number} {turn.label or ''}{session}")
     print(f"undo       {'#' + str(status.undo_target) if status.undo_target else 'nothing to undo'}")
     print(f"redo       {'#' + str(status.redo_target) if status.redo_target else 'nothing to redo'}")
-    if status.last_recovery:
-        r = status.last_recovery
-        print(f"recovery   {r.at.astimezone():%Y-%m-%d %H:%M:%S}: interrupted {r.operation} {r.action} ({len(r.paths)} files)")
-        if r.left:
-            print(f"           {len(r.left)} left as they were, changed since (not overwritten): {', '.join(r.left)}")
-    for problem in status.config_problems:
-        print(f"settings   {problem}")
-    if status.hook_failures:
-        print(f"hooks      {status.hook_failures} failure(s) logged; last: {status.last_hook_failure}")
     for repair in status.repairs:
         print(f"repaired   {repair.at.astimezone():%Y-%m-%d %H:%M:%S}: after a crash or power cut, "
               f"{len(repair.files)} torn file(s) set aside in {repair.folder}")
@@ -124,6 +115,15 @@ def print_status(status: StoreStatus) -> None:
             print(f"           the log now ends at {now}")
         for line in repair.lost:
             print(f"           lost: {line}")
+    if status.last_recovery:
+        r = status.last_recovery
+        print(f"recovery   {r.at.astimezone():%Y-%m-%d %H:%M:%S}: interrupted {r.operation} {r.action} ({len(r.paths)} files)")
+        if r.left:
+            print(f"           {len(r.left)} left as they were, changed since (not overwritten): {', '.join(r.left)}")
+    for problem in status.config_problems:
+        print(f"settings   {problem}")
+    if status.hook_failures:
+        print(f"hooks      {status.hook_failures} failure(s) logged; last: {status.last_hook_failure}")
 
 
 def print_gc(report: GcReport) -> None:
