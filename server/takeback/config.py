@@ -103,7 +103,8 @@ class Config(BaseModel):
     )
     fsync: bool = Field(
         default=False,
-        description="fsync objects, refs and the journal (survives power loss; ~4 ms per checkpoint).",
+        description="flush every recording too (operations, merges and gc are always flushed): a power cut then loses "
+        "nothing answered; ~13-17 ms per recording on the development VM (docs/performance.md).",
     )
     max_file_bytes: int = Field(default=10 * 1024 * 1024, ge=0, description="Files over this are not copied.")
     retention: RetentionPolicy = Field(default_factory=RetentionPolicy)

@@ -228,6 +228,8 @@ def check_state(env: dict[str, str], ws: Path, store: Path, torn: dict[str, byte
         if _READ.match(path) and still.exists() and still.read_bytes() == content:
             assert path in named, f"{path} left torn in place and not set aside"
     for repair in status["repairs"]:
+        if repair["log_was"] and repair["log_was"] != repair["log_now"]:
+            assert repair["lost"], f"the log went back without naming what it lost: {repair}"
         for item in repair["files"]:
             assert (Path(repair["folder"]) / item["path"]).exists(), f"{item['path']} named but not kept in quarantine"
     if undo:
@@ -303,6 +305,10 @@ def test_power_cut_states_open(case: str, tmp_path: Path) -> None:
         assert not [e for e in found if e.path.startswith("objects.git/objects/pack/pack-") or e.path.endswith("oplog")], found
     else:
         must_keep = complete
+    if case == "end-merging":  # the merge happened, and its pack (with the old entries) was flushed before the old ones went
+        packs_now = list((after / "objects.git" / "objects" / "pack").glob("*.pack"))
+        assert len(packs_now) < len(list((before / "objects.git" / "objects" / "pack").glob("*.pack")))
+        assert not [e for e in found if e.path.startswith("objects.git/objects/pack/")], found
     rng = random.Random(17)
     for number, chosen in enumerate(states(found, seed=17)):
         target = tmp_path / f"cut-{number}"

@@ -99,6 +99,7 @@ def test_a_break_in_the_middle_of_the_log_names_what_was_cut_off(tmp_path: Path)
     (report,) = _reports(tmp_path / "store")
     assert report["log"] == {"was": commits[3], "now": commits[1], "now_subject": "call 1"}
     assert [line for line in report["lost"] if "call 3" in line and "cut off" in line]
+    assert [line for line in report["lost"] if "call 2" in line and "content was lost" in line]  # named by published.log
     assert again.commit_chain(commits[1]) == commits[:2]
 
 

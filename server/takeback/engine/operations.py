@@ -370,7 +370,6 @@ class Operations(EngineParts):
         editor: EditorApply | None,
     ) -> Entry:
         with self.transaction() as tx, self.journal.durable():  # flushed before the answer: journal.py
-            tx.durable = True  # published with fsync (transaction.py)
             editor_writes = [(item.path, item.result) for item in plan.writes if item.path in overlay]
             if editor_writes:
                 # Asked first, with the store's lock let go; the disk is written only once it applied.

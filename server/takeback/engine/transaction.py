@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 
-from ..core.models import CheckpointRecorded, EntriesDropped, EntryBegun, Record, RecordEnvelope
+from ..core.models import CheckpointRecorded, EntriesDropped, EntryBegun, OperationDone, Record, RecordEnvelope
 from ..core.timeline import Timeline
 from ..errors import StateError
 from .history import History
@@ -44,9 +44,6 @@ class Transaction:
         self._dirty = False  # something is folded into the timeline that the log does not hold
         self.suspended = False
         self.moved = False  # the timeline moved while the lock was let go (``released``)
-        # Publish with fsync whatever the setting: an operation that writes the workspace (undo,
-        # redo, revert, restore) is rare, and its answer must outlive a power cut.
-        self.durable = False
 
     @property
     def timeline(self) -> Timeline:
@@ -82,7 +79,10 @@ class Transaction:
         if self._pending:
             meta = RecordEnvelope(records=self._pending).model_dump_json().encode()
             store = self.history.store
-            with store.durable() if self.durable else contextlib.nullcontext():
+            # An operation (undo, redo, revert, restore) is published with fsync whatever the
+            # setting: it is rare, and its answer must outlive a power cut (docs/storage.md).
+            operation = any(isinstance(r, OperationDone) for r in self._pending)
+            with store.durable() if operation else contextlib.nullcontext():
                 head = store.append(meta, self._blobs, _message(self._pending), self.history.head)
             self.history.published(head, self._pending)
             self._pending, self._blobs = [], set()

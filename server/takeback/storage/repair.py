@@ -168,20 +168,28 @@ class LogWalk:
             self._whole[done], self._depth[done] = good, depth
         return good
 
-    def newest_whole(self, head: str | None) -> tuple[str | None, list[str]]:
+    def newest_whole(self, head: str | None, store: Path) -> tuple[str | None, list[str]]:
         """The commit the log goes back to (the newest whose whole chain can be read; the longer
-        chain where two are as new), and one line for each commit lost: each readable commit cut
-        off from it (by its subject) and a ``head`` that cannot be read."""
+        chain where two are as new), and one line for each commit lost: those ``published.log``
+        names after the last one kept (by subject: their content is gone), each readable commit
+        cut off from the log (by its subject), and a ``head`` that cannot be read."""
         times: dict[str, int] = {}
-        lost: list[str] = []
+        cut_off: list[str] = []
         for oid in self._all_commits():
             if self.readable(oid, whole=True):
                 times[oid] = commits.time_of(self._read(oid))
             else:
-                lost.append(oid)
+                cut_off.append(oid)
         tip = max(times, key=lambda c: (times[c], self._depth[c]), default=None)
-        lines = [f"{oid[:12]} {self.subject(oid)} (cut off from the log)" for oid in lost]
-        if head is not None and head not in times:
+        kept: set[str] = set()
+        walk = tip
+        while walk is not None:
+            kept.add(walk)
+            walk = commits.parent_of(self._read(walk))
+        named = _published_after(store, kept)
+        lines = [f"{oid[:12]} {subject} (its content was lost)" for oid, subject in named.items() if oid not in cut_off]
+        lines += [f"{oid[:12]} {self.subject(oid)} (cut off from the log)" for oid in cut_off]
+        if head is not None and head not in times and head not in named and head not in cut_off:
             lines.insert(0, f"{head[:12]} (the log's head: it could not be read)")
         return tip, lines
 
@@ -213,3 +221,36 @@ def set_aside_torn(aside: Quarantine, pack_dir: Path, ref_file: Path, deep: bool
             if file.exists():
                 aside.set_aside(file, problem)
     return bool(found)
+
+
+PUBLISHED = "published.log"
+_PUBLISHED_KEEP = 64 * 1024
+
+
+def note_published(store: Path, oid: str, message: str) -> None:
+    """Append ``oid`` and its subject to ``published.log``: after a power cut the commit can be
+    gone with its pack, and this line still names what was lost (not flushed, ordered after the
+    ref; best effort: a line that cannot be written is not an error). Bounded: past 64 KiB its
+    older half is dropped."""
+    line = f"{oid} {message.split(chr(10), 1)[0]}\n".encode()
+    try:
+        with open(store / PUBLISHED, "ab") as out:
+            out.write(line)
+            size = out.tell()
+        if size > _PUBLISHED_KEEP:
+            lines = (store / PUBLISHED).read_bytes().splitlines(keepends=True)
+            atomic.write(store / PUBLISHED, b"".join(lines[len(lines) // 2 :]))
+    except OSError:
+        pass
+
+
+def _published_after(store: Path, kept: set[str]) -> dict[str, str]:
+    """The commits ``published.log`` names after the last one of ``kept`` (id: subject); none
+    when it names none of them (a log older than the file, or rewritten since)."""
+    try:
+        lines = (store / PUBLISHED).read_bytes().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return {}
+    pairs = [(line[:40], line[41:]) for line in lines if len(line) > 41 and line[40] == " "]
+    last = max((i for i, (oid, _subject) in enumerate(pairs) if oid in kept), default=None)
+    return {} if last is None else {oid: subject for oid, subject in pairs[last + 1 :] if oid not in kept}

@@ -13,6 +13,12 @@ doubles what it copies, so a byte is copied a logarithmic number of times), and 
 collection rewrites the packs with only what is still referenced. Mutating work is serialised by
 an advisory file lock shared with every process; objects still in memory when the outermost lock
 is released are written then (or dropped, if the call failed).
+
+Durability: nothing is flushed by default but what a power cut must never take: a merge's or
+gc's new pack (before the packs it replaces are removed), a new store's base files, the secrets
+key, and what is published inside ``durable()`` (an operation). Opening the store checks what a
+power cut may have torn and sets it aside (``repair.py``, ``Store.repair``), so the store always
+opens and loses at most its newest entries.
 """
 
 from __future__ import annotations
@@ -191,7 +197,7 @@ class Store:
             if head is not None and not deep and not walk.readable(head, whole=False):
                 return self.repair(deep=True, found=aside)  # torn past what the ends show: read every byte
             if (head is None and aside.files) or (head is not None and not walk.readable(head, deep or bool(aside.files))):
-                tip, lost = walk.newest_whole(head)
+                tip, lost = walk.newest_whole(head, self.path)
                 if tip != head:
                     if head is not None:
                         aside.set_aside(self._ref_file, f"the log ref names {head}, which cannot be read whole")
@@ -385,6 +391,7 @@ class Store:
             tip = self.stack(meta, parent, message, blobs)
             self.flush()
             self._set_ref(tip)
+            repair.note_published(self.path, tip, message)
             return tip
 
     def commit_chain(self, newest: str, stop: str | None = None) -> list[str]:
@@ -413,6 +420,7 @@ class Store:
                 raise StoreError("the operation log moved during garbage collection")
             self.flush()
             self._set_ref(new)
+            repair.note_published(self.path, new, "the log as retention rewrote it")
 
     def stack(self, meta: bytes, parent: str | None, message: str, blobs: Iterable[str] = ()) -> str:
         """A new log commit on top of ``parent``; the ref does not move (``append`` and
