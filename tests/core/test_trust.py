@@ -467,6 +467,19 @@ def test_no_text_reaches_the_terminal_as_control_characters(texts: list[str], pa
             assert shown.count("\n") == _rendered(print_it, make(plain, "x")).count("\n"), shown
 
 
+@settings(max_examples=50, deadline=None)
+@given(st.lists(TEXTS, min_size=10, max_size=10), TEXTS)
+def test_the_mcp_text_is_quoted_the_same_way(texts: list[str], path: str) -> None:
+    """The MCP server's text beside its structured content (which an agent's terminal may show)."""
+    from takeback.mcp import text
+
+    plain = ["x" if t else "" for t in texts]  # the same layout: an empty session has no line
+    for shown, layout in ((text.entry(_entry(texts, path)), text.entry(_entry(plain, "x"))),
+                          (text.timeline([_entry(texts, path)]), text.timeline([_entry(plain, "x")])),
+                          (text.result(_result(texts, path), "Undo", "run it"), text.result(_result(plain, "x"), "Undo", "run it"))):
+        assert not TERMINAL_ACTS_ON.search(shown) and shown.count("\n") == layout.count("\n"), shown
+
+
 @given(st.lists(st.one_of(st.text(max_size=6), st.sampled_from([h for h in HOSTILE if h != "\u202e"])), max_size=6).map("".join))
 def test_a_quoted_name_reads_back_exactly(name: str) -> None:
     """core.quotePath style: unchanged when it prints and holds no quote or backslash, else
