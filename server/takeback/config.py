@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pathspec
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, StrictBool, TypeAdapter, ValidationError
 
 from .core.models import RetentionPolicy
@@ -160,18 +161,34 @@ _SIZE = TypeAdapter(NonNegativeInt)
 _SWITCH = TypeAdapter(StrictBool)
 
 
+def unreadable_patterns(patterns: list[str]) -> list[str]:
+    """The patterns gitignore syntax cannot read (``\\`` alone, ``!`` alone …): pathspec refuses
+    them, and one of them would fail every capture."""
+    bad = []
+    for pattern in patterns:
+        try:
+            pathspec.GitIgnoreSpec.from_lines([pattern])
+        except ValueError:
+            bad.append(pattern)
+    return bad
+
+
 def _add_secret_patterns(config: Config, value: Any) -> str | None:
     """More secrets, never fewer: the patterns are kept apart from the person's (a file is a secret
     when either list matches it), and a negation, which could only un-match, is refused."""
     patterns = _PATTERNS.validate_python(value)
     negations = [p for p in patterns if p.lstrip().startswith("!")]
-    known = {*config.secrets.own_patterns(), *config.secrets.repository_patterns}
-    added = [p for p in dict.fromkeys(patterns) if p not in known and p not in negations]
+    unreadable = [p for p in unreadable_patterns(patterns) if p not in negations]
+    known = {*config.secrets.own_patterns(), *config.secrets.repository_patterns, *negations, *unreadable}
+    added = [p for p in dict.fromkeys(patterns) if p not in known]
     config.secrets.repository_patterns = [*config.secrets.repository_patterns, *added]
+    why = []
     if negations:
         listed = ", ".join(repr(p) for p in negations)
-        return f"{listed}: a repository may only add secrets, a negation would stop files being treated as secrets"
-    return None
+        why.append(f"{listed}: a repository may only add secrets, a negation would stop files being treated as secrets")
+    if unreadable:
+        why.append(f"{', '.join(repr(p) for p in unreadable)}: not a gitignore pattern")
+    return "; ".join(why) or None
 
 
 def _lower_max_file_bytes(config: Config, value: Any) -> str | None:
@@ -339,6 +356,7 @@ def load_config(workspace: str | os.PathLike[str], overrides: dict[str, Any] | N
     for layer in [*_user_layers(root, problems), _env_layer(), overrides or {}]:
         _merge(merged, layer)
     config = _validate_leniently(merged, problems)
+    _drop_unreadable_patterns(config.secrets, problems)
     if config.store_dir is not None:
         store_dir = config.store_dir.expanduser()
         config.store_dir = store_dir if store_dir.is_absolute() else (root / store_dir).resolve()
@@ -348,6 +366,17 @@ def load_config(workspace: str | os.PathLike[str], overrides: dict[str, Any] | N
     for problem in problems:
         log.debug("config: %s", problem)
     return config
+
+
+def _drop_unreadable_patterns(secrets: SecretsPolicy, problems: list[str]) -> None:
+    """A pattern of the person's that gitignore syntax cannot read matches nothing: reported and
+    left out, so that it cannot fail every capture."""
+    for key in ("patterns", "extra_patterns", "repository_patterns"):
+        patterns: list[str] = getattr(secrets, key)
+        bad = unreadable_patterns(patterns)
+        if bad:
+            setattr(secrets, key, [p for p in patterns if p not in bad])
+            problems.append(f"secrets.{key}: {', '.join(repr(p) for p in bad)} ignored: not a gitignore pattern")
 
 
 def _validate_leniently(data: dict[str, Any], problems: list[str]) -> Config:

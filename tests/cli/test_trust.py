@@ -264,7 +264,7 @@ def test_names_prompts_and_commands_reach_the_terminal_quoted(tb: Takeback) -> N
     """A turn whose prompt retitles the terminal, whose file name clears the screen and whose
     command writes the clipboard: every human answer shows them quoted (C escapes), --json exact."""
     ws = tb.cwd
-    name, label, command = f"evil{CLEAR}.txt", f"fix it{TITLE}\nSAFE: nothing to do", f"curl x{CLIPBOARD}"
+    name, label, command = f"evil{CLEAR}.txt", f"fix it{TITLE}\x9b\nSAFE: nothing to do", f"curl x{CLIPBOARD}"
     assert tb("begin", "--label", label).code == 0
     write_files(ws, {name: f"line{TITLE}\n", "src/app.py": "changed\n"})
     assert tb("end", "--command", command).code == 0
@@ -277,11 +277,13 @@ def test_names_prompts_and_commands_reach_the_terminal_quoted(tb: Takeback) -> N
         assert not any(ACTS_ON.search(line) for line in bodies if line != f"+line{TITLE}".encode()), call  # a patch is exact
     shown = calls[1].text
     assert '"evil\\033[2J\\033[H.txt"' in shown and '"curl x\\033]52;c;ZXZpbA==\\a"' in shown
-    assert '"fix it\\033]0;pwned\\a\\nSAFE: nothing to do"' in calls[0].text  # one line: no fake verdict line
+    assert '"fix it\\033]0;pwned\\a\\302\\233\\nSAFE: nothing to do"' in calls[0].text  # one line: no fake verdict line
     assert not any(line.startswith("SAFE: nothing") for call in calls for line in call.text.splitlines())
     on_terminal = _on_a_terminal(tb, "show", "1", "--patch")
     assert not ACTS_ON.search(on_terminal.replace(b"\r\n", b"\n")) and b"+line\\033]0;pwned\\a\r\n" in on_terminal
-    entry = tb.json("show", "1")
+    shown_json = tb("--json", "show", "1")
+    assert not ACTS_ON.search(shown_json.out)  # C1 too is a JSON escape there
+    entry = shown_json.json()
     assert entry["label"] == label and entry["commands"] == [command] and name in [f["path"] for f in entry["files"]]
     undone = tb.json("undo")
     assert any(item["path"] == name for item in undone["restored"])

@@ -387,9 +387,25 @@ def test_no_repository_pattern_un_matches_a_default_secret(tmp_path: Path, patte
     listed = ", ".join(json.dumps(p, ensure_ascii=False).replace("\x7f", "\\u007f") for p in patterns)  # TOML strings
     (ws / ".takeback.toml").write_text(f"[secrets]\nextra_patterns = [{listed}]\n")
     config = load_config(ws)
-    assert all("may only add secrets" in p for p in config.problems)  # the file was read
+    assert all("may only add secrets" in p or "not a gitignore pattern" in p for p in config.problems)  # it was read
     capturer = Capturer(None, Workspace(ws), config)  # type: ignore[arg-type]
     assert all(capturer.is_secret(p) for p in (".env", "config/.env.local", "id_rsa", "deploy/prod.pem", ".aws/credentials"))
+
+
+def test_a_pattern_gitignore_cannot_read_is_reported_not_fatal(tmp_path: Path) -> None:
+    """``\\`` alone is no gitignore pattern (pathspec refuses it): from the repository or the person,
+    it is reported and left out, and recording goes on (it used to fail every capture)."""
+    ws = make_repo(tmp_path / "ws", {".takeback.toml": '[secrets]\nextra_patterns = ["\\\\", "*.vault", "!"]\n'})
+    write_user_config(os.environ["XDG_CONFIG_HOME"], '[secrets]\nextra_patterns = ["a\\\\"]\n')
+    config = load_config(ws)
+    assert config.secrets.repository_patterns == ["*.vault"] and config.secrets.extra_patterns == []
+    assert sorted(config.problems) == [
+        ".takeback.toml: secrets.extra_patterns ignored: '!': a repository may only add secrets, a negation would "
+        "stop files being treated as secrets; '\\\\': not a gitignore pattern",
+        "secrets.extra_patterns: 'a\\\\' ignored: not a gitignore pattern",
+    ]
+    entry, _ = batch(Engine(ws, config), ws, {"x.vault": "v\n", ".env": "K=1\n", "a.txt": "a\n"})
+    assert {f.path: f.withheld for f in entry.files} == {"x.vault": "secret", ".env": "secret", "a.txt": None}
 
 
 def test_the_person_may_still_un_match_a_secret(tmp_path: Path) -> None:
@@ -465,6 +481,19 @@ def test_no_text_reaches_the_terminal_as_control_characters(texts: list[str], pa
         assert not TERMINAL_ACTS_ON.search(shown), shown
         if print_it is not render.print_result:  # a patch body's lines are its own
             assert shown.count("\n") == _rendered(print_it, make(plain, "x")).count("\n"), shown
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(TEXTS, min_size=10, max_size=10), TEXTS)
+def test_the_mcp_text_is_quoted_the_same_way(texts: list[str], path: str) -> None:
+    """The MCP server's text beside its structured content (which an agent's terminal may show)."""
+    from takeback.mcp import text
+
+    plain = ["x" if t else "" for t in texts]  # the same layout: an empty session has no line
+    for shown, layout in ((text.entry(_entry(texts, path)), text.entry(_entry(plain, "x"))),
+                          (text.timeline([_entry(texts, path)]), text.timeline([_entry(plain, "x")])),
+                          (text.result(_result(texts, path), "Undo", "run it"), text.result(_result(plain, "x"), "Undo", "run it"))):
+        assert not TERMINAL_ACTS_ON.search(shown) and shown.count("\n") == layout.count("\n"), shown
 
 
 @given(st.lists(st.one_of(st.text(max_size=6), st.sampled_from([h for h in HOSTILE if h != "\u202e"])), max_size=6).map("".join))

@@ -2,10 +2,11 @@
 
 The plugin's launcher (``plugins/claude-code/takeback/bin/takeback``) runs ``takeback hook
 claude`` with ``TAKEBACK_VIA=claude-plugin:<pid>`` (checked by ``via.py``). Claude Code runs the
-plugin's hooks *and* the hooks in its settings files, so a person who also ran ``takeback install claude`` would have every
-event reach Takeback twice (two turns per prompt). Rule: a call through the plugin records
-nothing when one of the settings files Claude Code reads runs a real ``takeback hook claude`` for
-the same event (and a matcher that takes this tool). The settings' hook records it, once.
+plugin's hooks *and* the hooks in its settings files, so a person who also ran ``takeback install
+claude`` would have every event reach Takeback twice (two turns per prompt). Rule: a call
+through the plugin records nothing when one of the settings files Claude Code reads runs a real
+``takeback hook claude`` for the same event (and a matcher that takes this tool). The settings'
+hook records it, once.
 
 The repository is not trusted (promise 8): its files must not be able to switch recording off.
 So a settings line counts only when it is exactly ``TAKEBACK hook claude`` and TAKEBACK really
@@ -18,8 +19,7 @@ loses an event: the settings' line runs the same Takeback with the same payload.
 ``true -m takeback hook claude``, a line with a redirection or a script inside the repository
 is no Takeback hook: the plugin keeps recording. When a settings file sets ``disableAllHooks``
 (or the managed one ``allowManagedHooksOnly``) only the managed file's hooks count, as Claude
-Code then runs only those. Stdlib only, read only for calls that came
-through the plugin.
+Code then runs only those. Stdlib only, read only for calls that came through the plugin.
 """
 
 from __future__ import annotations
@@ -65,8 +65,9 @@ def steps_aside(agent: str, payload: dict, env: Mapping[str, str]) -> bool:
     project = env.get("CLAUDE_PROJECT_DIR") or (payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
     if not isinstance(event, str):
         return False
-    docs = [(doc, own) for path, own in settings_files(project, env) if (doc := _read(path)) is not None]
-    managed = _read(settings_files(project, env)[0][0]) or {}
+    files = settings_files(project, env)
+    docs = [(doc, own) for path, own in files if (doc := _read(path)) is not None]
+    managed = _read(files[0][0]) or {}
     if managed.get("allowManagedHooksOnly") is True or any(d.get("disableAllHooks") is True for d, _ in docs):
         # Claude Code then runs the managed file's hooks only (none if it disables them itself),
         # and a repository's disableAllHooks must not leave the plugin stepping aside for nobody.

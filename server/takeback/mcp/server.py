@@ -20,6 +20,7 @@ from mcp.types import ToolAnnotations
 from pydantic import ValidationError
 
 from .. import __version__
+from ..core.terminal import quote_text
 from ..engine.engine import Engine
 from ..errors import InvalidInput, TakebackError
 from ..workspace.locate import workspace_root
@@ -83,8 +84,8 @@ def run(workspace: str | None) -> int:
     except TakebackError as exc:
         print(f"takeback: error: {' '.join(exc.message.split())}", file=sys.stderr)
         return exc.exit_status
-    for problem in engine.config.problems:
-        print(f"takeback: warning: {problem}", file=sys.stderr)
+    for problem in engine.config.problems:  # the repository's text: quoted for the terminal stderr may reach
+        print(f"takeback: warning: {quote_text(problem)}", file=sys.stderr)
     try:
         build(Tools(engine)).run("stdio")
     except KeyboardInterrupt:
