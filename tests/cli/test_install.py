@@ -619,14 +619,22 @@ def test_project_scope_refuses_a_link_inside_the_repository(tb: Takeback, env: d
     assert tree(tb.cwd) == before
 
 
+def _committed(tb: Takeback, name: str, text: str) -> Path:
+    """``name`` in ``tb``'s repository with ``text``, committed (so git tracks it)."""
+    from helpers import git
+
+    path = tb.cwd / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    git(tb.cwd, "add", name)
+    git(tb.cwd, "commit", "-qm", f"the team's {name}")
+    return path
+
+
 def test_project_scope_asks_for_force_before_changing_a_file_git_tracks(tb: Takeback, env: dict[str, str]) -> None:
     from helpers import git, git_state
 
-    local = tb.cwd / ".claude" / "settings.local.json"
-    local.parent.mkdir()
-    local.write_text('{\n  "permissions": {"allow": ["Bash(make)"]}\n}\n')
-    git(tb.cwd, "add", ".claude/settings.local.json")
-    git(tb.cwd, "commit", "-qm", "team settings")
+    local = _committed(tb, ".claude/settings.local.json", '{\n  "permissions": {"allow": ["Bash(make)"]}\n}\n')
     before = tree(tb.cwd), git_state(tb.cwd)
     expect_error(tb("install", "claude", "--scope", "project"), 2,
                  r"\.claude/settings\.local\.json is tracked by git .*--force.*nothing was written")
@@ -643,13 +651,7 @@ def test_project_scope_asks_for_force_before_changing_a_file_git_tracks(tb: Take
 
 
 def test_project_scope_needs_no_force_when_only_the_teams_file_is_tracked(tb: Takeback, env: dict[str, str]) -> None:
-    from helpers import git
-
-    team = tb.cwd / ".claude" / "settings.json"
-    team.parent.mkdir()
-    team.write_text("{}\n")
-    git(tb.cwd, "add", ".claude/settings.json")
-    git(tb.cwd, "commit", "-qm", "team settings")
+    team = _committed(tb, ".claude/settings.json", "{}\n")
     result = tb.json("install", "claude", "--scope", "project")
     assert ours("claude", json.loads((tb.cwd / ".claude" / "settings.local.json").read_text()))
     assert not any("tracked by git" in s for s in result[0]["next_steps"])
