@@ -147,10 +147,32 @@ export interface RetentionPolicy {
 export interface RecoveryReport {
   at: string;
   operation: string;
-  action: "rolled-back" | "rolled-forward";
+  action: "rolled-back" | "rolled-forward" | "set-aside";
   paths: string[];
-  /** Paths recovery left as they were (they changed after the crash). */
+  /** Paths recovery left as they were (they changed after the crash, or could not be read or written). */
   left?: string[];
+  /** One line per path left for another reason than a later change, or why the journal was set aside. */
+  problems?: string[];
+  /** Where a journal that could not be read was moved ("set-aside"), or null. */
+  journalKept?: string | null;
+}
+
+/** A file of the store a crash or power cut left torn, moved into `quarantine/`. */
+export interface SetAside {
+  path: string;
+  problem: string;
+}
+
+/** What opening the store set aside after a crash or power cut. */
+export interface StoreRepair {
+  at: string;
+  folder: string;
+  files?: SetAside[];
+  logWas?: string | null;
+  logNow?: string | null;
+  logNowSubject?: string | null;
+  /** One line per log commit lost. */
+  lost?: string[];
 }
 
 export interface StoreStatus {
@@ -172,6 +194,8 @@ export interface StoreStatus {
   retention?: RetentionPolicy;
   fsync?: boolean;
   lastRecovery?: RecoveryReport | null;
+  /** What opening the store set aside after a crash or power cut, oldest first. */
+  repairs?: StoreRepair[];
   /** Settings ignored for this folder, and why. */
   configProblems?: string[];
   /** Failures agents' hooks (`takeback hook`) logged in the store. */
