@@ -39,11 +39,14 @@ from ..errors import (
     NothingToDo,
     OutsideWorkspace,
     StateError,
+    StoreError,
+    TakebackError,
 )
-from ..workspace.journal import JournalFile
+from ..workspace.journal import JournalFile, wording_of
 from . import brackets
 from .handoff import EditorApply, ask_editor
 from .parts import EngineParts
+from .transaction import Transaction
 
 log = logging.getLogger("takeback.engine")
 
@@ -386,12 +389,26 @@ class Operations(EngineParts):
                                                 effects, previous, plan, changes))
                 tx.publish()  # the turns it ended and the operation: one log commit, before the journal goes
             except BaseException as exc:
+                if self._in_log_anyway(tx):
+                    self.journal.finish()
+                    raise StoreError(
+                        f"{kind} carried out and recorded, but the store could not flush it to disk "
+                        f"({wording_of(exc)}): it may not survive a power cut"
+                    ) from exc
                 failure = self.journal.roll_back(written, exc)  # the journal stays if a path could not be put back
                 if failure is exc:
                     raise
                 raise failure from exc
             self.journal.finish()
             return self.timeline.view(self.timeline.entries[entry_id])
+
+    def _in_log_anyway(self, tx: Transaction) -> bool:
+        """Whether the log's ref moved though publishing failed (the disk refused to flush the
+        ref once written): the operation then stands, and is not rolled back."""
+        try:
+            return tx.history.store.head() != tx.history.head
+        except TakebackError:
+            return False  # cannot tell: roll back (recovery decides from the log if that fails)
 
     def _operation_records(
         self, entry_id: str, kind: str, label: str, target: FoldedEntry, checkpoint_target: str | None,

@@ -73,7 +73,7 @@ def _ordered(files: list[JournalFile]) -> list[JournalFile]:
 CHANGED = "changed since (not overwritten)"  # why a path is left that holds neither side
 
 
-def _why(exc: BaseException) -> str:
+def wording_of(exc: BaseException) -> str:
     """An error's reason in a few words (an OS error's text, lower case, without the path)."""
     if isinstance(exc, TakebackError):
         return exc.message
@@ -128,7 +128,7 @@ class Journal:
             atomic.write(self.file, doc.model_dump_json().encode("utf-8"), fsync=True)
         except (OSError, StoreError) as exc:
             self._discard()
-            raise StoreError(f"cannot write the journal {self.file}: {_why(exc)}; nothing was written") from exc
+            raise StoreError(f"cannot write the journal {self.file}: {wording_of(exc)}; nothing was written") from exc
 
     def _write_backups(self, backups: dict[str, bytes]) -> None:
         """The withheld before-contents, each flushed, and their folder (and its entry in the store)."""
@@ -159,7 +159,7 @@ class Journal:
             shutil.rmtree(self.backup_dir, ignore_errors=True)
             atomic.sync_dir(self.store.path)
         except OSError as exc:
-            log.warning("could not remove the journal %s (%s); the next start finishes it", self.file, _why(exc))
+            log.warning("could not remove the journal %s (%s); the next start finishes it", self.file, wording_of(exc))
 
     def pending(self) -> JournalDoc | None:
         """The journal there is, None when none; ``ValueError`` when it cannot be read (torn,
@@ -195,7 +195,7 @@ class Journal:
         try:
             self.workspace.sync_folders(_touched(files, folders))
         except OSError as exc:
-            raise CannotWrite(f"cannot flush the folders of {files[0].path} and the rest to disk: {_why(exc)}; "
+            raise CannotWrite(f"cannot flush the folders of {files[0].path} and the rest to disk: {wording_of(exc)}; "
                               "nothing was written (files already written were put back)") from exc
 
     def _in_order(self, files: list[JournalFile], folders: list[str], step: Callable[[JournalFile], None]) -> None:
@@ -246,16 +246,16 @@ class Journal:
             try:
                 self.write_side(item, "before")
             except (OSError, TakebackError) as exc:
-                log.warning("could not roll back %s (%s); the journal keeps it for recovery", item.path, _why(exc))
-                failed.append((item.path, _why(exc)))
+                log.warning("could not roll back %s (%s); the journal keeps it for recovery", item.path, wording_of(exc))
+                failed.append((item.path, wording_of(exc)))
         try:
             self.workspace.sync_folders(_touched(written, []))
         except OSError as exc:
-            failed.append(("their folders", _why(exc)))
+            failed.append(("their folders", wording_of(exc)))
         if not failed:
             self.finish()
             return error
-        first = _why(error).split("; nothing was written")[0]
+        first = wording_of(error).split("; nothing was written")[0]
         names = ", ".join(f"{path} ({why})" for path, why in failed)
         return CannotWrite(
             f"{first}; {len(failed)} path(s) already written could not be put back yet: {names}; "
@@ -314,7 +314,7 @@ class Journal:
             os.replace(self.file, kept)
             kept_name: str | None = kept.name
         except OSError as exc:
-            log.warning("could not set the journal %s aside: %s", self.file, _why(exc))
+            log.warning("could not set the journal %s aside: %s", self.file, wording_of(exc))
             kept_name = None
         if kept_name and self.backup_dir.exists():  # withheld before-contents it named: kept with it
             with contextlib.suppress(OSError):
@@ -333,7 +333,7 @@ class Journal:
         try:
             atomic.write(self.report_file, report.model_dump_json(indent=2).encode("utf-8"), fsync=True)
         except OSError as exc:
-            log.warning("could not keep the recovery report %s: %s", self.report_file, _why(exc))
+            log.warning("could not keep the recovery report %s: %s", self.report_file, wording_of(exc))
 
     def _roll(self, item: JournalFile, side: str, matches: Matches) -> str | None:
         """Put ``item``'s path to ``side`` if it holds exactly one side or the other; else (or
@@ -352,8 +352,8 @@ class Journal:
                 return "its content was withheld by policy and has no backup"
             self.write_side(item, side)
         except (OSError, TakebackError) as exc:
-            log.warning("recovery left %s as it is: %s", item.path, _why(exc))
-            return f"it could not be {'read' if isinstance(exc, StoreError) else 'read or written'} ({_why(exc)})"
+            log.warning("recovery left %s as it is: %s", item.path, wording_of(exc))
+            return f"it could not be {'read' if isinstance(exc, StoreError) else 'read or written'} ({wording_of(exc)})"
         return None
 
     def last_report(self) -> RecoveryReport | None:
