@@ -27,7 +27,7 @@ export interface FileVersion {
   oid: string;
   mode?: number;
   size?: number;
-  withheld?: "secret" | "oversize" | null;
+  withheld?: "secret" | "oversize" | "unknown" | null;
 }
 
 export interface FileChange {
@@ -39,7 +39,7 @@ export interface FileChange {
   additions?: number;
   deletions?: number;
   binary?: boolean;
-  withheld?: "secret" | "oversize" | null;
+  withheld?: "secret" | "oversize" | "unknown" | null;
 }
 
 export interface Check {
@@ -178,6 +178,10 @@ export interface StoreStatus {
   hookFailures?: number;
   /** The latest: "AT AGENT EVENT: MESSAGE", or null. */
   lastHookFailure?: string | null;
+  /** Hook payloads read only in part (bytes not UTF-8, half a character), recorded anyway. */
+  payloadProblems?: number;
+  /** The latest: "AT AGENT EVENT: WHAT", or null. */
+  lastPayloadProblem?: string | null;
 }
 
 // ------------------------------------------------------------------ params (protocol.py)

@@ -104,6 +104,8 @@ export class TimelineModel implements vscode.Disposable {
                   redoTarget: status.redoTarget ?? null,
                   hookFailures: status.hookFailures ?? 0,
                   lastHookFailure: status.lastHookFailure ?? null,
+                  payloadProblems: status.payloadProblems ?? 0,
+                  lastPayloadProblem: status.lastPayloadProblem ?? null,
                   store: status.store,
                 }
               : {}),

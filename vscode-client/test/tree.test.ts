@@ -191,3 +191,12 @@ test("a turn's icon shows failed checks as the server decided them (checksPassed
   assert.equal(icon({ checks: [], checksPassed: null }), "applied");
   assert.equal(icon({ state: "reverted", checksPassed: false }), "reverted");
 });
+
+test("hook payloads read only in part are shown at the top of their folder", () => {
+  const t = timeline([entry({ number: 1 })], { payloadProblems: 2, lastPayloadProblem: "claude UserPromptSubmit: half a character" });
+  const [first, ...rest] = buildTree([t], NOW);
+  assert.equal(first!.kind, "message");
+  assert.match((first as { label: string }).label, /^2 hook payload\(s\) read only in part \(recorded anyway\); last: claude/);
+  assert.equal(rest.length, 1);
+  assert.equal(buildTree([timeline([entry({ number: 1 })])], NOW)[0]!.kind, "session");
+});

@@ -12,6 +12,7 @@ them as JSON with ``model_dump(mode="json")`` and the server sends the same shap
 
 from __future__ import annotations
 
+import secrets
 from datetime import datetime
 from typing import Annotated, Literal, get_args
 
@@ -37,7 +38,7 @@ def check_on_conflict(on_conflict: str) -> None:
 
 
 CheckStatus = Literal["passed", "failed", "error", "skipped"]
-Withheld = Literal["secret", "oversize"]
+Withheld = Literal["secret", "oversize", "unknown"]
 
 
 class _Model(BaseModel):
@@ -53,12 +54,20 @@ class FileVersion(_Model):
     ``oid`` is the git blob id of the content, which is in the store, unless the content was
     withheld by policy (a secret, or over the size cap): then ``oid`` is a keyed digest
     (``hmac:…``) that still tells whether a file on disk is the same, and the bytes are not kept.
+    ``withheld="unknown"``: a before-image Takeback could neither capture before the write nor
+    derive and verify (``before_unknown``); no file is ever the same as it, and undo skips it.
     """
 
     oid: str
     mode: int = MODE_FILE
     size: int = 0
     withheld: Withheld | None = None
+
+
+def before_unknown(mode: int = MODE_FILE) -> FileVersion:
+    """The before-image of a file whose content before an agent's write is not known: its own
+    id (``unknown:`` and random), so it matches no file and no other version."""
+    return FileVersion(oid=f"unknown:{secrets.token_hex(16)}", mode=mode, size=0, withheld="unknown")
 
 
 def same_version(a: FileVersion | None, b: FileVersion | None) -> bool:
@@ -222,12 +231,13 @@ class BatchChange(_Model):
     """One path of an edit batch handed to the engine (content after; None deletes it).
 
     ``before`` is what the path held just before the batch: the bytes the editor shows for an
-    open document, or ``"disk"`` to read the file now; None means it did not exist.
+    open document, or ``"disk"`` to read the file now; None means it did not exist;
+    ``"unknown"``: it existed, but what it held is not known (``before_unknown``).
     """
 
     path: str
     after: bytes | None
-    before: bytes | None | Literal["disk"] = "disk"
+    before: bytes | None | Literal["disk", "unknown"] = "disk"
     mode: int | None = None
     renamed_from: str | None = None
 
@@ -403,6 +413,8 @@ class StoreStatus(_Model):
     config_problems: list[str] = Field(default_factory=list)  # settings ignored or refused, and why
     hook_failures: int = 0  # failures agents' hooks logged in the store (``takeback hook``)
     last_hook_failure: str | None = None
+    payload_problems: int = 0  # hook payloads read only in part (not UTF-8, half a character), yet recorded
+    last_payload_problem: str | None = None
 
 
 class GcReport(_Model):

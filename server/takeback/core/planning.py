@@ -265,6 +265,11 @@ def _undeletable_reason(version: FileVersion) -> str:
 
 
 def _withheld_reason(version: FileVersion) -> str:
+    if version.withheld == "unknown":
+        return (
+            "before unknown: the agent's edit was reported after it was made and its before-image could not be "
+            "verified, so Takeback does not guess it; the file was left as it is (take the edit back by hand)"
+        )
     if version.withheld == "secret":
         return "secret file: its content is not stored (secrets policy), so it cannot be brought back"
     return f"file over the size cap ({version.size} bytes): its content was not stored"

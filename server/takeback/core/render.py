@@ -114,6 +114,8 @@ def print_status(status: StoreStatus) -> None:
         print(f"settings   {problem}")
     if status.hook_failures:
         print(f"hooks      {status.hook_failures} failure(s) logged; last: {status.last_hook_failure}")
+    if status.payload_problems:
+        print(f"payloads   {status.payload_problems} read only in part (recorded anyway); last: {status.last_payload_problem}")
 
 
 def print_gc(report: GcReport) -> None:

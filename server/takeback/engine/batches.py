@@ -25,6 +25,7 @@ from ..core.models import (
     PathChange,
     Record,
     TurnEnded,
+    before_unknown,
 )
 from ..core.timeline import FoldedEntry
 from ..errors import (
@@ -114,7 +115,13 @@ class Batches(EngineParts):
 
     def _batch_change(self, rel: str, change: BatchChange, source_path: str | None, notices: list[str]) -> PathChange:
         """One file of an edit batch, its before-image from the batch or the disk now (a notice
-        added when the secrets or size policy withholds a version)."""
+        added when the secrets or size policy withholds a version, or the before-image is unknown)."""
+        if change.before == "unknown":
+            disk = self.workspace.read(rel)
+            mode = change.mode or (disk.mode if disk else MODE_FILE)
+            after = None if change.after is None else self.capture.version(rel, change.after, mode)
+            notices.append(withheld_notice(rel, before_unknown(mode)))
+            return self._path_change(rel, before_unknown(mode), after, source_path, None, change.after)
         if change.before == "disk":
             disk = self.workspace.read(rel)
             old = disk.content if disk else None

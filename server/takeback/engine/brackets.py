@@ -31,7 +31,9 @@ A step (one tool call of an agent, ``steps.py``) waits the same way in ``bracket
 in the same layout: the open turn's ``EntryBegun`` (or, for a step that is a turn of its own,
 the begin it will get), then its snapshot: a scanner's (a shell step: what changed on disk
 between the call's start and end) or ``{"kind": "paths", "files": {path: version or null}}``
-(an edit step: the before-images of the files the tool names), then an index copy. ``<key>``
+(an edit step: the before-images of the files the tool names, and under ``"scan"`` a scanner's
+snapshot too, which tells whether those files account for what the tool changed), then an
+index copy. ``<key>``
 is a digest of the step's caller-given key (the agent's session and call). It is removed when
 the step ends, or discarded with its session.
 
@@ -254,4 +256,6 @@ def snapshots(directory: Path) -> list[dict]:
             opened = None
         if opened is not None and opened.scan:
             found.append(opened.scan)
+            if isinstance(opened.scan.get("scan"), dict):  # an edit step's scanner snapshot, beside its files
+                found.append(opened.scan["scan"])
     return found

@@ -16,9 +16,9 @@ if TYPE_CHECKING:
     import pygit2
 
     from ..config import Config
-    from ..core.models import Check, CheckpointRecorded, EntryBegun, FileVersion, PathChange
+    from ..core.models import BatchChange, Check, CheckpointRecorded, Entry, EntryBegun, FileVersion, PathChange
     from ..core.timeline import FoldedEntry, Timeline
-    from ..scanning.scan import GitScanner, WalkScanner
+    from ..scanning.scan import GitScanner, ScanCache, WalkScanner
     from ..storage.store import Store
     from ..workspace.capture import Capturer
     from ..workspace.files import Workspace
@@ -39,6 +39,7 @@ class EngineParts:
         @property
         def timeline(self) -> Timeline: ...
         _brackets: Path
+        _scan_cache: ScanCache
         _user_repo: pygit2.Repository | None | Literal[False]
         last_recovery: RecoveryReport | None
 
@@ -53,6 +54,10 @@ class EngineParts:
             source: str = "bracket", kind: str = "turn", at: datetime | None = None,
         ) -> EntryBegun: ...
         def _scanner(self, kind: str | None = None) -> GitScanner | WalkScanner: ...
+        def record_batch(
+            self, changes: list[BatchChange], label: str | None = None, session: str | None = None,
+            agent: str | None = None, turn: str | None = None, applied: bool = True, source: str = "edit",
+        ) -> tuple[Entry, str]: ...
         def _session_turn(self, state: FoldedEntry) -> bool: ...
         def _turn_for(self, session: str | None) -> FoldedEntry | None: ...
         def _end(self, state: FoldedEntry, commands: list[str], checks: list[Check], ended_by: str | None = None) -> None: ...

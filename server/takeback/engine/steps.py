@@ -5,10 +5,14 @@ before the call and another after it), so what the start saw waits in the store 
 (``brackets/step-<key>``, ``brackets.py``). Two kinds:
 
 * ``paths`` given (an edit tool that names its files): the start stores those files'
-  before-images (and the folders writing a missing one would create); the end compares them
-  with the files now. Cost: those files, never a scan.
-* no ``paths`` (a shell command): the start takes the scanner's snapshot, like a turn's bracket;
-  the end records what changed on disk in between.
+  before-images (and the folders writing a missing one would create) and the scanner's snapshot
+  too; the end compares the named files with the files now. The payload is a hint, the disk the
+  truth: when what changed on disk is not all in the named files (the tool wrote others, or the
+  named ones are not what it wrote), the step records what changed, like a shell step, with a
+  notice; the named files keep the before-images captured for them. Cost: those files and a
+  scan, which a long-lived process's watch answers without listing the tree (``watch.py``).
+* no ``paths`` (a shell command, or an edit tool whose files cannot be found): the start takes
+  the scanner's snapshot, like a turn's bracket; the end records what changed on disk in between.
 
 Either way a change that other steps, batches or operations recorded while the step ran (an edit
 running beside the command, another agent session's step on the same file, an undo) is theirs:
@@ -24,14 +28,23 @@ open is recorded as a turn of its own, labelled by the step.
 from __future__ import annotations
 
 import hashlib
+import os
+import time
 from collections.abc import Iterable
+from dataclasses import replace
 from itertools import pairwise
+from typing import Literal
 
+import pygit2
+
+from ..core import derive
 from ..core.clock import new_id as _new_id
 from ..core.clock import now as _now
-from ..core.models import CheckpointRecorded, Entry, EntryBegun, FileVersion, PathChange, TurnEnded, same_version
+from ..core.models import BatchChange, CheckpointRecorded, Entry, EntryBegun, FileVersion, PathChange, TurnEnded, same_version
 from ..core.timeline import FoldedEntry
-from ..errors import StoreError
+from ..errors import InvalidInput, StoreError
+from ..scanning.scan import snapshot_sees
+from ..workspace import birth
 from . import brackets
 from .parts import EngineParts
 
@@ -68,7 +81,9 @@ class Steps(EngineParts):
                     files[rel] = version.model_dump() if version else None
                     if version is None and self.workspace.missing_folders(rel):
                         folders[rel] = self.workspace.missing_folders(rel)  # what writing it would create
-                snapshot = {"kind": PATHS_KIND, "files": files, "new_folders": folders}
+                scanner = self._scanner()
+                snapshot = {"kind": PATHS_KIND, "files": files, "new_folders": folders,
+                            "scan": scanner.begin(self.capture.from_disk), "scanned_ns": time.time_ns()}
             else:
                 scanner = self._scanner()
                 snapshot = scanner.begin(self.capture.from_disk)
@@ -96,6 +111,8 @@ class Steps(EngineParts):
             seen = self._recorded_since(step)
             if opened.scan.get("kind") == PATHS_KIND:
                 cp = self._paths_checkpoint(seen, opened)
+                if isinstance(opened.scan.get("scan"), dict):
+                    cp = self._as_seen_on_disk(cp, seen, opened, name)
             else:
                 cp = self._bracket_checkpoint(seen, opened)
             if cp is not None:
@@ -118,6 +135,58 @@ class Steps(EngineParts):
             if not records:
                 return None
             return self.timeline.view(self.timeline.entries[records[-1].entry])
+
+    def record_made_edit(
+        self, path: str, edits: list[tuple[str, str]], label: str, session: str | None = None, agent: str | None = None,
+    ) -> Entry | None:
+        """Record an edit reported only after it was made (``edits``: the (old, new) texts it
+        replaced in ``path``), as a step of ``session``'s open turn. Its before-image is the only
+        one that fits the file now (``core/derive.py``: a unique reversal, or a version Takeback
+        or git knows that gives the file now); an empty one is an absent file when the file was
+        born during the turn; otherwise the file is "before unknown" and undo leaves it alone.
+        None: the edit changed nothing."""
+        rel = self.workspace.rel(path)
+        disk = self.workspace.read(rel)
+        if disk is None:
+            raise InvalidInput(f"{rel} is gone: the edit reported on it cannot be recorded")
+        text = disk.content.decode("utf-8", "surrogateescape")
+        known = [k.decode("utf-8", "surrogateescape") for k in self.known_versions(rel)]
+        derived = derive.only_fit(text, edits, known)
+        before: bytes | None | Literal["unknown"] = "unknown"
+        if derived == "" and "" not in known:  # an empty file, or none: the file's birth tells
+            before = None if self._born_in_turn(rel, session) else "unknown"
+        elif derived is not None:
+            before = derived.encode("utf-8", "surrogateescape")
+        if before == disk.content:
+            return None
+        change = BatchChange(path=rel, before=before, after=disk.content, mode=disk.mode)
+        return self.record_batch([change], label=label, session=session, agent=agent, source="hook")[0]
+
+    def _born_in_turn(self, rel: str, session: str | None) -> bool:
+        """Whether ``rel`` was created after ``session``'s open turn began (its birth time, where
+        the file system keeps one)."""
+        turn = self._turn_for(session)
+        born = birth.born_ns(self.workspace.root / rel)
+        return turn is not None and born is not None and born >= int(turn.begun.at.timestamp() * 1e9)
+
+    def known_versions(self, rel: str) -> list[bytes]:
+        """What ``rel`` held as far as Takeback and git know, for checking a before-image derived
+        from an edit reported after it was made (``core/derive.py``): the last version a
+        checkpoint recorded for it, git's HEAD and index versions (each when there is one)."""
+        found: list[bytes] = []
+        timeline = self.timeline
+        for cp_id in reversed(timeline.checkpoint_seq):
+            owner = timeline.entries[timeline.checkpoint_owner[cp_id]]
+            change = next((c for c in timeline.checkpoint(owner.begun.entry, cp_id).changes if c.path == rel), None)
+            if change is not None and owner.applied.get(cp_id, True):
+                if change.after is not None and not change.after.withheld and self.store.has(change.after.oid):
+                    found.append(self.capture.content(change.after))
+                break
+        self._user_head()  # opens the user's repository, once
+        repo = self._user_repo
+        if repo and repo.workdir:
+            found.extend(_git_versions(repo, os.path.relpath(self.workspace.root / rel, repo.workdir)))
+        return found
 
     def discard_steps(self, session: str | None) -> int:
         """Remove the steps of ``session`` that never ended (a tool call whose end never came);
@@ -178,6 +247,49 @@ class Steps(EngineParts):
             return None
         return cp.model_copy(update={"changes": changes})
 
+    def _as_seen_on_disk(
+        self, cp: CheckpointRecorded | None, seen: FoldedEntry, opened: brackets.OpenTurn, name: str,
+    ) -> CheckpointRecorded | None:
+        """An edit step's checkpoint checked against what changed on disk while it ran (its
+        scanner snapshot): the changes to files it did not name are added, with a notice —
+        but for those another step still open will see at its end (a shell command running beside
+        it, as Copilot CLI runs them): they are that step's."""
+        assert opened.scan is not None
+        named = set(opened.scan.get("files", {}))
+        scanned = opened.scan.get("scanned_ns")
+        touched = self._scan_cache.touched_since(str(self.workspace.root), scanned) if isinstance(scanned, int) else None
+        if touched is not None and touched <= named:
+            return cp  # the watch saw no other file change since the snapshot: no scan needed
+        on_disk = self._bracket_checkpoint(seen, replace(opened, scan=opened.scan["scan"]))
+        others = [c for c in on_disk.changes if c.path not in named] if on_disk is not None else []
+        if others:
+            still_open = self._open_snapshots(name)
+            others = [c for c in others if not any(_sees(s, c.path, c.after) for s in still_open)]
+        if not others:
+            return cp
+        changed = ", ".join(c.path for c in others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        notice = (f"the tool named {', '.join(sorted(named)) or 'no file'} but changed {changed} too: "
+                  "recorded from what changed on disk")
+        assert on_disk is not None
+        base = cp or on_disk.model_copy(update={"changes": [], "notices": []})
+        return base.model_copy(update={
+            "changes": sorted([*base.changes, *others], key=lambda c: c.path),
+            "notices": [*base.notices, *on_disk.notices, notice],
+        })
+
+    def _open_snapshots(self, besides: str) -> list[dict]:
+        """The snapshots of the steps open now but ``besides``: a shell step's scan, an edit
+        step's files and scan."""
+        found = []
+        for other in brackets.step_names(self._brackets):
+            try:
+                opened = brackets.read_named(self._brackets, other) if other != besides else None
+            except StoreError:
+                opened = None
+            if opened is not None and opened.scan is not None:
+                found.append(opened.scan)
+        return found
+
     def _paths_checkpoint(self, seen: FoldedEntry, opened: brackets.OpenTurn) -> CheckpointRecorded | None:
         """What an edit step changed in the files it named (under the settings it began with)."""
         assert opened.scan is not None
@@ -194,3 +306,30 @@ class Steps(EngineParts):
         if not changes:
             return None
         return CheckpointRecorded(id=_new_id(), at=_now(), entry=seen.begun.entry, changes=changes)
+
+
+def _sees(snapshot: dict, rel: str, now: FileVersion | None) -> bool:
+    """Whether the step that began with ``snapshot`` will record ``rel``'s change to ``now``:
+    an edit step that names it, or one whose scan will find it changed."""
+    if snapshot.get("kind") == PATHS_KIND:
+        inner = snapshot.get("scan")
+        return rel in snapshot.get("files", {}) or (isinstance(inner, dict) and snapshot_sees(inner, rel, now))
+    return snapshot_sees(snapshot, rel, now)
+
+
+def _git_versions(repo: pygit2.Repository, path: str) -> list[bytes]:
+    """The HEAD and index versions of ``path`` (relative to the work tree) in ``repo``."""
+    if path.startswith("..") or os.sep != "/" and os.sep in path:
+        return []
+    found = []
+    try:
+        if not repo.head_is_unborn:
+            tree = repo.head.peel(pygit2.Tree)
+            if path in tree:
+                found.append(repo[tree[path].id].read_raw())
+        entry = repo.index[path] if path in repo.index else None
+        if entry is not None:
+            found.append(repo[entry.id].read_raw())
+    except (pygit2.GitError, KeyError, ValueError, OSError):
+        pass
+    return found

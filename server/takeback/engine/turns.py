@@ -307,6 +307,9 @@ def _explained_by_batches(state: FoldedEntry, change: Changed) -> bool:
 
 
 def withheld_notice(rel: str, version: FileVersion) -> str:
+    if version.withheld == "unknown":
+        return (f"{rel}: before unknown (the edit was reported after it was made and its before-image "
+                "could not be verified); undo leaves this file as it is")
     if version.withheld == "secret":
         return f"{rel}: secret file, content not stored (secrets policy)"
     return f"{rel}: {version.size} bytes, over the size cap; content not stored"

@@ -5,7 +5,10 @@ payloads under tests/cli/hook_payloads/); Cursor, Cline, Windsurf and Kiro are r
 documentation describes. Tools are sorted into edit tools (which name the files they write),
 shell tools (whose effect on disk is bracketed), tools known only to read (not steps), and any
 other tool — an MCP server's tool, a tool newer than this list — which is bracketed like a
-shell command, since it may write files.
+shell command, since it may write files. An edit tool whose payload names no file (an argument
+this list does not know, a patch Takeback cannot read) is bracketed too: never dropped. Each
+event keeps the folder the agent's call runs in (``Event.cwd``: the payload's ``cwd``), which
+the tool's relative paths start from (``record.py``).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from .apply_patch import patch_paths
+from .decode import safe_text
 from .events import Event
 
 AGENTS = ("claude", "codex", "gemini", "copilot", "cursor", "opencode", "qwen", "cline", "windsurf", "kiro")
@@ -29,7 +33,8 @@ _EDIT_TOOLS = {
     "write", "patch", "multiedit",  # OpenCode (edit too)
     "write_to_file", "replace_in_file", "new_rule",  # Cline
 }
-_PATCH_TOOLS = {"apply_patch"}  # Codex: the files are named inside the patch text
+_PATCH_TOOLS = {"apply_patch"}  # Codex, OpenCode (GPT models): the files are named inside the patch text
+_PATCH_KEYS = ("command", "input", "patch", "patchText")
 _SHELL_TOOLS = {"Bash", "bash", "shell", "run_shell_command", "exec_command", "local_shell", "execute_command"}
 # Tools that only read, plan or talk (their calls are not steps).
 _READ_ONLY_TOOLS = {
@@ -119,7 +124,7 @@ def parse(agent: str, event_name: str | None, payload: dict, env: Mapping[str, s
     if project:
         event.folders.insert(0, project)  # the agent's project folder wins over the payload's
     if agent == "kiro" and env.get("USER_PROMPT"):
-        event.prompt = env["USER_PROMPT"]
+        event.prompt = safe_text(env["USER_PROMPT"])
     return event
 
 
@@ -146,12 +151,14 @@ def _command(value: object) -> str | None:
 def _tool(event: Event, tool: str | None, args: dict) -> Event:
     """Fill in what a tool call touches, by the tool's kind."""
     event.tool = tool
-    if tool in _PATCH_TOOLS:
-        patch = _text(args.get("command")) or _text(args.get("input")) or _text(args.get("patch")) or ""
-        event.paths = patch_paths(patch)
+    if tool in _PATCH_TOOLS:  # Codex: command (or input, patch); OpenCode's for GPT models: patchText
+        patch = next((args[k] for k in _PATCH_KEYS if isinstance(args.get(k), str) and args[k]), "")
+        event.paths = patch_paths(patch) or None
+        event.command = None if event.paths else ""  # a patch naming no file it can read: bracketed
     elif tool in _EDIT_TOOLS:
         path = next((args[k] for k in _EDIT_PATH_KEYS if isinstance(args.get(k), str) and args[k]), None)
         event.paths = [path] if path else None
+        event.command = None if path else ""  # no file named: bracketed like a shell command
     elif tool in _SHELL_TOOLS:
         command = _command(args.get("command", args.get("cmd")))
         if isinstance(command, str) and command.startswith("*** Begin Patch"):  # Codex may send a patch via its shell
@@ -184,7 +191,8 @@ def _folders(agent: str, payload: dict, *keys: str) -> list[str]:
 
 def _read_claude(agent: str, kind: str, payload: dict) -> Event:
     """Claude Code, Codex CLI and Qwen Code (Claude Code's format); Gemini CLI (the same fields)."""
-    event = Event(kind, agent, session=_text(payload.get("session_id")), folders=_folders(agent, payload, "cwd"))  # type: ignore[arg-type]
+    event = Event(kind, agent, session=_text(payload.get("session_id")), folders=_folders(agent, payload, "cwd"),  # type: ignore[arg-type]
+                  cwd=_text(payload.get("cwd")))
     if kind == "prompt":
         event.prompt = _text(payload.get("prompt"))
     elif kind in ("pre_tool", "post_tool"):
@@ -194,7 +202,8 @@ def _read_claude(agent: str, kind: str, payload: dict) -> Event:
 
 
 def _read_copilot(agent: str, kind: str, payload: dict) -> Event:
-    event = Event(kind, agent, session=_text(payload.get("sessionId")), folders=_folders(agent, payload, "cwd"))  # type: ignore[arg-type]
+    event = Event(kind, agent, session=_text(payload.get("sessionId")), folders=_folders(agent, payload, "cwd"),  # type: ignore[arg-type]
+                  cwd=_text(payload.get("cwd")))
     if kind == "prompt":
         event.prompt = _text(payload.get("prompt"))
     elif kind in ("pre_tool", "post_tool"):
@@ -204,7 +213,8 @@ def _read_copilot(agent: str, kind: str, payload: dict) -> Event:
 
 def _read_opencode(agent: str, kind: str, payload: dict) -> Event:
     session = _text(payload.get("session_id")) or _text((payload.get("properties") or {}).get("sessionID"))
-    event = Event(kind, agent, session=session, folders=_folders(agent, payload, "worktree", "cwd"))  # type: ignore[arg-type]
+    event = Event(kind, agent, session=session, folders=_folders(agent, payload, "worktree", "cwd"),  # type: ignore[arg-type]
+                  cwd=_text(payload.get("cwd")))  # the plugin's: OpenCode's directory, which its tools start from
     if kind == "prompt":
         prompt = _text(payload.get("prompt"))
         event.prompt = _unquoted_run_prompt(prompt) if prompt else prompt
@@ -230,7 +240,7 @@ def _unquoted_run_prompt(prompt: str) -> str:
 
 def _read_cursor(agent: str, kind: str, payload: dict) -> Event:
     event = Event(kind, agent, session=_text(payload.get("conversation_id")),  # type: ignore[arg-type]
-                  folders=_folders(agent, payload, "workspace_roots", "cwd"))
+                  folders=_folders(agent, payload, "workspace_roots", "cwd"), cwd=_text(payload.get("cwd")))
     if kind == "prompt":
         event.prompt = _text(payload.get("prompt"))
     elif kind in ("pre_tool", "post_tool"):
@@ -256,7 +266,8 @@ def _read_cline(agent: str, kind: str, payload: dict) -> Event:
     name = str(payload.get("hookName", ""))
     body = payload.get(name[:1].lower() + name[1:]) if name else None
     body = body if isinstance(body, dict) else {}
-    event = Event(kind, agent, session=_text(payload.get("taskId")), folders=_folders(agent, payload, "workspaceRoots"))  # type: ignore[arg-type]
+    roots = _folders(agent, payload, "workspaceRoots")
+    event = Event(kind, agent, session=_text(payload.get("taskId")), folders=roots, cwd=roots[0] if roots else None)  # type: ignore[arg-type]
     if kind == "prompt":
         event.prompt = _text(body.get("prompt"))
     elif kind in ("pre_tool", "post_tool"):
@@ -269,13 +280,15 @@ def _read_windsurf(agent: str, kind: str, payload: dict) -> Event:
     info = payload.get("tool_info")
     if not isinstance(info, dict):
         info = {}
-    event = Event(kind, agent, session=_text(payload.get("trajectory_id")), folders=_folders(agent, info, "cwd"))  # type: ignore[arg-type]
+    event = Event(kind, agent, session=_text(payload.get("trajectory_id")), folders=_folders(agent, info, "cwd"),  # type: ignore[arg-type]
+                  cwd=_text(info.get("cwd")))
     action = str(payload.get("agent_action_name", ""))
     if kind == "prompt":
         event.prompt = _text(info.get("user_prompt"))
     elif action.endswith("_write_code"):
         path = _text(info.get("file_path"))
         event.tool, event.paths = "write_code", ([path] if path else None)
+        event.command = None if path else ""  # no file named: bracketed
     elif action.endswith("_run_command"):
         event.tool, event.command = "run_command", _text(info.get("command_line")) or ""
     return event

@@ -24,6 +24,8 @@ class Event:
     edits: list[tuple[str, str]] = field(default_factory=list)  # edited: (old, new) replacements made
     folders: list[str] = field(default_factory=list)  # where the agent works (first found wins)
     whole_turn: bool = False  # the agent announces no tool calls: the turn is a whole-turn bracket
+    cwd: str | None = None  # the folder the agent's tool call runs in (relative paths start there)
+    problems: list[str] = field(default_factory=list)  # what of the payload could not be decoded as sent
 
     @property
     def is_step(self) -> bool:

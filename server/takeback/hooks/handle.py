@@ -1,16 +1,18 @@
 """One hook call, wherever it runs: in the resident process, or in the hook's own process when
-that one is not there. The payload's bytes are read into an event (``agents.py``; a call through
-the Claude Code plugin that the person's own settings also make steps aside, ``plugin.py``),
-the event's workspace is found from the hook's folder (``where.py``), and the event is recorded
-(``record.py``) by ``record_in``. Raises nothing: a failure is logged in the store, and the
+that one is not there. The payload's bytes are decoded, what cannot be encoded made safe
+(``decode.py``; the event carries the problems found, and recording it logs them), and read
+into an event (``agents.py``; a call through the Claude Code plugin that the person's own
+settings also make steps aside, ``plugin.py``), the event's workspace is found from the hook's
+folder (``where.py``), and the event is recorded (``record.py``) by ``record_in``. Raises nothing: a failure is logged in the store, and the
 return is its text only when no store could take it (the caller shows it on stderr).
 """
 
 from __future__ import annotations
 
-import json
+import os
 from collections.abc import Callable, Mapping
 
+from . import decode
 from .agents import parse
 from .events import Event
 from .where import workspace_for
@@ -29,17 +31,19 @@ def handle(
         return log_failure(workspace_for([], cwd), agent, event_name, exc)
     if event is None:
         return None
+    event.cwd = os.path.join(cwd, event.cwd) if event.cwd else cwd  # the hook runs in the agent's folder
     return record_in(workspace_for(event.folders, cwd), event, event_name)
 
 
 def read(agent: str, event_name: str | None, data: bytes, env: Mapping[str, str]) -> Event | None:
     """The agent's payload as an event (None: an event Takeback does not use, or one the
     person's own hooks record when this call came through the Claude Code plugin)."""
-    text = data.decode("utf-8", "surrogateescape").strip()
-    payload = json.loads(text) if text else {}
+    payload, problems = decode.payload(data)
     if not isinstance(payload, dict):
         raise ValueError("the payload is not a JSON object")
     event = parse(agent, event_name, payload, env)
+    if event is not None:
+        event.problems = problems
     if event is not None and env.get("TAKEBACK_VIA"):
         from .plugin import steps_aside
 

@@ -9,7 +9,9 @@
   / ``end_step``), named after the tool and its target; so is any tool ``agents.py`` does not
   know (an MCP server's), bracketed like a shell command. Tools known only to read are not.
 * ``edited`` (an edit already made, with the replacements it made) is a step whose before-image
-  is the file now with those replacements undone.
+  is derived and verified (``core/derive.py``), or "before unknown" when none is the only fit.
+* A relative path an edit tool names starts at the agent's folder for that call (``Event.cwd``);
+  an edit tool that names no file of the workspace is bracketed like a shell command.
 * ``stop`` ends the session's open turn, and only it ("stop"); ``session_end`` ends it too
   ("session_end").
   An agent with no tool events (``Event.whole_turn``) gets a whole-turn bracket instead.
@@ -21,10 +23,9 @@ import os
 import traceback
 from pathlib import Path
 
-from ..core.models import BatchChange
 from ..engine import failures
 from ..engine.engine import Engine
-from ..errors import InvalidInput, OutsideWorkspace
+from ..errors import OutsideWorkspace
 from .events import Event
 
 LABEL_CHARS = 120
@@ -54,12 +55,14 @@ def step_key(event: Event) -> str:
     return f"{event.agent}\0{event.session or ''}\0{what}"
 
 
-def _inside(engine: Engine, paths: list[str]) -> list[str]:
-    """The paths that are in the workspace (a tool may write elsewhere: not this workspace's)."""
+def _inside(engine: Engine, paths: list[str], cwd: str | None) -> list[str]:
+    """The paths that are in the workspace (a tool may write elsewhere: not this workspace's),
+    a relative one taken from ``cwd``, the folder the agent's call ran in (Codex started in a
+    subfolder or with ``-C``: its patch's paths start there, not at the work tree's top)."""
     kept = []
     for path in paths:
         try:
-            kept.append(engine.workspace.rel(path))
+            kept.append(engine.workspace.rel(os.path.join(cwd, path) if cwd else path))
         except OutsideWorkspace:
             continue
     return kept
@@ -67,7 +70,9 @@ def _inside(engine: Engine, paths: list[str]) -> list[str]:
 
 def record(engine: Engine, event: Event) -> None:
     if event.paths is not None:
-        event.paths = _inside(engine, event.paths)
+        event.paths = _inside(engine, event.paths, event.cwd)
+        if not event.paths and event.kind != "edited":
+            event.paths, event.command = None, ""  # names no file of the workspace: bracketed like a command
     if event.kind == "prompt":
         prompt = (event.prompt or "").strip()
         if not prompt or prompt.startswith(TAKEBACK_COMMANDS):
@@ -82,7 +87,7 @@ def record(engine: Engine, event: Event) -> None:
         if turn is not None:
             engine.end_turn(turn=turn.id, ended_by="stop" if event.kind == "stop" else "session_end")
     elif not event.is_step or (event.paths is not None and not event.paths):
-        return
+        return  # not a step, or an edit already made outside the workspace
     elif event.kind == "pre_tool":
         engine.begin_step(step_key(event), event.paths, session=event.session, agent=event.agent)
     elif event.kind == "post_tool":
@@ -94,7 +99,9 @@ def record(engine: Engine, event: Event) -> None:
 def record_logged(workspace: str, event: Event, event_name: str | None, engine: Engine | None = None) -> str | None:
     """Record ``event`` in ``workspace`` (with ``engine`` when the caller keeps one open for
     it); raises nothing. A failure is appended to the store's hook failure log; the return is
-    the failure's text when not even the store could take it (the caller shows it on stderr)."""
+    the failure's text when not even the store could take it (the caller shows it on stderr).
+    What of the payload could not be decoded (``Event.problems``) is logged apart: it was
+    recorded anyway."""
     try:
         if engine is None:
             engine = Engine(workspace)
@@ -104,9 +111,11 @@ def record_logged(workspace: str, event: Event, event_name: str | None, engine: 
                 engine.close()
         else:
             record(engine, event)
-        return None
     except Exception as exc:  # noqa: BLE001 - every failure is logged, none reaches the agent
         return log_failure(workspace, event.agent, event_name or event.kind, exc, engine)
+    for problem in event.problems:
+        failures.append(engine.store.path, event.agent, event_name or event.kind, problem, failures.PROBLEMS_FILE)
+    return None
 
 
 def log_failure(
@@ -135,22 +144,7 @@ def _store_of(workspace: str) -> Path | None:
 
 
 def _record_edited(engine: Engine, event: Event) -> None:
-    """An edit reported after it was made: its before-image is the file with the edits undone."""
+    """An edit reported after it was made (Cursor's ``afterFileEdit``): ``Engine.record_made_edit``
+    derives its before-image and verifies it, or records the file as "before unknown"."""
     assert event.paths
-    rel = engine.workspace.rel(event.paths[0])
-    disk = engine.workspace.read(rel)
-    if disk is None:
-        raise InvalidInput(f"{rel} is gone: the edit reported on it cannot be recorded")
-    text = disk.content.decode("utf-8", "surrogateescape")
-    for old, new in reversed(event.edits):
-        at = text.rfind(new) if new else -1
-        if at < 0:
-            raise InvalidInput(f"{rel} no longer holds what the edit wrote: its before-image cannot be rebuilt")
-        text = text[:at] + old + text[at + len(new):]
-    before = text.encode("utf-8", "surrogateescape")
-    if before == disk.content:
-        return
-    engine.record_batch(
-        [BatchChange(path=rel, before=before, after=disk.content, mode=disk.mode)],
-        label=step_label(event), session=event.session, agent=event.agent, source="hook",
-    )
+    engine.record_made_edit(event.paths[0], event.edits, step_label(event), session=event.session, agent=event.agent)

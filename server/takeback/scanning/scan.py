@@ -858,6 +858,17 @@ def snapshot_paths(snapshot: dict) -> list[str]:
     return list(snapshot.get("dirty") or snapshot.get("files") or {})
 
 
+def snapshot_sees(snapshot: dict, rel: str, now: FileVersion | None) -> bool:
+    """Whether a scan's end compared with this begin snapshot would find ``rel`` changed, now
+    that it holds ``now``: it differs from what the snapshot keeps for it, or (not kept) it is
+    there now (a walk), or it was clean at begin (git, which is asked only of changed paths)."""
+    kept = snapshot.get("dirty") if "dirty" in snapshot else snapshot.get("files") or {}
+    if isinstance(kept, dict) and rel in kept:
+        data = kept[rel]
+        return not same_version(FileVersion.model_validate(data) if data else None, now)
+    return snapshot.get("kind") == GitScanner.kind or now is not None
+
+
 def snapshot_versions(snapshot: dict) -> Iterator[dict]:
     """Every file version a scanner's begin snapshot names (nested repositories' too): the
     content gc must keep while the turn is open."""
@@ -952,6 +963,15 @@ class ScanCache:
         if any(path.rpartition("/")[2] in _RULE_NAMES for path in touched):
             return None
         return set(previous[1]), dict(previous[2]), touched
+
+    def touched_since(self, root: str, ns: int) -> set[str] | None:
+        """Every file under ``root`` that may have changed since ``ns`` (time.time_ns), as this
+        process's watch saw it: known only when the watch's current period began by then (a
+        superset: files touched since that began). None when not known."""
+        found = self._watch
+        if found is None or found.root != root or found.marked_ns is None or found.marked_ns > ns:
+            return None
+        return found.touched()
 
     def after_listing(self, key: tuple, paths: set[str], unreadable: dict[str, str]) -> None:
         if self._watch is not None:

@@ -30,6 +30,7 @@ import logging
 import os
 import struct
 import sys
+import time
 from collections.abc import Callable
 
 log = logging.getLogger("takeback.watch")
@@ -115,6 +116,7 @@ class TreeWatch:
         self._changed = True  # until the first mark
         self._folder_of: dict[int, str] = {}  # watch descriptor -> its folder, relative to root
         self._touched: set[str] | None = None  # files events named since the last mark (None: unknown)
+        self.marked_ns: int | None = None  # when the last mark ended (time.time_ns): the period began
         self.folders = 0
 
     def close(self) -> None:
@@ -209,7 +211,16 @@ class TreeWatch:
             self._drain()  # events raised while the folders were being watched: before the mark
         self._changed = False
         self._touched = set()
+        self.marked_ns = time.time_ns()
         return touched
+
+    def touched(self) -> set[str] | None:
+        """The files events named since the last mark, without starting a new period (None:
+        not known: the tree's folders changed shape, or events were lost)."""
+        if self._fd < 0:
+            return None
+        self._drain()
+        return None if self._reshape or self._touched is None else set(self._touched)
 
     def quiet(self) -> bool:
         """Whether nothing changed under the tree since the last ``mark()`` (once something

@@ -26,6 +26,9 @@ export interface FolderTimeline {
   /** From the same status: failures agents' hooks logged in this folder's store. */
   hookFailures?: number;
   lastHookFailure?: string | null;
+  /** From the same status: hook payloads read only in part (recorded anyway), and the latest. */
+  payloadProblems?: number;
+  lastPayloadProblem?: string | null;
   /** The folder's store (where the hook failure log is). */
   store?: string;
   error?: string;
@@ -323,6 +326,14 @@ function folderChildren(timeline: FolderTimeline, now: Date): TreeNode[] {
     return [{ kind: "message", id: `${timeline.folder}|error`, label: timeline.error }];
   }
   const children: TreeNode[] = sessionNodes(timeline, now);
+  const problems = timeline.payloadProblems ?? 0;
+  if (problems > 0) {
+    children.unshift({
+      kind: "message",
+      id: `${timeline.folder}|payload-problems|${problems}`,
+      label: `${problems} hook payload(s) read only in part (recorded anyway); last: ${timeline.lastPayloadProblem ?? "?"}`,
+    });
+  }
   if (timeline.nextBefore != null) {
     children.push({
       kind: "more",
