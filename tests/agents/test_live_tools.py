@@ -178,7 +178,7 @@ TOOL_SETS = [
     ToolSet("copilot", _started(CopilotCli), _json_tools(
         lambda p: _call("view", path=p),
         lambda p, text: _call("create", path=p, file_text=text) if p.name == "new.txt"
-        else _call("edit", path=p, old_str=FILES[p.name], new_str=text),  # create refuses an existing file
+        else _call("edit", path=p, old_str=FILES[p.name], new_str=text),  # create is for new files
         lambda p, old, new: _call("edit", path=p, old_str=old, new_str=new),
         lambda c: _call("bash", command=c, description="run it"),
     ), JSON_EXPECT),
@@ -209,24 +209,11 @@ TOOL_SETS = [
 ]
 
 
-# Cases that fail until branch `exact` is merged (issue 17, section 1): strict, so the merge
-# that fixes them must drop the mark.
-_UNTIL_EXACT = {
-    "codex-sub": "Codex's apply_patch paths are resolved against the work tree's top, not the session's folder",
-    "codex-dash_c": "Codex's apply_patch paths are resolved against the work tree's top, not -C's folder",
-    **{f"opencode-gpt-{w}": "OpenCode's apply_patch (patchText) is not recorded" for w in ("top", "sub", "worktree")},
-    **{f"copilot-gpt-{w}": "Copilot's apply_patch sends the bare patch text as toolArgs: no file named, so not recorded"
-       for w in ("top", "sub", "worktree")},
-}
-
-
 def _cases() -> list:
     cases = []
     for tools in TOOL_SETS:
         for where in ("top", "sub", *(("dash_c",) if tools.label == "codex" else ()), "worktree"):
-            name = f"{tools.label}-{where}"
-            marks = [pytest.mark.xfail(reason=f"until branch exact: {_UNTIL_EXACT[name]}", strict=True)] if name in _UNTIL_EXACT else []
-            cases.append(pytest.param(tools, where, id=name, marks=marks))
+            cases.append(pytest.param(tools, where, id=f"{tools.label}-{where}"))
     return cases
 
 
