@@ -12,8 +12,8 @@ questions: a title, a summary) gets a short text.
 Run: ``python model_server.py SCRIPT.json PORT_FILE`` (the port chosen is written to PORT_FILE).
 SCRIPT.json: ``{"turns": {"<keyword in the prompt>": [round, ...]}}`` where a round is
 ``{"calls": [{"tool": "Write", "input": {...}}, ...], "before": {"<abs path>": "<content>"}}``
-or ``{"text": "done"}``; a call of a freeform tool (the Responses API's ``"type": "custom"``, such
-as Codex's ``apply_patch``) gives its input as a string. Requests and answers are logged to
+or ``{"text": "done"}``; a call of a freeform tool (``"type": "custom"``: Codex's ``apply_patch`` in
+the Responses API, Copilot CLI's for GPT models in Chat Completions) gives its input as a string. Requests and answers are logged to
 stderr, one line each. With ``"requests": "<abs path>"`` in SCRIPT.json, every request body is
 also appended to that file, one JSON line each (a test reads what the agent sent the model: a
 slash command's expanded text). An input value ``{"$from_result": "REGEX"}`` is replaced by
@@ -73,9 +73,9 @@ class Script:
                     Path(path).write_text(content)
         if "text" in step:
             return [{"type": "text", "text": step["text"]}]
-        offered = {tool.get("name") or (tool.get("function") or {}).get("name") for tool in body.get("tools", [])}
+        offered = {_tool_name(tool) for tool in body.get("tools", [])}
         offered |= {d.get("name") for tool in body.get("tools", []) for d in tool.get("functionDeclarations", [])}
-        freeform = {tool.get("name") for tool in body.get("tools", []) if tool.get("type") == "custom"}
+        freeform = {_tool_name(tool) for tool in body.get("tools", []) if tool.get("type") == "custom"}
         blocks = []
         for call in step["calls"]:
             if call["tool"] not in offered:
@@ -86,6 +86,23 @@ class Script:
                            "input": _filled(call["input"], body.get("messages") or []),
                            **({"freeform": True} if call["tool"] in freeform else {})})
         return blocks
+
+
+def _tool_name(tool: dict) -> str | None:
+    """A tool's name as an API offers it: ``name`` (Anthropic, Responses API), ``function.name``
+    (Chat Completions) or ``custom.name`` (a Chat Completions freeform tool: Copilot CLI's
+    ``apply_patch`` for GPT models)."""
+    return tool.get("name") or (tool.get("function") or {}).get("name") or (tool.get("custom") or {}).get("name")
+
+
+def _chat_call(block: dict, index: int | None = None) -> dict:
+    """One Chat Completions tool call: a function with JSON arguments, or a freeform (custom)
+    tool with its input as it is."""
+    where = {} if index is None else {"index": index}
+    if block.get("freeform"):
+        return {**where, "id": block["id"], "type": "custom", "custom": {"name": block["name"], "input": block["input"]}}
+    return {**where, "id": block["id"], "type": "function",
+            "function": {"name": block["name"], "arguments": json.dumps(block["input"])}}
 
 
 def _filled(value: Any, messages: list[dict]) -> Any:
@@ -205,10 +222,7 @@ def _chat_chunks(blocks: list[dict], model: str, message_id: str) -> bytes:
     text = "".join(b.get("text", "") for b in blocks if b["type"] == "text")
     out = [chunk({"role": "assistant", "content": text or None}, None)]
     if calls:
-        out.append(chunk({"tool_calls": [
-            {"index": i, "id": b["id"], "type": "function", "function": {"name": b["name"], "arguments": json.dumps(b["input"])}}
-            for i, b in enumerate(calls)
-        ]}, None))
+        out.append(chunk({"tool_calls": [_chat_call(b, i) for i, b in enumerate(calls)]}, None))
     out.append("data: " + json.dumps({"id": message_id, "object": "chat.completion.chunk", "created": 0, "model": model,
                                       "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls" if calls else "stop"}],
                                       "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}) + "\n\n")
@@ -221,8 +235,7 @@ def _chat_message(blocks: list[dict], model: str, message_id: str) -> bytes:
     calls = [b for b in blocks if b["type"] == "tool_use"]
     message: dict[str, Any] = {"role": "assistant", "content": "".join(b.get("text", "") for b in blocks if b["type"] == "text") or None}
     if calls:
-        message["tool_calls"] = [{"id": b["id"], "type": "function", "function": {"name": b["name"], "arguments": json.dumps(b["input"])}}
-                                 for b in calls]
+        message["tool_calls"] = [_chat_call(b) for b in calls]
     return json.dumps({"id": message_id, "object": "chat.completion", "created": 0, "model": model,
                        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
                        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}).encode()

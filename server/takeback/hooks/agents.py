@@ -35,22 +35,27 @@ _EDIT_TOOLS = {
 }
 _PATCH_TOOLS = {"apply_patch"}  # Codex, OpenCode (GPT models): the files are named inside the patch text
 _PATCH_KEYS = ("command", "input", "patch", "patchText")
-_SHELL_TOOLS = {"Bash", "bash", "shell", "run_shell_command", "exec_command", "local_shell", "execute_command"}
+_SHELL_TOOLS = {"Bash", "bash", "shell", "run_shell_command", "exec_command", "local_shell", "execute_command",
+                "shell_command", "PowerShell", "monitor"}  # Codex's other shell; Claude Code on Windows; Qwen Code
 # Tools that only read, plan or talk (their calls are not steps).
 _READ_ONLY_TOOLS = {
     # Claude Code (Task: a subagent, whose own tool calls run the hooks too)
     "Read", "Glob", "Grep", "LS", "WebFetch", "WebSearch", "TodoWrite", "TodoRead", "NotebookRead", "Task", "Agent",
     "ExitPlanMode", "BashOutput", "KillShell", "KillBash", "SlashCommand", "Skill", "AskUserQuestion",
-    "ListMcpResourcesTool", "ReadMcpResourceTool",
+    "ListMcpResourcesTool", "ReadMcpResourceTool", "TaskCreate", "TaskGet", "TaskList", "TaskUpdate", "TaskOutput",
+    "EnterPlanMode", "ReportFindings", "CronList",
     # Gemini CLI, Qwen Code
     "read_file", "read_many_files", "glob", "search_file_content", "grep_search", "list_directory", "web_fetch",
     "google_web_search", "web_search", "save_memory", "write_todos", "todo_write", "task", "exit_plan_mode",
+    "update_topic", "list_background_processes", "read_background_output", "enter_plan_mode", "ask_user",
+    "get_internal_docs", "read_mcp_resource", "list_mcp_resources", "tool_search", "ask_user_question", "cron_list",
     # Copilot CLI
     "view", "grep", "report_intent", "think", "fetch", "read_bash", "list_bash", "stop_bash",
+    "rg", "fetch_copilot_cli_documentation", "read_agent", "list_agents",
     # OpenCode
-    "read", "list", "webfetch", "websearch", "todowrite", "todoread", "codesearch",
+    "read", "list", "webfetch", "websearch", "todowrite", "todoread", "codesearch", "question",
     # Codex
-    "update_plan", "view_image", "list_dir", "grep_files",
+    "update_plan", "view_image", "list_dir", "grep_files", "request_user_input", "get_goal",
 }
 
 # Event names of the agents that use Claude Code's hook format (Codex and Qwen Code do).
