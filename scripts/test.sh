@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# Quick start, command 2: set up everything the tests need, then run the whole test suite.
+# Quick start, command 2: set up everything the tests need, then run the whole test suite under
+# coverage (the processes it starts included; pyproject.toml, [tool.coverage]) and print the line
+# and branch coverage of server/takeback after pytest's closing line. The exit code is pytest's;
+# run with no arguments (the whole suite), it also fails when fewer than 97% of lines are covered.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -7,4 +10,10 @@ cd "$root"
 for extra in scripts/setup-*.sh; do
   [ -e "$extra" ] && bash "$extra"
 done
-exec .venv/bin/python -m pytest "$@"
+rm -f .coverage .coverage.*  # an earlier run's data
+status=0
+.venv/bin/python -m coverage run -m pytest "$@" || status=$?
+summary=(.venv/bin/python scripts/coverage_summary.py)
+[ $# -eq 0 ] && summary+=(--fail-under 97)
+"${summary[@]}" || { [ "$status" -ne 0 ] || status=1; }
+exit "$status"
