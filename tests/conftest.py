@@ -6,6 +6,7 @@ import fcntl
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,7 @@ def resident_processes(tmp_path_factory: pytest.TempPathFactory):
         patch.setenv("XDG_RUNTIME_DIR", str(runtime))
         patch.setenv("TAKEBACK_RESIDENT_IDLE", "20")
         yield runtime
+    stopped: list[int] = []
     for lock in (runtime / "takeback").glob("*.lock") if (runtime / "takeback").is_dir() else []:
         with open(lock, "r+") as held:
             try:
@@ -43,8 +45,26 @@ def resident_processes(tmp_path_factory: pytest.TempPathFactory):
         if text.isdigit() and int(text) > 1:
             try:
                 os.kill(int(text), signal.SIGTERM)
+                stopped.append(int(text))
             except OSError:
                 pass
+    _wait_gone(stopped)
+
+
+def _wait_gone(pids: list[int], seconds: float = 15.0) -> None:
+    """Wait until the processes told to stop have exited (a resident process ends its loop within
+    a second of SIGTERM, then writes its coverage data, which scripts/test.sh combines next)."""
+    import psutil
+
+    deadline = time.monotonic() + seconds
+    for pid in pids:
+        while time.monotonic() < deadline:
+            try:
+                if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                    break
+            except psutil.NoSuchProcess:
+                break
+            time.sleep(0.05)
 
 
 @pytest.fixture(autouse=True)

@@ -92,3 +92,12 @@ def test_store_dir_overrides(tb: Takeback, tmp_path: Path) -> None:
     entry = tb.json("end")
     assert [f["path"] for f in entry["files"]] == ["src/app.py"]
     assert not (Path(tb.env["TAKEBACK_HOME"]) / "stores").exists()
+
+
+def test_a_check_command_that_may_not_be_run_is_recorded_as_an_error_126(tb: Takeback) -> None:
+    turn(tb, {"src/app.py": "v1\n"}, "one")
+    (tb.cwd / "not-executable.sh").write_text("#!/bin/sh\nexit 0\n")  # mode 644: even root may not run it
+    refused = tb("check", "--", "./not-executable.sh")
+    assert (refused.code, refused.err) == (12, "")
+    assert refused.text == "check not-executable.sh: error (exit 126) recorded on turn #1\n"
+    assert [(c["name"], c["status"], c["exit_code"]) for c in tb.json("show", "1")["checks"]] == [("not-executable.sh", "error", 126)]

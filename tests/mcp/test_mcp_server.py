@@ -162,6 +162,21 @@ async def test_list_show_and_diff_a_real_history(ws: Path, engine: Engine) -> No
         assert "src/app.py" not in ok(one)["diff"] and one.content[0].text == ok(one)["diff"]
 
 
+async def test_the_text_beside_the_structure_says_what_an_agent_reads_out(ws: Path, engine: Engine) -> None:
+    """Clients that pass only the text to the model: an empty timeline says so, and a turn's text
+    names the commands it ran and its checks with their exit codes."""
+    async with serve(ws) as session:
+        empty = await call(session, "list_turns")
+        assert ok(empty)["turns"] == [] and empty.content[0].text == "No turns recorded yet in this workspace."
+    engine.begin_turn(label="build it")
+    write_files(ws, {"src/app.py": "def main():\n    return 3\n"})
+    engine.end_turn(commands=["make build"])
+    engine.record_check(None, "pytest", "failed", command="pytest -q", exit_code=1)
+    async with serve(ws) as session:
+        text = (await call(session, "show_turn", turn="1")).content[0].text
+    assert "  ran    make build\n" in text and "  check  pytest: failed (exit 1)" in text
+
+
 # ---------------------------------------------------------------------------------- operations
 
 
