@@ -342,16 +342,23 @@ def _run(agent: Agent, tb: Takeback, script: Path, prompt: str, resume: bool) ->
     assert proc.returncode == 0, f"{agent.name} exited {proc.returncode}\n{proc.stdout.decode()[-2000:]}\n{proc.stderr.decode()[-4000:]}"
 
 
+def install(agent: Agent, tmp_path: Path, folder: Path) -> tuple[Takeback, str]:
+    """``takeback install AGENT`` (user scope) into the agent's settings, prepared for ``folder``:
+    the CLI in ``folder`` with the agent's home variables, and what install said."""
+    env = isolated_env(tmp_path / "env")
+    env.update({k: v for k, v in agent.env().items() if not k.startswith("TB_AGENT_")})
+    tb = Takeback(folder, env)
+    agent.prepare(folder)
+    installed = tb("install", agent.name)
+    assert installed.code == 0, installed
+    return tb, " ".join(installed.text.split())
+
+
 @pytest.mark.timeout(600)
 def test_live_turns_steps_and_revert(agent: Agent, tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"README.md": "# project\n", "notes.md": "the person's notes\n"})
-    env = isolated_env(tmp_path / "env")
-    env.update({k: v for k, v in agent.env().items() if not k.startswith("TB_AGENT_")})
-    tb = Takeback(repo, env)
-    agent.prepare(repo)
-    installed = tb("install", agent.name)
-    assert installed.code == 0, installed
-    agent.trust({**tb.env, **agent.env()}, repo, " ".join(installed.text.split()))
+    tb, told = install(agent, tmp_path, repo)
+    agent.trust({**tb.env, **agent.env()}, repo, told)
     git0 = git_state(repo)
 
     tools = agent.tools(repo)

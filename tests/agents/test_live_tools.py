@@ -34,11 +34,11 @@ from pathlib import Path
 
 import pytest
 
-from cli.conftest import Takeback, isolated_env
+from cli.conftest import Takeback
 from core.support import full_state
 from helpers import git, git_state, make_repo
 
-from .test_live import HERE, Agent, ClaudeCode, CodexCli, CopilotCli, GeminiCli, OpenCode, QwenCode, _offline_ready
+from .test_live import HERE, Agent, ClaudeCode, CodexCli, CopilotCli, GeminiCli, OpenCode, QwenCode, _offline_ready, install
 
 SUB = "pkg"  # the subfolder the "sub" and "dash_c" cases start in
 NOTEBOOK = json.dumps({
@@ -88,6 +88,16 @@ def _json_tools(read: Callable, write: Callable, edit: Callable, shell: Callable
             reads.append(read(folder / "nb.ipynb"))
             edits.append(extra(folder / "nb.ipynb"))
         return [{"calls": reads}, {"calls": edits}, {"calls": [shell(SHELL)]}, {"text": "done"}]
+    return rounds
+
+
+def _patch_tools(read: Callable | None, patch: dict, shell: dict):
+    """The rounds for an agent whose edit tool is ``apply_patch``: read the files the patch
+    changes (when the agent has a read tool), the patch (PATCH: add, update, delete, move),
+    then the shell."""
+    def rounds(folder: Path) -> list[dict]:
+        reads = [{"calls": [read(folder / "code.py"), read(folder / "old.txt")]}] if read else []
+        return [*reads, {"calls": [patch]}, {"calls": [shell]}, {"text": "done"}]
     return rounds
 
 
@@ -164,11 +174,8 @@ TOOL_SETS = [
         lambda c: _call("Bash", command=c, description="run it"),
         extra=lambda p: _call("NotebookEdit", notebook_path=p, cell_id="c1", new_source="x = 2\n"),
     ), {**JSON_EXPECT, "nb.ipynb": ("modified", None)}),
-    ToolSet("codex", CodexTools, lambda folder: [
-        {"calls": [{"tool": "apply_patch", "input": PATCH}]},
-        {"calls": [_call("exec_command", cmd=SHELL)]},
-        {"text": "done"},
-    ], PATCH_EXPECT),
+    ToolSet("codex", CodexTools, _patch_tools(None, {"tool": "apply_patch", "input": PATCH}, _call("exec_command", cmd=SHELL)),
+            PATCH_EXPECT),  # Codex has no read tool
     ToolSet("gemini", _started(GeminiCli), _json_tools(
         lambda p: _call("read_file", file_path=p),
         lambda p, text: _call("write_file", file_path=p, content=text),
@@ -182,24 +189,20 @@ TOOL_SETS = [
         lambda p, old, new: _call("edit", path=p, old_str=old, new_str=new),
         lambda c: _call("bash", command=c, description="run it"),
     ), JSON_EXPECT),
-    ToolSet("copilot-gpt", CopilotGpt, lambda folder: [
-        {"calls": [_call("view", path=folder / "code.py")]},
-        {"calls": [{"tool": "apply_patch", "input": PATCH}]},
-        {"calls": [_call("bash", command=SHELL, description="run it")]},
-        {"text": "done"},
-    ], PATCH_EXPECT),
+    ToolSet("copilot-gpt", CopilotGpt, _patch_tools(
+        lambda p: _call("view", path=p), {"tool": "apply_patch", "input": PATCH},
+        _call("bash", command=SHELL, description="run it"),
+    ), PATCH_EXPECT),
     ToolSet("opencode", _started(OpenCode), _json_tools(
         lambda p: _call("read", filePath=p),
         lambda p, text: _call("write", filePath=p, content=text),
         lambda p, old, new: _call("edit", filePath=p, oldString=old, newString=new),
         lambda c: _call("bash", command=c, description="run it"),
     ), JSON_EXPECT),
-    ToolSet("opencode-gpt", OpenCodeGpt, lambda folder: [
-        {"calls": [_call("read", filePath=folder / "code.py"), _call("read", filePath=folder / "old.txt")]},
-        {"calls": [_call("apply_patch", patchText=PATCH)]},
-        {"calls": [_call("bash", command=SHELL, description="run it")]},
-        {"text": "done"},
-    ], PATCH_EXPECT),
+    ToolSet("opencode-gpt", OpenCodeGpt, _patch_tools(
+        lambda p: _call("read", filePath=p), _call("apply_patch", patchText=PATCH),
+        _call("bash", command=SHELL, description="run it"),
+    ), PATCH_EXPECT),
     ToolSet("qwen", _started(QwenCode), _json_tools(
         lambda p: _call("read_file", file_path=p),
         lambda p, text: _call("write_file", file_path=p, content=text),
@@ -271,13 +274,8 @@ def test_every_write_tool_recorded_undone_redone(tools: ToolSet, where: str, tmp
     if not agent.binary.exists():
         pytest.fail(f"{agent.binary} is missing: scripts/setup-agents.sh installs it")
     agent.folder, agent.dash_c = folder, (folder if where == "dash_c" else None)  # type: ignore[attr-defined]
-    env = isolated_env(tmp_path / "env")
-    env.update({k: v for k, v in agent.env().items() if not k.startswith("TB_AGENT_")})
-    tb = Takeback(folder, env)
-    agent.prepare(folder)
-    installed = tb("install", agent.name)
-    assert installed.code == 0, installed
-    git0, before = git_state(repo), full_state(top)
+    tb, _told = install(agent, tmp_path, folder)
+    git0, before, main0 = git_state(repo), full_state(top), full_state(repo)
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"turns": {"tool task": tools.rounds(folder)}}))
 
@@ -298,3 +296,5 @@ def test_every_write_tool_recorded_undone_redone(tools: ToolSet, where: str, tmp
     tb.ok("redo")
     assert full_state(top) == after, "redo did not give back the agent's bytes"
     assert _dot_git(repo) == dot_git and git_state(repo) == git0
+    if top != repo:  # a linked work tree's turn touches nothing of the main one
+        assert full_state(repo) == main0
