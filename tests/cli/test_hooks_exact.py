@@ -121,6 +121,27 @@ def test_opencode_apply_patch_for_gpt_models_is_recorded(tb: Takeback) -> None:
     assert (repo / "notes/todo.md").read_text() == "- ship it\n"
 
 
+def test_copilot_apply_patch_whose_arguments_are_the_bare_patch_is_recorded_from_its_files(tb: Takeback) -> None:
+    """Copilot CLI gives GPT models a freeform ``apply_patch``: its hook's ``toolArgs`` is the
+    patch text itself, not JSON (captured live, 1.0.102). The files the patch names are read from
+    it and their before-images captured at the pre-tool hook, not left to a scan."""
+    repo = tb.cwd
+    patch = ("*** Begin Patch\n*** Add File: new.txt\n+new file\n*** Update File: src/app.py\n@@\n"
+             "-    return 1\n+    return 2\n*** End Patch\n")
+    call = {"toolName": "apply_patch", "toolArgs": patch}
+    hook(tb, "copilot", captured("copilot", "userPromptSubmitted", repo, prompt="patch it"), "userPromptSubmitted")
+    hook(tb, "copilot", captured("copilot", "preToolUse", repo, **call), "preToolUse")
+    (repo / "new.txt").write_text("new file\n")
+    (repo / "src/app.py").write_text("def main():\n    return 2\n")
+    hook(tb, "copilot", captured("copilot", "postToolUse", repo, **call), "postToolUse")
+    hook(tb, "copilot", captured("copilot", "agentStop", repo), "agentStop")
+    [turn] = turns(tb)
+    assert [cp["label"] for cp in turn["checkpoints"]] == ["apply_patch new.txt, src/app.py"]
+    assert {f["path"]: f["kind"] for f in turn["files"]} == {"new.txt": "added", "src/app.py": "modified"}
+    tb.ok("undo")
+    assert not (repo / "new.txt").exists() and (repo / "src/app.py").read_text() == "def main():\n    return 1\n"
+
+
 # ---------------------------------------------------------------- the payload is a hint, the disk the truth
 
 

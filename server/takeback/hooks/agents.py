@@ -138,12 +138,14 @@ def _text(value: object) -> str | None:
 
 
 def _args(value: object) -> dict:
-    """Tool arguments: an object, or (Copilot CLI, some versions) its JSON text."""
+    """Tool arguments: an object, or (Copilot CLI, some versions) its JSON text; a text that is
+    not JSON is a freeform tool's whole input (Copilot CLI's ``apply_patch`` for GPT models
+    sends the bare patch), kept as ``input``."""
     if isinstance(value, str):
         try:
             value = json.loads(value)
         except ValueError:
-            return {}
+            return {"input": value}
     return value if isinstance(value, dict) else {}
 
 
