@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from lsprotocol import types
 
 from .editor import Editor
@@ -150,3 +151,21 @@ async def test_progress_is_reported_and_a_cancelled_operation_writes_nothing(edi
     assert [e["kind"] for e in timeline["entries"]] == ["turn"]
     # and the server goes on working
     assert (await editor.request("takeback/undo", {}))["applied"] is True
+
+
+async def test_commands_take_one_object_or_none_and_restore_goes_back_to_a_checkpoint(editor: Editor, repo: Path) -> None:
+    util = editor.uri("src/util.py")
+    first = await agent_edit(editor, editor.uri("src/app.py"))
+    assert first["applied"] is True
+    with pytest.raises(Exception) as info:
+        await editor.command("takeback.undoTurn", {}, {})
+    assert getattr(info.value, "code", None) == -32602 and "takes one argument (an object), not 2" in str(info.value)
+    assert (repo / "src/util.py").read_text() == "def helper(x):\n    return x * 3\n"  # nothing was done
+    later = await editor.request("takeback/applyEdit", {"label": "four", "edit": {"changes": {
+        util: [{"range": _range(1, 15, 1, 16), "newText": "4"}]}}})
+    assert later["applied"] is True and (repo / "src/util.py").read_text() == "def helper(x):\n    return x * 4\n"
+    restored = await editor.command("takeback.restore", {"checkpointId": "1"})
+    assert restored["operation"] == "restore" and restored["applied"] is True
+    assert (repo / "src/util.py").read_text() == "def helper(x):\n    return x * 3\n"
+    undone = await editor.command("takeback.undoTurn", None)  # a null argument means no options
+    assert undone["operation"] == "undo" and undone["applied"] is True
