@@ -101,3 +101,14 @@ def test_a_check_command_that_may_not_be_run_is_recorded_as_an_error_126(tb: Tak
     assert (refused.code, refused.err) == (12, "")
     assert refused.text == "check not-executable.sh: error (exit 126) recorded on turn #1\n"
     assert [(c["name"], c["status"], c["exit_code"]) for c in tb.json("show", "1")["checks"]] == [("not-executable.sh", "error", 126)]
+
+
+def test_a_size_limit_no_store_can_meet_drops_all_but_the_newest_entry_and_stops(tb: Takeback) -> None:
+    write_user_config(tb.env["XDG_CONFIG_HOME"], "[retention]\nmax_bytes = 1\n")
+    for i in (1, 2, 3):
+        turn(tb, {"src/app.py": f"v{i}\n"}, f"turn {i}")
+    data = tb.json("gc")
+    assert (data["removed_entries"], data["kept_entries"]) == (2, 1) and data["bytes_after"] > 1
+    assert {s["why"] for s in data["dropped"]} == {"the store was over its size limit of 1 bytes"}
+    assert [(e["number"], e["label"]) for e in tb.json("log")] == [(3, "turn 3")]
+    assert tb.ok("undo").code == 0 and (tb.cwd / "src/app.py").read_text() == "v2\n"

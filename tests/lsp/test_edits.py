@@ -1,4 +1,5 @@
 """takeback/applyEdit end to end: every WorkspaceEdit form, open buffers and files on disk,
+folders moved and deleted with what they hold, each file operation that cannot be played,
 position encodings with astral characters, and a client that refuses."""
 
 from __future__ import annotations
@@ -7,6 +8,8 @@ from pathlib import Path
 
 import pytest
 from lsprotocol import types
+
+from helpers import tree_state
 
 from .editor import Editor
 
@@ -140,3 +143,63 @@ async def test_client_refuses_the_edit(editor: Editor, repo: Path) -> None:
     with pytest.raises(Exception) as info:
         await editor.request("takeback/undo", {})
     assert getattr(info.value, "code", None) == -32003
+
+
+async def test_folder_operations_move_and_delete_every_file_inside(editor: Editor, repo: Path) -> None:
+    (repo / "data").mkdir()
+    (repo / "data/a.txt").write_text("a\n")
+    (repo / "data/deep").mkdir()
+    (repo / "data/deep/b.txt").write_text("b\n")
+    (repo / "old").mkdir()
+    (repo / "old/c.txt").write_text("c\n")
+    result = await editor.request("takeback/applyEdit", {"label": "move data, drop old", "edit": {"documentChanges": [
+        {"kind": "rename", "oldUri": editor.uri("data"), "newUri": editor.uri("moved")},
+        {"kind": "delete", "uri": editor.uri("old"), "options": {"recursive": True}},
+        {"kind": "create", "uri": editor.uri("src/app.py"), "options": {"ignoreIfExists": True}},
+        {"kind": "delete", "uri": editor.uri("no-such.txt"), "options": {"ignoreIfNotExists": True}},
+        {"kind": "create", "uri": editor.uri("README.md"), "options": {"overwrite": True}},
+    ]}})
+    assert result["applied"] is True
+    kinds = {f["path"]: f["kind"] for f in result["entry"]["files"]}
+    assert kinds == {"moved/a.txt": "renamed", "moved/deep/b.txt": "renamed", "old/c.txt": "deleted", "README.md": "modified"}
+    assert (repo / "moved/deep/b.txt").read_text() == "b\n" and not (repo / "data/a.txt").exists()
+    assert not (repo / "old/c.txt").exists() and (repo / "README.md").read_bytes() == b""
+    undo = await editor.request("takeback/undo", {})
+    assert undo["applied"] is True
+    assert (repo / "data/deep/b.txt").read_text() == "b\n" and (repo / "old/c.txt").read_text() == "c\n"
+    assert not (repo / "moved").exists() or not any((repo / "moved").rglob("*.txt"))
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"kind": "create", "uri": "src"}, "a folder is in the way"),
+        ({"kind": "create", "uri": "README.md"}, "it exists (set overwrite or ignoreIfExists)"),
+        ({"kind": "delete", "uri": "src"}, "it is not empty (set recursive)"),
+        ({"kind": "delete", "uri": "gone.txt"}, "it does not exist (set ignoreIfNotExists)"),
+        ({"kind": "rename", "oldUri": "gone.txt", "newUri": "new.txt"}, "it does not exist"),
+        ({"kind": "rename", "oldUri": "README.md", "newUri": "src"}, "a folder is in the way"),
+        ({"kind": "rename", "oldUri": "README.md", "newUri": "src/app.py"}, "the target exists (set overwrite or ignoreIfExists)"),
+        ({"textDocument": {"uri": "gone.txt", "version": None}, "edits": [{"range": _range(0, 0, 0, 0), "newText": "x"}]},
+         "does not exist (create it first)"),
+        ({"textDocument": {"uri": "logo.bin", "version": None}, "edits": [{"range": _range(0, 0, 0, 0), "newText": "x"}]},
+         "it is not UTF-8 text"),
+        ({"kind": "rename", "oldUri": "README.md", "newUri": "src/app.py", "options": {"ignoreIfExists": True}},
+         "the edit changes nothing"),
+    ],
+)
+async def test_a_file_operation_that_cannot_be_played_is_refused_and_writes_nothing(
+    editor: Editor, repo: Path, change: dict, says: str
+) -> None:
+    (repo / "logo.bin").write_bytes(b"\xff\xfe\x00")
+    before = tree_state(repo)
+    for key in ("uri", "oldUri", "newUri"):
+        if key in change:
+            change = {**change, key: editor.uri(change[key])}
+    if "textDocument" in change:
+        change = {**change, "textDocument": {**change["textDocument"], "uri": editor.uri(change["textDocument"]["uri"])}}
+    with pytest.raises(Exception) as info:
+        await editor.request("takeback/applyEdit", {"edit": {"documentChanges": [change]}})
+    assert getattr(info.value, "code", None) == -32602 and says in str(info.value), repr(info.value)
+    assert tree_state(repo) == before
+    assert (await editor.request("takeback/timeline", {}))["entries"] == []

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from lsprotocol import types
 
 from .editor import Editor
@@ -169,3 +170,21 @@ async def test_an_open_whole_disk_turn_is_what_the_code_action_names_and_the_cli
     undo = await run_action(editor, actions[0])
     assert (undo["targetNumber"], undo["applied"]) == (2, True)
     assert (repo / "src/util.py").read_text() == UTIL.replace("x * 2", "x * 3")  # #1's change stays
+
+
+async def test_commands_take_one_object_or_none_and_restore_goes_back_to_a_checkpoint(editor: Editor, repo: Path) -> None:
+    util = editor.uri("src/util.py")
+    first = await agent_edit(editor, editor.uri("src/app.py"))
+    assert first["applied"] is True
+    with pytest.raises(Exception) as info:
+        await editor.command("takeback.undoTurn", {}, {})
+    assert getattr(info.value, "code", None) == -32602 and "takes one argument (an object), not 2" in str(info.value)
+    assert (repo / "src/util.py").read_text() == "def helper(x):\n    return x * 3\n"  # nothing was done
+    later = await editor.request("takeback/applyEdit", {"label": "four", "edit": {"changes": {
+        util: [{"range": _range(1, 15, 1, 16), "newText": "4"}]}}})
+    assert later["applied"] is True and (repo / "src/util.py").read_text() == "def helper(x):\n    return x * 4\n"
+    restored = await editor.command("takeback.restore", {"checkpointId": "1"})
+    assert restored["operation"] == "restore" and restored["applied"] is True
+    assert (repo / "src/util.py").read_text() == "def helper(x):\n    return x * 3\n"
+    undone = await editor.command("takeback.undoTurn", None)  # a null argument means no options
+    assert undone["operation"] == "undo" and undone["applied"] is True

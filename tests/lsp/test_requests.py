@@ -8,8 +8,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from lsprotocol import types
 
 from helpers import make_repo, tree_state
 
@@ -153,6 +155,52 @@ async def test_a_cli_change_is_announced(editor: Editor, repo: Path) -> None:
     timeline = await editor.request("takeback/timeline", {})
     assert (timeline["entries"][0]["label"], timeline["entries"][0]["state"]) == ("from a terminal", "applied")
     assert [f["path"] for f in timeline["entries"][0]["files"]] == ["from_shell.txt"]
+
+
+async def _answer(editor: Editor, params: dict, want: str) -> Any:
+    """The timeline request's answer (or error) once the server has taken in a folder change:
+    asked again until ``want`` is in it (the change is a notification; it has no answer)."""
+    deadline = asyncio.get_running_loop().time() + 60
+    while True:
+        try:
+            answer: Any = await editor.request("takeback/timeline", params)
+        except Exception as exc:  # noqa: BLE001 - an error answer is what some steps wait for
+            answer = exc
+        if want in str(answer) or asyncio.get_running_loop().time() > deadline:
+            return answer
+        await asyncio.sleep(0.1)
+
+
+async def test_folders_added_and_removed_by_the_client_are_served_and_let_go(tmp_path: Path, isolated_environment: Path) -> None:
+    a = make_repo(tmp_path / "a", {"a.py": "A = 1\n"})
+    b = make_repo(tmp_path / "b", {"b.py": "B = 1\n"})
+    missing = tmp_path / "missing"
+    editor, _init = await start("neovim", [a])
+
+    def change(added: list[str], removed: list[str]) -> None:
+        event = types.WorkspaceFoldersChangeEvent(
+            added=[types.WorkspaceFolder(uri=u, name="f") for u in added],
+            removed=[types.WorkspaceFolder(uri=u, name="f") for u in removed],
+        )
+        editor.client.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(event))
+
+    try:
+        # b is served; a (already there) stays one folder; a non-file URI is ignored
+        change([editor.uri("", b), editor.uri("", a), "http://example.com/x", editor.uri("", missing)], [])
+        in_b = await _answer(editor, {"folder": editor.uri("", b)}, "'entries'")
+        assert in_b == {"entries": [], "nextBefore": None, "folder": editor.uri("", b).rstrip("/")}
+        gone = await _answer(editor, {"folder": editor.uri("", missing)}, "has no Takeback store")
+        assert getattr(gone, "code", None) == -32005 and f"{missing} is not a folder" in str(gone)
+        assert (await editor.request("takeback/timeline", {}))["folder"] == editor.uri("", a).rstrip("/")
+        change([], [editor.uri("", b), "http://example.com/x", editor.uri("", missing)])
+        let_go = await _answer(editor, {"folder": editor.uri("", b)}, "is not one of the workspace folders")
+        assert getattr(let_go, "code", None) == -32002
+        change([], [editor.uri("", a)])
+        none = await _answer(editor, {}, "no workspace folder is open")
+        assert getattr(none, "code", None) == -32005
+    finally:
+        await editor.client.shutdown_session()
+        await editor.client.stop()
 
 
 @pytest.mark.parametrize("client", ["neovim", "visual_studio_code"])

@@ -127,12 +127,12 @@ def collect(engine: Engine) -> GcReport:
     while store.size_bytes() > engine.config.retention.max_bytes and fraction < 1.0:
         engine.replay()
         more = _drop_set(engine, fraction)
-        if not more:
-            break
+        fraction += 0.25
+        if not more:  # a quarter of a short timeline rounds to none: the next step is larger
+            continue
         spans += _rewrite(engine, more)
         removed_objects += store.prune(store.reachable(_referenced_blobs(engine)))
         dropped.update(more)
-        fraction += 0.25
     return GcReport(
         removed_entries=len(dropped),
         removed_objects=removed_objects,
