@@ -70,14 +70,18 @@ def test_errors_that_depend_on_the_timeline(tb: Takeback) -> None:
     expect_error(not_open, 5, r"turn 1 is not the open turn \(#3 is\)")
     assert tb.json("end", "--turn", "#3")["state"] == "applied"
 
-    # a folder where the undo must put a file back: the dry run and the run agree that the
-    # file is skipped (the folder and what is in it stay); the other files are taken back
+    # a folder where the undo must put a file back: by default nothing is written; with skip,
+    # the dry run and the run agree that the file is skipped (the folder and what is in it
+    # stay); the other files are taken back
     app_before = (ws / "src/app.py").read_text()
     turn(tb, {"src/app.py": "v2\n", "src/util.py": "changed\n"}, "three", delete=("README.md",))
     (ws / "README.md").mkdir()
     (ws / "README.md" / "inside.txt").write_text("the person's\n")
     snap = Snapshot(tb)
-    for args in (("undo", "--dry-run"), ("undo",)):
+    stopped = tb("--json", "undo")
+    snap.assert_unchanged()
+    assert stopped.code == 11 and [s["path"] for s in stopped.json()["skipped"]] == ["README.md"], str(stopped)
+    for args in (("undo", "--dry-run", "--on-conflict", "skip"), ("undo", "--on-conflict", "skip")):
         result = tb("--json", *args)
         assert result.code == 10, str(result)  # PARTIAL
         outcome = result.json()
@@ -85,7 +89,7 @@ def test_errors_that_depend_on_the_timeline(tb: Takeback) -> None:
         assert [r["path"] for r in outcome["restored"]] == ["src/app.py", "src/util.py"]
         (skipped,) = outcome["skipped"]
         assert skipped["path"] == "README.md" and skipped["reason"].startswith("a folder is in the way")
-        if args == ("undo", "--dry-run"):
+        if "--dry-run" in args:
             snap.assert_unchanged()
     assert (ws / "README.md" / "inside.txt").read_text() == "the person's\n"
     assert (ws / "src/app.py").read_text() == app_before

@@ -141,18 +141,26 @@ def _temporaries(root: Path) -> list[str]:
     return [str(p) for p in root.rglob(".takeback-tmp-*")]
 
 
-def test_a_read_only_folder_is_skipped_with_the_reason_and_can_be_finished_later(unprivileged: Takeback) -> None:
+def test_a_read_only_folder_stops_the_undo_and_skip_finishes_the_rest(unprivileged: Takeback) -> None:
     tb, ws = unprivileged, unprivileged.cwd
     turn(tb, {"ro/a.txt": "two\n", "b.txt": "agent\n", "ro/new.txt": "new\n"}, "writes into ro")
     (ws / "ro").chmod(0o555)
     try:
-        reason = "permission denied: the folder ro is not writable; make it writable and run this again"
-        preview = tb("--json", "undo", "--dry-run")
-        assert preview.code == 10, str(preview)
-        data = preview.json()
-        assert data["skipped"] == [{"path": "ro/a.txt", "reason": reason}, {"path": "ro/new.txt", "reason": reason}]
-        assert [o["path"] for o in data["restored"]] == ["b.txt"]
-        done = tb("undo")
+        reason = "permission denied: folder ro/ is read-only; make it writable and run this again"
+        snap = Snapshot(tb)
+        preview, stopped = tb("--json", "undo", "--dry-run"), tb("undo")
+        snap.assert_unchanged()  # by default nothing is written, as for a conflict
+        assert preview.code == stopped.code == 11, str(stopped)
+        assert preview.json()["skipped"] == [{"path": "ro/a.txt", "reason": reason}, {"path": "ro/new.txt", "reason": reason}]
+        assert stopped.text.startswith(
+            "BROKEN: undo of #1 stopped: cannot change ro/a.txt (permission denied: folder ro/ is read-only); "
+            "ro/new.txt (permission denied: folder ro/ is read-only); nothing was written\n"
+        ), stopped.text
+        assert stopped.text.endswith(
+            "next: nothing was written; 'takeback undo --on-conflict skip' takes back the other 1 file(s) and leaves "
+            "ro/a.txt, ro/new.txt as they are, or fix what stands in the way and run 'takeback undo' again\n"
+        ), stopped.text
+        done = tb("undo", "--on-conflict", "skip")  # the way out the answer gave
         assert done.code == 10 and done.err == "", str(done)
         assert f"  skipped ro/a.txt: {reason}\n" in done.text
         assert done.text.endswith(
@@ -170,7 +178,7 @@ def test_a_read_only_folder_is_skipped_with_the_reason_and_can_be_finished_later
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs a file owned by another user (made as root)")
-def test_a_write_the_system_refuses_is_an_error_naming_the_file_and_nothing_is_half_written(unprivileged: Takeback) -> None:
+def test_a_file_only_its_owner_may_replace_stops_the_undo_before_any_write(unprivileged: Takeback) -> None:
     tb, ws = unprivileged, unprivileged.cwd
     shared = ws / "shared"  # like /tmp: anyone may add files, only a file's owner may replace it
     shared.mkdir()
@@ -184,16 +192,15 @@ def test_a_write_the_system_refuses_is_an_error_naming_the_file_and_nothing_is_h
     snap = Snapshot(tb)
     human, as_json = tb("undo"), tb("--json", "undo")
     snap.assert_unchanged()
-    expect_error(
-        human, 9,
-        r"^takeback: error: cannot write shared/a\.txt: operation not permitted; nothing was written "
-        r"\(files already written were put back\)$",
-    )
-    assert expect_error(as_json, 9).json()["error"] == "cannot-write"
-    assert ".takeback-tmp" not in human.err
-    assert (ws / "b.txt").read_text() == "agent\n"  # written first, then put back
-    assert _temporaries(ws) == []
+    reason = "permission denied: shared/a.txt belongs to another user, and only a file's owner may replace it in its folder (sticky bit)"
+    assert human.code == as_json.code == 11 and human.err == "", str(human)
+    assert as_json.json()["skipped"] == [{"path": "shared/a.txt", "reason": reason}]
+    assert "'takeback undo --on-conflict skip' takes back the other 1 file(s)" in human.text
+    assert (ws / "b.txt").read_text() == "agent\n" and _temporaries(ws) == []
     assert [e["kind"] for e in tb.json("log")] == ["turn"] and tb.json("status")["last_recovery"] is None
+    done = tb("--json", "undo", "--on-conflict", "skip")
+    assert done.code == 10 and done.json()["skipped"] == [{"path": "shared/a.txt", "reason": reason}], str(done)
+    assert (ws / "b.txt").read_text() == "keep\n" and (shared / "a.txt").read_text() == "agent's\n"
 
 
 def test_a_turn_dropped_by_retention_is_reported_as_dropped(tb: Takeback) -> None:

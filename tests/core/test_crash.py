@@ -187,13 +187,15 @@ def test_failure_half_way_rolls_back_in_process(tmp_path: Path, monkeypatch: pyt
 
 
 def test_a_file_where_a_folder_must_come_back_is_skipped_and_said(tmp_path: Path) -> None:
-    """The person made ``b`` a file where the turn removed folder ``b``: the undo takes back
-    the rest, skips ``b/c.txt`` with the reason, and leaves the person's file alone; the dry
-    run said exactly that."""
+    """The person made ``b`` a file where the turn removed folder ``b``: by default the undo
+    stops and writes nothing; with skip it takes back the rest, skips ``b/c.txt`` with the
+    reason, and leaves the person's file alone; the dry run said exactly that."""
     ws, engine = _turn_that_removes_folder_b(tmp_path)
     (ws / "b").write_text("the person made b a file\n")
+    stopped = engine.undo()
+    assert (stopped.verdict, stopped.applied, [s.path for s in stopped.skipped]) == ("broken", False, ["b/c.txt"])
     for dry_run in (True, False):
-        result = engine.undo(dry_run=dry_run)
+        result = engine.undo(dry_run=dry_run, on_conflict="skip")
         assert result.verdict == "partial" and result.applied is not dry_run
         assert [r.path for r in result.restored] == ["a.txt", "z.txt"]
         assert [(s.path, s.reason.split(";")[0]) for s in result.skipped] == [("b/c.txt", "b is a file where a folder must be")]

@@ -405,14 +405,18 @@ def test_an_emptied_folder_made_in_a_files_place_goes_and_redo_deletes_the_file(
 
 def test_a_folder_made_in_a_files_place_that_the_person_filled_stays(ws: Path, engine: Engine) -> None:
     """The person put a file (and an empty folder) into the folder the turn made and emptied in
-    README.md's place: the undo never removes it. README.md is skipped with the reason (PARTIAL),
-    the rest of the turn is taken back; once the person moves their file away, reverting the turn
-    again (as the answer says) brings README.md back."""
+    README.md's place: the undo never removes it. By default it stops and writes nothing; with
+    skip, README.md is skipped with the reason (PARTIAL), the rest of the turn is taken back; once
+    the person moves their file away, reverting the turn again (as the answer says) brings
+    README.md back."""
     turn = _emptied_folder_turn(ws, engine)
     write_files(ws, {"README.md/mine.txt": "the person's\n"})
     (ws / "README.md/sub/kept").mkdir()
     before_undo = folders(ws)
-    result = engine.undo()
+    stopped = engine.undo()
+    assert (stopped.verdict, stopped.applied, [s.path for s in stopped.skipped]) == ("broken", False, ["README.md"])
+    assert "--on-conflict skip" in stopped.next_action and folders(ws) == before_undo
+    result = engine.undo(on_conflict="skip")
     assert result.verdict == "partial" and result.applied, (result.message, result.skipped, result.conflicts)
     assert [s.path for s in result.skipped] == ["README.md"] and not result.conflicts
     if knows_birth(ws):

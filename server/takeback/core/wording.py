@@ -105,6 +105,26 @@ def conflict_advice(command: str, plan: Plan) -> str:
     return "nothing was written; choose: " + "; ".join(options)
 
 
+def blocked(plan: Plan) -> str:
+    """What keeps files from being changed at all (``Plan.blocked``): each with its reason."""
+    reasons = {s.path: s.reason.split("; ")[0] for s in plan.skipped}  # the way out follows, per file
+    shown = [f"{path} ({reasons[path]})" for path in plan.blocked[:3]]
+    more = f" and {len(plan.blocked) - 3} more" if len(plan.blocked) > 3 else ""
+    return "cannot change " + "; ".join(shown) + more
+
+
+def blocked_advice(command: str, plan: Plan) -> str:
+    """The next action when files that cannot be changed stopped an operation: the way out."""
+    paths = ", ".join(plan.blocked[:3]) + (f" and {len(plan.blocked) - 3} more" if len(plan.blocked) > 3 else "")
+    if not plan.writes:
+        return f"nothing was written; once what stands in the way of {paths} is fixed, run '{command}' again"
+    return (
+        f"nothing was written; '{command} --on-conflict skip' takes back the other {len(plan.writes)} file(s) and "
+        f"leaves {paths} as {'it is' if len(plan.blocked) == 1 else 'they are'}, or fix what stands in the way "
+        f"and run '{command}' again"
+    )
+
+
 def next_action(kind: str, entry: Entry, plan: Plan, command: str) -> str:
     left = [c.path for c in plan.conflicts if not c.markers_written and not c.reason.startswith("forced:")]
     still = f"{', '.join(left)} left in conflict: {_force_option(command)}; " if left else ""

@@ -319,6 +319,12 @@ class Operations(EngineParts):
                 message=f"{kind} of #{number} stopped: {len(blocking)} file(s) changed since in ways that overlap; nothing was written",
                 next_action=wording.conflict_advice(again, plan),
             )
+        if plan.blocked and on_conflict == "abort":  # a file it cannot change: nothing, unless told to skip it
+            return OperationResult(
+                **{**base, "restored": []}, verdict="broken", applied=False,
+                message=f"{kind} of #{number} stopped: {wording.blocked(plan)}; nothing was written",
+                next_action=wording.blocked_advice(again, plan),
+            )
         if dry_run:
             return OperationResult(
                 **base, verdict=verdict, applied=False,

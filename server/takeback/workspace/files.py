@@ -19,8 +19,10 @@ is answered here too, and which folder a turn made in a deleted file's place
 
 from __future__ import annotations
 
+import fcntl
 import os
 import stat
+import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
 
@@ -201,15 +203,26 @@ class Workspace:
         return None
 
     def unwritable(self, rel: str) -> str | None:
-        """Why ``rel`` cannot be written or removed for lack of permission, or None: the folder
-        it goes in (or the nearest one that exists, where folders must be made) is not writable."""
-        folder = (self.root / rel).parent
+        """Why ``rel`` cannot be written or removed now, or None, asked before anything is
+        written: the file is immutable or append-only (``chattr``), on a read-only mount, or a
+        mount point; or the folder it goes in (the nearest that exists, where folders must be
+        made) is not writable: its permission bits, a read-only mount, an immutable folder."""
+        path = self.root / rel
+        try:
+            st: os.stat_result | None = os.lstat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            st = None
+        folder = path.parent
         while not os.path.isdir(folder) and folder != self.root:
             folder = folder.parent
+        if st is not None and not stat.S_ISDIR(st.st_mode):
+            why = _file_locked(path, st, folder)
+            if why is not None:
+                return f"permission denied: {rel} {why}"
         if os.access(folder, os.W_OK | os.X_OK):
             return None
-        where = "the workspace folder" if folder == self.root else f"the folder {folder.relative_to(self.root).as_posix()}"
-        return f"permission denied: {where} is not writable; make it writable and run this again"
+        where = "the workspace folder" if folder == self.root else f"folder {folder.relative_to(self.root).as_posix()}/"
+        return f"permission denied: {where} {_folder_locked(folder)}"
 
     def left_in(self, folder: str, going: frozenset[str]) -> list[str]:
         """The files (and links) that would still be under ``folder`` once those in ``going``
@@ -402,3 +415,66 @@ class Workspace:
                 os.rmdir(path)
             except OSError:
                 continue
+
+
+# Inode flags (``chattr``), read with the FS_IOC_GETFLAGS ioctl: no library in the project's
+# dependencies reads them, and os.stat does not report them on Linux (``st_flags`` is BSD's).
+_FS_IOC_GETFLAGS = 0x80086601
+_FS_APPEND_FL = 0x20
+_FS_IMMUTABLE_FL = 0x10
+
+
+def _inode_flags(path: Path, folder: bool = False) -> int:
+    """The file's or folder's inode flags (0 when they cannot be read: no permission, a file
+    system without them, not Linux). Only regular files and folders are opened."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | (os.O_DIRECTORY if folder else 0))
+    except OSError:
+        return 0
+    try:
+        buf = bytearray(8)
+        fcntl.ioctl(fd, _FS_IOC_GETFLAGS, buf)
+        return int.from_bytes(buf[:4], sys.byteorder)
+    except OSError:
+        return 0
+    finally:
+        os.close(fd)
+
+
+def _read_only_mount(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def _file_locked(path: Path, st: os.stat_result, folder: Path) -> str | None:
+    """Why the file (or link) at ``path`` cannot be replaced or removed whatever the folder
+    allows (even by root), or None."""
+    if stat.S_ISREG(st.st_mode):
+        flags = _inode_flags(path)
+        if flags & _FS_IMMUTABLE_FL:
+            return "is immutable (chattr +i); 'chattr -i' it and run this again"
+        if flags & _FS_APPEND_FL:
+            return "is append-only (chattr +a); 'chattr -a' it and run this again"
+        if _read_only_mount(path) and not _read_only_mount(folder):
+            return "is on a read-only mount; remount it read-write (or unmount it) and run this again"
+    try:
+        held = os.stat(folder)
+    except OSError:
+        return None
+    if st.st_dev != held.st_dev:
+        return "is a mount point (something is mounted over it); unmount it and run this again"
+    me = os.geteuid()
+    if held.st_mode & stat.S_ISVTX and me != 0 and me not in (st.st_uid, held.st_uid):
+        return "belongs to another user, and only a file's owner may replace it in its folder (sticky bit)"
+    return None
+
+
+def _folder_locked(folder: Path) -> str:
+    """Why a folder that ``os.access`` says cannot be written into refuses, with the way out."""
+    if _read_only_mount(folder):
+        return "is on a read-only mount; remount it read-write and run this again"
+    if _inode_flags(folder, folder=True) & _FS_IMMUTABLE_FL:
+        return "is immutable (chattr +i); 'chattr -i' it and run this again"
+    return "is read-only; make it writable and run this again"
