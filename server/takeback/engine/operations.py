@@ -386,7 +386,7 @@ class Operations(EngineParts):
         ref once written): the operation then stands, and is not rolled back."""
         try:
             return tx.history.store.head() != tx.history.head
-        except TakebackError:
+        except (TakebackError, OSError):
             return False  # cannot tell: roll back (recovery decides from the log if that fails)
 
     def _operation_records(
