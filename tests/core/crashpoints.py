@@ -115,10 +115,12 @@ def trace_points(cwd: Path, args: list[str], trace_file: Path, stdin: bytes | No
     return points(trace_file.read_text(errors="replace"), kills_only)
 
 
-def inject(cwd: Path, args: list[str], point: Point, action: str, stdin: bytes | None = None,
+def inject(cwd: Path, args: list[str], point: Point, action: str, stdin: bytes | None = None, every_later: bool = False,
            ) -> subprocess.CompletedProcess[bytes]:
-    """Run the command with ``action`` (``signal=KILL``, ``error=EIO`` …) at ``point``."""
-    return run(cwd, args, stdin, ["-o", os.devnull, "-e", f"inject={point.name}:{action}:when={point.rank}"])
+    """Run the command with ``action`` (``signal=KILL``, ``error=EIO`` …) at ``point`` (and
+    with ``every_later``, at every later call of that name: a disk that stays full)."""
+    when = f"{point.rank}+" if every_later else str(point.rank)
+    return run(cwd, args, stdin, ["-o", os.devnull, "-e", f"inject={point.name}:{action}:when={when}"])
 
 
 def dot_git(ws: Path) -> dict[str, str]:

@@ -201,3 +201,54 @@ def test_a_file_where_a_folder_must_come_back_is_skipped_and_said(tmp_path: Path
         assert [(s.path, s.reason.split(";")[0]) for s in result.skipped] == [("b/c.txt", "b is a file where a folder must be")]
     assert (ws / "b").read_text() == "the person made b a file\n"
     assert (ws / "a.txt").read_text() == "a0\n" and (ws / "z.txt").read_text() == "z0\n"
+
+
+def test_a_torn_journal_is_set_aside_and_said(tmp_path: Path) -> None:
+    """An empty journal (what a power cut leaves of one that was never flushed) no longer
+    blocks every command: it is moved aside, kept, and ``status`` says so and what to check."""
+    from takeback.core import render
+
+    ws, engine = _turn_that_removes_folder_b(tmp_path)
+    journal = engine.store.path / "journal.json"
+    journal.write_bytes(b"")
+    reopened = Engine(ws)
+    report = reopened.status().last_recovery
+    assert report is not None and report.action == "set-aside" and report.journal_kept
+    assert not journal.exists() and (engine.store.path / report.journal_kept).read_bytes() == b""
+    assert "could not be used" in report.problems[0] and "git status" in report.problems[0]
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        render.print_status(reopened.status())
+    assert "interrupted operation set-aside" in out.getvalue() and report.journal_kept in out.getvalue()
+    assert reopened.undo().applied  # every command works again
+    assert (ws / "b/c.txt").read_text() == "c0\n"
+
+
+def test_recovery_leaves_a_path_whose_content_it_cannot_read_and_says_why(tmp_path: Path) -> None:
+    """A journal naming content the store does not hold (what a journal written before its
+    objects could leave): recovery does not stop on it, leaves that file as it is, rolls the
+    others, and the report says why."""
+    import json
+    from datetime import UTC, datetime
+
+    from takeback.core.models import MODE_FILE
+
+    ws, engine = _turn_that_removes_folder_b(tmp_path)
+    now = {rel: (ws / rel).read_bytes() for rel in ("a.txt", "z.txt")}
+    item = lambda rel, before_oid: {  # noqa: E731
+        "path": rel,
+        "before": {"oid": before_oid, "mode": MODE_FILE, "size": 3},
+        "after": {"oid": engine.store.hash_blob(now[rel]), "mode": MODE_FILE, "size": len(now[rel])},
+    }
+    doc = {"entry": "01NOTINTHELOG00000000000000", "operation": "undo", "started": datetime.now(UTC).isoformat(),
+           "files": [item("a.txt", "0" * 40), item("z.txt", engine.store.hash_blob(b"z0\n"))]}
+    (engine.store.path / "journal.json").write_text(json.dumps(doc))
+    reopened = Engine(ws)  # does not raise
+    report = reopened.last_recovery
+    assert report is not None and report.action == "rolled-back" and report.left == ["a.txt"]
+    assert report.problems[0].startswith("a.txt left as it was: it could not be read (object 0000")
+    assert (ws / "a.txt").read_bytes() == now["a.txt"] and (ws / "z.txt").read_text() == "z0\n"
+    assert not (engine.store.path / "journal.json").exists()

@@ -301,3 +301,24 @@ def test_a_full_disk_at_every_size_left(tmp_path: Path, monkeypatch: pytest.Monk
         assert outcomes[0] != 0 and outcomes[-1] == 0, outcomes
     finally:
         subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+@pytest.mark.parametrize("name", ["undo", "merged-undo"])
+def test_the_disk_stays_full_from_each_write_on(name: str, tmp_path: Path) -> None:
+    """Every file created from the k-th one in the workspace on fails with no space left (and
+    every open after it: the disk is failing), for each k: the roll-back's own writes fail too.
+    The answer is one line naming what could not be put back; the journal keeps it and the next
+    command puts it back: all-before, nothing lost. (Writes are not failed this way: the
+    answer's own write to the terminal would fail with them.)"""
+    run = _prepare(name, tmp_path)
+    found = crashpoints.trace_points(run.ws, run.args, tmp_path / "trace", run.stdin, kills_only=False)
+    writes = [p for p in found if p.name == "openat" and f"{run.ws}/" in p.text]
+    kept = 0
+    for point in writes:
+        run.snapshot.put_back()
+        proc = crashpoints.inject(run.ws, run.args, point, "error=ENOSPC", run.stdin, every_later=True)
+        _one_clear_line(point, "ENOSPC", proc)
+        assert proc.returncode != 0, f"{point}: the disk was full, yet it succeeded"
+        kept += "could not be put back yet" in proc.stderr.decode()
+        _check(run, point, SCENARIOS[name])
+    assert kept, "no roll-back failed: the test did not reach the case it is for"

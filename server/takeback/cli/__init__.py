@@ -18,7 +18,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from ..errors import TakebackError
+from ..errors import StoreError, TakebackError
 from .output import EXIT_INTERNAL, EXIT_USAGE, fail, guard_terminal
 from .parser import UsageError, build_parser
 
@@ -60,6 +60,10 @@ def _run(raw: list[str], parsed: tuple, unguarded: tuple) -> int:
     except BrokenPipeError:  # the reader went away (``| head``): what was asked was still done
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as exc:  # the disk refused (I/O error, no space) where no engine code says more: what and where
+        where = f" ({exc.filename})" if exc.filename else ""
+        why = (exc.strerror or type(exc).__name__).lower()
+        return fail(args.json, "disk", f"the disk refused: {why}{where}; run it again once that is fixed", StoreError.exit_status)
     except Exception as exc:  # noqa: BLE001 - a bug or an environment failure (disk full …): still one line
         if os.environ.get("TAKEBACK_DEBUG"):
             traceback.print_exc()

@@ -50,6 +50,15 @@ from .transaction import Transaction
 
 log = logging.getLogger("takeback.engine")
 
+def _in_log_anyway(tx: Transaction) -> bool:
+    """Whether the log's ref moved though publishing failed (the disk refused to flush the
+    ref once written): the operation then stands, and is not rolled back."""
+    try:
+        return tx.history.store.head() != tx.history.head
+    except (TakebackError, OSError):
+        return False  # cannot tell: roll back (recovery decides from the log if that fails)
+
+
 class EditorIo(TypedDict, total=False):
     """How an operation reaches documents open in an editor (the language server gives both):
     their content now, by path (``overlay``: planned from, instead of the disk), and what applies
@@ -395,7 +404,7 @@ class Operations(EngineParts):
                                                 effects, previous, plan, changes))
                 tx.publish()  # the turns it ended and the operation: one log commit, before the journal goes
             except BaseException as exc:
-                if self._in_log_anyway(tx):
+                if _in_log_anyway(tx):
                     self.journal.finish()
                     raise StoreError(
                         f"{kind} carried out and recorded, but the store could not flush it to disk "
@@ -408,13 +417,6 @@ class Operations(EngineParts):
             self.journal.finish()
             return self.timeline.view(self.timeline.entries[entry_id])
 
-    def _in_log_anyway(self, tx: Transaction) -> bool:
-        """Whether the log's ref moved though publishing failed (the disk refused to flush the
-        ref once written): the operation then stands, and is not rolled back."""
-        try:
-            return tx.history.store.head() != tx.history.head
-        except TakebackError:
-            return False  # cannot tell: roll back (recovery decides from the log if that fails)
 
     def _operation_records(
         self, entry_id: str, kind: str, label: str, target: FoldedEntry, checkpoint_target: str | None,

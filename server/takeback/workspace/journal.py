@@ -159,7 +159,7 @@ class Journal:
             shutil.rmtree(self.backup_dir, ignore_errors=True)
             atomic.sync_dir(self.store.path)
         except OSError as exc:
-            log.warning("could not remove the journal %s (%s); the next start finishes it", self.file, wording_of(exc))
+            log.debug("could not remove the journal %s (%s); the next start finishes it", self.file, wording_of(exc))
 
     def pending(self) -> JournalDoc | None:
         """The journal there is, None when none; ``ValueError`` when it cannot be read (torn,
@@ -246,12 +246,12 @@ class Journal:
             try:
                 self.write_side(item, "before")
             except (OSError, TakebackError) as exc:
-                log.warning("could not roll back %s (%s); the journal keeps it for recovery", item.path, wording_of(exc))
+                log.debug("could not roll back %s (%s); the journal keeps it for recovery", item.path, wording_of(exc))
                 failed.append((item.path, wording_of(exc)))
         try:
             self.workspace.sync_folders(_touched(written, []))
-        except OSError as exc:
-            failed.append(("their folders", wording_of(exc)))
+        except OSError as exc:  # put back all the same, only not flushed: nothing for the person to do
+            log.debug("could not flush the folders rolled back: %s", wording_of(exc))
         if not failed:
             self.finish()
             return error
