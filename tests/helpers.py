@@ -86,3 +86,10 @@ def write_user_config(config_home: str | os.PathLike[str], text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
+
+
+def unmeasured(env: dict[str, str]) -> dict[str, str]:
+    """``env`` without coverage's variables: a process traced or faulted system call by system
+    call (strace) is not measured, so the calls counted and failed are Takeback's own, never
+    coverage's data file written at exit."""
+    return {k: v for k, v in env.items() if k not in ("COVERAGE_PROCESS_CONFIG", "COVERAGE_PROCESS_START", "COVERAGE_RUN")}

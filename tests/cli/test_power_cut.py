@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import make_repo, tree_state, write_files
+from helpers import make_repo, tree_state, unmeasured, write_files
 
 from .conftest import isolated_env
 
@@ -184,7 +184,7 @@ def traced(env: dict[str, str], ws: Path, store: Path, out: Path, *args: str) ->
     argv, stdin = _stdin(args, ws)
     proc = subprocess.run(
         ["strace", "-f", "-qq", "-y", "-s", "0", "-e", f"trace={calls}", "-o", str(out), sys.executable, "-m", "takeback", *argv],
-        cwd=ws, env={**env, "TAKEBACK_STORE_DIR": str(store)}, input=stdin, capture_output=True, timeout=120,
+        cwd=ws, env=unmeasured({**env, "TAKEBACK_STORE_DIR": str(store)}), input=stdin, capture_output=True, timeout=120,
     )
     if proc.returncode != 0 and b"ptrace" in proc.stderr:
         pytest.skip(f"strace cannot trace here: {proc.stderr.decode(errors='replace').strip()}")

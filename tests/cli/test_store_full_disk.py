@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import make_repo, write_files
+from helpers import make_repo, unmeasured, write_files
 
 from .conftest import isolated_env
 
@@ -27,7 +27,8 @@ _WRITE = re.compile(r"^(\d+) +(write|pwrite64)\((\d+)<([^>]*)>")
 
 
 def _run(env: dict[str, str], ws: Path, *args: str, prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*prefix, sys.executable, "-m", "takeback", *args], cwd=ws, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run([*prefix, sys.executable, "-m", "takeback", *args], cwd=ws, env=unmeasured(env), capture_output=True,
+                          text=True, timeout=120)
 
 
 def _numbers(env: dict[str, str], ws: Path) -> list[int]:
@@ -119,7 +120,7 @@ def test_each_store_write_failing_is_one_clear_line_and_loses_nothing(call: str,
     workspace = {p: (ws / p).read_bytes() for p in ("a.txt",)}
     traced = subprocess.run(
         ["strace", "-f", "-qq", "-y", "-s", "0", "-e", "trace=write,pwrite64", "-o", str(tmp_path / "trace"),
-         sys.executable, "-m", "takeback", call], cwd=ws, env=env, capture_output=True, text=True, timeout=120,
+         sys.executable, "-m", "takeback", call], cwd=ws, env=unmeasured(env), capture_output=True, text=True, timeout=120,
     )
     if traced.returncode != 0 and "ptrace" in traced.stderr:
         pytest.skip(f"strace cannot trace here: {traced.stderr.strip()}")

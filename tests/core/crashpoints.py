@@ -26,7 +26,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from helpers import tree_state
+from helpers import tree_state, unmeasured
 
 STRACE = shutil.which("strace")
 
@@ -94,7 +94,7 @@ def environment() -> dict[str, str]:
     """The command's environment: the test's (its isolated state folders), hooks recorded in
     the process itself (as Claude Code runs them), no bytecode written (the calls must be the
     same at every run)."""
-    return {**os.environ, "TAKEBACK_RESIDENT": "0", "PYTHONDONTWRITEBYTECODE": "1", "CLAUDECODE": "1"}
+    return unmeasured({**os.environ, "TAKEBACK_RESIDENT": "0", "PYTHONDONTWRITEBYTECODE": "1", "CLAUDECODE": "1"})
 
 
 def run(cwd: Path, args: list[str], stdin: bytes | None = None, strace: list[str] | None = None,
