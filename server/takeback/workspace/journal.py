@@ -102,12 +102,8 @@ class Journal:
         """Make the store flush what it writes for the body (the objects the journal names,
         the log's ref), whatever the ``fsync`` setting: an operation's answer is shown only
         once its records and its files would survive a power cut."""
-        was = self.store.fsync
-        self.store.fsync = True
-        try:
+        with self.store.durable():  # the store's own switch (storage/store.py)
             yield
-        finally:
-            self.store.fsync = was
 
     def start(
         self, entry: str, operation: str, files: list[JournalFile], backups: dict[str, bytes], folders: Iterable[str] = ()
