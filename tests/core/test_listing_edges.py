@@ -14,6 +14,7 @@ import shutil
 import sys
 from pathlib import Path
 
+import pygit2
 import pytest
 
 from helpers import make_repo, write_files
@@ -113,13 +114,18 @@ def test_split_declines_unusual_folders(tmp_path: Path) -> None:
 def test_a_failing_half_of_a_split_walk_fails_the_listing(tmp_path: Path) -> None:
     """The other thread's error reaches the caller (the scanner then asks git)."""
     ws = make_repo(tmp_path / "ws", dict(BASE))
+    broken = make_repo(tmp_path / "broken", dict(BASE))
     lister = listing.Lister(str(ws / ".git"), str(ws))
-    lister._walkers(2)  # both walkers open
-    (ws / ".git" / "index").unlink()
-    (ws / ".git" / "index").mkdir()  # libgit2 cannot read an index that is a folder
-    with pytest.raises(Exception) as raised:
+    repos = lister._walkers(2)
+    repos[1] = pygit2.Repository(str(broken))  # the other thread's walker: its index is a folder now
+    lister._walkers = lambda count: repos  # type: ignore[method-assign]
+    (broken / ".git" / "index").unlink()
+    (broken / ".git" / "index").mkdir()
+    with pytest.raises(pygit2.GitError, match="index"):
         lister._parallel([[b"README.md"], [b"src"]])
-    assert "index" in str(raised.value).lower()
+    repos[1] = lister._open()  # a sound walker again: both halves answer
+    (ws / "README.md").write_text("edited\n")
+    assert [path for _status, path in lister._parallel([[b"README.md"], [b"src"]])] == [b"README.md"]
 
 
 # ---------------------------------------------------------------- the tree watch
@@ -215,22 +221,21 @@ def test_long_lived_engine_lists_again_when_git_cannot_answer_for_the_touched_fi
     (ws / "src" / "app.py").write_text("one\n")
     engine.end_turn()
     (ws / "src" / "util.py").write_text("between\n")
-    saved, scan.LISTING = scan.LISTING, "libgit2"
+    original = GitScanner._list_paths
+    asked: list[list[str] | None] = []
+
+    def only_the_tree(self: GitScanner, only: list[str] | None) -> tuple[set[str], dict[str, str]]:
+        asked.append(only)
+        if only is not None:  # the touched files: git is not there for them
+            raise OSError("git vanished")
+        return original(self, only)
+
+    GitScanner._list_paths = only_the_tree  # type: ignore[method-assign]
     try:
-        original = GitScanner._list_paths
-
-        def only_the_tree(self: GitScanner, only: list[str] | None) -> tuple[set[str], dict[str, str]]:
-            if only is not None:  # the touched files: git is not there for them
-                raise OSError("git vanished")
-            return original(self, only)
-
-        GitScanner._list_paths = only_the_tree  # type: ignore[method-assign]
-        try:
-            engine.begin_turn(label="two")
-        finally:
-            GitScanner._list_paths = original  # type: ignore[method-assign]
+        engine.begin_turn(label="two")
     finally:
-        scan.LISTING = saved
+        GitScanner._list_paths = original  # type: ignore[method-assign]
+    assert asked == [["src/util.py"], None]  # the touched file, then the whole tree
     (ws / "src" / "util.py").write_text("agent\n")
     entry = engine.end_turn()
     [change] = entry.files

@@ -96,6 +96,7 @@ def test_unreadable_paths_are_read_from_gits_messages(tmp_path: Path) -> None:
         b"app/secret.txt: Permission denied\n"
         b"app/note: not an error message\n"
         b"hint: something else\n"
+        b"warning: unable to access 'app/.gitignore': Too many levels of symbolic links\n"
     )
     assert scanner._unreadable_in(stderr) == {
         "locked": "it could not be read (permission denied)",
@@ -277,3 +278,116 @@ def test_snapshot_helpers() -> None:
     walk_snap = {"kind": "walk", "files": {}}
     assert not scan.snapshot_sees(walk_snap, "gone", None)
     assert scan.snapshot_kind({"kind": 3}) is None
+
+
+def test_a_warning_from_git_about_an_ignore_file_names_no_path(tmp_path: Path) -> None:
+    """git warns (and goes on) when a ``.gitignore`` is a symlink it will not follow; that line
+    names no file the turn failed to read, so no notice may come of it."""
+    ws = make_repo(tmp_path / "ws", dict(BASE))
+    os.symlink("loop", ws / "src" / "loop")
+    os.symlink("loop", ws / "src" / ".gitignore")
+    engine = open_engine(ws)
+    saved, scan.LISTING = scan.LISTING, "git"
+    try:
+        engine.begin_turn(label="odd ignore file")
+        (ws / "src" / "app.py").write_text("edited\n")
+        entry = engine.end_turn()
+    finally:
+        scan.LISTING = saved
+    assert {f.path for f in entry.files} == {"src/app.py"}
+    assert not [n for n in entry.notices if "warning" in n or "unable to access" in n]
+
+
+def test_a_fifo_set_aside_at_begin_is_not_recorded_at_the_end(tmp_path: Path) -> None:
+    ws = make_repo(tmp_path / "ws", dict(BASE))
+    (ws / "src" / "util.py").unlink()
+    os.mkfifo(ws / "src" / "util.py")  # tracked file replaced by a FIFO: dirty at begin, set aside
+    engine = open_engine(ws)
+    engine.begin_turn(label="fifo before")
+    (ws / "src" / "util.py").unlink()
+    (ws / "src" / "util.py").write_text("a file again\n")
+    (ws / "README.md").write_text("edited\n")
+    entry = engine.end_turn()
+    assert {f.path for f in entry.files} == {"README.md"}
+    assert any(n.startswith("src/util.py: not recorded, it is a FIFO") for n in entry.notices)
+
+
+def test_a_file_moved_out_of_an_ignored_folder_is_not_the_turns(tmp_path: Path) -> None:
+    """A folder moved keeps its files' ctimes: a file that appears that way was there before
+    the turn, unseen (ignored), and undo must never delete it."""
+    ws = make_repo(tmp_path / "ws", {**BASE, ".gitignore": "build/\n"})
+    write_files(ws, {"build/old.txt": "made before the turn\n"})
+    engine = open_engine(ws)
+    engine.begin_turn(label="move")
+    os.rename(ws / "build", ws / "out")
+    entry = engine.end_turn()
+    assert "out/old.txt" not in {f.path for f in entry.files}
+    assert any(n.startswith("out/old.txt: there before the turn, untouched by it") for n in entry.notices)
+
+
+def test_snapshots_from_before_rule_stamps_were_kept(tmp_path: Path) -> None:
+    from takeback.core.models import FileVersion
+
+    ws = Workspace(tmp_path)
+    added = scan.Changed("new.txt", None, FileVersion(oid="0" * 40, mode=0o100644, size=1))
+    assert not scan._RuleStamp.load({}).moved([], [added])
+    notices: list[str] = []
+    assert scan._older_files_left_out(ws, [added], {}, lambda rel: True, notices) == [added]
+    assert notices == []
+    assert scan._changed_ns(tmp_path / "gone") > 0  # gone counts as now
+    assert scan._index_trailer(str(tmp_path / "no-index")) is None
+    assert scan.name_problem("caf\u00e9.txt") is None
+
+
+def test_rule_files_without_home_or_xdg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ws = make_repo(tmp_path / "ws", dict(BASE))
+    scanner = git_scanner(ws)
+    monkeypatch.delenv("HOME")
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    files = scanner._rule_files()
+    assert str(ws / ".git" / "info" / "exclude") in files
+    assert not [f for f in files if f.endswith("/ignore")]
+
+
+def test_walk_rules_without_an_exclude_file_and_a_bare_repository(tmp_path: Path) -> None:
+    ws = make_repo(tmp_path / "ws", {**BASE, ".gitignore": "*.log\n"})
+    (ws / ".git" / "info" / "exclude").unlink()
+    rules = scan.IgnoreRules(ws)
+    assert rules.ignored("x.log", False, [""]) and not rules.ignored("x.txt", False, [""])
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    assert isinstance(make_scanner(Workspace(bare), tmp_path / "c.json", True, None), WalkScanner)
+
+
+def test_walk_passes_over_what_vanishes_while_it_walks(tmp_path: Path) -> None:
+    """Files and folders removed (or a folder replaced by a symlink loop) between the walk's
+    listing of a folder and its look at them: a real change made from the walk's own call."""
+    root = tmp_path / "plain"
+    write_files(root, {"a/x.txt": "x", "b/y.txt": "y", "c/z.txt": "z", "keep.txt": "k", "vanish.txt": "v"})
+
+    def skip(rel: str) -> bool:
+        if rel == "vanish.txt":
+            (root / "vanish.txt").unlink()  # gone before its stat
+        elif rel == "keep.txt" and (root / "a").is_dir():
+            shutil.rmtree(root / "a")  # gone before its listing
+            shutil.rmtree(root / "b")
+            os.symlink("b", root / "b")  # a loop where the folder was
+        return False
+
+    skipped = Skipped()
+    found = {rel for rel, _st in scan.walk_files(root, skip, skipped)}
+    assert found == {"keep.txt", "c/z.txt"}
+    assert list(skipped) == ["b"] and "could not be read" in skipped["b"]
+
+
+def test_walk_bracket_with_a_bad_name_and_no_cache_hook(tmp_path: Path) -> None:
+    ws = tmp_path / "plain"
+    write_files(ws, {"a.txt": "a\n"})
+    bad = os.fsdecode(b"bad\xfe.txt")
+    (ws / bad).write_text("b\n")
+    engine = open_engine(ws)
+    engine.begin_turn(label="walk")
+    (ws / "a.txt").write_text("edited\n")
+    entry = engine.end_turn()
+    assert {f.path for f in entry.files} == {"a.txt"}
+    assert any(n.startswith("bad\\xfe.txt: not recorded, its name is not valid UTF-8") for n in entry.notices)
