@@ -391,3 +391,55 @@ def test_walk_bracket_with_a_bad_name_and_no_cache_hook(tmp_path: Path) -> None:
     entry = engine.end_turn()
     assert {f.path for f in entry.files} == {"a.txt"}
     assert any(n.startswith("bad\\xfe.txt: not recorded, its name is not valid UTF-8") for n in entry.notices)
+
+
+# ---------------------------------------------------------------- the index copy
+
+
+def test_an_index_without_a_checksum_is_compared_in_full(tmp_path: Path) -> None:
+    from takeback.scanning.indexcopy import IndexCopy
+
+    ws = make_repo(tmp_path / "ws", dict(BASE))
+    index = ws / ".git" / "index"
+    data = index.read_bytes()[:-20] + b"\x00" * 20  # as git >= 2.40 writes it under index.skipHash
+    index.write_bytes(data)
+    holder = tmp_path / "open-turn"
+    holder.write_bytes(b"head" + data)
+    copy = IndexCopy(holder, 4, len(data))
+    assert copy.same_as(index)
+    middle = len(data) // 2
+    index.write_bytes(data[:middle] + bytes([data[middle] ^ 1]) + data[middle + 1:])  # same size and trailer
+    assert not copy.same_as(index)
+    assert not copy.same_as(tmp_path / "no-index")
+
+
+def test_copy_range_without_sendfile_and_from_a_shrinking_file(tmp_path: Path) -> None:
+    from takeback.errors import StoreError
+    from takeback.scanning.indexcopy import copy_range
+
+    source = tmp_path / "source"
+    source.write_bytes(b"0123456789" * 10)
+    target = tmp_path / "target"
+    target.write_bytes(b"kept:")
+    with open(source, "rb") as src, open(target, "ab") as out:  # O_APPEND: sendfile refuses it
+        copy_range(src.fileno(), out.fileno(), 10, 25)
+    assert target.read_bytes() == b"kept:" + (b"0123456789" * 10)[10:35]
+    with open(source, "rb") as src, open(tmp_path / "t2", "wb") as out, pytest.raises(StoreError, match="shrank"):
+        copy_range(src.fileno(), out.fileno(), 90, 50)
+
+
+def test_relisting_without_a_cache_answers_gits_listing_for_the_touched_files(tmp_path: Path) -> None:
+    ws = make_repo(tmp_path / "ws", dict(BASE))
+    scanner = git_scanner(ws)  # no ScanCache: nothing to count
+    (ws / "src" / "app.py").write_text("edited\n")
+    (ws / "README.md").write_text("edited\n")
+    relisted = scanner._relist({"old-untracked.txt", "docs/guide.md"}, {"docs/guide.md": "why"}, {"src/app.py", "docs/guide.md"})
+    assert relisted == ({"old-untracked.txt", "src/app.py"}, {})  # README.md was not touched: not asked
+
+
+def test_autocrlf_input_converts_nothing_on_checkout(tmp_path: Path) -> None:
+    ws = make_repo(tmp_path / "ws", dict(BASE))
+    git(ws, "config", "core.autocrlf", "input")
+    repo = pygit2.Repository(str(ws))
+    found = checkout.worktree_form(repo, "git", repo.index, "src/app.py")
+    assert found is not None and found[0] == b"A = 1\n"
