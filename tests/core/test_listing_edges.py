@@ -23,6 +23,7 @@ from takeback.scanning.scan import GitScanner, ScanCache, make_scanner
 from takeback.workspace.files import Workspace
 
 from .support import open_engine
+from .test_scan_edges import deep_tree
 from .test_scan_listing import libgit2_reads_this_tests_config  # noqa: F401 - autouse fixture
 
 BASE = {"README.md": "# demo\n", "src/app.py": "A = 1\n", "src/util.py": "U = 1\n", "docs/guide.md": "g\n"}
@@ -240,3 +241,19 @@ def test_long_lived_engine_lists_again_when_git_cannot_answer_for_the_touched_fi
     entry = engine.end_turn()
     [change] = entry.files
     assert change.path == "src/util.py" and change.kind == "modified"
+
+
+@linux_only
+def test_a_folder_past_the_longest_path_cannot_be_watched(tmp_path: Path) -> None:
+    """inotify cannot watch a folder whose path passes PATH_MAX: the tree is not watched (each
+    bracket lists it), and a long-lived engine still records its turns."""
+    ws = make_repo(tmp_path / "ws", dict(BASE))
+    deep_tree(ws / "deep", 22)
+    with pytest.raises(watch.Unavailable, match="cannot watch"):
+        watch.TreeWatch(str(ws), lambda rel: False).mark()
+    engine = open_engine(ws, long_lived=True)
+    engine.begin_turn(label="deep")
+    (ws / "src" / "app.py").write_text("edited\n")
+    entry = engine.end_turn()
+    assert not engine._scan_cache.wants_watch
+    assert "src/app.py" in {f.path for f in entry.files}

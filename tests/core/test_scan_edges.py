@@ -363,21 +363,54 @@ def test_walk_passes_over_what_vanishes_while_it_walks(tmp_path: Path) -> None:
     """Files and folders removed (or a folder replaced by a symlink loop) between the walk's
     listing of a folder and its look at them: a real change made from the walk's own call."""
     root = tmp_path / "plain"
-    write_files(root, {"a/x.txt": "x", "b/y.txt": "y", "c/z.txt": "z", "keep.txt": "k", "vanish.txt": "v"})
+    write_files(root, {"a/f.txt": "a", "b/f.txt": "b", "c/f.txt": "c", "keep.txt": "k", "vanish.txt": "v"})
+    changed: list[str] = []
 
     def skip(rel: str) -> bool:
         if rel == "vanish.txt":
             (root / "vanish.txt").unlink()  # gone before its stat
-        elif rel == "keep.txt" and (root / "a").is_dir():
-            shutil.rmtree(root / "a")  # gone before its listing
-            shutil.rmtree(root / "b")
-            os.symlink("b", root / "b")  # a loop where the folder was
+        elif "/" in rel and not changed:  # the first folder is being walked; the other two wait
+            changed.extend(sorted({"a", "b", "c"} - {rel.split("/")[0]}))
+            shutil.rmtree(root / changed[0])  # gone before its listing
+            shutil.rmtree(root / changed[1])
+            os.symlink(changed[1], root / changed[1])  # a loop where the folder was
         return False
 
     skipped = Skipped()
     found = {rel for rel, _st in scan.walk_files(root, skip, skipped)}
-    assert found == {"keep.txt", "c/z.txt"}
-    assert list(skipped) == ["b"] and "could not be read" in skipped["b"]
+    [first] = {"a", "b", "c"} - set(changed)
+    assert found == {"keep.txt", f"{first}/f.txt"}
+    assert list(skipped) == [changed[1]] and "could not be read" in skipped[changed[1]]
+
+
+def deep_tree(root: Path, depth: int) -> str:
+    """Folders nested ``depth`` deep under ``root`` with 200-character names (made through
+    folder descriptors, so the whole path may pass PATH_MAX); the deepest one's relative path."""
+    name = "d" * 200
+    root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        for _ in range(depth):
+            os.mkdir(name, dir_fd=fd)
+            inner = os.open(name, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        with open(os.open("deep.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "w") as handle:
+            handle.write("deep\n")
+    finally:
+        os.close(fd)
+    return "/".join([name] * depth)
+
+
+def test_walk_sets_aside_what_lies_past_the_longest_path(tmp_path: Path) -> None:
+    root = tmp_path / "plain"
+    write_files(root, {"a.txt": "a\n"})
+    deep_tree(root, 22)
+    skipped = Skipped()
+    found = {rel for rel, _st in scan.walk_files(root, None, skipped)}
+    assert found == {"a.txt"}
+    [(path, why)] = skipped.items()
+    assert len(str(root / path)) >= 4096 and why.startswith("it could not be read")
 
 
 def test_walk_bracket_with_a_bad_name_and_no_cache_hook(tmp_path: Path) -> None:
