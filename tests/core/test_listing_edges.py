@@ -107,6 +107,7 @@ def test_split_declines_unusual_folders(tmp_path: Path) -> None:
     r = os.fsencode(root)
     assert listing.split_paths(r, [(b"", b"b", {b"a", b"b", b"c"})]) == [[b"a"], [b"b", b"c", b"file", b"nest"]]
     assert listing.split_paths(r, [(b"file/", b"x", set())]) is None  # not a folder
+    assert listing.split_paths(r, [(b"file", b"x", set())]) is None  # a file where the plan has a folder
     assert listing.split_paths(r, [(b"gone/", b"x", set())]) is None  # not there
     assert listing.split_paths(r, [(b"nest/", b"n.py", set())]) is None  # a nested repository
     assert listing.split_paths(r, [(b"a/", b"x.py", set())]) is None  # nothing before the median: one walk

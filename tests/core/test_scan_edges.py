@@ -434,6 +434,8 @@ def test_an_index_without_a_checksum_is_compared_in_full(tmp_path: Path) -> None
 
     ws = make_repo(tmp_path / "ws", dict(BASE))
     index = ws / ".git" / "index"
+    whole = IndexCopy(index, 0, index.stat().st_size)  # a copy that is a whole file: parsed in place
+    assert [e.path for e in whole.parsed()] == ["README.md", "docs/guide.md", "src/app.py", "src/util.py"]
     data = index.read_bytes()[:-20] + b"\x00" * 20  # as git >= 2.40 writes it under index.skipHash
     index.write_bytes(data)
     holder = tmp_path / "open-turn"
@@ -476,3 +478,23 @@ def test_autocrlf_input_converts_nothing_on_checkout(tmp_path: Path) -> None:
     repo = pygit2.Repository(str(ws))
     found = checkout.worktree_form(repo, "git", repo.index, "src/app.py")
     assert found is not None and found[0] == b"A = 1\n"
+
+
+def test_a_snapshot_taken_before_nested_repositories_were_scanned_still_ends(tmp_path: Path) -> None:
+    """An open turn's snapshot from an older Takeback has no "nested" key: its end records the
+    outer repository's changes and opens no nested repository."""
+    from takeback.scanning.indexcopy import IndexCopy
+
+    ws = make_repo(tmp_path / "ws", dict(BASE))
+    make_repo(ws / "inner", {"i.py": "I = 1\n"})
+    engine = open_engine(ws)
+    scanner = engine._scanner()
+    assert isinstance(scanner, GitScanner)
+    snapshot = scanner.begin(engine.capture.from_disk)
+    assert set(snapshot.pop("nested")) == {"inner"}
+    kept = tmp_path / "index-at-begin"
+    shutil.copyfile(ws / ".git" / "index", kept)
+    (ws / "src" / "app.py").write_text("edited\n")
+    (ws / "inner" / "i.py").write_text("edited inside\n")
+    changes = scanner.end(snapshot, IndexCopy(kept, 0, kept.stat().st_size), engine.capture.from_disk, engine.capture.version)
+    assert [c.path for c in changes] == ["src/app.py"]
