@@ -498,3 +498,26 @@ def test_a_snapshot_taken_before_nested_repositories_were_scanned_still_ends(tmp
     (ws / "inner" / "i.py").write_text("edited inside\n")
     changes = scanner.end(snapshot, IndexCopy(kept, 0, kept.stat().st_size), engine.capture.from_disk, engine.capture.version)
     assert [c.path for c in changes] == ["src/app.py"]
+
+
+def test_the_store_inside_the_work_tree_never_enters_a_turn_even_when_staged(tmp_path: Path) -> None:
+    ws = make_repo(tmp_path / "ws", dict(BASE))
+    engine = open_engine(ws, store_dir=ws / ".tb")
+    engine.begin_turn(label="stage the store")
+    (ws / "src" / "app.py").write_text("edited\n")
+    stored = sorted(p for p in (ws / ".tb").rglob("*") if p.is_file())
+    assert stored
+    git(ws, "add", "-f", str(stored[0].relative_to(ws)))  # the agent stages one of the store's files
+    entry = engine.end_turn()
+    assert [f.path for f in entry.files] == ["src/app.py"]
+
+
+def test_a_walk_scanner_without_a_cache_hook_writes_its_cache(tmp_path: Path) -> None:
+    ws = tmp_path / "plain"
+    write_files(ws, {"a.txt": "a\n", "sub/b.txt": "b\n"})
+    engine = open_engine(ws)
+    cache = tmp_path / "statcache.json"
+    scanner = WalkScanner(Workspace(ws), cache, None)  # before_save left unset
+    snapshot = scanner.begin(engine.capture.from_disk)
+    assert set(snapshot["files"]) >= {"a.txt", "sub/b.txt"}
+    assert {"a.txt", "sub/b.txt"} <= set(scanner._load_cache())
