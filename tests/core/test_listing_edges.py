@@ -10,6 +10,7 @@ listing and the watch, a file system whose changes raise no event.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -258,3 +259,36 @@ def test_a_folder_past_the_longest_path_cannot_be_watched(tmp_path: Path) -> Non
     entry = engine.end_turn()
     assert not engine._scan_cache.wants_watch
     assert "src/app.py" in {f.path for f in entry.files}
+
+
+_NO_FREE_DESCRIPTOR = """
+import os, resource, sys
+from takeback.scanning import watch
+watch._libc()  # the C library loaded while descriptors are still free
+highest = max(int(fd) for fd in os.listdir("/proc/self/fd"))
+resource.setrlimit(resource.RLIMIT_NOFILE, (highest + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+try:
+    while True:
+        os.open(os.devnull, os.O_RDONLY)  # take every descriptor still free
+except OSError:
+    pass
+try:
+    watch.TreeWatch(sys.argv[1], lambda rel: False)
+except watch.Unavailable as exc:
+    print(exc)
+"""
+
+
+@linux_only
+def test_no_descriptor_left_for_inotify_means_no_watch(tmp_path: Path) -> None:
+    """A process out of file descriptors (its limit lowered in a child process) cannot start a
+    watch: it says why, and the caller lists the tree instead."""
+    import subprocess
+
+    proc = subprocess.run(
+        [sys.executable, "-c", _NO_FREE_DESCRIPTOR, str(tmp_path)], capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    # where the C library is looked up again (ctypes.util needs a temporary file) or where inotify
+    # itself asks for a descriptor: either way the watch is refused, with the reason
+    assert re.fullmatch(r"no C library: .*|inotify_init1: Too many open files", proc.stdout.strip()), proc.stdout
