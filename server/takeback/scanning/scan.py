@@ -265,6 +265,8 @@ class GitScanner:
                 if not quote:  # git cut the message short: a path longer than it can name
                     path, why = line[len("warning: could not open directory '"):], "path too long"
                 path = path.rstrip("/")
+            elif line.startswith("warning: "):
+                continue  # another warning (an ignore file git would not open): no path unread
             else:
                 path, _, why = line.rpartition(": ")  # diff-files: "path: <strerror>"
                 if why not in _STRERRORS:
