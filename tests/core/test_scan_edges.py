@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pygit2
@@ -317,6 +318,7 @@ def test_a_file_moved_out_of_an_ignored_folder_is_not_the_turns(tmp_path: Path) 
     the turn, unseen (ignored), and undo must never delete it."""
     ws = make_repo(tmp_path / "ws", {**BASE, ".gitignore": "build/\n"})
     write_files(ws, {"build/old.txt": "made before the turn\n"})
+    time.sleep(0.05)  # its ctime clearly before the turn (the kernel's file clock ticks coarsely)
     engine = open_engine(ws)
     engine.begin_turn(label="move")
     os.rename(ws / "build", ws / "out")
