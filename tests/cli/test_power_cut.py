@@ -321,3 +321,17 @@ def test_power_cut_states_open(case: str, tmp_path: Path) -> None:
         except AssertionError as exc:
             raise AssertionError(f"state {number}: {[(e.kind, e.path, f) for e, f in chosen]}: {exc}") from exc
         shutil.rmtree(target)
+
+
+def test_an_operation_flushes_the_packs_earlier_recordings_left_unflushed(tmp_path: Path) -> None:
+    """An undo's log commit sits on the chain of the recordings before it, whose packs the
+    default mode did not flush: its publish flushes them too, or a cut could tear its parent and
+    take the undo (whose answer was shown) back with the log."""
+    prepare, call, edit = CASES["undo"]
+    env = {**isolated_env(tmp_path / "env"), "TAKEBACK_RESIDENT": "0"}
+    _ws, store, before, _trace, _after = _scenario(tmp_path, env, prepare, call, edit)
+    earlier = sorted(p.name for p in (before / "objects.git" / "objects" / "pack").glob("pack-*"))
+    assert earlier, "the recordings before the undo wrote no pack"
+    synced = (tmp_path / "trace.txt").read_text(errors="replace")
+    flushed = {Path(m.group(1)).name for m in re.finditer(r"f(?:data)?sync\(\d+<([^>]*)>\) += 0", synced)}
+    assert not [name for name in earlier if name not in flushed], f"left unflushed by the undo: {sorted(set(earlier) - flushed)}"

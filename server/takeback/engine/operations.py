@@ -387,7 +387,7 @@ class Operations(EngineParts):
         overlay: dict[str, Version | None],
         editor: EditorApply | None,
     ) -> Entry:
-        with self.transaction() as tx, self.journal.durable():  # flushed before the answer: journal.py
+        with self.transaction() as tx:  # its publish is flushed (transaction.py), its files by the journal
             editor_writes = [(item.path, item.result) for item in plan.writes if item.path in overlay]
             if editor_writes:
                 # Asked first, with the store's lock let go; the disk is written only once it applied.

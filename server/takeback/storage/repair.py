@@ -200,6 +200,21 @@ class LogWalk:
             return "(unreadable)"
 
 
+def go_back(aside: Quarantine, walk: LogWalk, head: str | None, ref_file: Path) -> bool:
+    """Move the log back to the newest commit whose whole chain can be read (``LogWalk.newest_whole``),
+    the ref it leaves set aside and what was lost named in ``aside``; answers whether the ref moved."""
+    tip, lost = walk.newest_whole(head, aside.store)
+    aside.lost += lost
+    if tip == head:
+        return False
+    if head is not None:
+        aside.set_aside(ref_file, f"the log ref names {head}, which cannot be read whole")
+    if tip is not None:
+        refs.move(ref_file, tip, fsync=True)
+    aside.moved_log(head, tip, walk.subject(tip) if tip else None)
+    return True
+
+
 def leftovers(store: Path) -> list[tuple[list[Path], str]]:
     """Temporary files a writer left in the store's folder or ``brackets/`` (``.<name>.*.tmp``,
     ``open-turn.tmp``): a rename into place that a crash or power cut kept from happening. Only

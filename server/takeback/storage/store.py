@@ -197,15 +197,8 @@ class Store:
             if head is not None and not deep and not walk.readable(head, whole=False):
                 return self.repair(deep=True, found=aside)  # torn past what the ends show: read every byte
             if (head is None and aside.files) or (head is not None and not walk.readable(head, deep or bool(aside.files))):
-                tip, lost = walk.newest_whole(head, self.path)
-                if tip != head:
-                    if head is not None:
-                        aside.set_aside(self._ref_file, f"the log ref names {head}, which cannot be read whole")
-                    if tip is not None:
-                        refs.move(self._ref_file, tip, fsync=True)
-                    aside.moved_log(head, tip, walk.subject(tip) if tip else None)
+                if repair.go_back(aside, walk, head, self._ref_file):
                     self._reopen()
-                aside.lost += lost
             aside.save()
         return bool(aside)
 
@@ -213,6 +206,14 @@ class Store:
         self.repo = _open_bare(self._git_dir)
         self._packed = None
         self._packs_seen = self._packs_stamp()
+
+    def _write_pending(self) -> None:
+        objects = [(kind, oid, data) for oid, (kind, data) in self._pending.items()]
+        packs.write_pack(self._pack_dir, objects, self.fsync or self._durable > 0)
+        if self._packed is not None:
+            self._packed.update(bytes.fromhex(oid) for oid in self._pending)
+        self._pending.clear()
+        self._merge_small_packs()
 
     def _packs_stamp(self) -> tuple[str, ...]:
         """The packs there are now, by name. A pack is named by its checksum, so the same names
@@ -279,17 +280,16 @@ class Store:
         return packs.TYPE_NAMES[int(kind)], data
 
     def flush(self) -> None:
-        """Write the objects waiting in memory as one pack (nothing to do when none wait)."""
-        if not self._pending:
+        """Write the objects waiting in memory as one pack; inside ``durable()`` flush every pack
+        too (``packs.sync_all``: what the log or a journal names may be in an unflushed older one)."""
+        if not self._pending and not self._durable:
             return
         with self.locked():
-            objects = [(kind, oid, data) for oid, (kind, data) in self._pending.items()]
             try:
-                packs.write_pack(self._pack_dir, objects, self.fsync or self._durable > 0)
-                if self._packed is not None:
-                    self._packed.update(bytes.fromhex(oid) for oid in self._pending)
-                self._pending.clear()
-                self._merge_small_packs()
+                if self._pending:
+                    self._write_pending()
+                if self._durable and self._pack_dir.is_dir():
+                    packs.sync_all(self._pack_dir)
             except OSError as exc:
                 raise StoreError(f"cannot write to the store {self.path}: {exc}") from exc
             self._packs_seen = self._packs_stamp()

@@ -10,7 +10,7 @@ folder. The workspace is then written (``forward``: deletions, then the emptied 
 the writes, so a file can take a folder's place and the reverse; each file flushed before its
 rename, then every folder it changed), the operation's records are appended to the log in one
 ref update, and the journal is removed. Operations are rare and a person waits for them, so
-they pay for this durability whatever the ``fsync`` setting (``durable``; the cost is in
+they pay for this durability whatever the ``fsync`` setting (``Store.durable``; the cost is in
 docs/performance.md): once the answer is shown, a power cut leaves the workspace all-after.
 
 A failure rolls back what was written, newest first, with the exact permission bits; a path
@@ -30,7 +30,7 @@ import contextlib
 import logging
 import os
 import shutil
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 
 from pydantic import BaseModel
@@ -97,14 +97,6 @@ class Journal:
         self.backup_dir = store.path / "journal-backup"
         self.report_file = store.path / "last-recovery.json"
 
-    @contextlib.contextmanager
-    def durable(self) -> Iterator[None]:
-        """Make the store flush what it writes for the body (the objects the journal names,
-        the log's ref), whatever the ``fsync`` setting: an operation's answer is shown only
-        once its records and its files would survive a power cut."""
-        with self.store.durable():  # the store's own switch (storage/store.py)
-            yield
-
     def start(
         self, entry: str, operation: str, files: list[JournalFile], backups: dict[str, bytes], folders: Iterable[str] = ()
     ) -> None:
@@ -117,8 +109,8 @@ class Journal:
             entry=entry, operation=operation, started=datetime.now(UTC), files=_ordered(files), folders=list(folders)
         )
         try:
-            with self.durable():
-                self.store.flush()  # the contents it names: in a pack, flushed, before it
+            with self.store.durable():
+                self.store.flush()  # the contents it names: in packs, flushed, before it
             if backups:
                 self._write_backups(backups)
             atomic.write(self.file, doc.model_dump_json().encode("utf-8"), fsync=True)
