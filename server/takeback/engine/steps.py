@@ -73,26 +73,23 @@ class Steps(EngineParts):
                 id=_new_id(), at=_now(), entry=state.begun.entry if state else _new_id(), number=0,
                 session=session, agent=agent, source="hook",
             )
-            scanner = None
-            if rels is not None:
+            scanner = self._scanner()  # an edit step scans too: the payload is a hint
+            if rels is None:
+                snapshot = scanner.begin(self.capture.from_disk)
+            else:
                 files, folders = {}, {}
                 for rel in rels:
                     version = self.capture.from_disk(rel)
                     files[rel] = version.model_dump() if version else None
                     if version is None and self.workspace.missing_folders(rel):
                         folders[rel] = self.workspace.missing_folders(rel)  # what writing it would create
-                scanner = self._scanner()
                 snapshot = {"kind": PATHS_KIND, "files": files, "new_folders": folders,
                             "scan": scanner.begin(self.capture.from_disk), "scanned_ns": time.time_ns()}
-            else:
-                scanner = self._scanner()
-                snapshot = scanner.begin(self.capture.from_disk)
             self.store.flush()  # the content the snapshot names is on disk before the snapshot
             try:
                 brackets.write(
-                    self._brackets, begun, snapshot, scanner.index_file() if scanner is not None else None,
-                    self.config.fsync, nested_sources=scanner.nested_indexes if scanner is not None else None,
-                    config=self.config.model_dump(mode="json"), name=_file_name(key),
+                    self._brackets, begun, snapshot, scanner.index_file(), self.config.fsync,
+                    nested_sources=scanner.nested_indexes, config=self.config.model_dump(mode="json"), name=_file_name(key),
                 )
             except OSError as exc:
                 raise StoreError(f"cannot write to the store {self.store.path}: {exc}") from exc
