@@ -49,14 +49,17 @@ class Quarantine:
 
     def set_aside(self, path: Path, problem: str) -> None:
         """Move ``path`` (a file inside the store) into this repair's folder, keeping its place."""
-        if self.folder is None:
-            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
-            self.folder = self.store / FOLDER / stamp
         rel = path.relative_to(self.store)
-        target = self.folder / rel
+        target = self._here() / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(path, target)
         self.files.append({"path": str(rel), "problem": problem})
+
+    def _here(self) -> Path:
+        """This repair's folder, ``quarantine/<UTC time>/`` (named when first needed)."""
+        if self.folder is None:
+            self.folder = self.store / FOLDER / datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+        return self.folder
 
     def moved_log(self, was: str | None, now: str | None, now_subject: str | None) -> None:
         self.log = {"was": was, "now": now, "now_subject": now_subject}
@@ -65,11 +68,10 @@ class Quarantine:
         """Write the report (and make the moves durable): a no-op when nothing was repaired."""
         if not self:
             return
-        if self.folder is None:
-            self.folder = self.store / FOLDER / datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
-        self.folder.mkdir(parents=True, exist_ok=True)
+        folder = self._here()
+        folder.mkdir(parents=True, exist_ok=True)
         doc = {"at": datetime.now(UTC).isoformat(), "files": self.files, "log": self.log, "lost": self.lost}
-        atomic.write(self.folder / REPORT, (json.dumps(doc, indent=2) + "\n").encode(), fsync=True)
+        atomic.write(folder / REPORT, (json.dumps(doc, indent=2) + "\n").encode(), fsync=True)
         for folder in {self.store, *(self.store / f["path"] for f in self.files)}:
             _sync_up_to(folder if folder.is_dir() else folder.parent, self.store)
 
