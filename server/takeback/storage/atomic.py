@@ -35,7 +35,7 @@ def write(path: Path, data: bytes, fsync: bool = False, mode: int | None = None)
 
 def sync_dir(path: Path) -> None:
     """Flush a folder's entries (a rename or a new file in it) to disk."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         os.fsync(fd)
     finally:

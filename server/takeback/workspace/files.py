@@ -19,6 +19,7 @@ is answered here too, and which folder a turn made in a deleted file's place
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import stat
@@ -29,6 +30,7 @@ from pathlib import Path, PurePosixPath
 from ..core.merge import Version
 from ..core.models import MODE_EXEC, MODE_FILE, MODE_LINK
 from ..errors import OutsideWorkspace
+from ..storage.atomic import sync_dir
 from .birth import born_ns
 
 TEMP_PREFIX = ".takeback-tmp-"  # files being written; a killed writer's are removed by recovery
@@ -360,14 +362,8 @@ class Workspace:
         survive a power cut once its folder is synced. A folder that is gone is skipped (its
         parent, named through the folder itself, holds that change)."""
         for folder in sorted({os.path.dirname(rel) for rel in rels}):
-            try:
-                fd = os.open(self.root / folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-            except (FileNotFoundError, NotADirectoryError):
-                continue
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+                sync_dir(self.root / folder)
 
     def remove_temporaries(self, rel_dir: str) -> None:
         """Delete the temporary files (``.takeback-tmp-*``) a killed writer left in a folder."""
