@@ -20,7 +20,7 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..core.models import CheckpointRecorded, EntryBegun, Record, RecordEnvelope, StoreRepair
+from ..core.models import CheckpointRecorded, EntryBegun, Record, RecordEnvelope
 from ..core.timeline import Timeline
 from ..errors import StoreError
 from ..storage import atomic, repair
@@ -216,17 +216,3 @@ def _discard(store: Path, cache_file: Path) -> None:
         pass
     cache_file.unlink(missing_ok=True)
 
-
-def repairs(store: Path) -> list[StoreRepair]:
-    """The repairs kept in the store's ``quarantine/`` (``repair.py``), oldest first."""
-    found = []
-    for doc in repair.reports(store):
-        log_moved = doc.get("log") or {}
-        try:
-            found.append(StoreRepair(
-                at=doc["at"], folder=doc["folder"], files=doc.get("files", []), lost=doc.get("lost", []),
-                log_was=log_moved.get("was"), log_now=log_moved.get("now"), log_now_subject=log_moved.get("now_subject"),
-            ))
-        except (KeyError, ValueError):
-            continue
-    return found

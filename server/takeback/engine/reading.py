@@ -7,9 +7,11 @@ each answer is read in a transaction, so it never sees an operation half-way.
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from ..core.models import (
     Entry,
+    StoreRepair,
     StoreStatus,
 )
 from ..core.terminal import quote_path
@@ -19,7 +21,8 @@ from ..errors import (
     NotFound,
     StateError,
 )
-from . import failures, history
+from ..storage import repair
+from . import failures
 from .parts import EngineParts
 
 log = logging.getLogger("takeback.engine")
@@ -113,7 +116,22 @@ class Reading(EngineParts):
                 retention=self.config.retention,
                 fsync=self.config.fsync,
                 last_recovery=self.last_recovery or self.journal.last_report(),
-                repairs=history.repairs(self.store.path),
+                repairs=_repairs(self.store.path),
                 config_problems=list(self.config.problems),
                 **failures.summary(self.store.path),
             )
+
+
+def _repairs(store: Path) -> list[StoreRepair]:
+    """The repairs kept in the store's ``quarantine/`` (``repair.py``), oldest first."""
+    found = []
+    for doc in repair.reports(store):
+        log_moved = doc.get("log") or {}
+        try:
+            found.append(StoreRepair(
+                at=doc["at"], folder=doc["folder"], files=doc.get("files", []), lost=doc.get("lost", []),
+                log_was=log_moved.get("was"), log_now=log_moved.get("now"), log_now_subject=log_moved.get("now_subject"),
+            ))
+        except (KeyError, ValueError):
+            continue
+    return found
