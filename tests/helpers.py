@@ -68,6 +68,17 @@ def git_state(repo: Path) -> dict[str, str]:
     }
 
 
+def dot_git(repo: Path) -> dict[str, str]:
+    """Every file under ``repo/.git`` (a linked work tree's own folder under ``worktrees/``
+    included) with the digest of its bytes: stricter than ``git_state`` (objects, logs, locks)."""
+    out: dict[str, str] = {}
+    for folder, _dirs, files in os.walk(repo / ".git"):
+        for name in files:
+            path = Path(folder) / name
+            out[path.relative_to(repo).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
 def tree_state(root: Path) -> dict[str, bytes]:
     """Every file under ``root`` (outside .git) with its bytes, for before/after comparisons."""
     out: dict[str, bytes] = {}

@@ -23,9 +23,7 @@ before the agent started.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -36,7 +34,7 @@ import pytest
 
 from cli.conftest import Takeback
 from core.support import full_state
-from helpers import git, git_state, make_repo
+from helpers import dot_git, git, git_state, make_repo
 
 from .test_live import HERE, Agent, ClaudeCode, CodexCli, CopilotCli, GeminiCli, OpenCode, QwenCode, _offline_ready, install
 
@@ -220,17 +218,6 @@ def _cases() -> list:
     return cases
 
 
-def _dot_git(repo: Path) -> dict[str, str]:
-    """Every file of the repository's ``.git`` (a linked work tree's own folder under
-    ``worktrees/`` included) with a digest of its bytes."""
-    out = {}
-    for folder, _dirs, names in os.walk(repo / ".git"):
-        for name in names:
-            path = Path(folder) / name
-            out[path.relative_to(repo).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return out
-
-
 def _workspace(tmp_path: Path, where: str) -> tuple[Path, Path, Path]:
     """(the repository, the work tree's top the turn records into, the folder the agent works in)."""
     repo = make_repo(tmp_path / "repo", {"README.md": "# project\n", **FILES, **{f"{SUB}/{k}": v for k, v in FILES.items()}})
@@ -281,7 +268,7 @@ def test_every_write_tool_recorded_undone_redone(tools: ToolSet, where: str, tmp
 
     _run(agent, tb, script, repo if where == "dash_c" else folder)
 
-    after, dot_git = full_state(top), _dot_git(repo)
+    after, git_files = full_state(top), dot_git(repo)
     prefix = "" if folder == top else folder.relative_to(top).as_posix() + "/"
     _check_written(agent, tools, before[0], after[0], prefix)
     status = tb.json("status")
@@ -292,9 +279,9 @@ def test_every_write_tool_recorded_undone_redone(tools: ToolSet, where: str, tmp
 
     tb.ok("undo")
     assert full_state(top) == before, "undo did not give back every byte the turn started from"
-    assert _dot_git(repo) == dot_git
+    assert dot_git(repo) == git_files
     tb.ok("redo")
     assert full_state(top) == after, "redo did not give back the agent's bytes"
-    assert _dot_git(repo) == dot_git and git_state(repo) == git0
+    assert dot_git(repo) == git_files and git_state(repo) == git0
     if top != repo:  # a linked work tree's turn touches nothing of the main one
         assert full_state(repo) == main0

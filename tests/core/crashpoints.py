@@ -16,7 +16,6 @@ both back before each point; the workspace stays at the same path (the store is 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
@@ -26,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from helpers import tree_state, unmeasured
+from helpers import dot_git, tree_state, unmeasured
 
 STRACE = shutil.which("strace")
 
@@ -121,16 +120,6 @@ def inject(cwd: Path, args: list[str], point: Point, action: str, stdin: bytes |
     with ``every_later``, at every later call of that name: a disk that stays full)."""
     when = f"{point.rank}+" if every_later else str(point.rank)
     return run(cwd, args, stdin, ["-o", os.devnull, "-e", f"inject={point.name}:{action}:when={when}"])
-
-
-def dot_git(ws: Path) -> dict[str, str]:
-    """Every file under ``.git`` with the digest of its bytes: byte-identical or not."""
-    out: dict[str, str] = {}
-    for folder, _dirs, files in os.walk(ws / ".git"):
-        for name in files:
-            path = Path(folder) / name
-            out[path.relative_to(ws).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return out
 
 
 class Snapshot:

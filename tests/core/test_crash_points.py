@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import make_repo, tree_state
+from helpers import dot_git, make_repo, tree_state
 from takeback.engine.engine import Engine
 
 from . import crashpoints
@@ -197,7 +197,7 @@ def _check(run: Run, point: Point, scenario: Scenario) -> None:
     for entry in engine.entries():
         engine.diff(str(entry.number))  # every recorded content is readable
     assert engine.status().entries == len(said)
-    assert crashpoints.dot_git(run.ws) == run.snapshot.git, f"{point}: .git changed"
+    assert dot_git(run.ws) == run.snapshot.git, f"{point}: .git changed"
     run.finish(engine, done)
 
 

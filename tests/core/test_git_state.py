@@ -4,25 +4,14 @@ Non-git folders work too."""
 
 from __future__ import annotations
 
-import hashlib
-import os
 from pathlib import Path
 
 import pytest
 
-from helpers import git, git_state, make_repo, write_files
+from helpers import dot_git, git, git_state, make_repo, write_files
 from takeback.core.models import BatchChange
 
 from .support import full_state, open_engine
-
-
-def dot_git(repo: Path) -> dict[str, str]:
-    out = {}
-    for folder, _dirs, files in os.walk(repo / ".git"):
-        for name in files:
-            p = Path(folder) / name
-            out[p.relative_to(repo).as_posix()] = hashlib.sha256(p.read_bytes()).hexdigest()
-    return out
 
 
 def busy_repo(path: Path) -> Path:
