@@ -205,14 +205,20 @@ class History:
 
 def _discard(store: Path, cache_file: Path) -> None:
     """Drop a cache that is not valid: one that is not even JSON (empty or cut short: a crash or
-    power cut tore it) is set aside (``repair.py``); one of an older format is removed."""
+    power cut tore it), or a folder in its place, is set aside (``repair.py``); one of an older
+    format, or one that cannot be read (a symlink loop), is removed."""
+    problem = None
     try:
         json.loads(cache_file.read_bytes())
     except ValueError:
-        aside = repair.Quarantine(store)
-        aside.set_aside(cache_file, "the timeline cache is empty or cut short (it is rebuilt from the log)")
-        aside.save()
+        problem = "the timeline cache is empty or cut short (it is rebuilt from the log)"
+    except IsADirectoryError:
+        problem = "a folder stood where the timeline cache goes (the cache is rebuilt from the log)"
     except OSError:
         pass
+    if problem is not None:
+        aside = repair.Quarantine(store)
+        aside.set_aside(cache_file, problem)
+        aside.save()
     cache_file.unlink(missing_ok=True)
 
