@@ -219,11 +219,6 @@ class Engine(Turns, Batches, Reading, Operations, Steps):
 
     # ------------------------------------------------------------------ reading
 
-    def refresh(self) -> None:
-        """Bring the timeline up to the log (a transaction that adds nothing)."""
-        with self.transaction():
-            pass
-
     def replay(self) -> None:
         """Fold the whole log again (after the log was rewritten: retention)."""
         self.history.replay()

@@ -26,7 +26,6 @@ import contextlib
 from collections.abc import Callable, Iterator
 
 from ..core.models import CheckpointRecorded, EntriesDropped, EntryBegun, OperationDone, Record, RecordEnvelope
-from ..core.timeline import Timeline
 from ..errors import StateError
 from .history import History
 
@@ -44,10 +43,6 @@ class Transaction:
         self._dirty = False  # something is folded into the timeline that the log does not hold
         self.suspended = False
         self.moved = False  # the timeline moved while the lock was let go (``released``)
-
-    @property
-    def timeline(self) -> Timeline:
-        return self.history.timeline
 
     def add(self, *records: Record) -> None:
         """Fold ``records`` into the timeline now; they are published with the transaction.
@@ -126,9 +121,8 @@ def _message(records: list[Record]) -> str:
     first = records[0]
     if isinstance(first, EntryBegun):
         text = f"{first.kind} #{first.number}" + (f": {first.label}" if first.label else "")
-    elif isinstance(first, EntriesDropped):  # not published this way (retention rewrites the log)
-        text = first.type
-    else:
+    else:  # retention's EntriesDropped, which belongs to no entry, is never published this way
+        assert not isinstance(first, EntriesDropped)
         text = f"{first.type} in {first.entry}"
     kinds = [r.type for r in records]
     return f"{text} ({', '.join(kinds)})"
