@@ -93,9 +93,6 @@ class _Show:
         path = repo / rel
         if self.as_json:
             return
-        if not path.exists():
-            print(f"   --- {rel}: (absent)")
-            return
         print(f"   --- {rel}")
         for line in path.read_text().splitlines():
             print(f"   | {line}")

@@ -3,10 +3,12 @@ whose target turn retention dropped afterwards is still taken back itself (the l
 held both the turn's end and the undo is rewritten to keep the undo only); an undo that only a
 folder standing where its file comes back stops says so and what to do; a revert naming every
 path of a turn takes the whole turn back (the turn is marked reverted); a dry-run restore while
-a turn that changed nothing yet is open writes nothing and ends no turn."""
+a turn that changed nothing yet is open writes nothing and ends no turn; a link the person
+re-pointed after a turn made it from a file is a conflict, not merged as text."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from helpers import make_repo, tree_state, write_files
@@ -84,3 +86,21 @@ def test_a_dry_run_restore_while_an_idle_turn_is_open_changes_nothing(tmp_path: 
     assert not result.applied and result.message.startswith("dry run: restore of #1 would change 1 file(s)")
     assert tree_state(ws) == state
     assert [(e.label, e.state) for e in engine.entries()] == [("thinking", "open"), ("second", "applied"), ("first", "applied")]
+
+
+def test_a_link_the_person_repointed_after_a_turn_made_it_is_a_conflict(tmp_path: Path) -> None:
+    """The turn turned the file ``current`` (holding the text "v1") into a link to v1; the person
+    then pointed the link at v2. Undoing the turn must not write a regular file holding "v2"
+    over the person's link (their edit, and the turn's, are not text to merge): a conflict."""
+    ws = make_repo(tmp_path / "ws", {"current": "v1", "v1/app.txt": "one\n", "v2/app.txt": "two\n"})
+    engine = open_engine(ws)
+    engine.begin_turn(label="link it")
+    (ws / "current").unlink()
+    (ws / "current").symlink_to("v1")
+    engine.end_turn()
+    (ws / "current").unlink()
+    (ws / "current").symlink_to("v2")
+    result = engine.undo()
+    assert result.verdict == "broken" and not result.applied
+    assert [(c.path, c.reason) for c in result.conflicts] == [("current", "a symlink changed on both sides")]
+    assert (ws / "current").is_symlink() and os.readlink(ws / "current") == "v2"

@@ -3,7 +3,9 @@
 ``merge_file(base, ours, theirs)`` moves a file from ``base`` towards ``theirs`` while keeping
 what happened between ``base`` and ``ours`` (the person's later edits, later turns). For a
 revert of a turn: base = the turn's result, ours = the workspace now, theirs = the turn's
-starting point. ``None`` means the file does not exist. Content and mode merge separately.
+starting point. ``None`` means the file does not exist. Content and mode merge separately, but
+where a symlink is one of the three, both sides changing it (its target, or a file turned link
+or back) is a conflict: a link's target is not merged as a file's content, nor the other way.
 Only a text file that both sides edited gets conflict markers, in the file's own line endings.
 """
 
@@ -64,11 +66,7 @@ def merge_file(
     mode = _merge_mode(base.mode, ours.mode, theirs.mode)
     if mode is None:
         return MergeResult(ours, conflict="its file mode changed on both sides")
-    if MODE_LINK in (base.mode, ours.mode, theirs.mode):
-        if ours.content == base.content:
-            return MergeResult(Version(theirs.content, mode))
-        if theirs.content == base.content or theirs.content == ours.content:
-            return MergeResult(Version(ours.content, mode))
+    if MODE_LINK in (base.mode, ours.mode, theirs.mode):  # a link's text is no file content to merge
         return MergeResult(ours, conflict="a symlink changed on both sides")
     if ours.content == base.content:
         return MergeResult(Version(theirs.content, mode))

@@ -163,9 +163,7 @@ class ConfirmationBook:
         if then.timeline == now.timeline and (then.target, then.checkpoint) != (now.target, now.checkpoint):
             # A call for another target: the token stays good for its own.
             raise Refused(f"this confirmation token is for {then.describe()}, not {now.describe()}; {fresh}")
-        why = _what_changed(then, now)
-        if why is None and not hmac.compare_digest(token, self._token(now)):
-            why = "the workspace changed since the plan"
+        why = _what_changed(then, now)  # then: the plan this book issued the token for
         with self._lock:
             if self._issued.pop(token, None) is not found:  # carried out now, or stale for good
                 raise Refused(f"this confirmation token was used meanwhile; {fresh}")
@@ -181,7 +179,7 @@ def _what_changed(then: Plan, now: Plan) -> str | None:
     changed = sorted(p for p in before.keys() & after.keys() if before[p] != after[p])
     if changed:
         return f"{_paths(changed)} changed since the plan"
-    if then.files != now.files or then.outcome != now.outcome:
+    if then != now:  # the outcome, or a path now named or no longer named
         added = sorted(after.keys() - before.keys())
         extra = f" (it now also touches {_paths(added)})" if added else ""
         return f"the plan is not the same any more{extra}"
