@@ -140,3 +140,18 @@ def test_gc_keeps_what_an_open_turn_over_secrets_needs_past_torn_files(tmp_path:
     result = engine.undo()
     assert (ws / "app.txt").read_text() == "app\n"
     assert [s.path for s in result.skipped] == [".env"] and (ws / ".env").read_text() == "API_KEY=two\n"
+
+
+def test_a_turn_whose_file_is_gone_ends_recording_nothing(tmp_path: Path) -> None:
+    """Its begin is in the log (gc published it), its file is gone (removed by hand): what it
+    changed cannot be told, so ending it records no change, and nothing on disk is touched."""
+    ws = tmp_path / "plain"
+    write_files(ws, {"a.txt": "a\n"})
+    engine = open_engine(ws)
+    begun = engine.begin_turn(label="agent")
+    engine.gc()
+    (engine.store.path / "brackets" / brackets.FILE_NAME).unlink()
+    write_files(ws, {"a.txt": "agent\n"})
+    entry = engine.end_turn()
+    assert entry is not None and entry.id == begun.id and entry.state == "applied" and entry.files == []
+    assert (ws / "a.txt").read_text() == "agent\n"

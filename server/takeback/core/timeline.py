@@ -258,10 +258,9 @@ class Timeline:
         return ", ".join(names) + (f" and {len(found) - shown} more" if len(found) > shown else "")
 
     def checkpoint(self, owner: str, checkpoint_id: str) -> CheckpointRecorded:
-        for cp in self.entries[owner].checkpoints:
-            if cp.id == checkpoint_id:
-                return cp
-        raise NotFound(f"checkpoint {checkpoint_id} not found")
+        """Checkpoint ``checkpoint_id`` of entry ``owner``: both from ``checkpoint_owner`` or
+        ``checkpoint_seq``, which the fold fills with the entries' checkpoints (always found)."""
+        return next(cp for cp in self.entries[owner].checkpoints if cp.id == checkpoint_id)
 
     def undo_target(self, pending: Callable[[FoldedEntry], FoldedEntry] | None = None) -> FoldedEntry:
         """The one rule for what ``undo`` takes back: the newest agent turn, applied or open, with
