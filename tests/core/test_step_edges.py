@@ -1,7 +1,9 @@
 """Steps (an agent's tool calls, ``begin_step``/``end_step``) at their edges, through the engine's
 public API on real repositories: a shell step whose only change on disk an editor's batch
 recorded meanwhile records nothing of its own; one whose change an editor's batch only passed
-through records the whole of it; a step file a crash left empty neither blocks another step's
+through records the whole of it; an edit step leaves to another session the part of its file's
+change that session's editor batch recorded (all of it, its last part, or a middle part that
+leaves the step the whole); a step file a crash left empty neither blocks another step's
 end nor survives ``discard_steps``, which removes only its own session's steps; an edit reported
 after it was made on a file that is gone is refused by name; in a repository with no commit
 yet the index's version of the file is the before-image that fits."""
@@ -89,3 +91,37 @@ def test_before_the_first_commit_the_index_version_is_the_before_image(tmp_path:
     assert entry is not None and entry.head is None
     assert engine.file_at(entry.id, "notes.txt", "before") == b"one\ntwo\n"
     assert engine.undo().verdict == "safe" and (ws / "notes.txt").read_text() == "one\ntwo\n"
+
+
+def test_an_edit_step_leaves_to_another_session_what_its_batch_recorded_on_the_same_file(tmp_path: Path) -> None:
+    """Another session's editor batch changed the file an edit step names, while the step ran:
+    all of the change (nothing is the step's), its last part (the step's is the rest), or a
+    middle part (the step's is the whole: it wrote after the batch too)."""
+    ws = make_repo(tmp_path / "ws")
+    engine = open_engine(ws)
+    readme = ws / "README.md"
+
+    def editor(text: str) -> None:
+        engine.record_batch([BatchChange(path="README.md", after=text.encode())], label="editor", session="other")
+        readme.write_text(text)
+
+    engine.begin_step("all", ["README.md"], session="s")
+    editor("the editor's\n")
+    assert engine.end_step("all", "Edit README.md") is None
+
+    engine.begin_step("first", ["README.md"], session="s")
+    readme.write_text("the tool's\n")
+    editor("the editor's, after the tool\n")
+    step = engine.end_step("first", "Edit README.md")
+    assert step is not None
+    assert engine.file_at(step.id, "README.md", "before") == b"the editor's\n"
+    assert engine.file_at(step.id, "README.md", "after") == b"the tool's\n"
+
+    engine.begin_step("around", ["README.md"], session="s")
+    readme.write_text("the tool's first\n")
+    editor("the editor's, between\n")
+    readme.write_text("the tool's last\n")
+    step = engine.end_step("around", "Edit README.md")
+    assert step is not None
+    assert engine.file_at(step.id, "README.md", "before") == b"the editor's, after the tool\n"
+    assert engine.file_at(step.id, "README.md", "after") == b"the tool's last\n"
