@@ -307,15 +307,20 @@ class EditorRound:
         left: list[str] = []
         if edits:
             applied, why = await self._ask(edits, [], f"{self.label} (taken back)")
+            unreported: set[str] = set()  # taken back, says the editor, but not reported yet
             if applied:
                 await self._settle_back()
                 for path, version in versions.items():
                     doc = server.documents.get(path)
                     if doc is not None and doc.version == version:
                         server.documents.unsynced.add(path)
+                        unreported.add(path)
             else:
                 log.warning("%s: the editor refused to take its edit back: %s", self.label, why)
-            left = [self.sent[p].rel for p, s in self.sent.items() if s.after is not None and self._state(p, s) == "new"]
+            left = [
+                self.sent[p].rel for p, s in self.sent.items()
+                if s.after is not None and p not in unreported and self._state(p, s) == "new"
+            ]
         self.holding = bool(left)
         return left
 
