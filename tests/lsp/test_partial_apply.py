@@ -236,3 +236,132 @@ async def test_a_refusal_after_the_timeout_changes_nothing(repo: Path, isolated_
     finally:
         await editor.client.shutdown_session()
         await editor.client.stop()
+
+
+def create_and_edit(editor: Editor) -> dict:
+    new = editor.uri("src/new.py")
+    return {
+        "label": "new module",
+        "edit": {
+            "documentChanges": [
+                {"kind": "create", "uri": new},
+                {"textDocument": {"uri": new, "version": None}, "edits": [{"range": rng(0, 0, 0, 0), "newText": "NEW = 1\n"}]},
+                {"textDocument": {"uri": editor.uri("src/app.py"), "version": 1}, "edits": [{"range": rng(1, 11, 1, 12), "newText": "10"}]},
+            ]
+        },
+    }
+
+
+@pytest.mark.parametrize("client", ["visual_studio_code", "emacs"])
+async def test_an_undo_that_deleted_an_open_document_is_taken_back_when_the_timeline_moved(
+    repo: Path, isolated_environment: Path, client: str
+) -> None:
+    """The undo deletes a document open in the editor (VS Code deletes it and closes its buffer;
+    eglot cannot delete, so the server deletes the file) and changes another; the CLI begins a
+    turn while the editor is asked. The undo fails, the edited document is taken back and the
+    deleted file is written back with its content; the timeline is as before the undo."""
+    editor, _ = await start(client, [repo])
+    try:
+        app = editor.open("src/app.py")
+        assert (await editor.request("takeback/applyEdit", create_and_edit(editor)))["applied"] is True
+        new = editor.open("src/new.py")
+        assert (repo / "src/new.py").read_text() == "NEW = 1\n" and editor.text(app) == TEN
+        editor.hold = asyncio.Event()
+        undo = asyncio.ensure_future(editor.request("takeback/undo", {}))
+        await wait_for(lambda: len(editor.apply_requests) == 2)
+        sent = editor.apply_requests[1].edit.document_changes or []
+        assert any(isinstance(c, types.DeleteFile) for c in sent) == (client == "visual_studio_code")
+        begin, _seconds = await asyncio.to_thread(cli, repo, "begin", "--label", "hook")
+        assert begin.returncode == 0, begin.stderr
+        editor.hold.set()
+        editor.hold = None
+        with pytest.raises(Exception) as info:
+            await undo
+        assert getattr(info.value, "code", None) == -32005, info.value
+        assert str(info.value).endswith(
+            "the timeline changed while the editor was asked; nothing was recorded, run it again;"
+            " what the editor had applied was taken back"
+        ), info.value
+        assert editor.text(app) == TEN and (repo / "src/new.py").read_text() == "NEW = 1\n"
+        assert (new in editor.docs) == (client == "emacs")  # VS Code closed the deleted document
+        assert labels(editor)[-1] == "Takeback: undo (taken back)"
+        assert await states(editor) == [("turn", "open"), ("turn", "applied")]
+    finally:
+        await editor.client.shutdown_session()
+        await editor.client.stop()
+
+
+async def test_a_refused_deletion_of_two_open_documents_needs_no_take_back(vscode: Editor, repo: Path) -> None:
+    editor = vscode
+    readme, _app, util = open_all(editor)
+    editor.answers = ["false"]
+    delete = {"label": "delete two", "edit": {"documentChanges": [{"kind": "delete", "uri": readme}, {"kind": "delete", "uri": util}]}}
+    result = await editor.request("takeback/applyEdit", delete)
+    assert result["applied"] is False and result["failureReason"] == "refused by the test editor"
+    assert (repo / "README.md").read_text() == README and (repo / "src/util.py").read_text() == UTIL
+    assert readme in editor.docs and util in editor.docs and labels(editor) == ["Takeback: delete two"]
+    assert await states(editor) == [("turn", "not-applied")]
+    assert (await editor.request("takeback/applyEdit", delete))["applied"] is True
+    assert not (repo / "README.md").exists() and not (repo / "src/util.py").exists()
+    assert (await editor.request("takeback/undo", {}))["applied"] is True
+    assert (repo / "README.md").read_text() == README and (repo / "src/util.py").read_text() == UTIL
+
+
+@pytest.mark.parametrize("meanwhile", ["type", "close"])
+async def test_a_document_changed_while_the_write_waited_for_the_store_is_not_written(
+    vscode: Editor, repo: Path, meanwhile: str
+) -> None:
+    """Another process holds the store's lock; meanwhile the person types in (or closes) the
+    document the agent's edit changes. When the lock comes, nothing is written: the edit was
+    made for the text the person no longer has."""
+    editor = vscode
+    app = editor.open("src/app.py")
+    status = await editor.request("takeback/status", {})
+    fd = os.open(Path(status["store"]) / "lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        edit = {"label": "ten", "edit": {"changes": {app: [{"range": rng(1, 11, 1, 12), "newText": "10"}]}}}
+        pending = asyncio.ensure_future(editor.request("takeback/applyEdit", edit))
+        await asyncio.sleep(0.5)
+        if meanwhile == "type":
+            editor.type(app, "def other", "def another")
+        else:
+            editor.client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=app)))
+        await asyncio.sleep(0.3)
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+    with pytest.raises(Exception) as info:
+        await pending
+    assert getattr(info.value, "code", None) == -32006, info.value
+    if meanwhile == "type":
+        assert "src/app.py changed in the editor (version 1 -> 2) while Takeback was working; nothing was written, try again" in str(info.value)
+        assert editor.text(app) == APP.replace("def other", "def another")
+    else:
+        assert "src/app.py was closed in the editor while Takeback was working; nothing was written" in str(info.value)
+    assert editor.apply_requests == [] and (repo / "src/app.py").read_text() == APP
+    assert await states(editor) == []  # nothing recorded
+    if meanwhile == "close":
+        app = editor.open("src/app.py")
+    assert (await editor.request("takeback/applyEdit", edit))["applied"] is True  # run again: it applies
+    assert editor.text(app).startswith("def main():\n    return 10\n")
+
+
+async def test_an_undo_that_would_put_bytes_that_are_not_text_in_an_open_document_is_refused(vscode: Editor, repo: Path) -> None:
+    """The agent turned a Latin-1 file into UTF-8; the person has it open. Its undo would give the
+    document bytes that are not UTF-8 text, which no editor buffer can show: refused, nothing
+    written. Closed, the undo writes the old bytes on disk."""
+    editor = vscode
+    (repo / "notes.txt").write_bytes(b"caf\xe9\n")
+    assert cli(repo, "begin", "--label", "utf-8")[0].returncode == 0
+    (repo / "notes.txt").write_text("café\n", encoding="utf-8")
+    assert cli(repo, "end")[0].returncode == 0
+    notes = editor.open("notes.txt")
+    exc = await refused(editor, "takeback/undo", {})
+    assert getattr(exc, "code", None) == -32005, exc
+    assert "notes.txt would get content that is not UTF-8 text; an open document cannot show it" in str(exc)
+    assert editor.text(notes) == "café\n" and (repo / "notes.txt").read_text(encoding="utf-8") == "café\n"
+    assert editor.apply_requests == [] and await states(editor) == [("turn", "applied")]
+    editor.client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=notes)))
+    assert (await editor.request("takeback/undo", {}))["applied"] is True
+    assert (repo / "notes.txt").read_bytes() == b"caf\xe9\n"
