@@ -15,8 +15,6 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import os
-import subprocess
-import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -26,7 +24,7 @@ from lsprotocol import types
 
 from helpers import tree_state
 
-from .editor import Editor, start
+from .editor import Doc, Editor, start
 from .test_operations import APP, UTIL
 from .test_refusals import cli, refused, wait_for
 
@@ -238,6 +236,29 @@ async def test_a_refusal_after_the_timeout_changes_nothing(repo: Path, isolated_
         await editor.client.stop()
 
 
+MOVED = (
+    "the timeline changed while the editor was asked; nothing was recorded, run it again;"
+    " what the editor had applied was taken back"
+)
+
+
+async def moved_while_asked(editor: Editor, repo: Path, method: str, params: dict) -> Exception:
+    """Send ``method``; while the editor is asked (its answer held), the CLI begins a turn (as
+    an agent hook does); then the editor applies. Answer the request's error."""
+    editor.hold = asyncio.Event()
+    asked = len(editor.apply_requests) + 1
+    pending = asyncio.ensure_future(editor.request(method, params))
+    await wait_for(lambda: len(editor.apply_requests) == asked)
+    begin, _seconds = await asyncio.to_thread(cli, repo, "begin", "--label", "hook")
+    assert begin.returncode == 0, begin.stderr
+    editor.hold.set()
+    editor.hold = None
+    with pytest.raises(Exception) as info:
+        await pending
+    assert getattr(info.value, "code", None) == -32005, info.value
+    return info.value
+
+
 def create_and_edit(editor: Editor) -> dict:
     new = editor.uri("src/new.py")
     return {
@@ -266,22 +287,10 @@ async def test_an_undo_that_deleted_an_open_document_is_taken_back_when_the_time
         assert (await editor.request("takeback/applyEdit", create_and_edit(editor)))["applied"] is True
         new = editor.open("src/new.py")
         assert (repo / "src/new.py").read_text() == "NEW = 1\n" and editor.text(app) == TEN
-        editor.hold = asyncio.Event()
-        undo = asyncio.ensure_future(editor.request("takeback/undo", {}))
-        await wait_for(lambda: len(editor.apply_requests) == 2)
+        error = await moved_while_asked(editor, repo, "takeback/undo", {})
+        assert str(error).endswith(MOVED), error
         sent = editor.apply_requests[1].edit.document_changes or []
         assert any(isinstance(c, types.DeleteFile) for c in sent) == (client == "visual_studio_code")
-        begin, _seconds = await asyncio.to_thread(cli, repo, "begin", "--label", "hook")
-        assert begin.returncode == 0, begin.stderr
-        editor.hold.set()
-        editor.hold = None
-        with pytest.raises(Exception) as info:
-            await undo
-        assert getattr(info.value, "code", None) == -32005, info.value
-        assert str(info.value).endswith(
-            "the timeline changed while the editor was asked; nothing was recorded, run it again;"
-            " what the editor had applied was taken back"
-        ), info.value
         assert editor.text(app) == TEN and (repo / "src/new.py").read_text() == "NEW = 1\n"
         assert (new in editor.docs) == (client == "emacs")  # VS Code closed the deleted document
         assert labels(editor)[-1] == "Takeback: undo (taken back)"
@@ -335,7 +344,9 @@ async def test_a_document_changed_while_the_write_waited_for_the_store_is_not_wr
         await pending
     assert getattr(info.value, "code", None) == -32006, info.value
     if meanwhile == "type":
-        assert "src/app.py changed in the editor (version 1 -> 2) while Takeback was working; nothing was written, try again" in str(info.value)
+        assert (
+            "src/app.py changed in the editor (version 1 -> 2) while Takeback was working; nothing was written, try again"
+        ) in str(info.value)
         assert editor.text(app) == APP.replace("def other", "def another")
     else:
         assert "src/app.py was closed in the editor while Takeback was working; nothing was written" in str(info.value)
@@ -365,3 +376,59 @@ async def test_an_undo_that_would_put_bytes_that_are_not_text_in_an_open_documen
     editor.client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=notes)))
     assert (await editor.request("takeback/undo", {}))["applied"] is True
     assert (repo / "notes.txt").read_bytes() == b"caf\xe9\n"
+
+
+@pytest.mark.parametrize("client", ["visual_studio_code", "emacs"])
+async def test_an_unsaved_document_the_edit_deleted_is_not_made_a_file_by_the_take_back(
+    repo: Path, isolated_environment: Path, client: str
+) -> None:
+    """The agent's edit deletes a document that is open but was never saved (no file on disk)
+    and changes another; the timeline moves while the editor is asked. The take-back gives the
+    changed document its text back and writes no file where there was none."""
+    editor, _ = await start(client, [repo])
+    try:
+        app = editor.open("src/app.py")
+        scratch = editor.uri("src/scratch.py")
+        editor.docs[scratch] = Doc("SCRATCH = 1\n", 1)
+        editor.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=scratch, language_id="python", version=1, text="SCRATCH = 1\n"))
+        )
+        edit = {"label": "drop scratch", "edit": {"documentChanges": [
+            {"textDocument": {"uri": app, "version": 1}, "edits": [{"range": rng(1, 11, 1, 12), "newText": "10"}]},
+            {"kind": "delete", "uri": scratch},
+        ]}}
+        error = await moved_while_asked(editor, repo, "takeback/applyEdit", edit)
+        assert str(error).endswith(MOVED), error
+        assert editor.text(app) == APP and not (repo / "src/scratch.py").exists()
+        assert (scratch in editor.docs) == (client == "emacs")  # VS Code closed the deleted document
+        assert await states(editor) == [("turn", "open")]
+    finally:
+        await editor.client.shutdown_session()
+        await editor.client.stop()
+
+
+async def test_a_document_applied_then_closed_unsaved_is_not_taken_back(vscode: Editor, repo: Path) -> None:
+    """The editor applies the first document, the person closes it without saving (the edit is
+    gone with the buffer), and the editor then fails: there is nothing to take back in it, and
+    no take-back is sent for a document that is not open."""
+    editor = vscode
+    readme, app, util = open_all(editor)
+    partial = applies_first(1)
+
+    async def then_closed(ed: Editor, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        result = await partial(ed, params)
+        del ed.docs[readme]
+        ed.client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=readme)))
+        return result
+
+    Answers(editor, then_closed)
+    result = await editor.request("takeback/applyEdit", three_documents(editor))
+    assert result["applied"] is False
+    assert result["failureReason"] == (
+        "disk full (at change 1); whatever part of it the editor applied is taken back when the editor reports it"
+    )
+    assert labels(editor) == ["Takeback: three documents"]
+    assert (repo / "README.md").read_text() == README and (editor.text(app), editor.text(util)) == (APP, UTIL)
+    assert await states(editor) == [("turn", "not-applied")]
+    assert (await editor.request("takeback/applyEdit", three_documents(editor)))["applied"] is True
+    assert (repo / "README.md").read_text() == "# DEMO\n" and (editor.text(app), editor.text(util)) == (TEN, THREE)
