@@ -432,3 +432,17 @@ async def test_a_document_applied_then_closed_unsaved_is_not_taken_back(vscode: 
     assert await states(editor) == [("turn", "not-applied")]
     assert (await editor.request("takeback/applyEdit", three_documents(editor)))["applied"] is True
     assert (repo / "README.md").read_text() == "# DEMO\n" and (editor.text(app), editor.text(util)) == (TEN, THREE)
+
+
+async def test_a_deletion_alone_is_written_back_when_the_timeline_moved(vscode: Editor, repo: Path) -> None:
+    """The agent's edit only deletes an open document; the editor deletes it (closing its
+    buffer) while the CLI begins a turn: the file is written back with its bytes, and the
+    take-back needs no second request (there is no text to give back)."""
+    editor = vscode
+    readme = editor.open("README.md")
+    delete = {"label": "drop readme", "edit": {"documentChanges": [{"kind": "delete", "uri": readme}]}}
+    error = await moved_while_asked(editor, repo, "takeback/applyEdit", delete)
+    assert str(error).endswith(MOVED), error
+    assert (repo / "README.md").read_text() == README and readme not in editor.docs
+    assert labels(editor) == ["Takeback: drop readme"]
+    assert await states(editor) == [("turn", "open")]
