@@ -176,8 +176,9 @@ class EditorRound:
     async def _ask(
         self, text_edits: list[types.TextDocumentEdit], deletes: list[types.DeleteFile], label: str | None = None
     ) -> tuple[bool, str]:
-        """Send one ``workspace/applyEdit``; answer (applied, why not). A JSON-RPC error, an
-        unreadable answer and no answer in time are refusals."""
+        """Send one ``workspace/applyEdit``; answer (applied, why not). A JSON-RPC error and no
+        answer in time are refusals; an answer that cannot be read arrives as a JSON-RPC error
+        (``stream.py`` fails the request with it), so the result is always one pygls could read."""
         server = self.server
         if server.document_changes:
             edit = types.WorkspaceEdit(document_changes=[*text_edits, *deletes])
@@ -191,16 +192,12 @@ class EditorRound:
         )
         timeout = server.editor_timeout
         try:
-            result: Any = await asyncio.wait_for(asyncio.shield(request), timeout)
+            result: types.ApplyWorkspaceEditResult = await asyncio.wait_for(asyncio.shield(request), timeout)
         except TimeoutError:
             server.background(self._late(request), "late workspace/applyEdit answer")
             return False, f"the editor did not answer workspace/applyEdit within {timeout:g} s"
         except JsonRpcException as exc:
             return False, f"the editor answered with an error ({exc.code}: {exc.message})"
-        except Exception as exc:  # noqa: BLE001 - an answer that is not an ApplyWorkspaceEditResult
-            return False, f"the editor's answer could not be read ({exc})"
-        if not isinstance(getattr(result, "applied", None), bool):
-            return False, f"the editor's answer could not be read ({result!r})"
         if not result.applied:
             reason = result.failure_reason or "the editor refused the edit"
             if result.failed_change is not None:
@@ -307,15 +304,20 @@ class EditorRound:
         left: list[str] = []
         if edits:
             applied, why = await self._ask(edits, [], f"{self.label} (taken back)")
+            unreported: set[str] = set()  # taken back, says the editor, but not reported yet
             if applied:
                 await self._settle_back()
                 for path, version in versions.items():
                     doc = server.documents.get(path)
                     if doc is not None and doc.version == version:
                         server.documents.unsynced.add(path)
+                        unreported.add(path)
             else:
                 log.warning("%s: the editor refused to take its edit back: %s", self.label, why)
-            left = [self.sent[p].rel for p, s in self.sent.items() if s.after is not None and self._state(p, s) == "new"]
+            left = [
+                self.sent[p].rel for p, s in self.sent.items()
+                if s.after is not None and p not in unreported and self._state(p, s) == "new"
+            ]
         self.holding = bool(left)
         return left
 
