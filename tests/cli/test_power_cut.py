@@ -12,7 +12,8 @@ operation's own entry (published with fsync) must survive every state, and each 
 in place must have been set aside into ``quarantine/`` and named by ``status --json``.
 
 The workspace's own files and the journal (``journal.json``, ``journal-backup/``,
-``last-recovery.json``) are not cut here: their power-cut states are the journal's tests.
+``last-recovery.json``) are not cut here: ``test_power_cut_workspace.py`` cuts those. Both
+read the ``strace`` log with ``powercut.py``.
 """
 
 from __future__ import annotations
