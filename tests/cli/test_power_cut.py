@@ -12,7 +12,8 @@ operation's own entry (published with fsync) must survive every state, and each 
 in place must have been set aside into ``quarantine/`` and named by ``status --json``.
 
 The workspace's own files and the journal (``journal.json``, ``journal-backup/``,
-``last-recovery.json``) are not cut here: their power-cut states are the journal's tests.
+``last-recovery.json``) are not cut here: ``test_power_cut_workspace.py`` cuts those. Both
+read the ``strace`` log with ``powercut.py``.
 """
 
 from __future__ import annotations
@@ -30,12 +31,12 @@ import pytest
 
 from helpers import make_repo, tree_state, unmeasured, write_files
 
+from . import powercut
 from .conftest import isolated_env
+from .powercut import path as _path
 
 pytestmark = pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed (scripts/setup-faults.sh installs it)")
 
-_CALL = re.compile(r"^(\d+) +(\w+)\((.*)\) += (-?\d+)")
-_FD = re.compile(r"^(\d+)<(.*)>$")
 _JOURNAL = ("journal.json", "journal-backup", "last-recovery.json", "lock")
 # The files the store reads to open and to fold its timeline: one torn and left in place would
 # be read; the others (libgit2's description, hooks/, info/, workspace.json, which is written
@@ -54,27 +55,14 @@ class Trace:
     name_events: list[tuple[int, str, str]] = field(default_factory=list)  # (line, kind, path)
 
 
-def _args(text: str) -> list[str]:
-    return [a.strip() for a in re.findall(r'"(?:[^"\\]|\\.)*"|[^,]+', text)]
-
-
-def _path(arg: str) -> str:
-    arg = arg.strip()
-    match = _FD.match(arg)
-    if match:
-        return match.group(2)
-    return bytes(arg.strip('"'), "utf-8").decode("unicode_escape")
-
-
 def parse_trace(text: str, store: Path) -> Trace:
     trace = Trace()
     root = str(store)
-    for number, line in enumerate(text.splitlines()):
-        call = _CALL.match(line)
-        if call is None or int(call.group(4)) < 0:
+    for call in powercut.calls(text):
+        if call.result < 0:
             continue
-        name, args = call.group(2), _args(call.group(3))
-        if name == "openat" and "O_CREAT" in line and line.split("= ", 1)[1].strip():
+        number, name, args, line = call.number, call.name, call.args, call.line
+        if name == "openat" and "O_CREAT" in line:
             path = _path(args[1])
             if path.startswith(root) and "O_RDWR|O_CREAT" not in line.replace("O_RDWR|O_CREAT|O_CLOEXEC, 0600", ""):
                 trace.created.add(path)

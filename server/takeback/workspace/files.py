@@ -13,8 +13,9 @@ followed. Deleting a file never removes a folder: folders go only through ``remo
 for the folders an operation knows its changes created, and only when they hold no file. What
 folders are where (``obstacle``, ``left_in``, ``missing_folders``, ``folders_made_since``)
 is answered here too, and which folder a turn made in a deleted file's place
-(``folder_made_in_place``). ``write(fsync=True)`` flushes a file before its rename, and
-``sync_folders`` the folders an operation changed: what the journal needs before it goes.
+(``folder_made_in_place``). ``write(fsync=True)`` flushes a file (its bytes, owner and
+permission bits) before its rename, and ``sync_folders`` the folders an operation changed: what
+the journal needs before it goes.
 """
 
 from __future__ import annotations
@@ -323,9 +324,6 @@ class Workspace:
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(content)
-                if fsync:
-                    handle.flush()
-                    os.fsync(handle.fileno())
                 if kept is not None and (kept.st_uid, kept.st_gid) != (os.geteuid(), os.getegid()):
                     try:
                         os.fchown(handle.fileno(), kept.st_uid, kept.st_gid)
@@ -333,6 +331,9 @@ class Workspace:
                         pass  # only root may give a file away; it is then the writer's
                 if perm is not None:
                     os.fchmod(handle.fileno(), perm)  # after chown, which clears set-id bits
+                if fsync:  # last: the owner and the permission bits are flushed with the bytes
+                    handle.flush()
+                    os.fsync(handle.fileno())
             os.replace(tmp, path)
         except BaseException:
             try:
