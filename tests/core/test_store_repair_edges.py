@@ -115,3 +115,17 @@ def test_ids_that_are_not_blobs_or_not_ids(tmp_path: Path) -> None:
     assert store.has("not an id") is False
     with pytest.raises(StoreError, match="object not-an-id is missing from the store"):
         store.read_blob("not-an-id")
+
+
+def test_a_folder_where_a_pack_index_must_be_is_set_aside_as_unreadable(tmp_path: Path) -> None:
+    store = Store(tmp_path / "store", tmp_path)
+    first = _publish(store, [b"one\n"], "call 1")
+    _publish(store, [b"two\n"], "call 2")
+    idx = sorted(_pack_dir(store).glob("*.idx"), key=lambda p: p.stat().st_mtime_ns)[-1]
+    idx.unlink()
+    idx.mkdir()
+    again = Store(tmp_path / "store", tmp_path)
+    assert again.head() == first
+    problems = {f["path"].rsplit("/", 1)[1]: f["problem"] for f in _report(tmp_path / "store")["files"]}
+    assert problems[idx.name] == f"{idx.stem} cannot be read: Is a directory"
+    assert not idx.exists() and not idx.with_suffix(".pack").exists()
