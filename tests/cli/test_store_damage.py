@@ -77,7 +77,7 @@ def test_a_ref_without_its_newline_is_read_and_rewritten_whole(tb: Takeback) -> 
     assert _numbers(tb) == [1, 2] and len(ref.read_bytes()) == 41 and ref.read_bytes().endswith(b"\n")
 
 
-def test_a_torn_config_or_head_is_written_anew(tb: Takeback) -> None:
+def test_a_torn_config_is_written_anew(tb: Takeback) -> None:
     store = _turns(tb, 1)
     git_dir = store / "objects.git"
     (git_dir / "config").write_bytes(b"[cor")  # HEAD sound: only config is replaced
@@ -85,11 +85,6 @@ def test_a_torn_config_or_head_is_written_anew(tb: Takeback) -> None:
     (repair,) = _repairs(tb)
     assert [f["path"] for f in repair["files"]] == ["objects.git/config"]
     assert b"bare = true" in (git_dir / "config").read_bytes()
-    (git_dir / "HEAD").write_bytes(b"ref: refs/hea")  # both torn: both replaced
-    (git_dir / "config").write_bytes(b"[core\n\tbare")
-    assert _numbers(tb) == [1]
-    assert sorted(f["path"] for f in _repairs(tb)[-1]["files"]) == ["objects.git/HEAD", "objects.git/config"]
-    assert (git_dir / "HEAD").read_bytes() == b"ref: refs/heads/master\n" and b"bare = true" in (git_dir / "config").read_bytes()
 
 
 def test_a_pack_folder_gone_from_a_new_store_is_made_again(tb: Takeback) -> None:

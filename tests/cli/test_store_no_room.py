@@ -97,3 +97,24 @@ def test_no_room_to_write_the_stores_identity_again(tmp_path: Path, small_disk: 
     filler.unlink()
     assert tb.json("status")["store"] == str(store)
     assert (store / "workspace.json").is_file()
+
+
+def test_no_room_for_the_index_of_a_pack_gc_writes_again_keeps_that_pack(tmp_path: Path, small_disk: Path) -> None:  # noqa: F811
+    """A gc of a store that is already one gc'd pack writes the same pack again, under the same
+    name: when its new index cannot be written, the pack (whose old index is still there) stays."""
+    store = small_disk / "store"
+    tb = _runner(tmp_path, store)
+    for i in range(2):
+        tb.ok("begin", "--label", f"turn {i + 1}")
+        write_files(tb.cwd, {"src/app.py": f"def main():\n    return {i}\n"})
+        tb.ok("end")
+    tb.ok("gc")
+    tb.ok("gc")  # now the pack's objects are in index order: the next gc writes the very same bytes
+    pack_dir = store / "objects.git" / "objects" / "pack"
+    (pack,) = pack_dir.glob("*.pack")
+    filler = _leave(small_disk, -(-pack.stat().st_size // _PAGE))  # room for the pack, none for its index
+    expect_error(tb("gc"), 7, match=rf"cannot write to the store {store}: \[Errno 28\]")
+    assert sorted(p.name for p in pack_dir.iterdir()) == [pack.with_suffix(".idx").name, pack.name], tb.calls[-1]
+    filler.unlink()
+    assert [item["number"] for item in tb.json("log")] == [2, 1] and tb.json("status")["repairs"] == []
+    assert "+    return 1" in tb.ok("diff", "2").text
