@@ -37,6 +37,13 @@ def _runner(tmp_path: Path, store: Path) -> Takeback:
     return Takeback(make_repo(tmp_path / "ws"), env)
 
 
+def _two_turns(tb: Takeback) -> None:
+    for i in range(2):
+        tb.ok("begin", "--label", f"turn {i + 1}")
+        write_files(tb.cwd, {"src/app.py": f"def main():\n    return {i}\n"})
+        tb.ok("end")
+
+
 def _leftovers(store: Path) -> list[str]:
     """Temporary files, and packs without their index, under the store."""
     found = [str(p) for p in store.rglob("*") if p.name.startswith("tmp_") or p.name.endswith((".tmp", ".lock"))]
@@ -72,10 +79,7 @@ def test_no_room_at_the_first_end_is_one_line_and_the_turn_stays_open(pages: int
 def test_no_room_for_gcs_pack_keeps_the_old_ones(tmp_path: Path, small_disk: Path) -> None:  # noqa: F811
     store = small_disk / "store"
     tb = _runner(tmp_path, store)
-    for i in range(2):
-        tb.ok("begin", "--label", f"turn {i + 1}")
-        write_files(tb.cwd, {"src/app.py": f"def main():\n    return {i}\n"})
-        tb.ok("end")
+    _two_turns(tb)
     packs_before = sorted(p.name for p in (store / "objects.git" / "objects" / "pack").iterdir())
     filler = _leave(small_disk, 0)
     expect_error(tb("gc"), 7, match=rf"cannot write to the store {store}: \[Errno 28\]")
@@ -104,10 +108,7 @@ def test_no_room_for_the_index_of_a_pack_gc_writes_again_keeps_that_pack(tmp_pat
     name: when its new index cannot be written, the pack (whose old index is still there) stays."""
     store = small_disk / "store"
     tb = _runner(tmp_path, store)
-    for i in range(2):
-        tb.ok("begin", "--label", f"turn {i + 1}")
-        write_files(tb.cwd, {"src/app.py": f"def main():\n    return {i}\n"})
-        tb.ok("end")
+    _two_turns(tb)
     tb.ok("gc")
     tb.ok("gc")  # now the pack's objects are in index order: the next gc writes the very same bytes
     pack_dir = store / "objects.git" / "objects" / "pack"
