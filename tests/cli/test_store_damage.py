@@ -152,7 +152,7 @@ def test_a_packed_refs_git_cannot_read_is_one_clear_line(tb: Takeback) -> None:
     expect_error(tb("log"), 7, match=r"cannot read refs/takeback/oplog in .*: .*corrupted packed references")
 
 
-def test_the_stores_own_git_gc_is_read_and_collected(tb: Takeback) -> None:
+def test_the_stores_own_git_gc_is_read_undone_and_collected(tb: Takeback) -> None:
     for count in (2000, 2100):  # two versions of a long file: git stores one as a delta of the other
         tb.ok("begin", "--label", f"{count} lines")
         write_files(tb.cwd, {"src/big.py": "".join(f"line {i}\n" for i in range(count))})
@@ -163,13 +163,16 @@ def test_the_stores_own_git_gc_is_read_and_collected(tb: Takeback) -> None:
     verify = git(tb.cwd, "verify-pack", "-v", *map(str, (git_dir / "objects" / "pack").glob("*.idx")))
     assert any(len(line.split()) == 7 for line in verify.splitlines()), "git gc made no delta: the test proves nothing"
     diff = tb.ok("diff", "2").text
+    assert [p.suffix for p in (git_dir / "objects" / "pack").iterdir() if p.suffix not in (".idx", ".pack")]  # its bitmap
+    tb.ok("undo")  # flushes every pack in the folder, passing over git's other files
+    assert (tb.cwd / "src" / "big.py").read_text().count("\n") == 2000
     orphan = subprocess.run(["git", "--git-dir", str(git_dir), "hash-object", "-w", "--stdin"], input=b"nobody's\n",
                             capture_output=True, check=True).stdout.decode().strip()
     loose = git_dir / "objects" / orphan[:2] / orphan[2:]
     assert loose.is_file()
     report = tb.ok("gc").text
     assert "dropped 0 entries" in report and not loose.exists()
-    assert _numbers(tb) == [1, 2] and tb.ok("diff", "2").text == diff
+    assert _numbers(tb) == [1, 2, 3] and tb.ok("diff", "2").text == diff
     assert len(list((git_dir / "objects" / "pack").glob("*.idx"))) == 1
 
 
