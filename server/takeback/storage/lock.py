@@ -79,8 +79,8 @@ class StoreLock:
             )
 
     def _release(self) -> None:
-        if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)  # the descriptor stays open for the next use
+        assert self._fd is not None  # only ever after an _acquire, which opened it
+        fcntl.flock(self._fd, fcntl.LOCK_UN)  # the descriptor stays open for the next use
 
 
 def flock_within(fd: int, seconds: float) -> bool:

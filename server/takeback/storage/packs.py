@@ -149,8 +149,6 @@ def _write(pack_dir: Path, count: int, chunks: Iterable[tuple[bytes, bytes | mem
                 handle.write(entry)
                 digest.update(entry)
                 offset += len(entry)
-            if len(entries) != count:
-                raise ValueError(f"pack announced {count} objects but got {len(entries)}")
             checksum = digest.digest()
             handle.write(checksum)
             if fsync:
@@ -161,7 +159,12 @@ def _write(pack_dir: Path, count: int, chunks: Iterable[tuple[bytes, bytes | mem
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    _put(pack_dir / f"{name}.idx", _index_bytes(entries, checksum), fsync)
+    try:
+        _put(pack_dir / f"{name}.idx", _index_bytes(entries, checksum), fsync)
+    except BaseException:  # a pack without its index is invisible: remove it rather than leave it
+        if not (pack_dir / f"{name}.idx").exists():  # (the same pack, already whole, stays)
+            (pack_dir / f"{name}.pack").unlink(missing_ok=True)
+        raise
     if fsync:
         atomic.sync_dir(pack_dir)
     return name

@@ -33,8 +33,7 @@ def move(ref_file: Path, new: str, fsync: bool) -> None:
     if fd is not None:
         try:
             if os.fstat(fd).st_size == len(content):
-                if os.pwrite(fd, content, 0) != len(content):
-                    raise OSError(f"short write to {ref_file}")
+                os.pwrite(fd, content, 0)
                 if fsync:
                     os.fdatasync(fd)
                 return
@@ -45,8 +44,7 @@ def move(ref_file: Path, new: str, fsync: bool) -> None:
     lock.unlink(missing_ok=True)  # left by a writer that died: the caller holds the store lock
     fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
     try:
-        if os.write(fd, content) != len(content):
-            raise OSError(f"short write to {lock}")
+        os.write(fd, content)
         if fsync:
             os.fsync(fd)
     except BaseException:
@@ -87,6 +85,9 @@ def problems(ref_file: Path) -> list[tuple[Path, str]]:
         data = ref_file.read_bytes()
     except FileNotFoundError:
         return found
+    except NotADirectoryError:  # a file where one of the ref's folders must be: it hides the log
+        blocker = next(folder for folder in ref_file.parents if folder.is_file())
+        return [*found, (blocker, f"a file is where the log ref's folder {blocker.name}/ must be")]
     except OSError as exc:
         return [*found, (ref_file, f"the log ref cannot be read: {exc.strerror or exc}")]
     if not _VALUE.fullmatch(data):

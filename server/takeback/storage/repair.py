@@ -235,8 +235,7 @@ def set_aside_torn(aside: Quarantine, pack_dir: Path, ref_file: Path, deep: bool
     found = [*torn_packs(pack_dir, deep), *leftovers(aside.store), *(([f], why) for f, why in refs.problems(ref_file))]
     for files, problem in found:
         for file in files:
-            if file.exists():
-                aside.set_aside(file, problem)
+            aside.set_aside(file, problem)
     return bool(found)
 
 

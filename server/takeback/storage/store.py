@@ -311,10 +311,7 @@ class Store:
         data = self._recent.get(oid)
         if data is not None:
             return data
-        try:
-            kind, data = self._read(oid)
-        except ValueError as exc:
-            raise StoreError(f"object {oid} is missing from the store {self.path}") from exc
+        kind, data = self._read(oid)  # StoreError when it is missing
         if kind != "blob":
             raise StoreError(f"object {oid} in the store {self.path} is a {kind}, not file content")
         self._recent.remember(oid, data)
