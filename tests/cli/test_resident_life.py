@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import stat
@@ -188,3 +189,46 @@ def test_a_sockets_folder_that_cannot_be_made_keeps_hooks_in_process(tb: Takebac
     assert [f["path"] for f in turns(cannot)[-1]["files"]] == ["kept.txt"]
     assert not folder.exists()
 
+
+
+
+def test_a_stores_folder_that_cannot_be_made_is_said_by_the_hook_and_then_recorded_again(tb: Takeback) -> None:
+    """The stores' folder (``TAKEBACK_HOME``) becomes a file while the process serves: the
+    process cannot open the workspace's engine, the in-process attempt cannot either, so the
+    hook says why on stderr; once the folder is back, the next turn is recorded by the process."""
+    repo = tb.cwd
+    pid = started(tb)["pid"]
+    state = Path(tb.env["TAKEBACK_HOME"])
+    shutil.rmtree(state, ignore_errors=True)
+    state.write_text("not a folder\n")
+    said = hook(tb, "claude", captured("claude", "UserPromptSubmit", repo)).stderr
+    assert said.startswith("takeback hook claude: StoreError: cannot open the store at ") and "Not a directory" in said
+    state.unlink()
+    hook(tb, "claude", captured("claude", "UserPromptSubmit", repo))
+    write_step(tb, "back.txt", "back\n", "toolu_back")
+    hook(tb, "claude", captured("claude", "Stop", repo))
+    [turn] = turns(tb)
+    assert [f["path"] for f in turn["files"]] == ["back.txt"]
+    status = resident(tb)
+    assert status["pid"] == pid and status["requests"] == 5 and status["workspaces"] == [str(repo)]
+
+
+def test_a_store_removed_between_turns_is_made_anew_by_the_process(tb: Takeback) -> None:
+    """The person removes the stores' folder to reclaim disk: the process's engine of that
+    store is closed and a fresh one makes the store anew, so the next turn is recorded (not
+    one failed hook after another until the process leaves)."""
+    repo = tb.cwd
+    pid = started(tb)["pid"]
+    hook(tb, "claude", captured("claude", "UserPromptSubmit", repo))
+    write_step(tb, "one.txt", "one\n", "toolu_one")
+    hook(tb, "claude", captured("claude", "Stop", repo))
+    shutil.rmtree(Path(tb.env["TAKEBACK_HOME"]))
+    hook(tb, "claude", captured("claude", "UserPromptSubmit", repo))
+    write_step(tb, "two.txt", "two\n", "toolu_two")
+    hook(tb, "claude", captured("claude", "Stop", repo))
+    [turn] = turns(tb)
+    assert [f["path"] for f in turn["files"]] == ["two.txt"]
+    assert failures(tb) == (0, None)
+    assert resident(tb)["pid"] == pid
+    tb.ok("undo")
+    assert not (repo / "two.txt").exists() and (repo / "one.txt").read_text() == "one\n"
