@@ -16,6 +16,7 @@ import socket
 import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -232,3 +233,54 @@ def test_a_store_removed_between_turns_is_made_anew_by_the_process(tb: Takeback)
     assert resident(tb)["pid"] == pid
     tb.ok("undo")
     assert not (repo / "two.txt").exists() and (repo / "one.txt").read_text() == "one\n"
+
+
+def test_a_socket_taken_by_another_program_is_not_trusted(tb: Takeback, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Something else listens at the process's socket and streams more than any answer: the hook
+    stops reading, takes no answer from it, and records the step itself."""
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "environ", dict(tb.env))
+        path = address.socket_path(address.private_folder(create=True) or "", address.fingerprint())
+    taker = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    taker.bind(path)
+    taker.listen(8)
+    served = []
+
+    def flood() -> None:
+        conn, _ = taker.accept()
+        with conn:
+            try:
+                conn.sendall(b"9" * (wire.MAX_BYTES + (1 << 20)))
+            except OSError:  # the hook hung up once it had read enough
+                served.append(True)
+
+    thread = threading.Thread(target=flood, daemon=True)
+    thread.start()
+    try:
+        hook(tb, "claude", captured("claude", "UserPromptSubmit", tb.cwd))
+        thread.join(timeout=60)
+        assert served == [True]
+    finally:
+        taker.close()
+    write_step(tb, "mine.txt", "mine\n", "toolu_mine")
+    hook(tb, "claude", captured("claude", "Stop", tb.cwd))
+    [turn] = turns(tb)
+    assert [f["path"] for f in turn["files"]] == ["mine.txt"] and failures(tb) == (0, None)
+
+
+def test_a_start_marker_that_cannot_be_written_keeps_hooks_in_process(tb: Takeback, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder where the hook's start marker goes: no process is started, the hooks record
+    in-process; once it is gone, the next hook starts one."""
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "environ", dict(tb.env))
+        path = address.socket_path(address.private_folder(create=True) or "", address.fingerprint())
+    marker = Path(address.sibling(path, ".start"))
+    marker.mkdir()
+    hook(tb, "claude", captured("claude", "UserPromptSubmit", tb.cwd))
+    write_step(tb, "kept.txt", "kept\n", "toolu_kept")
+    hook(tb, "claude", captured("claude", "Stop", tb.cwd))
+    assert resident(tb)["running"] is False
+    [turn] = turns(tb)
+    assert [f["path"] for f in turn["files"]] == ["kept.txt"]
+    marker.rmdir()
+    assert started(tb)["running"] is True
