@@ -292,12 +292,8 @@ class Resident:
             try:
                 engine = held.engine_now()
             except Exception:  # noqa: BLE001 - the in-process path logs it like any failure
-                held.close()
-                return record_logged(workspace, event, event_name)
-            unlogged = record_logged(workspace, event, event_name, engine)
-            if unlogged is not None:
-                held.close()  # a failure no store took: open afresh next time
-            return unlogged
+                return record_logged(workspace, event, event_name)  # (no engine is held: tried afresh next time)
+            return record_logged(workspace, event, event_name, engine)  # (its store takes any failure)
 
     def _held_for(self, workspace: str) -> _Held:
         closing = []
