@@ -2,7 +2,8 @@
 on SIGTERM, when another socket takes its place or an idle second passes (never under a request
 in flight); a second ``resident run`` leaves it serving; a hook killed while it waits, a request
 too large, a peer of another user, a change of the workspace's settings, more workspaces than it
-holds, and a sockets' folder that cannot be made never lose a step or its answer.
+holds, a sockets' folder that cannot be made or has no room, a socket taken by another program
+and a start marker that cannot be written never lose a step or its answer.
 """
 
 from __future__ import annotations
@@ -284,3 +285,37 @@ def test_a_start_marker_that_cannot_be_written_keeps_hooks_in_process(tb: Takeba
     assert [f["path"] for f in turn["files"]] == ["kept.txt"]
     marker.rmdir()
     assert started(tb)["running"] is True
+
+
+def test_a_runtime_folder_with_no_room_for_the_socket_is_said_and_hooks_record(tb: Takeback, tmp_path: Path) -> None:
+    """The runtime folder is a real tmpfs whose inodes are all taken, the process's lock and log
+    already there: ``resident run`` cannot make its socket, says the disk refused (exit 7) and
+    leaves nothing behind; hooks record in-process."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a file system needs root")
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,nr_inodes=16,mode=0700", "tmpfs", str(runtime)], check=True)
+    try:
+        full = Takeback(tb.cwd, {**tb.env, "XDG_RUNTIME_DIR": str(runtime)})
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(os, "environ", dict(full.env))
+            path = address.socket_path(address.private_folder(create=True) or "", address.fingerprint())
+        for suffix in (".lock", ".log"):
+            Path(address.sibling(path, suffix)).touch(mode=0o600)
+        n = 0
+        try:
+            while True:
+                (runtime / f"filler-{n}").touch()
+                n += 1
+        except OSError:
+            pass
+        run = full("resident", "run")
+        assert (run.code, run.err) == (7, "takeback: error: the disk refused: no space left on device; run it again once that is fixed\n")
+        assert not os.path.exists(path)
+        write_step(full, "roomless.txt", "recorded\n", "toolu_room")
+        [turn] = turns(full)
+        assert [f["path"] for f in turn["files"]] == ["roomless.txt"]
+        assert resident(full)["running"] is False
+    finally:
+        subprocess.run(["umount", "-l", str(runtime)], check=False)
