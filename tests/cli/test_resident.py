@@ -16,6 +16,8 @@ import shutil
 import signal
 import socket
 import stat
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -119,9 +121,6 @@ def test_a_resident_process_that_dies_while_a_hook_waits_for_it_loses_nothing(tb
     hook(tb, "claude", captured("claude", "UserPromptSubmit", repo))
     os.kill(pid, signal.SIGSTOP)  # it accepts nothing more; the next hook's connection waits
     tool = {"tool_name": "Write", "tool_use_id": "toolu_w", "tool_input": {"file_path": str(repo / "w.txt"), "content": "w\n"}}
-    import subprocess
-    import sys
-
     env = {**tb.env, "CLAUDECODE": "1"}
     waiting = subprocess.Popen(
         [sys.executable, "-m", "takeback", "hook", "claude"], cwd=repo, env=env,
@@ -197,12 +196,27 @@ def test_a_runtime_folder_others_can_enter_is_not_used(tmp_path: Path, monkeypat
     assert not address._private(str(link), os.getuid())
 
 
+def serving(tb: Takeback, idle: str) -> tuple[subprocess.Popen, str]:
+    """``takeback resident run`` started by hand with ``TAKEBACK_RESIDENT_IDLE=idle``, once its
+    socket is there (watched from here: a status command each time would come too late for a
+    process that leaves after one idle second), and that socket."""
+    env = {**tb.env, "TAKEBACK_RESIDENT_IDLE": idle}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "environ", env)
+        path = address.socket_path(address.folder_path(), address.fingerprint())
+    proc = subprocess.Popen([sys.executable, "-m", "takeback", "resident", "run"], cwd="/", env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + WAIT_SECONDS
+    while not os.path.exists(path):
+        assert proc.poll() is None and time.monotonic() < deadline, "the resident process did not start"
+        time.sleep(0.01)
+    return proc, path
+
+
 def test_idle_and_stop_end_the_process(tb: Takeback) -> None:
-    env = {**tb.env, "TAKEBACK_RESIDENT_IDLE": "1"}
-    idle_tb = Takeback(tb.cwd, env)
-    hook(idle_tb, "claude", captured("claude", "Stop", tb.cwd))
-    pid = wait_running(idle_tb)["pid"]
-    wait_gone(idle_tb, pid)  # a second of no request, then it exits
+    proc, path = serving(tb, "1")
+    assert proc.wait(timeout=WAIT_SECONDS) == 0  # a second of no request, then it exits
+    assert not os.path.exists(path)
     assert resident(tb)["running"] is False
 
     pid = started(tb)["pid"]

@@ -73,13 +73,16 @@ def private_folder(create: bool = True) -> str | None:
 
 def problem() -> str | None:
     """Why the sockets' folder cannot be used, and what to do, in one line; None when it can
-    be (or does not exist yet: the first hook makes it)."""
+    be (or does not exist yet and can be made: the first hook makes it)."""
     folder = folder_path()
     uid = os.getuid()
     try:
         info = os.lstat(folder)
     except FileNotFoundError:
-        return None
+        parent = os.path.dirname(folder)
+        if os.path.isdir(parent):
+            return None
+        return f"{folder} cannot be made (there is no folder {parent}); set XDG_RUNTIME_DIR to a folder only you can enter"
     except OSError as exc:
         return f"{folder} cannot be looked at ({exc.strerror}); set XDG_RUNTIME_DIR to a folder only you can enter"
     mode = stat.S_IMODE(info.st_mode)

@@ -8,7 +8,7 @@ starts a fresh one), when its socket was taken away, or on ``takeback resident s
 
 What it holds: one long-lived ``Engine`` per workspace it was asked about (at most
 ``_MAX_ENGINES``, the least recently used closed first), each opened again when the files its
-settings come from change; the requests of one workspace run one at a time, in the order they
+settings come from change or its store was removed; the requests of one workspace run one at a time, in the order they
 arrive. The store's own lock still rules across processes (the language server, the CLI), so
 nothing is shared with them but the store on disk.
 
@@ -70,22 +70,39 @@ def _stamp(paths: list[Path]) -> tuple:
     return tuple(out)
 
 
+def _folder_id(path: Path) -> tuple[int, int] | None:
+    """Which folder is at ``path`` (None: none): another one there is a folder made anew."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino)
+
+
 class _Held:
-    """One workspace's engine, the lock its requests take turns on, and its settings' stamp."""
+    """One workspace's engine, the lock its requests take turns on, and what it was opened on:
+    its settings' stamp and its store's folder."""
 
     def __init__(self, workspace: str) -> None:
         self.workspace = workspace
         self.lock = threading.Lock()
         self.engine: Engine | None = None
         self.stamp: tuple = ()
+        self.store: tuple[int, int] | None = None
 
     def engine_now(self) -> Engine:
-        """The engine, opened again when the files its settings come from changed."""
-        if self.engine is not None and _stamp(config_module.config_files(self.engine.workspace.root)) != self.stamp:
+        """The engine, opened again when the files its settings come from changed or its store
+        was removed (the person reclaiming disk): a fresh engine makes the store anew, as a
+        hook working in-process would."""
+        if self.engine is not None and (
+            _stamp(config_module.config_files(self.engine.workspace.root)) != self.stamp
+            or _folder_id(self.engine.store.path) != self.store
+        ):
             self.close()
         if self.engine is None:
             engine = Engine(self.workspace, long_lived=True)
             self.stamp = _stamp(config_module.config_files(engine.workspace.root))
+            self.store = _folder_id(engine.store.path)
             self.engine = engine
         return self.engine
 
@@ -275,12 +292,8 @@ class Resident:
             try:
                 engine = held.engine_now()
             except Exception:  # noqa: BLE001 - the in-process path logs it like any failure
-                held.close()
-                return record_logged(workspace, event, event_name)
-            unlogged = record_logged(workspace, event, event_name, engine)
-            if unlogged is not None or not os.path.isdir(engine.store.path):
-                held.close()  # a failure no store took, or a store gone: open afresh next time
-            return unlogged
+                return record_logged(workspace, event, event_name)  # (no engine is held: tried afresh next time)
+            return record_logged(workspace, event, event_name, engine)  # (its store takes any failure)
 
     def _held_for(self, workspace: str) -> _Held:
         closing = []

@@ -391,9 +391,7 @@ def _diff(repo: pygit2.Repository, pathlist: list[bytes] | None) -> list[tuple[i
     ignored), optionally limited to ``pathlist`` (literal paths: files, or folders with all
     they hold)."""
     opts = ffi.new("git_diff_options *")
-    err = C.git_diff_options_init(opts, 1)
-    if err < 0:
-        raise pygit2.GitError("git_diff_options_init failed")
+    pygit2.errors.check_error(C.git_diff_options_init(opts, 1))
     opts.flags = int(_FLAGS | (DiffOption.DISABLE_PATHSPEC_MATCH if pathlist is not None else 0))
     keep = []
     if pathlist is not None:
@@ -405,9 +403,7 @@ def _diff(repo: pygit2.Repository, pathlist: list[bytes] | None) -> list[tuple[i
     # A NULL index: libgit2 re-reads the repository's index if the file changed (and checks
     # racily clean entries by content, as git does). Nothing is written.
     err = C.git_diff_index_to_workdir(out, repo._repo, ffi.NULL, opts)
-    if err < 0:
-        pygit2.errors.check_error(err)
-        raise pygit2.GitError(f"git_diff_index_to_workdir failed ({err})")
+    pygit2.errors.check_error(err)  # raises for any error code
     diff = pygit2.Diff.from_c(bytes(ffi.buffer(out)[:]), repo)
     del keep
     return [(int(delta.status), delta.new_file.raw_path) for delta in diff.deltas]

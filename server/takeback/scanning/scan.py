@@ -158,17 +158,6 @@ class _Look:
             known = self._behind_link[folder] = self.workspace.link_above(rel) is not None
         return known
 
-    def present(self, rel: str) -> bool:
-        """Whether a file or symlink is at ``rel``, as ``Workspace.read`` finds one (a folder
-        counts as absent), without reading or storing it."""
-        if self.behind_link(rel):
-            return False
-        try:
-            st = os.lstat(self.root / rel)
-        except OSError:
-            return False
-        return stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)
-
     def version(self, rel: str) -> FileVersion | None:
         """The file at ``rel`` now (None: absent); when it cannot be recorded, None and ``rel``
         in ``skipped``."""

@@ -170,9 +170,7 @@ class TreeWatch:
         while True:
             try:
                 data = os.read(self._fd, 65536)
-            except BlockingIOError:
-                return seen
-            if not data:
+            except BlockingIOError:  # (a read of an inotify descriptor never returns nothing)
                 return seen
             seen = self._changed = True
             offset = 0
