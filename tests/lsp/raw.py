@@ -34,6 +34,7 @@ def frame(body: bytes) -> bytes:
 class RawServer:
     def __init__(self, root: Path, log: Path, env: dict[str, str] | None = None) -> None:
         self.root = root
+        self.log = log
         self._log = open(log, "wb")
         self.proc = subprocess.Popen(
             SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, cwd=root,
@@ -133,6 +134,11 @@ class RawServer:
     def responses_without_id(self) -> list[dict]:
         with self._cond:
             return [m for m in self.messages if "method" not in m and m.get("id") is None]
+
+    def log_text(self) -> str:
+        """What the server wrote on stderr so far."""
+        self._log.flush()
+        return self.log.read_text(errors="replace")
 
     def alive(self) -> bool:
         return self.proc.poll() is None

@@ -393,6 +393,18 @@ class TakebackProtocol(LanguageServerProtocol):
         result.capabilities.experimental = {"takeback": {"protocolVersion": PROTOCOL_VERSION}}
         return result
 
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> None:  # type: ignore[override]  # no user handler to yield to
+        """pygls's shutdown, cancelling the requests still running from a copy of their table:
+        cancelling one a generator handler runs (``initialize``, ``workspace/executeCommand``)
+        takes it out of the table at once, which broke pygls's loop over the table itself: the
+        shutdown failed (-32603), the server was not shutting down, and ``exit`` then ended it
+        with status 1."""
+        for future in list(self._request_futures.values()):
+            if not future.done():
+                future.cancel()
+        self._shutdown = True
+
     def get_message_type(self, method: str) -> type | None:  # type: ignore[override]  # pygls's is an lru_cache
         request = _REQUESTS.get(method)
         if request is not None:
