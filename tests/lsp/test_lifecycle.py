@@ -9,6 +9,7 @@ import fcntl
 import json
 import os
 import pty
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -64,56 +65,56 @@ def test_exit_without_shutdown_ends_the_server_with_status_1(repo: Path, isolate
     assert "Traceback" not in stderr, stderr
 
 
-def test_exit_without_shutdown_after_work_ends_the_server_with_status_1(raw_server: RawServer) -> None:
-    assert raw_server.request("takeback/beginTurn", {"label": "work"})["result"]["number"] == 1
-    raw_server.notify("exit")
-    assert raw_server.proc.wait(timeout=30) == 1
+def test_exit_without_shutdown_after_work_ends_the_server_with_status_1(raw: RawServer) -> None:
+    assert raw.request("takeback/beginTurn", {"label": "work"})["result"]["number"] == 1
+    raw.notify("exit")
+    assert raw.proc.wait(timeout=30) == 1
 
 
-def test_exit_after_shutdown_ends_the_server_with_status_0(raw_server: RawServer) -> None:
-    assert raw_server.request("shutdown") == {"jsonrpc": "2.0", "id": 1 + 1, "result": None}
-    raw_server.notify("exit")
-    assert raw_server.proc.wait(timeout=30) == 0
-    assert "Traceback" not in raw_server.log_text()
+def test_exit_after_shutdown_ends_the_server_with_status_0(raw: RawServer) -> None:
+    assert raw.request("shutdown") == {"jsonrpc": "2.0", "id": 1 + 1, "result": None}
+    raw.notify("exit")
+    assert raw.proc.wait(timeout=30) == 0
+    assert "Traceback" not in raw.log_text()
 
 
-def test_after_shutdown_requests_are_refused_and_notifications_dropped(raw_server: RawServer, repo: Path) -> None:
+def test_after_shutdown_requests_are_refused_and_notifications_dropped(raw: RawServer, repo: Path) -> None:
     app = repo / "src/app.py"
     text = app.read_text()
-    assert raw_server.request("shutdown")["result"] is None
-    raw_server.notify("textDocument/didOpen", {"textDocument": {
+    assert raw.request("shutdown")["result"] is None
+    raw.notify("textDocument/didOpen", {"textDocument": {
         "uri": from_fs_path(str(app)), "languageId": "python", "version": 1, "text": "changed\n"}})
     for method, params in (("takeback/beginTurn", {"label": "late"}), ("takeback/status", {}), ("shutdown", None)):
-        answer = raw_server.request(method, params)
+        answer = raw.request(method, params)
         assert answer["error"] == {"code": -32600, "message": "invalid request: the server is shutting down"}, method
-    raw_server.notify("exit")
-    assert raw_server.proc.wait(timeout=30) == 0
+    raw.notify("exit")
+    assert raw.proc.wait(timeout=30) == 0
     assert app.read_text() == text
 
 
-def test_a_shutdown_while_a_command_runs_is_done_and_exit_is_clean(raw_server: RawServer, repo: Path) -> None:
+def test_a_shutdown_while_a_command_runs_is_done_and_exit_is_clean(raw: RawServer, repo: Path) -> None:
     """The person closes the editor while an undo it asked for (``workspace/executeCommand``)
     waits for the store: the shutdown is answered, the command is answered as cancelled and
     writes nothing, and ``exit`` ends the server with status 0."""
-    assert raw_server.request("takeback/beginTurn", {"label": "agent"})["result"]["number"] == 1
+    assert raw.request("takeback/beginTurn", {"label": "agent"})["result"]["number"] == 1
     (repo / "src/util.py").write_text("def helper(x):\n    return x * 3\n")
-    assert "result" in raw_server.request("takeback/endTurn", {})
-    store = raw_server.request("takeback/status", {})["result"]["store"]
+    assert "result" in raw.request("takeback/endTurn", {})
+    store = raw.request("takeback/status", {})["result"]["store"]
     fd = os.open(Path(store) / "lock", os.O_RDWR | os.O_CREAT)
     fcntl.flock(fd, fcntl.LOCK_EX)  # another process holds the store: the undo waits for it
     try:
-        raw_server.write({"jsonrpc": "2.0", "id": "undo", "method": "workspace/executeCommand",
+        raw.write({"jsonrpc": "2.0", "id": "undo", "method": "workspace/executeCommand",
                           "params": {"command": "takeback.undoTurn", "arguments": []}})
         time.sleep(0.5)
-        assert raw_server.request("shutdown", timeout=10)["result"] is None
-        assert raw_server.response("undo", timeout=10)["error"]["code"] == -32800
+        assert raw.request("shutdown", timeout=10)["result"] is None
+        assert raw.response("undo", timeout=10)["error"]["code"] == -32800
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
     time.sleep(1)  # the store is free: a cancelled undo that went on would have written by now
     assert (repo / "src/util.py").read_text() == "def helper(x):\n    return x * 3\n"
-    raw_server.notify("exit")
-    assert raw_server.proc.wait(timeout=30) == 0
+    raw.notify("exit")
+    assert raw.proc.wait(timeout=30) == 0
 
 
 def test_before_initialize_requests_are_answered_and_say_why_they_cannot_be_done(repo: Path, isolated_environment: Path) -> None:
@@ -126,20 +127,20 @@ def test_before_initialize_requests_are_answered_and_say_why_they_cannot_be_done
     assert answers[9]["error"]["code"] == -32601 and "takeback/noSuchThing" in answers[9]["error"]["message"]
 
 
-def test_line_breaks_between_frames_are_skipped(raw_server: RawServer) -> None:
-    raw_server.write_bytes(b"\r\n\n\r\n")
-    assert raw_server.request("takeback/status", {})["result"]["entries"] == 0
-    raw_server.write_bytes(b"\r\n")
-    assert raw_server.request("takeback/status", {})["result"]["entries"] == 0
+def test_line_breaks_between_frames_are_skipped(raw: RawServer) -> None:
+    raw.write_bytes(b"\r\n\n\r\n")
+    assert raw.request("takeback/status", {})["result"]["entries"] == 0
+    raw.write_bytes(b"\r\n")
+    assert raw.request("takeback/status", {})["result"]["entries"] == 0
 
 
 @pytest.mark.parametrize("tail", [b"Content-Length: 40", b"Content-Length: 40\r\n", b"Content-Length: 40\r\n\r\n{\"jsonrpc\""])
-def test_a_stream_that_ends_inside_a_frame_is_the_end_not_an_error(raw_server: RawServer, tail: bytes) -> None:
-    raw_server.write_bytes(tail)
-    assert raw_server.proc.stdin is not None
-    raw_server.proc.stdin.close()
-    assert raw_server.proc.wait(timeout=30) == 0
-    text = raw_server.log_text()
+def test_a_stream_that_ends_inside_a_frame_is_the_end_not_an_error(raw: RawServer, tail: bytes) -> None:
+    raw.write_bytes(tail)
+    assert raw.proc.stdin is not None
+    raw.proc.stdin.close()
+    assert raw.proc.wait(timeout=30) == 0
+    text = raw.log_text()
     assert " ERROR " not in text and "Traceback" not in text, text
 
 
@@ -181,47 +182,55 @@ def test_a_client_that_stops_reading_the_answers_ends_the_server_with_status_1(
     assert "the connection to the client is lost (its end of stdout is closed); stopping" in text, text
 
 
-def test_an_answer_to_a_request_the_server_did_not_send_is_ignored(raw_server: RawServer) -> None:
-    raw_server.write({"jsonrpc": "2.0", "id": "never-asked", "result": {"applied": True}})
-    raw_server.write({"jsonrpc": "2.0", "id": 424242, "error": {"code": 1, "message": "no"}})
-    answer = raw_server.request("takeback/status", {})
+def test_an_answer_to_a_request_the_server_did_not_send_is_ignored(raw: RawServer) -> None:
+    raw.write({"jsonrpc": "2.0", "id": "never-asked", "result": {"applied": True}})
+    raw.write({"jsonrpc": "2.0", "id": 424242, "error": {"code": 1, "message": "no"}})
+    answer = raw.request("takeback/status", {})
     assert answer["result"]["entries"] == 0
-    assert raw_server.alive()
-
-
-@pytest.fixture
-def raw_server(repo: Path, isolated_environment: Path, tmp_path: Path):
-    server = RawServer(repo, tmp_path / "server.log")
-    server.initialize()
-    yield server
-    server.close()
-
+    assert raw.alive()
 
 
 @pytest.mark.parametrize("answer", [
     {"jsonrpc": "1.0", "result": {"applied": True}},
     {"result": {"applied": True}, "error": {"code": 1, "message": "both"}},
 ])
-def test_an_answer_that_cannot_be_read_counts_as_a_refusal(raw_server: RawServer, repo: Path, answer: dict) -> None:
+def test_an_answer_that_cannot_be_read_counts_as_a_refusal(raw: RawServer, repo: Path, answer: dict) -> None:
     """The client answers ``workspace/applyEdit`` for an open document with an answer that is not
     JSON-RPC 2.0: the edit counts as refused, nothing is written or recorded."""
     app = repo / "src/app.py"
     text = app.read_text()
     uri = from_fs_path(str(app))
-    raw_server.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
-    raw_server.apply_edit = lambda request: answer
+    raw.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
+    raw.apply_edit = lambda request: answer
     edit = {"changes": {uri: [{"range": {"start": {"line": 1, "character": 11}, "end": {"line": 1, "character": 12}}, "newText": "10"}]}}
-    result = raw_server.request("takeback/applyEdit", {"edit": edit, "label": "odd answer"})["result"]
+    result = raw.request("takeback/applyEdit", {"edit": edit, "label": "odd answer"})["result"]
     assert result["applied"] is False
     assert result["failureReason"] == ANSWER_UNREADABLE, result
     assert app.read_text() == text
 
 
-def test_a_refused_request_is_answered_without_a_traceback_on_stderr(raw_server: RawServer) -> None:
+def test_a_refused_request_is_answered_without_a_traceback_on_stderr(raw: RawServer) -> None:
     """VS Code shows the server's stderr as errors: a request refused on purpose ("nothing to
     undo") is the client's to show, not a failure of the server with a traceback."""
-    error = raw_server.request("takeback/undo", {})["error"]
+    error = raw.request("takeback/undo", {})["error"]
     assert error["code"] == -32003 and error["data"] == {"kind": "nothing-to-do"}
-    assert raw_server.request("takeback/status", {})["result"]["entries"] == 0  # after the refusal's log lines
-    text = raw_server.log_text()
+    assert raw.request("takeback/status", {})["result"]["entries"] == 0  # after the refusal's log lines
+    text = raw.log_text()
     assert "Traceback" not in text and "ERROR" not in text, text
+
+
+def test_an_interrupt_ends_the_server_as_it_ends_every_command(repo: Path, isolated_environment: Path, tmp_path: Path) -> None:
+    raw = RawServer(repo, tmp_path / "server.log")
+    try:
+        raw.initialize()
+        raw.proc.send_signal(signal.SIGINT)  # Ctrl-C in the terminal that started it
+        assert raw.proc.wait(timeout=30) == 130
+        assert raw.log_text().splitlines()[-1] == "takeback: interrupted"
+    finally:
+        raw.close()
+
+
+def test_a_header_of_too_many_lines_ends_the_server_with_status_1(raw: RawServer) -> None:
+    raw.write_bytes(b"".join(b"X-Header-%d: yes\r\n" % n for n in range(17)) + b"\r\n{}")
+    assert raw.proc.wait(timeout=30) == 1
+    assert "unreadable message frame from the client (a header that is too long)" in raw.log_text()

@@ -47,7 +47,8 @@ def folders_changed(raw: RawServer, added: tuple = (), removed: tuple = ()) -> N
     def folder(f: Path | str) -> dict:
         return {"uri": f if isinstance(f, str) else from_fs_path(str(f)), "name": "x"}
 
-    raw.notify("workspace/didChangeWorkspaceFolders", {"event": {"added": [folder(f) for f in added], "removed": [folder(f) for f in removed]}})
+    event = {"added": [folder(f) for f in added], "removed": [folder(f) for f in removed]}
+    raw.notify("workspace/didChangeWorkspaceFolders", {"event": event})
 
 
 @pytest.fixture
@@ -68,6 +69,18 @@ def test_a_root_path_is_the_workspace_and_bad_options_are_said(server: RawServer
     assert server.request("takeback/status", {})["result"]["workspace"] == str(repo)
     wait_for(server, logged("ignoring the initialization option 'soon': not a number of seconds between 0 and 86400"))
     wait_for(server, logged("ignoring the initialization option hookFailureMessages='yes': not true or false"))
+
+
+def test_a_server_started_without_any_folder_says_so(repo: Path, isolated_environment: Path, tmp_path: Path) -> None:
+    raw = RawServer(repo, tmp_path / "server.log")
+    try:
+        assert "result" in raw.request("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
+        error = raw.request("takeback/status", {})["error"]
+        assert (error["code"], error["message"]) == (
+            -32005, "no workspace folder is open: start the server with a root folder or workspace folders"
+        )
+    finally:
+        raw.close()
 
 
 def test_folders_added_and_removed_at_runtime(server: RawServer, repo: Path, tmp_path: Path) -> None:

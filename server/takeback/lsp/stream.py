@@ -64,7 +64,8 @@ def serve(server: TakebackServer, stdin: BinaryIO | None = None, stdout: BinaryI
     """Run the server on stdio until the client exits or the stream ends or breaks; answer the
     exit status: after ``exit``, 0 if ``shutdown`` came first and 1 otherwise (the LSP rule,
     pygls's ``lsp_exit`` decides it); 0 when the client closes the stream; 1 after a frame that
-    could not be read or when the answers cannot be written any more."""
+    could not be read or when the answers cannot be written any more. An interrupt (SIGINT) goes
+    on to the command line, which ends with 130 as every command does."""
     server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
     status = 0
     try:
@@ -74,8 +75,6 @@ def serve(server: TakebackServer, stdin: BinaryIO | None = None, stdout: BinaryI
         status = 1
     except SystemExit as exc:  # the client's ``exit`` notification
         status = exc.code if isinstance(exc.code, int) else 1
-    except KeyboardInterrupt:
-        pass
     finally:
         server.shutdown()
     return status
