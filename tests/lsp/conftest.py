@@ -11,6 +11,7 @@ import pytest_asyncio
 from helpers import make_repo
 
 from .editor import Editor, start
+from .raw import RawServer
 
 CLIENTS = ["neovim", "visual_studio_code"]
 
@@ -34,3 +35,12 @@ async def editor(request: pytest.FixtureRequest, repo: Path, isolated_environmen
     yield ed
     await ed.client.shutdown_session()
     await ed.client.stop()
+
+
+@pytest.fixture
+def raw(repo: Path, isolated_environment: Path, tmp_path: Path):
+    """A real server spoken to in raw frames (``raw.py``), initialised on the repository."""
+    server = RawServer(repo, tmp_path / "server.log")
+    server.initialize()
+    yield server
+    server.close()

@@ -34,6 +34,7 @@ def frame(body: bytes) -> bytes:
 class RawServer:
     def __init__(self, root: Path, log: Path, env: dict[str, str] | None = None) -> None:
         self.root = root
+        self.log = log
         self._log = open(log, "wb")
         self.proc = subprocess.Popen(
             SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, cwd=root,
@@ -44,6 +45,8 @@ class RawServer:
         self._cond = threading.Condition()
         self._next = 0
         self.apply_edit: Answer = lambda request: {"result": {"applied": False, "failureReason": "raw client says no"}}
+        self.answers: dict[str, Answer] = {}
+        """How to answer the server's other requests, by method (default: ``{"result": null}``)."""
         self.server_requests: list[dict] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -83,6 +86,8 @@ class RawServer:
         self.server_requests.append(request)
         if request["method"] == "workspace/applyEdit":
             answer = self.apply_edit(request)
+        elif request["method"] in self.answers:
+            answer = self.answers[request["method"]](request)
         else:
             answer = {"result": None}
         if answer is not None:
@@ -134,12 +139,19 @@ class RawServer:
         with self._cond:
             return [m for m in self.messages if "method" not in m and m.get("id") is None]
 
+    def log_text(self) -> str:
+        """What the server wrote on stderr so far."""
+        self._log.flush()
+        return self.log.read_text(errors="replace")
+
     def alive(self) -> bool:
         return self.proc.poll() is None
 
     # ------------------------------------------------------------------ session
 
-    def initialize(self, options: dict | None = None) -> dict:
+    def initialize(self, options: dict | None = None, capabilities: dict | None = None) -> dict:
+        """``initialize`` then ``initialized``; ``capabilities`` replaces the client's default
+        ones (an editor that applies edits and shows progress)."""
         uri = from_fs_path(str(self.root))
         result = self.request(
             "initialize",
@@ -153,7 +165,7 @@ class RawServer:
                         "workspaceEdit": {"documentChanges": True, "resourceOperations": ["create", "rename", "delete"]},
                     },
                     "window": {"workDoneProgress": True},
-                },
+                } if capabilities is None else capabilities,
                 "initializationOptions": {"pollInterval": 0.2, "applyEditTimeout": 1, **(options or {})},
             },
         )

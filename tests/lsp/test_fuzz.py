@@ -34,14 +34,6 @@ METHODS = [
 ]
 
 
-@pytest.fixture
-def raw(repo: Path, isolated_environment: Path, tmp_path: Path):
-    server = RawServer(repo, tmp_path / "server.log")
-    server.initialize()
-    yield server
-    server.close()
-
-
 def workspace_state(repo: Path) -> tuple:
     return tree_state(repo), git_state(repo)
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from ..core.models import Entry
-from ..errors import InvalidInput, OutsideWorkspace
+from ..errors import TakebackError
 from .documents import file_path, real_path
 from .folders import read, read_version
 from .protocol import CMD_REDO, CMD_REVERT, CMD_UNDO
@@ -77,9 +77,7 @@ def setup(server: TakebackServer) -> None:
             folder = ls.folders.for_path(path)
             engine = folder.require()
             rel = engine.workspace.rel(path)
-        except (InvalidInput, OutsideWorkspace):
-            return None
-        except Exception:  # noqa: BLE001 - no store: no actions
+        except TakebackError:  # not a file, outside every folder, or no store there: no actions
             return None
         # Reading the version waits for an operation in progress (it holds the store's lock), so
         # the actions offered always match the timeline as it is once that is done.

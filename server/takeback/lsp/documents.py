@@ -83,9 +83,7 @@ class TextIndex:
 
     def offset(self, position: types.Position) -> int:
         """A position's offset; a character past the line's end means the end (LSP's rule)."""
-        line = position.line
-        if line < 0 or position.character < 0:
-            raise InvalidInput(f"negative position {line}:{position.character}")
+        line = position.line  # never negative: lsprotocol's Position refuses that
         if line >= len(self.starts):
             return len(self.text)
         start = self.starts[line]

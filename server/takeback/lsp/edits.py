@@ -71,10 +71,8 @@ def document_changes(edit: types.WorkspaceEdit) -> list[DocumentChange]:
                 ops.append(DocumentChange(
                     "rename", path_of(change.old_uri), change.old_uri, new_path=path_of(change.new_uri), options=change.options,
                 ))
-            elif isinstance(change, types.DeleteFile):
+            else:  # DeleteFile: the converter makes nothing else of a documentChanges item
                 ops.append(DocumentChange("delete", path_of(change.uri), change.uri, options=change.options))
-            else:
-                raise InvalidInput(f"malformed edit: unknown document change {type(change).__name__}")
     elif edit.changes:
         for uri, text_edits in edit.changes.items():
             ops.append(DocumentChange("text", path_of(uri), uri, list(text_edits)))
@@ -139,7 +137,7 @@ def play(ops: list[DocumentChange], files: VirtualFiles, encoding: str) -> list[
             _play_create(op, files)
         elif op.kind == "delete":
             _play_delete(op, files)
-        elif op.kind == "rename":
+        else:
             _play_rename(op, files)
     return _batch_of(files)
 

@@ -13,7 +13,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-import pydantic
 from pygls.exceptions import (
     JsonRpcException,
     JsonRpcInvalidParams,
@@ -37,8 +36,6 @@ def to_rpc(exc: BaseException) -> JsonRpcException | None:
         return JsonRpcException(message=exc.message, code=exc.rpc_code, data={"kind": exc.code})
     if isinstance(exc, Cancelled):
         return JsonRpcRequestCancelled(message=str(exc) or "cancelled; nothing was written", data={"kind": "cancelled"})
-    if isinstance(exc, pydantic.ValidationError):
-        return JsonRpcInvalidParams(message=f"invalid params: {exc.errors()[0].get('msg', exc)}", data={"kind": "invalid-input"})
     return None
 
 
@@ -55,9 +52,7 @@ def rpc_errors(handler: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[
         check_params(params)
         try:
             return await handler(server, params, *args)
-        except JsonRpcException:
-            raise
-        except Exception as exc:
+        except Exception as exc:  # a JsonRpcException too: to_rpc leaves it as it is
             mapped = to_rpc(exc)
             if mapped is None:
                 raise

@@ -208,8 +208,8 @@ class Folders:
             return
         store = folder.engine.store.path
         stamp = await asyncio.to_thread(failures.stamp, store)
-        if stamp == folder.failures:
-            return
+        if stamp == folder.failures or (stamp is not None and stamp[0] == 0):
+            return  # unchanged, or a hook's line not written yet (its file exists a moment before)
         folder.failures = stamp
         self.server.protocol.notify(
             TIMELINE_CHANGED, TimelineChangedParams(folder=folder.uri, head=folder.version, reason="hook-failure")

@@ -2,6 +2,7 @@
 
 Only Takeback's own records are forwarded (pygls logs every message it sends; forwarding those
 would loop). Records may come from worker threads, so they are handed to the event loop.
+pygls's tracebacks for requests refused on purpose stay out of stderr (``Answered``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
 if TYPE_CHECKING:
     from .server import TakebackServer
@@ -43,8 +45,18 @@ class ClientLogHandler(logging.Handler):
             self.handleError(record)
 
     def _send(self, params: types.LogMessageParams) -> None:
-        if self.server.protocol.writer is not None:
-            self.server.window_log_message(params)
+        self.server.window_log_message(params)
+
+
+class Answered(logging.Filter):
+    """Keeps out of stderr what pygls logs with a traceback and is no failure of the server: a
+    request a handler refused (a ``JsonRpcException``: the client has the answer, e.g. "nothing
+    to undo") and an answer that could not be written to a client gone away (``BrokenPipeError``:
+    ``stream.serve`` says so in one line). An unexpected error keeps its traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, (JsonRpcException, BrokenPipeError))
 
 
 def configure(server: TakebackServer, level: str) -> None:
@@ -56,11 +68,11 @@ def configure(server: TakebackServer, level: str) -> None:
     # warning or worse, unless debugging; everything reaches the client as window/logMessage.
     stderr.setLevel(logging.DEBUG if numeric <= logging.DEBUG else logging.WARNING)
     stderr.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    stderr.addFilter(Answered())
     client = ClientLogHandler(server)
     client.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     root.handlers[:] = [stderr, client]
     root.propagate = False
     # pygls logs every message body at INFO; keep it for DEBUG runs only.
     logging.getLogger("pygls").setLevel(logging.DEBUG if numeric <= logging.DEBUG else logging.WARNING)
-    if not logging.getLogger().handlers:
-        logging.getLogger().addHandler(stderr)
+    logging.getLogger().handlers[:] = [stderr]  # pygls's and asyncio's records

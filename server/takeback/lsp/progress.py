@@ -44,9 +44,8 @@ class WorkDone:
                 log.debug("no progress token: %s", exc)
         if self.token is not None:
             progress.begin(self.token, types.WorkDoneProgressBegin(title=self.title, cancellable=True))
-            future = progress.tokens.get(self.token)
-            if future is not None:
-                future.add_done_callback(lambda f: self.cancel.set() if f.cancelled() else None)
+            # begin registers the token (a future the client's cancel cancels)
+            progress.tokens[self.token].add_done_callback(lambda f: self.cancel.set() if f.cancelled() else None)
         return self
 
     def report(self, message: str, percentage: int | None = None) -> None:

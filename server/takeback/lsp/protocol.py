@@ -216,9 +216,7 @@ def _renamed(value: Any, dumped: Any) -> Any:
         return {wire_name(name): _renamed(getattr(value, name), dumped[name]) for name in fields_sent(type(value)) if name in dumped}
     if isinstance(value, (list, tuple)):
         return [_renamed(v, d) for v, d in zip(value, dumped, strict=True)]
-    if isinstance(value, dict):
-        return {key: _renamed(v, d) for v, (key, d) in zip(value.values(), dumped.items(), strict=True)}
-    return dumped
+    return dumped  # a value, or a dict of values (no model sent has a dict of models)
 
 
 @attrs.define
@@ -276,10 +274,7 @@ class InvalidParams:
 
     @classmethod
     def of(cls, exc: Exception) -> InvalidParams:
-        if isinstance(exc, (cattrs.ClassValidationError, cattrs.IterableValidationError)):
-            details = "; ".join(m.replace("$.params.", "").replace("$.params", "params") for m in cattrs.transform_error(exc))
-        else:
-            details = str(exc)
+        details = "; ".join(m.replace("$.params.", "").replace("$.params", "params") for m in cattrs.transform_error(exc))
         return cls(f"invalid params: {details}")
 
 
@@ -353,9 +348,10 @@ def converter() -> cattrs.Converter:
 class TakebackProtocol(LanguageServerProtocol):
     """pygls's protocol, taught the custom methods' types.
 
-    Documents are synchronised by takeback.lsp.documents alone: the builtin handlers below
-    only hand over to it (pygls's own copies use a position codec that rewrites the incoming
-    ranges in place and splits lines where LSP does not).
+    Documents are synchronised by takeback.lsp.documents alone (it registers a handler for each
+    of didOpen, didChange, didClose): the builtin handlers below only hand over to it (pygls's
+    own copies use a position codec that rewrites the incoming ranges in place and splits lines
+    where LSP does not).
     """
 
     def structure_message(self, data: dict[str, Any]) -> Any:
@@ -393,6 +389,18 @@ class TakebackProtocol(LanguageServerProtocol):
         result.capabilities.experimental = {"takeback": {"protocolVersion": PROTOCOL_VERSION}}
         return result
 
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> None:  # type: ignore[override]  # no user handler to yield to
+        """pygls's shutdown, cancelling the requests still running from a copy of their table:
+        cancelling one a generator handler runs (``initialize``, ``workspace/executeCommand``)
+        takes it out of the table at once, which broke pygls's loop over the table itself: the
+        shutdown failed (-32603), the server was not shutting down, and ``exit`` then ended it
+        with status 1."""
+        for future in list(self._request_futures.values()):
+            if not future.done():
+                future.cancel()
+        self._shutdown = True
+
     def get_message_type(self, method: str) -> type | None:  # type: ignore[override]  # pygls's is an lru_cache
         request = _REQUESTS.get(method)
         if request is not None:
@@ -401,15 +409,12 @@ class TakebackProtocol(LanguageServerProtocol):
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> Generator[Any, Any, None]:
-        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_OPEN)) is not None:
-            yield handler, (params,), None
+        yield self.fm.features[types.TEXT_DOCUMENT_DID_OPEN], (params,), None
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Generator[Any, Any, None]:
-        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
-            yield handler, (params,), None
+        yield self.fm.features[types.TEXT_DOCUMENT_DID_CHANGE], (params,), None
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
     def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> Generator[Any, Any, None]:
-        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CLOSE)) is not None:
-            yield handler, (params,), None
+        yield self.fm.features[types.TEXT_DOCUMENT_DID_CLOSE], (params,), None

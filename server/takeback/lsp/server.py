@@ -113,14 +113,6 @@ class TakebackServer(LanguageServer):
         answered, even one pygls could not read."""
         return stream.serve(self, stdin, stdout)
 
-    def shutdown(self) -> None:
-        for task in list(self._tasks):
-            try:
-                task.cancel()
-            except RuntimeError:  # its loop is already closed
-                pass
-        super().shutdown()
-
 
 def create_server() -> TakebackServer:
     """A server with every feature registered."""

@@ -34,7 +34,6 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from lsprotocol import types
@@ -62,39 +61,42 @@ class FrameError(Exception):
 
 
 def serve(server: TakebackServer, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
-    """Run the server on stdio until the client exits or the stream breaks; answer the exit
-    status (1 after a frame that could not be read)."""
-    server._stop_event = stop = threading.Event()
+    """Run the server on stdio until the client exits or the stream ends or breaks; answer the
+    exit status: after ``exit``, 0 if ``shutdown`` came first and 1 otherwise (the LSP rule,
+    pygls's ``lsp_exit`` decides it); 0 when the client closes the stream; 1 after a frame that
+    could not be read or when the answers cannot be written any more. An interrupt (SIGINT) goes
+    on to the command line, which ends with 130 as every command does."""
     server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
     status = 0
     try:
-        status = asyncio.run(_read_loop(server, stdin or sys.stdin.buffer, stop))
+        status = asyncio.run(_read_loop(server, stdin or sys.stdin.buffer))
     except BrokenPipeError:
-        log.error("the connection to the client is lost; stopping")
-    except (KeyboardInterrupt, SystemExit):
-        pass
+        log.error("the connection to the client is lost (its end of stdout is closed); stopping")
+        status = 1
+    except SystemExit as exc:  # the client's ``exit`` notification
+        status = exc.code if isinstance(exc.code, int) else 1
     finally:
         server.shutdown()
     return status
 
 
-async def _read_loop(server: TakebackServer, stdin: BinaryIO, stop: threading.Event) -> int:
+async def _read_loop(server: TakebackServer, stdin: BinaryIO) -> int:
     frames: asyncio.Queue[bytes | FrameError | None] = asyncio.Queue(maxsize=1)
     reader = threading.Thread(
         target=_read_frames, args=(stdin, asyncio.get_running_loop(), frames), name="takeback-lsp-reader", daemon=True
     )
     reader.start()
-    while not stop.is_set():
-        frame = await frames.get()
-        if isinstance(frame, FrameError):
-            log.error("unreadable message frame from the client (%s); stopping, the editor may restart the server", frame)
-            _quiet_cancellations()
-            return 1
-        if frame is None:
-            _quiet_cancellations()
-            return 0  # the client closed the stream
-        dispatch(server, frame)
-    return 0
+    try:
+        while True:
+            frame = await frames.get()
+            if isinstance(frame, FrameError):
+                log.error("unreadable message frame from the client (%s); stopping, the editor may restart the server", frame)
+                return 1
+            if frame is None:
+                return 0  # the client closed the stream
+            dispatch(server, frame)  # raises SystemExit on ``exit``
+    finally:
+        _quiet_cancellations()
 
 
 def _quiet_cancellations() -> None:
@@ -130,24 +132,19 @@ def _read_frames(stdin: BinaryIO, loop: asyncio.AbstractEventLoop, frames: async
 
 
 class _Input:
-    """The client's stream, read with ``os.read`` on its descriptor (or ``read1`` for a stream
-    without one) and buffered here: lines of a header, bodies of a known length."""
+    """The client's stream, read with ``os.read`` on its descriptor and buffered here: lines of
+    a header, bodies of a known length. Nothing reads on once it answered the end of the stream
+    (``_frame`` answers None then, and the reader leaves)."""
 
     def __init__(self, stdin: BinaryIO) -> None:
-        try:
-            fd = stdin.fileno()
-            self._chunk: Callable[[], bytes] = lambda: os.read(fd, 65536)
-        except (AttributeError, OSError, ValueError):
-            self._chunk = lambda: stdin.read1(65536) if hasattr(stdin, "read1") else stdin.read(65536)
+        self._fd = stdin.fileno()
         self._buffer = bytearray()
-        self._ended = False
 
     def _fill(self) -> bool:
-        if not self._ended:
-            data = self._chunk()
-            self._ended = not data
-            self._buffer += data
-        return not self._ended
+        """Read what the client sent next; False at the end of the stream."""
+        data = os.read(self._fd, 65536)
+        self._buffer += data
+        return bool(data)
 
     def _take(self, size: int) -> bytes:
         taken = bytes(self._buffer[:size])
@@ -185,8 +182,10 @@ def _header(source: _Input) -> int | None:
     lines = 0
     while True:
         line = source.readline(_MAX_HEADER_LINE + 1)
-        if not line:
-            return None
+        if len(line) > _MAX_HEADER_LINE:
+            raise FrameError("a header that is too long")
+        if not line.endswith(b"\n"):
+            return None  # the stream ended (within a header too)
         if line.strip() == b"":
             if lines == 0:
                 continue  # stray line breaks between frames
@@ -194,7 +193,7 @@ def _header(source: _Input) -> int | None:
                 raise FrameError("a header without Content-Length")
             return length
         lines += 1
-        if lines > _MAX_HEADER_LINES or len(line) > _MAX_HEADER_LINE or not line.endswith(b"\n"):
+        if lines > _MAX_HEADER_LINES:
             raise FrameError("a header that is too long")
         name, colon, value = line.partition(b":")
         if not colon:
