@@ -150,13 +150,11 @@ def _real_hook(line: object, project: str | None, search: str | None, own: bool 
 def _same_program(found: str, this: list[str]) -> bool:
     """``found`` is this Takeback's executable: the same console script (through any link), or
     for ``python -m takeback`` the same interpreter path (not its target: every virtualenv's
-    python links to one interpreter, and another one may not have Takeback)."""
+    python links to one interpreter, and another one may not have Takeback). Both exist: ``found``
+    was just checked, ``this[0]`` is what runs this process (``takeback_argv``)."""
     if this[1:2] == ["-m"]:
         return os.path.abspath(found) == os.path.abspath(this[0])
-    try:
-        return os.path.samefile(found, this[0])
-    except OSError:
-        return False
+    return os.path.samefile(found, this[0])
 
 
 def _is_console_script(path: Path) -> bool:
