@@ -286,6 +286,9 @@ def _read_toml(path: Path, name: str, problems: list[str], within: Path | None =
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:  # e.g. a file this user may not read
         problems.append(f"{name}: {exc}")
         return None
+    except RecursionError:  # arrays or tables nested deeper than tomllib reads: one such file must not stop every command
+        problems.append(f"{name} ignored: it nests too deeply to be read")
+        return None
 
 
 REPOSITORY_FILES = ("pyproject.toml", ".takeback.toml")

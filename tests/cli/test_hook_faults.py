@@ -1,16 +1,16 @@
 """``takeback hook`` when the machine around it fails: it still exits 0 and prints nothing on
 stdout (a hook never breaks its agent), and what it could not do is said where the person
-finds it. A stdin that fails to read (a terminal whose other end is gone), a hook started in a
-folder deleted under it, a state folder where no store can be made (the failure goes to
-stderr, the one place left), the hook reached through the full command line (``takeback
---json hook``). Real processes, real captured Claude Code payloads.
+finds it. A stdin that fails to read (open for writing only), a hook started in a folder
+deleted under it (coverage cannot measure that process: it needs its folder to start), a state
+folder where no store can be made (the failure goes to stderr, the one place left), the hook
+reached through the full command line (``takeback --json hook``). Real processes, real captured
+Claude Code payloads.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -37,15 +37,14 @@ def turns(tb: Takeback) -> list[str]:
     return [e["label"] for e in tb.json("log") if e["kind"] == "turn"]
 
 
-def test_a_stdin_that_cannot_be_read_is_an_empty_payload_logged_as_a_failure(tb: Takeback) -> None:
-    """The terminal the hook's stdin is went away (its other end closed: every read is an I/O
-    error): the hook reads nothing, exits 0 and logs why nothing was recorded."""
-    ours, theirs = pty.openpty()
-    os.close(ours)
+def test_a_stdin_that_cannot_be_read_is_an_empty_payload_logged_as_a_failure(tb: Takeback, tmp_path: Path) -> None:
+    """The agent wired the hook's stdin wrongly (a file open for writing only: every read
+    fails): the hook reads nothing, exits 0 and logs why nothing was recorded."""
+    wrong = os.open(tmp_path / "write-only", os.O_WRONLY | os.O_CREAT, 0o600)
     try:
-        proc = hook(tb, "hook", "claude", stdin=theirs)
+        proc = hook(tb, "hook", "claude", stdin=wrong)
     finally:
-        os.close(theirs)
+        os.close(wrong)
     assert proc.stderr == b""
     status = tb.json("status")
     assert status["hook_failures"] == 1

@@ -213,10 +213,10 @@ def test_only_claude_codes_events_step_aside(tb: Takeback) -> None:
     assert [label for label, _ in recorded(tb)] == [codex["UserPromptSubmit"]["prompt"]]
 
 
-@pytest.mark.parametrize("damage", ["a-folder", "comments", "not-an-object"])
+@pytest.mark.parametrize("damage", ["a-folder", "comments", "not-an-object", "too-deep"])
 def test_settings_that_cannot_be_read_do_not_count(tb: Takeback, damage: str) -> None:
     """A settings file Claude Code cannot use either (a folder in its place, JSON with comments,
-    a list): it holds no hook, so the plugin records."""
+    a list, arrays nested deeper than Python reads): it holds no hook, so the plugin records."""
     settings = tb.cwd / ".claude" / "settings.local.json"
     settings.parent.mkdir()
     if damage == "a-folder":
@@ -224,6 +224,8 @@ def test_settings_that_cannot_be_read_do_not_count(tb: Takeback, damage: str) ->
     elif damage == "comments":
         settings.write_text('{\n  // mine\n  "hooks": {"Stop": [{"hooks": [{"type": "command", "command": %s}]}]}\n}\n'
                             % json.dumps(install_line()))
+    elif damage == "too-deep":  # read, it failed every hook: a repository's file stopped the plugin recording
+        settings.write_text("[" * 100_000 + "]" * 100_000)
     else:
         settings.write_text(json.dumps([{"hooks": {}}]))
     one_turn(tb)

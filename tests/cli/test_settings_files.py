@@ -78,3 +78,15 @@ def test_a_folder_where_a_config_file_should_be_is_reported(tb: Takeback) -> Non
     (tb.cwd / ".takeback.toml").mkdir()
     assert settings_lines(tb) == [f"settings   {config} ignored: it is not a file", "settings   .takeback.toml ignored: it is not a file"]
     assert tb.json("status")["config_problems"] == [line.split("   ", 1)[1] for line in settings_lines(tb)]
+
+
+def test_a_repository_file_nested_too_deeply_is_reported_and_everything_still_works(tb: Takeback) -> None:
+    """A ``.takeback.toml`` of arrays nested deeper than Python's TOML reader goes: it used to stop
+    every command and every hook in that repository (a cloned file switching recording off);
+    now it is one settings line, ignored."""
+    (tb.cwd / ".takeback.toml").write_text("fsync = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    assert settings_lines(tb) == ["settings   .takeback.toml ignored: it nests too deeply to be read"]
+    begun = tb("begin", "--label", "still recorded")
+    assert begun.code == 0 and begun.err == "takeback: warning: .takeback.toml ignored: it nests too deeply to be read\n"
+    tb.ok("end")
+    assert [e["label"] for e in tb.json("log")] == ["still recorded"]

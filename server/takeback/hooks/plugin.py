@@ -78,7 +78,7 @@ def steps_aside(agent: str, payload: dict, env: Mapping[str, str]) -> bool:
 def _read(path: Path) -> dict | None:
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # nested too deeply: a repository's file must not stop every hook
         return None
     return doc if isinstance(doc, dict) else None
 
