@@ -86,6 +86,7 @@ ONCE = [(CLAUDE["UserPromptSubmit"]["prompt"], ["Write agent_written.txt"])]
 
 
 @pytest.mark.parametrize(("matcher", "takes_write"), [
+    ("Edit|Write", True),  # tool names
     ("Wri.*", True),  # a regex, in the person's own file: read as one
     ("^Edit$", False),
     ("(unclosed", False),  # not a regex at all: Claude Code runs it for no tool
@@ -139,12 +140,15 @@ def test_another_installs_console_script_in_your_own_settings_counts(tb: Takebac
     assert recorded(tb) == ONCE
 
 
-@pytest.mark.parametrize("where", ["inside-the-project", "not-a-console-script"])
+@pytest.mark.parametrize("where", ["inside-the-project", "not-a-console-script", "gone"])
 def test_a_takeback_that_may_not_be_one_does_not_silence_the_plugin(tb: Takeback, tmp_path: Path, where: str) -> None:
-    """A ``takeback`` inside the repository (which a clone could plant), or a program that only
-    carries the name: the plugin keeps recording, even from your own settings."""
+    """A ``takeback`` inside the repository (which a clone could plant), a program that only
+    carries the name, or one that is gone (its virtualenv deleted): the plugin keeps recording,
+    even from your own settings."""
     if where == "inside-the-project":
         program = console_script(tb.cwd / "tools" / "bin" / "takeback")
+    elif where == "gone":
+        program = tmp_path / "deleted-venv" / "bin" / "takeback"
     else:
         program = console_script(tmp_path / "bin" / "takeback", "#!/bin/sh\ncat >/dev/null\n")
     write_settings(persons_settings(tb), [{"hooks": [{"type": "command", "command": f"{program} hook claude"}]}])

@@ -45,10 +45,12 @@ def test_a_workspace_table_adds_to_the_top_level_key_by_key(tb: Takeback) -> Non
 def test_bad_values_are_one_line_each_and_the_rest_applies(tb: Takeback) -> None:
     config = write_user_config(tb.env["XDG_CONFIG_HOME"], (
         'lock_timeout = "soon"\nno_such_key = 1\nworkspaces = 5\n[retention]\nmax_entries = 7\nmax_age_days = "a week"\n'
+        '[secrets]\nextra_patterns = ["*.vault", 5]\n'
     ))
     assert settings_lines(tb) == [
         f'settings   {config}: workspaces ignored: not a table of [workspaces."<folder>"] tables',
         "settings   retention.max_age_days: Input should be a valid integer, unable to parse string as an integer (default used)",
+        "settings   secrets.extra_patterns.1: Input should be a valid string (default used)",
         "settings   lock_timeout: Input should be a valid number, unable to parse string as a number (default used)",
         "settings   no_such_key: no such setting (ignored)",
     ]
