@@ -18,6 +18,7 @@ are in ``Config.problems``; each adapter shows them its own way.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import logging
 import os
@@ -275,11 +276,18 @@ def _read_toml(path: Path, name: str, problems: list[str], within: Path | None =
                 problems.append(f"{name} ignored: it is a symbolic link that leads outside the workspace ({target})")
                 return None
             path = target
-        if not path.is_file():
+        if not path.is_file():  # never opened: a FIFO would hang the reader
+            if path.is_symlink() and not path.exists():
+                problems.append(f"{name} ignored: it is a symbolic link to {os.readlink(path)}, which does not exist")
+            elif path.exists():
+                problems.append(f"{name} ignored: it is not a file")
             return None
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:  # e.g. a file this user may not read
         problems.append(f"{name}: {exc}")
+        return None
+    except RecursionError:  # arrays or tables nested deeper than tomllib reads: one such file must not stop every command
+        problems.append(f"{name} ignored: it nests too deeply to be read")
         return None
 
 
@@ -329,10 +337,12 @@ def _user_layers(workspace: Path, problems: list[str]) -> list[dict[str, Any]]:
             f'set it in a [workspaces."<folder>"] table (ignored)'
         )
         data.pop("store_dir")
-    if isinstance(folders, dict):
-        for folder, layer in folders.items():
-            if isinstance(layer, dict) and os.path.realpath(os.path.expanduser(folder)) == str(workspace):
-                layers.append(layer)
+    if not isinstance(folders, dict):
+        problems.append(f'{path}: workspaces ignored: not a table of [workspaces."<folder>"] tables')
+        folders = {}
+    for folder, layer in folders.items():
+        if isinstance(layer, dict) and os.path.realpath(os.path.expanduser(folder)) == str(workspace):
+            layers.append(layer)
     return layers
 
 
@@ -383,14 +393,25 @@ def _validate_leniently(data: dict[str, Any], problems: list[str]) -> Config:
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
-        bad_top = set()
-        for error in exc.errors():
-            where = ".".join(str(p) for p in error["loc"])
-            problems.append(f"{where}: {error['msg']} (default used)")
-            if error["loc"]:
-                bad_top.add(error["loc"][0])
-        kept = {k: v for k, v in data.items() if k not in bad_top}
-        try:
-            return Config.model_validate(kept)
-        except ValidationError:
-            return Config()
+        errors = exc.errors()
+    kept = copy.deepcopy(data)  # its tables may be the caller's (overrides)
+    for error in errors:
+        where = ".".join(str(p) for p in error["loc"])
+        problems.append(f"{where}: no such setting (ignored)" if error["type"] == "extra_forbidden"
+                        else f"{where}: {error['msg']} (default used)")
+        _drop(kept, error["loc"])
+    return Config.model_validate(kept)
+
+
+def _drop(data: dict[Any, Any], loc: tuple[int | str, ...]) -> None:
+    """Take out the setting at ``loc`` (the key of its innermost table: a list goes whole), so that
+    its default applies and the keys beside it stay. Every error is under a key: the model checks
+    keys only."""
+    table: dict[Any, Any] = data
+    key = loc[0]
+    for part in loc[1:]:
+        inner = table.get(key)
+        if not isinstance(inner, dict) or part not in inner:
+            break
+        table, key = inner, part
+    table.pop(key, None)

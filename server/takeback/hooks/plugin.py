@@ -78,7 +78,7 @@ def steps_aside(agent: str, payload: dict, env: Mapping[str, str]) -> bool:
 def _read(path: Path) -> dict | None:
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # nested too deeply: a repository's file must not stop every hook
         return None
     return doc if isinstance(doc, dict) else None
 
@@ -150,13 +150,11 @@ def _real_hook(line: object, project: str | None, search: str | None, own: bool 
 def _same_program(found: str, this: list[str]) -> bool:
     """``found`` is this Takeback's executable: the same console script (through any link), or
     for ``python -m takeback`` the same interpreter path (not its target: every virtualenv's
-    python links to one interpreter, and another one may not have Takeback)."""
+    python links to one interpreter, and another one may not have Takeback). Both exist: ``found``
+    was just checked, ``this[0]`` is what runs this process (``takeback_argv``)."""
     if this[1:2] == ["-m"]:
         return os.path.abspath(found) == os.path.abspath(this[0])
-    try:
-        return os.path.samefile(found, this[0])
-    except OSError:
-        return False
+    return os.path.samefile(found, this[0])
 
 
 def _is_console_script(path: Path) -> bool:

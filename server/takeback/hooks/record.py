@@ -92,7 +92,7 @@ def record(engine: Engine, event: Event) -> None:
         engine.begin_step(step_key(event), event.paths, session=event.session, agent=event.agent)
     elif event.kind == "post_tool":
         engine.end_step(step_key(event), step_label(event))
-    elif event.kind == "edited":
+    else:  # "edited", the one kind left
         _record_edited(engine, event)
 
 

@@ -34,7 +34,13 @@ class JsonLayout:
 
     def dump(self, value: Any) -> str:
         text = json.dumps(value, indent=self.indent, ensure_ascii=False)
+        # A lone surrogate (an escape such as "\ud800" in the file, half a character) has no
+        # UTF-8: it is written back as the escape it was read from.
+        text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
         return text + "\n" if self.final_newline else text
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def member(doc: dict[str, Any], key: str, kind: type, path: Path, default: Any) -> Any:
@@ -53,6 +59,8 @@ def parse(path: Path, data: bytes | None) -> tuple[dict[str, Any], JsonLayout]:
     try:
         text = data.decode("utf-8-sig")
         value = json.loads(text)
+    except RecursionError as exc:  # valid JSON, nested deeper than this Python reads
+        raise BadConfig(f"{path} nests its JSON too deeply to be read; nothing was written") from exc
     except (UnicodeDecodeError, ValueError) as exc:
         where = f" (line {exc.lineno})" if isinstance(exc, json.JSONDecodeError) else ""
         raise BadConfig(

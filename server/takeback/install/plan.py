@@ -131,11 +131,9 @@ def _root(workspace: str | None) -> Path:
 # ---- one agent ----------------------------------------------------------------------------
 
 
-def _switched_off(agent: Agent, doc: dict[str, Any]) -> bool:
-    """Whether ``doc`` holds the agent's setting that turns every hook off."""
-    if agent.hooks_off is None:
-        return False
-    keys, off = agent.hooks_off
+def _switched_off(hooks_off: tuple[tuple[str, ...], object], doc: dict[str, Any]) -> bool:
+    """Whether ``doc`` holds the agent's setting that turns every hook off (``Agent.hooks_off``)."""
+    keys, off = hooks_off
     value: Any = doc
     for key in keys:
         value = value.get(key) if isinstance(value, dict) else None
@@ -155,7 +153,7 @@ def _add(agent: Agent, scope: str, root: Path, with_mcp: bool, files: Pending) -
     warnings = []
     hooks_path = agent.hooks_file(scope, root)
     doc, layout = files.json(hooks_path, seed_for(agent, scope))
-    if agent.hooks_off is not None and _switched_off(agent, doc):
+    if agent.hooks_off is not None and _switched_off(agent.hooks_off, doc):
         keys, off = agent.hooks_off
         warnings.append(
             f"{hooks_path} switches every hook off ({'.'.join(keys)} = {str(off).lower()}): "

@@ -11,6 +11,7 @@ Takeback's git library); a folder that is not in a repository tracks nothing.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ..errors import InvalidInput
@@ -31,21 +32,14 @@ def tracked(paths: list[Path], root: Path) -> list[Path]:
         return []
     try:
         repo = pygit2.Repository(found)
-        index = repo.index
-        top = None if repo.workdir is None else Path(repo.workdir).resolve()
-    except pygit2.GitError:
+        index, workdir = repo.index, repo.workdir
+    except pygit2.GitError:  # an index git cannot read either: it names no file as tracked
         return []
-    if top is None:
+    if workdir is None:  # a bare repository: no work tree, no file of one is tracked
         return []
-    out = []
-    for path in paths:
-        try:
-            name = (path.parent.resolve() / path.name).relative_to(top).as_posix()
-        except ValueError:
-            continue
-        if name in index:
-            out.append(path)
-    return out
+    top = Path(workdir).resolve()
+    # a path outside the work tree (a core.worktree elsewhere) is named "../…": never in the index
+    return [path for path in paths if Path(os.path.relpath(path.parent.resolve() / path.name, top)).as_posix() in index]
 
 
 def refuse(paths: list[Path], root: Path) -> None:
