@@ -496,16 +496,25 @@ def test_the_mcp_text_is_quoted_the_same_way(texts: list[str], path: str) -> Non
         assert not TERMINAL_ACTS_ON.search(shown) and shown.count("\n") == layout.count("\n"), shown
 
 
-@given(st.lists(st.one_of(st.text(max_size=6), st.sampled_from([h for h in HOSTILE if h != "\u202e"])), max_size=6).map("".join))
+def _c_unquoted(body: str) -> bytes:
+    """The bytes a quoted name's body stands for: C escapes, and ``\\uXXXX`` (a bidi control)
+    as that character's UTF-8 bytes, which ``codecs.escape_decode`` alone does not read."""
+    as_bytes = re.sub(r"(\\\\)|\\u([0-9a-f]{4})",
+                      lambda m: m.group(1) or "".join(f"\\x{b:02x}" for b in chr(int(m.group(2), 16)).encode()), body)
+    return codecs.escape_decode(as_bytes.encode("utf-8", "surrogateescape"))[0]
+
+
+@given(st.lists(st.one_of(st.text(max_size=6), st.sampled_from(HOSTILE)), max_size=6).map("".join))
 def test_a_quoted_name_reads_back_exactly(name: str) -> None:
     """core.quotePath style: unchanged when it prints and holds no quote or backslash, else
-    quoted with C escapes that give back the very bytes (a surrogate: the byte that was not UTF-8)."""
+    quoted with C escapes that give back the very bytes (a surrogate: the byte that was not UTF-8;
+    a bidi control: ``\\u`` and its code point)."""
     quoted = quote_path(name)
     if quoted == name:
         assert not TERMINAL_ACTS_ON.search(name) and '"' not in name and "\\" not in name
         return
     assert quoted.startswith('"') and quoted.endswith('"') and not TERMINAL_ACTS_ON.search(quoted)
-    data = codecs.escape_decode(quoted[1:-1].encode("utf-8", "surrogateescape"))[0]
+    data = _c_unquoted(quoted[1:-1])
     assert data.decode("utf-8", "surrogateescape") == name
     assert quote_path("a\u202eb.txt") == '"a\\u202eb.txt"'  # a bidi override: escaped, not reordering the line
 
