@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import make_repo, write_files
+from helpers import make_repo, new_file_system, write_files
 from takeback.engine.engine import Engine
 from takeback.errors import CannotWrite, StoreError
 from takeback.workspace.journal import JournalFile
@@ -223,15 +223,8 @@ def test_recovery_cannot_roll_forward_a_content_it_never_had(tmp_path: Path) -> 
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)], capture_output=True, text=True)
-    if proc.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here (needs root): {proc.stderr.strip()}")
-    try:
+    with new_file_system(tmp_path / "disk", "tmpfs", "size=256k") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def test_a_recovery_on_a_full_disk_still_reports_what_it_did(tmp_path: Path, small_disk: Path) -> None:
@@ -254,3 +247,20 @@ def test_a_recovery_on_a_full_disk_still_reports_what_it_did(tmp_path: Path, sma
     filler.unlink()
     assert open_engine(ws, store_dir=str(store)).status().last_recovery is None  # nothing kept, nothing new
     assert engine.status().open_turn is None and json.loads(json.dumps(_files(ws))) == FIRST
+
+
+def test_a_backup_folder_a_killed_process_left_is_used_and_cleared(tmp_path: Path) -> None:
+    """A process killed after writing the journal's backups, before the journal: its backup
+    folder stays. The next undo that must back a content up (a file grown past the size cap,
+    which the store does not hold) writes into it, and clears it with its own journal."""
+    ws = make_repo(tmp_path / "ws", dict(FIRST))
+    engine = open_engine(ws, max_file_bytes=100)
+    engine.begin_turn(label="agent")
+    write_files(ws, {"a.txt": "x" * 200 + "\n", "b.txt": "b turned\n"})
+    engine.end_turn()
+    backups = engine.store.path / "journal-backup"
+    backups.mkdir(mode=0o700)
+    (backups / "7.bin").write_bytes(b"left by a killed process\n")
+    result = engine.undo()
+    assert result.applied and result.skipped == [] and _files(ws) == FIRST
+    assert not backups.exists() and not (engine.store.path / "journal.json").exists()

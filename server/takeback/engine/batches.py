@@ -237,7 +237,7 @@ class Batches(EngineParts):
         it (a secret, or over the size cap), else from the store."""
         if item.after is not None and item.after.withheld:
             content = given[item.path].after if item.path in given else None
-            self.workspace.write(item.path, content or b"", item.after.mode, fsync=True)  # flushed: journal.py
+            self.workspace.write(item.path, content or b"", item.after.mode)  # flushed before its rename
         else:
             self.journal.write_side(item, "after")
 

@@ -222,7 +222,7 @@ class Journal:
         if content is None:
             return
         perm = item.perm if side == "before" else None
-        self.workspace.write(item.path, content, version.mode, fsync=True, perm=perm)
+        self.workspace.write(item.path, content, version.mode, perm=perm)
 
     def roll_back(self, written: list[JournalFile], error: BaseException) -> BaseException:
         """Put back the before-side of the paths already written, newest first (an in-process
