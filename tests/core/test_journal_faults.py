@@ -27,7 +27,8 @@ import pytest
 
 from helpers import make_repo, new_file_system, write_files
 from takeback.engine.engine import Engine
-from takeback.errors import CannotWrite, StoreError
+from takeback.core.models import BatchChange
+from takeback.errors import CannotWrite, OutsideWorkspace, StoreError
 from takeback.workspace.journal import JournalFile
 
 from .support import open_engine
@@ -217,7 +218,7 @@ def test_recovery_cannot_roll_forward_a_content_it_never_had(tmp_path: Path) -> 
     engine.journal.start(committed, "apply", items, {})
     report = Engine(ws).status().last_recovery
     assert report is not None and report.action == "rolled-forward" and report.left == [".env"]
-    assert report.problems == [".env left as it was: its content was withheld by policy and has no backup"]
+    assert report.problems == [".env left as it was: it could not be read (its content was withheld by policy and has no backup)"]
     assert (ws / ".env").read_text() == "TOKEN=old\n" and (ws / "a.txt").read_text() == "a1\n"
 
 
@@ -264,3 +265,19 @@ def test_a_backup_folder_a_killed_process_left_is_used_and_cleared(tmp_path: Pat
     result = engine.undo()
     assert result.applied and result.skipped == [] and _files(ws) == FIRST
     assert not backups.exists() and not (engine.store.path / "journal.json").exists()
+
+
+def test_an_edit_batch_over_a_file_never_known_is_taken_back_whole(tmp_path: Path) -> None:
+    """An edit batch whose first file's before-image the editor did not know (and no file is
+    there), whose second path cannot be written (a file where its folder must be): the batch
+    fails, and the first file, which it wrote, is removed again: all or nothing."""
+    ws = make_repo(tmp_path / "ws", {"a.txt": "a\n"})
+    engine = open_engine(ws)
+    changes = [BatchChange(path="new.txt", before="unknown", after=b"x\n"),
+               BatchChange(path="a.txt/inner.txt", before=None, after=b"y\n")]
+    with pytest.raises(OutsideWorkspace, match="a.txt is a file"):
+        engine.apply_through(changes)
+    assert sorted(p.name for p in ws.iterdir()) == [".git", "a.txt"] and (ws / "a.txt").read_text() == "a\n"
+    assert not (engine.store.path / "journal.json").exists()
+    entry = engine.entries()[0]
+    assert entry.number == 1 and Engine(ws).last_recovery is None

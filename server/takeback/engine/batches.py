@@ -200,7 +200,8 @@ class Batches(EngineParts):
             if change.path in skip:
                 continue
             backup = None
-            if change.before is not None and change.before.withheld:
+            before = change.before
+            if before is not None and before.withheld:
                 source = given.get(change.path)
                 old = source.before if source is not None and isinstance(source.before, bytes) else None
                 if old is None:
@@ -209,10 +210,11 @@ class Batches(EngineParts):
                 if old is not None:
                     backup = f"{i}.bin"
                     backups[backup] = old
+                else:  # not known, and no file there now: a roll-back removes what the batch writes
+                    before = None
             items.append(
                 JournalFile(
-                    path=change.path, before=change.before, after=change.after, backup=backup,
-                    new_folders=change.new_folders,
+                    path=change.path, before=before, after=change.after, backup=backup, new_folders=change.new_folders,
                 )
             )
         self.journal.start(checkpoint_id, "apply", items, backups)
