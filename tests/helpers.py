@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 GIT_ENV = {
@@ -104,3 +106,21 @@ def unmeasured(env: dict[str, str]) -> dict[str, str]:
     call (strace) is not measured, so the calls counted and failed are Takeback's own, never
     coverage's data file written at exit."""
     return {k: v for k, v in env.items() if k not in ("COVERAGE_PROCESS_CONFIG", "COVERAGE_PROCESS_START", "COVERAGE_RUN")}
+
+
+@contextlib.contextmanager
+def new_file_system(where: Path, kind: str, *options: str) -> Iterator[Path]:
+    """A fresh file system of ``kind`` (``tmpfs``, ``ramfs`` …, with ``mount -o`` options)
+    mounted on the new folder ``where`` for the block; the test is skipped, with the reason,
+    where mounting is not allowed (it needs root)."""
+    where.mkdir()
+    proc = subprocess.run(["mount", "-t", kind, *(["-o", ",".join(options)] if options else []), kind, str(where)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        import pytest
+
+        pytest.skip(f"cannot mount a {kind} here (needs root): {proc.stderr.strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)

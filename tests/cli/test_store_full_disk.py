@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import make_repo, unmeasured, write_files
+from helpers import make_repo, new_file_system, unmeasured, write_files
 
 from .conftest import isolated_env
 
@@ -58,15 +58,8 @@ def _two_turns(tmp_path: Path, store: Path) -> tuple[dict[str, str], Path]:
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(mount)], capture_output=True, text=True)
-    if proc.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here (needs root): {proc.stderr.strip()}")
-    try:
+    with new_file_system(tmp_path / "disk", "tmpfs", "size=512k") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def test_full_disk_while_recording_says_where_and_loses_nothing(tmp_path: Path, small_disk: Path) -> None:

@@ -200,7 +200,8 @@ class Batches(EngineParts):
             if change.path in skip:
                 continue
             backup = None
-            if change.before is not None and change.before.withheld:
+            before = change.before
+            if before is not None and before.withheld:
                 source = given.get(change.path)
                 old = source.before if source is not None and isinstance(source.before, bytes) else None
                 if old is None:
@@ -209,10 +210,11 @@ class Batches(EngineParts):
                 if old is not None:
                     backup = f"{i}.bin"
                     backups[backup] = old
+                else:  # not known, and no file there now: a roll-back removes what the batch writes
+                    before = None
             items.append(
                 JournalFile(
-                    path=change.path, before=change.before, after=change.after, backup=backup,
-                    new_folders=change.new_folders,
+                    path=change.path, before=before, after=change.after, backup=backup, new_folders=change.new_folders,
                 )
             )
         self.journal.start(checkpoint_id, "apply", items, backups)
@@ -237,7 +239,7 @@ class Batches(EngineParts):
         it (a secret, or over the size cap), else from the store."""
         if item.after is not None and item.after.withheld:
             content = given[item.path].after if item.path in given else None
-            self.workspace.write(item.path, content or b"", item.after.mode, fsync=True)  # flushed: journal.py
+            self.workspace.write(item.path, content or b"", item.after.mode)  # flushed before its rename
         else:
             self.journal.write_side(item, "after")
 

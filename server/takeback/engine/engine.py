@@ -89,7 +89,9 @@ class Engine(Turns, Batches, Reading, Operations, Steps):
                 self.history.save_cache()
             self._check_journal()
             self.last_recovery = self.journal.recover(self._committed, self.capture.matches)
-            if self.last_recovery:
+            if self.last_recovery and self.last_recovery.action == "set-aside":
+                log.warning("%s", " ".join(self.last_recovery.problems))  # which journal, where it went, what to check
+            elif self.last_recovery:
                 log.warning(
                     "recovered an interrupted %s: %s %d files; %d left as they were (changed since): %s",
                     self.last_recovery.operation,

@@ -471,7 +471,7 @@ class Operations(EngineParts):
         if item.after is not None and item.after.withheld:
             result = next(p.result for p in plan.paths if p.path == item.path)
             assert result is not None
-            self.workspace.write(item.path, result.content, result.mode, fsync=True)
+            self.workspace.write(item.path, result.content, result.mode)
         else:
             self.journal.write_side(item, "after")
 

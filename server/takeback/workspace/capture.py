@@ -55,10 +55,8 @@ class Capturer:
         disk = self.workspace.read(rel)
         return None if disk is None else self.version(rel, disk.content, disk.mode)
 
-    def identity(self, rel: str, disk: Version | None, like: FileVersion | None) -> str | None:
+    def identity(self, rel: str, disk: Version, like: FileVersion | None) -> str:
         """The id ``disk`` would get, computed the way ``like`` was (blob id or digest); no write."""
-        if disk is None:
-            return None
         if like is not None and like.withheld:
             return self.store.secret_digest(disk.content)
         if self.is_secret(rel) or len(disk.content) > self.max_bytes:

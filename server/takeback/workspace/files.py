@@ -13,9 +13,9 @@ followed. Deleting a file never removes a folder: folders go only through ``remo
 for the folders an operation knows its changes created, and only when they hold no file. What
 folders are where (``obstacle``, ``left_in``, ``missing_folders``, ``folders_made_since``)
 is answered here too, and which folder a turn made in a deleted file's place
-(``folder_made_in_place``). ``write(fsync=True)`` flushes a file (its bytes, owner and
-permission bits) before its rename, and ``sync_folders`` the folders an operation changed: what
-the journal needs before it goes.
+(``folder_made_in_place``). ``write`` flushes a file (its bytes, owner and permission bits)
+before its rename, and ``sync_folders`` the folders an operation changed: what the journal
+needs before it goes.
 """
 
 from __future__ import annotations
@@ -292,8 +292,9 @@ class Workspace:
             return None
         return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
 
-    def write(self, rel: str, content: bytes, mode: int, fsync: bool = False, perm: int | None = None) -> None:
-        """Replace ``rel`` atomically with ``content`` (creating parent folders).
+    def write(self, rel: str, content: bytes, mode: int, perm: int | None = None) -> None:
+        """Replace ``rel`` atomically with ``content`` (creating parent folders), the file
+        flushed to disk before its rename (``sync_folders`` then flushes its folder).
 
         A file that is there keeps its permission bits and owner, with the x bits following
         ``mode``; a new one gets the umask's default. ``perm`` (a roll-back) sets exact bits.
@@ -331,15 +332,12 @@ class Workspace:
                         pass  # only root may give a file away; it is then the writer's
                 if perm is not None:
                     os.fchmod(handle.fileno(), perm)  # after chown, which clears set-id bits
-                if fsync:  # last: the owner and the permission bits are flushed with the bytes
-                    handle.flush()
-                    os.fsync(handle.fileno())
+                handle.flush()  # last: the owner and the permission bits are flushed with the bytes
+                os.fsync(handle.fileno())
             os.replace(tmp, path)
         except BaseException:
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
-            except FileNotFoundError:
-                pass
             raise
 
     def _make_parents(self, parent: Path) -> None:
@@ -386,10 +384,7 @@ class Workspace:
     def delete(self, rel: str) -> None:
         """Remove the file (or link) ``rel``; its folders stay (``remove_folders`` takes those)."""
         self.check(rel)
-        try:
-            os.unlink(self.root / rel)
-        except FileNotFoundError:
-            pass
+        (self.root / rel).unlink(missing_ok=True)  # gone already (the person deleted it meanwhile): done
 
     def remove_folders(self, folders: Iterable[str]) -> None:
         """Remove those of ``folders`` that hold no file, deepest first, with the empty folders
@@ -424,18 +419,16 @@ _FS_IMMUTABLE_FL = 0x10
 def _inode_flags(path: Path, folder: bool = False) -> int:
     """The file's or folder's inode flags (0 when they cannot be read: no permission, a file
     system without them, not Linux). Only regular files and folders are opened."""
+    flags = bytearray(8)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | (os.O_DIRECTORY if folder else 0))
-    except OSError:
+        try:
+            fcntl.ioctl(fd, _FS_IOC_GETFLAGS, flags)
+        finally:
+            os.close(fd)
+    except OSError:  # cannot be opened, or has no flags (ENOTTY): none to tell
         return 0
-    try:
-        buf = bytearray(8)
-        fcntl.ioctl(fd, _FS_IOC_GETFLAGS, buf)
-        return int.from_bytes(buf[:4], sys.byteorder)
-    except OSError:
-        return 0
-    finally:
-        os.close(fd)
+    return int.from_bytes(flags[:4], sys.byteorder)
 
 
 def _read_only_mount(path: Path) -> bool:

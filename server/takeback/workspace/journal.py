@@ -197,21 +197,22 @@ class Journal:
         for item in ordered[deletions:]:
             step(item)
 
-    def _content(self, item: JournalFile, side: str) -> bytes | None:
-        """The bytes of one side (None when they cannot be had: withheld, no backup)."""
+    def _content(self, item: JournalFile, side: str) -> bytes:
+        """The bytes of one side; ``StoreError`` when they cannot be had (withheld by policy,
+        no backup: an operation only ever holds such a side in memory, for its own writes)."""
         version = item.before if side == "before" else item.after
         assert version is not None
         if not version.withheld:
             return self.store.read_blob(version.oid)
         if side == "before" and item.backup is not None:
             return (self.backup_dir / item.backup).read_bytes()
-        return None
+        raise StoreError("its content was withheld by policy and has no backup")
 
     def write_side(self, item: JournalFile, side: str) -> None:
         """Put ``item``'s path to one side: the before-side with its exact permission bits
-        (and without the folders the after-side made); a side whose content cannot be had
-        (withheld, no backup) is left alone: the path was never changed for this reason.
-        Files are flushed before their rename (``sync_folders`` does their folders)."""
+        (and without the folders the after-side made); ``StoreError``, nothing written, for a
+        side whose content cannot be had (``_content``). Files are flushed before their
+        rename (``sync_folders`` does their folders)."""
         version = item.before if side == "before" else item.after
         if version is None:
             self.workspace.delete(item.path)
@@ -219,10 +220,8 @@ class Journal:
                 self.workspace.remove_folders(item.new_folders)
             return
         content = self._content(item, side)
-        if content is None:
-            return
         perm = item.perm if side == "before" else None
-        self.workspace.write(item.path, content, version.mode, fsync=True, perm=perm)
+        self.workspace.write(item.path, content, version.mode, perm=perm)
 
     def roll_back(self, written: list[JournalFile], error: BaseException) -> BaseException:
         """Put back the before-side of the paths already written, newest first (an in-process
@@ -336,8 +335,6 @@ class Journal:
                 return None
             if not matches(item.path, other, disk):
                 return CHANGED
-            if target is not None and self._content(item, side) is None:
-                return "its content was withheld by policy and has no backup"
             self.write_side(item, side)
         except (OSError, TakebackError) as exc:
             log.warning("recovery left %s as it is: %s", item.path, wording_of(exc))
