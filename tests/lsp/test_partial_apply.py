@@ -446,3 +446,25 @@ async def test_a_deletion_alone_is_written_back_when_the_timeline_moved(vscode: 
     assert (repo / "README.md").read_text() == README and readme not in editor.docs
     assert labels(editor) == ["Takeback: drop readme"]
     assert await states(editor) == [("turn", "open")]
+
+
+async def test_an_open_documents_x_bit_is_taken_back_and_redone_on_disk(editor: Editor, repo: Path) -> None:
+    """A turn made src/app.py executable and changed its text; the person has it open. The
+    editor takes the text back; the x bit, which no editor can change, is set on disk by the
+    server (the undo once said it was done and left the file executable)."""
+    app_file = repo / "src/app.py"
+    assert cli(repo, "begin", "--label", "make it a script")[0].returncode == 0
+    app_file.write_text("#!/usr/bin/env python3\n" + APP)
+    app_file.chmod(0o755)
+    assert cli(repo, "end")[0].returncode == 0
+    app = editor.open("src/app.py")
+
+    undo = await editor.request("takeback/undo", {})
+    assert undo["verdict"] == "safe" and undo["applied"] is True, undo
+    assert editor.text(app) == APP
+    assert app_file.stat().st_mode & 0o777 == 0o644
+
+    redo = await editor.request("takeback/redo", {})
+    assert redo["applied"] is True, redo
+    assert editor.text(app) == "#!/usr/bin/env python3\n" + APP
+    assert app_file.stat().st_mode & 0o777 == 0o755

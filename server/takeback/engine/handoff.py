@@ -10,16 +10,20 @@ back under the lock the write goes on only if the timeline is where it was (neit
 commit nor a newly begun turn) and the files it will write on disk hold what the plan read.
 Otherwise ``StateError`` / ``StaleContent`` stops the write before anything more is recorded or
 written on disk; the editor's side, already applied, is the caller's to take back (the caller
-owns the editor).
+owns the editor). The x bit of an open document's file is the engine's to set on disk once
+the editor applied (``set_exec_bits``), since an editor changes only text.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..core.merge import Version
+from ..core.models import MODE_EXEC, MODE_LINK
 from ..errors import StaleContent
+from ..workspace.files import with_exec_bit
 
 if TYPE_CHECKING:
     from ..workspace.files import Workspace
@@ -48,3 +52,28 @@ def ask_editor(
         if workspace.read(rel) != planned:
             raise StaleContent(f"{rel} changed on disk while the editor was asked; nothing was recorded, run it again")
     return True
+
+
+def set_exec_bits(workspace: Workspace, writes: list[tuple[str, Version | None]]) -> dict[str, int]:
+    """After the editor applied ``writes`` to its open documents: give each file on disk the x
+    bit its planned version has (the editor changes only text, so an undo of ``chmod +x`` would
+    otherwise say it was done and leave the bit). Answers the bits it replaced, by path, for
+    ``put_back_bits``."""
+    replaced: dict[str, int] = {}
+    for rel, version in writes:
+        perm = workspace.permissions(rel)
+        if version is None or version.mode == MODE_LINK or perm is None:
+            continue
+        wanted = with_exec_bit(perm, version.mode == MODE_EXEC)
+        if wanted != perm:
+            workspace.set_permissions(rel, wanted)
+            replaced[rel] = perm
+    return replaced
+
+
+def put_back_bits(workspace: Workspace, replaced: dict[str, int]) -> None:
+    """Undo ``set_exec_bits`` when the operation fails after it (best effort: its failure is
+    the one reported)."""
+    for rel, perm in replaced.items():
+        with contextlib.suppress(OSError):
+            workspace.set_permissions(rel, perm)

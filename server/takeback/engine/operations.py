@@ -44,7 +44,7 @@ from ..errors import (
 )
 from ..workspace.journal import JournalFile, wording_of
 from . import brackets
-from .handoff import EditorApply, ask_editor
+from .handoff import EditorApply, ask_editor, put_back_bits, set_exec_bits
 from .parts import EngineParts
 from .transaction import Transaction
 
@@ -398,8 +398,10 @@ class Operations(EngineParts):
             changes, journal_files, backups = self._changes_and_journal(plan, overlay)
             self.journal.start(entry_id, kind, journal_files, backups, plan.folders)
             written: list[JournalFile] = []
+            bits: dict[str, int] = {}
             try:
                 self.journal.forward(journal_files, plan.folders, written, lambda item: self._write_after(item, plan))
+                bits = set_exec_bits(self.workspace, editor_writes)
                 tx.add(*self._operation_records(entry_id, kind, label, target, checkpoint_target, on_conflict, verdict,
                                                 effects, previous, plan, changes))
                 tx.publish()  # the turns it ended and the operation: one log commit, before the journal goes
@@ -410,6 +412,7 @@ class Operations(EngineParts):
                         f"{kind} carried out and recorded, but the store could not flush it to disk "
                         f"({wording_of(exc)}): it may not survive a power cut"
                     ) from exc
+                put_back_bits(self.workspace, bits)
                 failure = self.journal.roll_back(written, exc)  # the journal stays if a path could not be put back
                 if failure is exc:
                     raise

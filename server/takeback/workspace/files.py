@@ -292,6 +292,13 @@ class Workspace:
             return None
         return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
 
+    def set_permissions(self, rel: str, perm: int) -> None:
+        """Set the permission bits of the regular file at ``rel`` (its x bit, for a document the
+        editor wrote: an editor changes only text). A link or a missing file is left alone."""
+        self.check(rel)
+        if self.permissions(rel) is not None:
+            os.chmod(self.root / rel, perm)
+
     def write(self, rel: str, content: bytes, mode: int, perm: int | None = None) -> None:
         """Replace ``rel`` atomically with ``content`` (creating parent folders), the file
         flushed to disk before its rename (``sync_folders`` then flushes its folder).
