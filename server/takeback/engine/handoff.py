@@ -21,9 +21,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..core.merge import Version
-from ..core.models import MODE_EXEC, MODE_LINK
 from ..errors import StaleContent
-from ..workspace.files import with_exec_bit
 
 if TYPE_CHECKING:
     from ..workspace.files import Workspace
@@ -56,18 +54,14 @@ def ask_editor(
 
 def set_exec_bits(workspace: Workspace, writes: list[tuple[str, Version | None]]) -> dict[str, int]:
     """After the editor applied ``writes`` to its open documents: give each file on disk the x
-    bit its planned version has (the editor changes only text, so an undo of ``chmod +x`` would
-    otherwise say it was done and leave the bit). Answers the bits it replaced, by path, for
-    ``put_back_bits``."""
+    bit its planned version has (``Workspace.follow_mode``; the editor changes only text, so an
+    undo of ``chmod +x`` would otherwise say it was done and leave the bit). Answers the bits it
+    replaced, by path, for ``put_back_bits``."""
     replaced: dict[str, int] = {}
     for rel, version in writes:
-        perm = workspace.permissions(rel)
-        if version is None or version.mode == MODE_LINK or perm is None:
-            continue
-        wanted = with_exec_bit(perm, version.mode == MODE_EXEC)
-        if wanted != perm:
-            workspace.set_permissions(rel, wanted)
-            replaced[rel] = perm
+        old = None if version is None else workspace.follow_mode(rel, version.mode)
+        if old is not None:
+            replaced[rel] = old
     return replaced
 
 

@@ -292,9 +292,23 @@ class Workspace:
             return None
         return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
 
+    def follow_mode(self, rel: str, mode: int) -> int | None:
+        """Give the regular file at ``rel`` the x bits ``mode`` calls for, its other bits kept, as
+        ``write`` does (for a document the editor wrote: an editor changes only text). Answers
+        the bits it replaced; None when nothing changed (already so, a link, no file there)."""
+        self.check(rel)
+        perm = self.permissions(rel)
+        if perm is None or mode == MODE_LINK:
+            return None
+        wanted = with_exec_bit(perm, mode == MODE_EXEC)
+        if wanted == perm:
+            return None
+        os.chmod(self.root / rel, wanted)
+        return perm
+
     def set_permissions(self, rel: str, perm: int) -> None:
-        """Set the permission bits of the regular file at ``rel`` (its x bit, for a document the
-        editor wrote: an editor changes only text). A link or a missing file is left alone."""
+        """Put back the permission bits ``follow_mode`` replaced (a regular file only: a link or a
+        missing file is left alone)."""
         self.check(rel)
         if self.permissions(rel) is not None:
             os.chmod(self.root / rel, perm)
