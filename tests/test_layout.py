@@ -26,11 +26,11 @@ ALLOWED: dict[str, set[str]] = {
     "lsp": {"engine", "core", "errors", "config", "__version__"},
     "mcp": {"engine", "core", "errors", "workspace", "__version__"},
     "hooks": {"engine", "core", "errors", "install", "resident", "workspace"},
-    "resident": {"engine", "hooks", "storage", "config", "__version__"},
+    "resident": {"engine", "hooks", "storage", "config", "cli", "__version__"},
     "install": {"config", "errors", "storage"},
     "demo": {"engine", "core", "config"},
     "cli": {"engine", "core", "errors", "workspace", "demo", "hooks", "install", "launch", "lsp", "mcp", "resident", "__version__"},
-    "launch": {"cli", "hooks", "gitenv"},
+    "launch": {"cli", "hooks", "gitenv", "resident"},
     "__main__": {"launch"},
     "__init__": set(),
 }

@@ -13,7 +13,10 @@ them for the repositories Takeback opens by path.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+
+TYPE_CHECKING = False  # typing's (and collections') own import costs milliseconds on every command's path
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 REDIRECTING = (
     "GIT_DIR",

@@ -1,8 +1,11 @@
-"""The ``takeback`` executable's entry point: ``takeback hook`` before anything else.
+"""The ``takeback`` executable's entry point: the short paths before anything else.
 
 An agent runs ``takeback hook`` on every prompt and tool call, so that path imports only what
-reading a payload and talking to the resident process need (``hooks/run.py``); every other
-command goes to the full command line (``cli.py``), which imports much more.
+reading a payload and talking to the resident process need (``hooks/run.py``). A reading
+command (``status``, ``log``, ``show``, a dry run …) is first handed to the resident process
+the same way (``resident/forward.py``), which answers it with the engine already loaded; every
+other command, and any that got no full answer, goes to the full command line (``cli/``), which
+imports much more.
 """
 
 from __future__ import annotations
@@ -19,6 +22,15 @@ def main() -> int:
         from .hooks.run import run  # never a usage error: a hook must not fail its agent
 
         return run(raw[1] if len(raw) > 1 else "", raw[2] if len(raw) > 2 else None)
+    from .resident import forward
+
+    try:
+        status = forward.answered(raw)
+    except KeyboardInterrupt:  # as the command line says it (nothing served writes)
+        print("takeback: interrupted", file=sys.stderr)
+        return 130
+    if status is not None:
+        return status
     from .cli import main as cli_main
 
     return cli_main(raw)

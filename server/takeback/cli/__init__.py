@@ -8,19 +8,27 @@ One module per command group, each adding its commands to the parser and naming 
 that runs each (``register``): ``turns`` (begin, end, check), ``reading`` (log, show, diff,
 cat, status), ``operations`` (undo, redo, revert, restore), ``upkeep`` (gc), ``agents`` (hook,
 install, uninstall), ``servers`` (serve, mcp, resident, demo). ``main`` parses, looks the
-command up in that table, and turns every error into one line.
+command up in that table, and turns every error into one line. ``answer`` does the same for
+the resident process, which serves the reading commands (``resident/forward.py``).
 """
 
 from __future__ import annotations
 
+import argparse
+import functools
 import os
 import sys
+import threading
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from ..errors import StoreError, TakebackError
 from .output import EXIT_INTERNAL, EXIT_USAGE, fail, guard_terminal
-from .parser import UsageError, build_parser
+from .parser import Handler, UsageError, build_parser
+
+if TYPE_CHECKING:
+    from .context import Context
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -30,28 +38,70 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         sys.argv[1:] = raw
         return launch()
-    from . import agents, operations, reading, servers, turns, upkeep  # after the hook's short path: they load more
-
     before = guard_terminal()  # every text written from here on: nothing a terminal acts on (output.py)
     try:
-        return _run(raw, build_parser((turns, reading, operations, upkeep, agents, servers)), before)
+        return _run(raw, _parser(), before)
     finally:
         sys.stdout, sys.stderr = before
+
+
+def answer(raw: list[str], cwd: str, may_serve: Callable[[argparse.Namespace], bool]) -> int | None:
+    """``main`` for the resident process (``resident/cli.py``): the command line ``raw`` as
+    typed in ``cwd``, written to the streams the caller guarded (``guard_terminal``'s
+    ``TerminalStream``), as with ``TAKEBACK_DEBUG`` unset. None, with nothing done, when
+    ``may_serve`` refuses the parsed arguments."""
+    from .context import Context
+
+    parser, handlers = _served_parser()
+    with _parsing:  # one parser, built once, for every request this process serves
+        args = _parse(raw, parser)
+    if isinstance(args, int):
+        return args
+    if not may_serve(args):
+        return None
+    ctx = Context(args, cwd)
+    try:
+        return _execute(ctx, handlers, debug=False)
+    finally:
+        ctx.close()
+
+
+def _parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
+    from . import agents, operations, reading, servers, turns, upkeep  # after the hook's short path: they load more
+
+    return build_parser((turns, reading, operations, upkeep, agents, servers))
+
+
+_served_parser = functools.cache(_parser)
+_parsing = threading.Lock()
+
+
+def _parse(raw: list[str], parser: argparse.ArgumentParser) -> argparse.Namespace | int:
+    """The parsed arguments, or the exit status of a usage error (said in one line)."""
+    try:
+        return parser.parse_args(raw)
+    except UsageError as exc:
+        wants_json = "--json" in (raw[: raw.index("--")] if "--" in raw else raw)
+        return fail(wants_json, "usage", str(exc), EXIT_USAGE)
 
 
 def _run(raw: list[str], parsed: tuple, unguarded: tuple) -> int:
     from .context import Context
 
     parser, handlers = parsed
-    try:
-        args = parser.parse_args(raw)
-    except UsageError as exc:
-        wants_json = "--json" in (raw[: raw.index("--")] if "--" in raw else raw)
-        return fail(wants_json, "usage", str(exc), EXIT_USAGE)
+    args = _parse(raw, parser)
+    if isinstance(args, int):
+        return args
     if args.command in ("serve", "mcp"):
         sys.stdout, sys.stderr = unguarded  # a protocol's channel, not a terminal: its bytes as they are
+    return _execute(Context(args), handlers, debug=bool(os.environ.get("TAKEBACK_DEBUG")))
+
+
+def _execute(ctx: Context, handlers: dict[str, Handler], debug: bool) -> int:
+    """Run the command, every error turned into one line (``debug``: with its traceback)."""
+    args = ctx.args
     try:
-        return handlers[args.command](Context(args))
+        return handlers[args.command](ctx)
     except TakebackError as exc:
         return fail(args.json, exc.code, exc.message, exc.exit_status)
     except KeyboardInterrupt:
@@ -65,6 +115,6 @@ def _run(raw: list[str], parsed: tuple, unguarded: tuple) -> int:
         why = (exc.strerror or type(exc).__name__).lower()
         return fail(args.json, "disk", f"the disk refused: {why}{where}; run it again once that is fixed", StoreError.exit_status)
     except Exception as exc:  # noqa: BLE001 - a bug or an environment failure (disk full …): still one line
-        if os.environ.get("TAKEBACK_DEBUG"):
+        if debug:
             traceback.print_exc()
         return fail(args.json, "internal", f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL)

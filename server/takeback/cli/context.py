@@ -1,6 +1,7 @@
 """What every command runs with: its parsed arguments, the engine of the workspace
 ``--workspace`` names, or else the one the current folder belongs to (``workspace/locate.py``),
-opened on first use, and the printer ``--json`` chose."""
+opened on first use, and the printer ``--json`` chose. The current folder is the process's,
+or the one a command was typed in when the resident process serves it."""
 
 from __future__ import annotations
 
@@ -21,9 +22,11 @@ if TYPE_CHECKING:
 
 
 class Context:
-    def __init__(self, args: argparse.Namespace) -> None:
+    def __init__(self, args: argparse.Namespace, cwd: str | None = None) -> None:
+        """``cwd``: the folder the command was typed in (default: this process's)."""
         self.args = args
         self.json: bool = args.json
+        self.cwd = cwd
 
     @functools.cached_property
     def engine(self) -> Engine:
@@ -31,7 +34,13 @@ class Context:
 
         if self.args.workspace is not None and not self.args.workspace.strip():
             raise InvalidInput("--workspace is empty: give a folder, or leave the option out to use the current folder")
-        return Engine(Path(self.args.workspace if self.args.workspace is not None else workspace_root(os.getcwd())))
+        return Engine(Path(self.args.workspace if self.args.workspace is not None else workspace_root(self.cwd or os.getcwd())))
+
+    def close(self) -> None:
+        """Close the engine if one was opened (a process that serves many commands)."""
+        engine = self.__dict__.pop("engine", None)
+        if engine is not None:
+            engine.close()
 
     def show(self, value: Any, human: Callable[[Any], object]) -> None:
         """``value`` as JSON with ``--json``, else as ``human`` prints it, every text in it quoted

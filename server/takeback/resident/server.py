@@ -20,7 +20,8 @@ Requests and answers are netstrings (``wire.py``): ``hook`` hands over a hook ca
 (the payload's bytes, the agent, the event, the hook's folder and environment), which is read
 and recorded as ``takeback hook`` would do it (``hooks/handle.py``), then answered; ``status``
 answers pid, start time, hook events recorded and the workspaces held; ``stop`` answers, then
-the process exits.
+the process exits; ``cli`` runs a reading command of the command line (``cli.py``; ``status``
+counts them apart, as ``cli_requests``).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from ..hooks.events import Event
 from ..hooks.handle import handle
 from ..hooks.record import record_logged
 from . import address, wire
+from . import cli as cli_requests  # imported now: its code (and the CLI's) is watched for staleness
 
 log = logging.getLogger("takeback.resident")
 
@@ -122,6 +124,7 @@ class Resident:
         self.idle = idle
         self.started = time.time()
         self.requests = 0
+        self.cli_requests = 0
         self.last_request = time.monotonic()
         self.active = 0
         self.stopping = False
@@ -273,6 +276,8 @@ class Resident:
         if op == b"stop":
             self.stopping = True
             return [b"done"]
+        if op == b"cli":
+            return self._cli(fields[2:])
         if op != b"hook" or len(fields) != 7:
             return [b"refused", b"unknown request"]
         if self.stopping or self._stale():
@@ -282,6 +287,17 @@ class Resident:
         env = wire.read_environment(fields[5])
         unlogged = handle(agent, event_name or None, cwd, fields[6], env, self._record)
         return [b"done", (unlogged or "").encode("utf-8", "surrogateescape")]
+
+    def _cli(self, fields: list[bytes]) -> list[bytes]:
+        """A reading command of the command line (``cli.py``), unless this process is leaving."""
+        if self.stopping or self._stale():
+            self.stopping = True
+            return [b"refused", b"stale"]
+        answer = cli_requests.serve(fields)
+        if answer[:1] == [b"done"]:
+            with self._state:
+                self.cli_requests += 1
+        return answer
 
     def _record(self, workspace: str, event: Event, event_name: str | None) -> str | None:
         """Record ``event`` with this process's engine for ``workspace`` (opened on first use)."""
@@ -315,6 +331,7 @@ class Resident:
             workspaces = [w for w, held in self._held.items() if held.engine is not None]
             return {
                 "pid": os.getpid(), "socket": self.path, "since": self.started, "requests": self.requests,
+                "cli_requests": self.cli_requests,
                 "idle_exit_seconds": self.idle, "workspaces": workspaces,
             }
 

@@ -5,9 +5,11 @@ separators and refuses anything else with ``ValueError``.
 
 Requests: ``hook FINGERPRINT AGENT EVENT CWD ENVIRONMENT PAYLOAD`` (EVENT empty when the payload
 names it; ENVIRONMENT ``NAME=VALUE`` pairs separated by NUL bytes; PAYLOAD the agent's bytes as
-they came), ``status FINGERPRINT``, ``stop FINGERPRINT``. Answers: ``done TEXT`` (for a hook,
-TEXT is a failure no store could take, else empty; for status, the status as JSON text) or
-``refused REASON``.
+they came), ``cli FINGERPRINT CWD ARGV ENVIRONMENT TERMINALS`` (ARGV the command line's words
+separated by NUL bytes; TERMINALS ``0``/``1`` for stdout and stderr; ``resident/forward.py``),
+``status FINGERPRINT``, ``stop FINGERPRINT``. Answers: ``done TEXT`` (for a hook, TEXT is a
+failure no store could take, else empty; for status, the status as JSON text; for ``cli``, the
+exit status then the chunks written) or ``refused REASON``.
 """
 
 from __future__ import annotations

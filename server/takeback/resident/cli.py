@@ -1,0 +1,147 @@
+"""Serving the command line's reading commands in the resident process (the ``cli`` request).
+
+The caller (``forward.py``) sends the arguments, the folder they were typed in, its time zone
+and whether its stdout and stderr are terminals. The command runs through the very same code as
+in-process (``cli.answer``, a fresh engine opened and closed for it), in the request's thread,
+with its own streams: ``sys.stdout`` and ``sys.stderr`` are, in this process, switches that send
+each thread's writes to that thread's capture (or to the process's own streams), so requests
+served side by side never see each other's output and nothing process-wide (the folder, the
+environment) is changed for one. A warning the engine logs while serving goes to that capture's
+stderr, as Python's last-resort handler prints it in a process that configured no logging.
+
+The answer: the exit status, then what was written, in order, as chunks (``forward.STDOUT`` …),
+text as text and bytes (``cat``) as bytes, so the caller's own streams encode and buffer them as
+they would have. Refused (the caller then runs the command itself, nothing having been done):
+another time zone (dates are printed in local time), arguments that parse to a command that is
+not served (anything but reading and dry runs), a relative ``--workspace``, ``--help``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import threading
+from typing import Any, TextIO
+
+from ..cli import answer
+from ..cli.output import TerminalStream
+from . import forward, wire
+
+_SERVED = frozenset(("status", "log", "show", "diff", "cat"))
+_DRY_RUN = frozenset(("undo", "redo", "revert", "restore"))
+
+_local = threading.local()
+_installed = threading.Lock()
+
+
+def servable(args: argparse.Namespace) -> bool:
+    """Whether the parsed command only reads (its folder named absolutely, if named)."""
+    workspace = args.workspace
+    if workspace is not None and workspace.strip() and not os.path.isabs(workspace):
+        return False
+    return args.command in _SERVED or (args.command in _DRY_RUN and args.dry_run is True)
+
+
+class _Capture:
+    """One stream of one request: what was written, in order, and whether it is a terminal."""
+
+    def __init__(self, tag: bytes, tty: bool, chunks: list[bytearray]) -> None:
+        self.tag, self.tty, self.chunks = tag, tty, chunks
+        self.buffer = _Bytes(self)
+        self.encoding = "utf-8"
+
+    def write(self, text: str) -> int:
+        self.add(forward.TEXT, text.encode("utf-8", "surrogatepass"))
+        return len(text)
+
+    def add(self, kind: bytes, data: bytes) -> None:
+        head = self.tag + kind
+        if self.chunks and self.chunks[-1][:2] == head:
+            self.chunks[-1] += data
+        elif data:
+            self.chunks.append(bytearray(head + data))
+
+    def isatty(self) -> bool:
+        return self.tty
+
+    def flush(self) -> None:
+        pass
+
+
+class _Bytes:
+    def __init__(self, capture: _Capture) -> None:
+        self.capture = capture
+
+    def write(self, data: bytes) -> int:
+        self.capture.add(forward.BYTES, bytes(data))
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+
+class _Switch:
+    """``sys.stdout`` / ``sys.stderr`` of this process: this thread's capture, if it has one."""
+
+    def __init__(self, name: str, own: TextIO) -> None:
+        self.name, self.own = name, own
+
+    def _target(self) -> Any:
+        streams = getattr(_local, "streams", None)
+        return streams[self.name] if streams is not None else self.own
+
+    def write(self, text: str) -> int:
+        return self._target().write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._target(), name)
+
+
+class _Warnings(logging.Handler):
+    """What Python's last-resort handler prints in-process: a served thread's warnings, bare."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.addFilter(lambda _record: getattr(_local, "streams", None) is not None)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(self.format(record) + "\n")
+        except Exception:  # noqa: BLE001 - as logging's own handlers: never fail the caller
+            self.handleError(record)
+
+
+def _install() -> None:
+    with _installed:
+        if not isinstance(sys.stdout, _Switch):
+            sys.stdout = _Switch("stdout", sys.stdout)
+            sys.stderr = _Switch("stderr", sys.stderr)
+            logging.getLogger().addHandler(_Warnings())
+
+
+def serve(fields: list[bytes]) -> list[bytes]:
+    """The answer to a ``cli`` request's fields after the fingerprint: CWD ARGV ENVIRONMENT
+    TERMINALS (see ``forward.py``)."""
+    if len(fields) != 4:
+        return [b"refused", b"unknown request"]
+    cwd = os.fsdecode(fields[0])
+    raw = [os.fsdecode(word) for word in fields[1].split(b"\0")] if fields[1] else []
+    env = wire.read_environment(fields[2])
+    if env.get("TZ") != os.environ.get("TZ"):
+        return [b"refused", b"another time zone"]
+    _install()
+    chunks: list[bytearray] = []
+    out = _Capture(forward.STDOUT, fields[3][:1] == b"1", chunks)
+    err = _Capture(forward.STDERR, fields[3][1:2] == b"1", chunks)
+    _local.streams = {"stdout": TerminalStream(out), "stderr": TerminalStream(err)}  # type: ignore[arg-type]
+    try:
+        status = answer(raw, cwd, servable)
+    except SystemExit:  # --help or --version after all: their layout is the caller's terminal's
+        status = None
+    finally:
+        _local.streams = None
+    if status is None:
+        return [b"refused", b"not served"]
+    return [b"done", str(status).encode(), *map(bytes, chunks)]

@@ -1,0 +1,216 @@
+"""The command line's reading commands served by the resident process (``resident/forward.py``,
+``resident/cli.py``): the same bytes and exit status as in-process, really from that process,
+and the in-process answer whenever it cannot give one (gone, killed half-way, other settings,
+another time zone, a command that writes).
+
+Each test runs real ``takeback`` processes against a real repository and a real resident
+process (``takeback resident run``, started by hand); the in-process answer it is compared with
+is the same command with ``TAKEBACK_RESIDENT=0``.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import pty
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers import make_repo
+from takeback.resident import address, wire
+
+from .conftest import Takeback
+from .test_resident import WAIT_SECONDS, resident, serving, wait_gone, wait_running
+
+SERVED = [
+    ("status",), ("--json", "status"), ("log",), ("log", "--limit", "1"), ("--json", "log"),
+    ("show", "1"), ("show", "2", "--patch"), ("--json", "show", "2", "--patch"), ("diff", "1"),
+    ("cat", "2", "notes.txt"), ("cat", "2", "notes.txt", "--before"),
+    ("undo", "--dry-run"), ("--json", "undo", "--dry-run"), ("revert", "1", "--dry-run"),
+    ("restore", "#1.0", "--dry-run"),
+    # errors: one line, the same status
+    ("show", "99"), ("--json", "show", "99"), ("log", "--limit", "0"), ("show",), ("redo", "--dry-run"),
+    ("cat", "1", "missing.txt"),
+]
+
+
+def two_turns(tb: Takeback) -> None:
+    tb.ok("begin", "--label", "first")
+    (tb.cwd / "README.md").write_text("# demo\nmore\n")
+    tb.ok("end")
+    tb.ok("begin", "--label", "second \x1b[31mred")  # a label a terminal would act on
+    (tb.cwd / "notes.txt").write_text("one\ntwo\n")
+    tb.ok("end")
+
+
+def off(tb: Takeback, **env: str) -> Takeback:
+    """The same calls, in-process."""
+    return Takeback(tb.cwd, {**tb.env, "TAKEBACK_RESIDENT": "0", **env})
+
+
+def served_count(tb: Takeback) -> int:
+    return resident(tb)["cli_requests"]
+
+
+@pytest.fixture
+def warm(tb: Takeback):
+    """``tb`` with two turns and a resident process serving its settings."""
+    two_turns(tb)
+    proc, _ = serving(tb, "60")
+    yield tb
+    proc.terminate()
+    proc.wait(timeout=WAIT_SECONDS)
+
+
+def test_every_served_command_answers_as_in_process(warm: Takeback) -> None:
+    here = off(warm)
+    before = served_count(warm)
+    for args in SERVED:
+        served, local = warm(*args), here(*args)
+        assert (served.code, served.out, served.err) == (local.code, local.out, local.err), f"{served}\n---\n{local}"
+    assert served_count(warm) == before + len(SERVED)
+    assert warm("show", "99").code != 0 and len(warm("show", "99").err.splitlines()) == 1
+
+
+def test_the_answer_comes_from_the_resident_process_which_the_cli_process_does_not_load(warm: Takeback) -> None:
+    before = served_count(warm)
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "takeback", "log"], cwd=warm.cwd, env=warm.env,
+                          capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
+    assert proc.returncode == 0 and b"first" in proc.stdout
+    imported = [line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines() if line.startswith("import time:")]
+    assert "takeback.resident.forward" in imported
+    assert not [name for name in imported if name.split(".")[0] in ("pygit2", "pydantic") or name.startswith("takeback.engine")]
+    assert served_count(warm) == before + 1
+
+
+def _at_terminal(tb: Takeback, *args: str, env: dict[str, str] | None = None) -> tuple[int, bytes, bytes]:
+    """Run ``takeback ARGS`` with its stdout on a pseudo-terminal: status, what the terminal got, stderr."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "takeback", *args], cwd=tb.cwd, env=env or tb.env,
+                            stdin=subprocess.DEVNULL, stdout=slave, stderr=subprocess.PIPE)
+    os.close(slave)
+    got = b""
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError as exc:
+            assert exc.errno == errno.EIO  # the terminal's other side closed
+            break
+        if not data:
+            break
+        got += data
+    os.close(master)
+    err = proc.stderr.read() if proc.stderr else b""
+    return proc.wait(timeout=60), got, err
+
+
+def test_a_terminal_gets_the_same_bytes_as_in_process(warm: Takeback) -> None:
+    before = served_count(warm)
+    for args in (("show", "2", "--patch"), ("log",), ("show", "99")):
+        served = _at_terminal(warm, *args)
+        assert served == _at_terminal(warm, *args, env=off(warm).env)
+    assert b"\\033[31m" in _at_terminal(warm, "log")[1]  # quoted, as on any terminal
+    assert served_count(warm) == before + 4
+
+
+def test_a_command_at_a_terminal_starts_the_resident_process_for_the_next(tb: Takeback) -> None:
+    two_turns(tb)  # through pipes: none started
+    assert resident(tb)["running"] is False
+    code, out, _ = _at_terminal(tb, "status")
+    assert code == 0 and b"2 agent turns" in out
+    status = wait_running(tb)
+    assert _at_terminal(tb, "status")[:2] == (code, out)
+    assert served_count(tb) == 1
+    tb.ok("resident", "stop")
+    wait_gone(tb, status["pid"])
+
+
+def test_a_resident_process_killed_mid_request_still_gives_the_answer(warm: Takeback) -> None:
+    expected = off(warm)("log")
+    pid = resident(warm)["pid"]
+    os.kill(pid, signal.SIGSTOP)  # it takes the connection but never answers
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "takeback", "log"], cwd=warm.cwd, env=warm.env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(1.0)
+        assert proc.poll() is None  # waiting for the answer
+    finally:
+        os.kill(pid, signal.SIGKILL)
+    out, err = proc.communicate(timeout=60)
+    assert (proc.returncode, out, err.decode()) == (expected.code, expected.out, expected.err)
+    wait_gone(warm, pid)
+    again = warm("log")  # its socket is left behind: nobody answers there, in-process again
+    assert (again.code, again.out, again.err) == (expected.code, expected.out, expected.err)
+
+
+def test_other_settings_or_time_zone_are_never_served(warm: Takeback) -> None:
+    before = served_count(warm)
+    for env in ({"TAKEBACK_MAX_FILE_BYTES": "12345"}, {"TZ": "Asia/Tokyo"}, {"TZ": "America/Los_Angeles"}):
+        other = Takeback(warm.cwd, {**warm.env, **env})
+        got, expected = other("log"), off(warm, **env)("log")
+        assert (got.code, got.out, got.err) == (expected.code, expected.out, expected.err)
+    assert served_count(warm) == before
+    path = resident(warm)["socket"]  # a caller with another fingerprint reaching this socket
+    with socket.socket(socket.AF_UNIX) as conn:
+        conn.connect(path)
+        conn.sendall(wire.pack([b"cli", b"takeback 0 elsewhere", os.fsencode(warm.cwd), b"log", b"", b"00"]))
+        conn.shutdown(socket.SHUT_WR)
+        assert wire.unpack(conn.makefile("rb").read()) == [b"refused", b"another setting"]
+
+
+def _ask(tb: Takeback, *argv: str) -> list[bytes]:
+    """A ``cli`` request sent by hand, with this test's fingerprint."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "environ", dict(tb.env))
+        print_ = address.fingerprint().encode()
+    with socket.socket(socket.AF_UNIX) as conn:
+        conn.connect(resident(tb)["socket"])
+        conn.sendall(wire.pack([b"cli", print_, os.fsencode(tb.cwd), "\0".join(argv).encode(), b"", b"00"]))
+        conn.shutdown(socket.SHUT_WR)
+        return wire.unpack(conn.makefile("rb").read())
+
+
+def test_commands_that_write_are_never_served(warm: Takeback) -> None:
+    """Checked again once parsed: what the caller took for a dry run, or a command that writes,
+    is refused with nothing done, and then done once, in-process."""
+    before, oplog = served_count(warm), warm.oplog()
+    assert _ask(warm, "log")[:2] == [b"done", b"0"]
+    for argv in (("undo",), ("revert", "--", "--dry-run"), ("undo", "--dry-run", "-C", "src"), ("begin",), ("gc",),
+                 ("check", "--", "true"), ("--help",), ("status", "--workspace", "src")):
+        assert _ask(warm, *argv) == [b"refused", b"not served"], argv
+    assert warm.oplog() == oplog and served_count(warm) == before + 1
+    warm.fails(3, "revert", "--", "--dry-run")  # a turn named '--dry-run': never sent
+    warm.ok("undo")  # in-process, and done once
+    assert [e["kind"] for e in warm.json("log")][:2] == ["undo", "turn"]
+    assert served_count(warm) == before + 2  # the log just above
+
+
+def test_a_subfolder_and_a_named_workspace_are_the_same_workspace(warm: Takeback) -> None:
+    sub = warm.cwd / "src"
+    here = off(warm)
+    before = served_count(warm)
+    for args, served in ((("status",), 1), (("-C", str(warm.cwd), "log"), 1), (("-C", "..", "log"), 0),
+                         (("--workspace", "../src", "log"), 0)):
+        got, expected = warm(*args, cwd=sub), here(*args, cwd=sub)
+        assert (got.code, got.out, got.err) == (expected.code, expected.out, expected.err)
+        assert served_count(warm) == before + served
+        before += served
+
+
+def test_one_resident_process_serves_two_workspaces(warm: Takeback, tmp_path: Path) -> None:
+    other = Takeback(make_repo(tmp_path / "second"), warm.env)
+    other.ok("begin", "--label", "elsewhere")
+    (other.cwd / "else.txt").write_text("x\n")
+    other.ok("end")
+    before = served_count(warm)
+    for tb in (warm, other, warm):
+        got, expected = tb("log"), off(tb)("log")
+        assert (got.code, got.out, got.err) == (expected.code, expected.out, expected.err)
+    assert b"elsewhere" in other("log").out and b"elsewhere" not in warm("log").out
+    assert served_count(warm) == before + 5
