@@ -19,7 +19,6 @@ import functools
 import os
 import sys
 import threading
-import traceback
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -116,5 +115,7 @@ def _execute(ctx: Context, handlers: dict[str, Handler], debug: bool) -> int:
         return fail(args.json, "disk", f"the disk refused: {why}{where}; run it again once that is fixed", StoreError.exit_status)
     except Exception as exc:  # noqa: BLE001 - a bug or an environment failure (disk full …): still one line
         if debug:
+            import traceback
+
             traceback.print_exc()
         return fail(args.json, "internal", f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL)

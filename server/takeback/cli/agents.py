@@ -4,6 +4,7 @@ entry here only documents it in ``--help``), ``install`` and ``uninstall``."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
 
 from ..core.render import for_terminal
 from .context import Context
@@ -11,10 +12,25 @@ from .output import EXIT_OK, print_json
 from .parser import AddCommand, Handler
 
 
-def _add_install_args(p: argparse.ArgumentParser) -> None:
-    from ..install.agents import NAMES
+class _AgentNames:
+    """The agents ``install`` knows, and ``all``, read from ``install/agents.py`` only when an
+    ``install``/``uninstall`` argument is checked or its help shown: every other command would
+    pay for importing it (about 10 ms) while its parser is built."""
 
-    p.add_argument("agents", nargs="+", metavar="AGENT", choices=[*NAMES, "all"], help=f"{', '.join(NAMES)} or all")
+    def _names(self) -> list[str]:
+        from ..install.agents import NAMES
+
+        return [*NAMES, "all"]
+
+    def __iter__(self) -> Iterator[str]:  # argparse lists the choices in its messages
+        return iter(self._names())
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._names()
+
+
+def _add_install_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("agents", nargs="+", metavar="AGENT", choices=_AgentNames(), help="one of %(choices)s")
     p.add_argument("--scope", choices=["user", "project"], default="user",
                    help="user (default): your own config; project: this repository's personal config where the agent has one")
 
