@@ -19,6 +19,7 @@ are in ``Config.problems``; each adapter shows them its own way.
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import logging
 import os
@@ -165,13 +166,18 @@ _SWITCH = TypeAdapter(StrictBool)
 def unreadable_patterns(patterns: list[str]) -> list[str]:
     """The patterns gitignore syntax cannot read (``\\`` alone, ``!`` alone …): pathspec refuses
     them, and one of them would fail every capture."""
-    bad = []
-    for pattern in patterns:
-        try:
-            pathspec.GitIgnoreSpec.from_lines([pattern])
-        except ValueError:
-            bad.append(pattern)
-    return bad
+    return [pattern for pattern in patterns if not _readable(pattern)]
+
+
+@functools.lru_cache(maxsize=1024)
+def _readable(pattern: str) -> bool:
+    """Whether pathspec reads ``pattern`` (remembered: a process that opens many engines, the
+    resident one, would compile the same default patterns at every open)."""
+    try:
+        pathspec.GitIgnoreSpec.from_lines([pattern])
+    except ValueError:
+        return False
+    return True
 
 
 def _add_secret_patterns(config: Config, value: Any) -> str | None:

@@ -214,3 +214,18 @@ def test_one_resident_process_serves_two_workspaces(warm: Takeback, tmp_path: Pa
         assert (got.code, got.out, got.err) == (expected.code, expected.out, expected.err)
     assert b"elsewhere" in other("log").out and b"elsewhere" not in warm("log").out
     assert served_count(warm) == before + 5
+
+
+@pytest.mark.parametrize(("argv", "sent"), [
+    (["status"], True), (["--json", "log", "--limit", "3"], True), (["-C", "/abs", "show", "1"], True),
+    (["--workspace=/abs", "diff", "1"], True), (["-C/abs", "cat", "1", "a"], True),
+    (["undo", "--dry-run"], True), (["revert", "2", "--dry-run", "--on-conflict", "skip"], True),
+    (["undo"], False), (["undo", "--dry"], False), (["revert", "--", "--dry-run"], False), (["begin"], False),
+    (["check", "--", "status"], False), (["-C", "rel", "status"], False), (["--workspace=rel", "log"], False),
+    (["-Crel", "log"], False), (["--work", "/abs", "log"], False), (["status", "--help"], False), (["-h"], False),
+    (["--version"], False), (["resident", "status"], False), (["-C"], False), ([], False),
+])
+def test_which_command_lines_are_sent(argv: list[str], sent: bool) -> None:
+    from takeback.resident.forward import eligible
+
+    assert eligible(argv) is sent

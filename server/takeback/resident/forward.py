@@ -64,7 +64,9 @@ def eligible(raw: list[str]) -> bool:
 def answered(raw: list[str]) -> int | None:
     """Run ``raw`` through the resident process and write its answer out: the exit status, or
     None when there is no full answer (then nothing was written: run it in-process)."""
-    if not address.enabled() or os.environ.get("TAKEBACK_DEBUG") or not eligible(raw):
+    if sys.stdout is None or sys.stderr is None or not eligible(raw):
+        return None  # (no stream to write an answer to: as in-process, whatever that does)
+    if not address.enabled() or os.environ.get("TAKEBACK_DEBUG"):
         return None
     try:
         cwd = os.getcwd()
@@ -75,7 +77,7 @@ def answered(raw: list[str]) -> int | None:
     argv = b"\0".join(os.fsencode(word) for word in raw)
     fields = client.call(b"cli", os.fsencode(cwd), argv, env, terminals)
     if not fields or not fields[0].isdigit():
-        if sys.stdout is not None and (_isatty(sys.stdout) or _isatty(sys.stderr)):
+        if _isatty(sys.stdout) or _isatty(sys.stderr):
             client.start()  # a person at a terminal: the next command is served
         return None
     return _write(fields[1:], int(fields[0]))

@@ -12,6 +12,8 @@ so nothing a repository writes (a ``!*`` included) can un-match one of the perso
 
 from __future__ import annotations
 
+import functools
+
 import pathspec
 
 from ..config import Config
@@ -21,16 +23,20 @@ from ..storage.store import Store
 from .files import Version, Workspace
 
 
+@functools.lru_cache(maxsize=64)
+def _spec(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
+    """The compiled patterns (remembered, and only read: a process that opens many engines, the
+    resident one, would compile the same secrets patterns at every open)."""
+    return pathspec.GitIgnoreSpec.from_lines(patterns)
+
+
 class Capturer:
     def __init__(self, store: Store, workspace: Workspace, config: Config) -> None:
         self.store = store
         self.workspace = workspace
         self.max_bytes = config.max_file_bytes
         self.store_secrets = config.secrets.store_content
-        self._secret_specs = [
-            pathspec.GitIgnoreSpec.from_lines(config.secrets.own_patterns()),
-            pathspec.GitIgnoreSpec.from_lines(config.secrets.repository_patterns),
-        ]
+        self._secret_specs = [_spec(tuple(config.secrets.own_patterns())), _spec(tuple(config.secrets.repository_patterns))]
         self._secret_paths: dict[str, bool] = {}  # the patterns never change: remember answers
 
     def is_secret(self, rel: str) -> bool:
