@@ -10,7 +10,7 @@ recorded through the engine API), each round spawns, in turn and measured from s
   python -c pass       ``sys.executable -c pass``: the floor of any command written in Python
   python3 -c pass      whatever ``python3`` is on PATH (here it may be a shell shim), printed only
   git status           in the workspace
-  status, log, show 1, undo --dry-run
+  status, log, show 1 (the newest turn past 500 turns: retention's default), undo --dry-run
                        ``takeback`` with the resident process warm (it answers them,
                        ``resident/forward.py``), then the same with ``TAKEBACK_RESIDENT=0``
                        (the whole command line loads in the process)
@@ -48,7 +48,8 @@ sys.path.insert(0, str(HERE))
 from generate import HOT_FILES, generate  # noqa: E402
 from run import clean_up, loadavg, machine_meta, progress, speed_probe, summarise  # noqa: E402
 
-COMMANDS = {"status": ["status"], "log": ["log"], "show 1": ["show", "1"], "undo --dry-run": ["undo", "--dry-run"]}
+COMMANDS = {"status": ["status"], "log": ["log"], "show": ["show", "1"], "undo --dry-run": ["undo", "--dry-run"]}
+KEPT = 500  # the default retention keeps the newest 500 entries: a longer timeline shows its newest turn
 GOAL_RATIO = 3.0
 LAUNCHER = "#!{python}\nimport sys\nfrom takeback.launch import main\nif __name__ == '__main__':\n    sys.exit(main())\n"
 
@@ -84,8 +85,9 @@ def make_workspace(ws: Path, turns: int, env: dict[str, str]) -> None:
 
 
 class Bench:
-    def __init__(self, base: Path, ws: Path, env: dict[str, str]) -> None:
+    def __init__(self, base: Path, ws: Path, env: dict[str, str], turns: int) -> None:
         self.ws, self.env = ws, env
+        self.commands = {**COMMANDS, "show": ["show", "1" if turns <= KEPT else str(turns)]}
         self.off = {**env, "TAKEBACK_RESIDENT": "0"}
         self.takeback = base / "bin" / "takeback"
         self.proc: subprocess.Popen | None = None
@@ -126,7 +128,7 @@ class Bench:
 
     def check_same(self) -> None:
         """Every served answer is the in-process one, byte for byte (else the run is void)."""
-        for args in COMMANDS.values():
+        for args in self.commands.values():
             served, local = self.tb(*args), self.tb(*args, env=self.off)
             if (served.returncode, served.stdout, served.stderr) != (local.returncode, local.stdout, local.stderr):
                 raise RuntimeError(f"takeback {' '.join(args)}: the served answer differs: {served} vs {local}")
@@ -140,9 +142,9 @@ class Bench:
             took = {"python -c pass": self.timed([sys.executable, "-c", "pass"]),
                     "python3 -c pass": self.timed(["python3", "-c", "pass"]),
                     "git status": self.timed(["git", "status"])}
-            for name, args in COMMANDS.items():
+            for name, args in self.commands.items():
                 took[f"{name} (resident)"] = self.timed([str(self.takeback), *args])
-            for name, args in COMMANDS.items():
+            for name, args in self.commands.items():
                 took[f"{name} (in-process)"] = self.timed([str(self.takeback), *args], self.off)
             if i >= warmup:
                 for name, value in took.items():
@@ -168,7 +170,7 @@ def measure(base: Path, name: str, turns: int, args: argparse.Namespace, env: di
     started = time.perf_counter()
     make_workspace(ws, turns, env)
     made = time.perf_counter() - started
-    bench = Bench(base, ws, env)
+    bench = Bench(base, ws, env, turns)
     bench.start_resident()
     bench.check_same()
     progress(f"    {args.warmup}+{args.repeat} rounds ...")
