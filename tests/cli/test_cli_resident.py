@@ -229,3 +229,19 @@ def test_which_command_lines_are_sent(argv: list[str], sent: bool) -> None:
     from takeback.resident.forward import eligible
 
     assert eligible(argv) is sent
+
+
+def test_a_reader_gone_before_the_answer_ends_quietly_with_141_as_in_process(warm: Takeback) -> None:
+    before = served_count(warm)
+    got = []
+    for env in (warm.env, off(warm).env):
+        read_end, write_end = os.pipe()
+        os.close(read_end)
+        try:
+            proc = subprocess.run([sys.executable, "-m", "takeback", "log"], cwd=warm.cwd, env=env,
+                                  stdout=write_end, stderr=subprocess.PIPE, timeout=60)
+        finally:
+            os.close(write_end)
+        got.append((proc.returncode, proc.stderr))
+    assert got[0] == got[1] == (141, b"")
+    assert served_count(warm) == before + 1
