@@ -165,13 +165,22 @@ class Engine(Turns, Batches, Reading, Operations, Steps):
                 )
 
     def defer_upkeep(self) -> None:
-        """Leave work that no answer needs (merging the store's small packs) for ``upkeep``,
-        which the caller runs once its answer is out."""
+        """Leave work that no answer needs (merging the store's small packs, setting up the
+        work tree's watch) for ``upkeep``, which the caller runs once its answer is out."""
         self.store.merge_later = True
+        self._scan_cache.defer_watch = True
 
     def upkeep(self) -> None:
-        """The work ``defer_upkeep`` left: merge the store's small packs if a merge is due."""
+        """The work ``defer_upkeep`` left: merge the store's small packs if a merge is due;
+        set up the work tree's watch with a first listing if it is not yet."""
         store_module.merge_due(self.store)
+        if self._scan_cache.cold:
+            with self.store.locked():
+                scanner = self._scanner()
+                if isinstance(scanner, GitScanner):
+                    scanner.warm()
+                else:
+                    self._scan_cache.stop_watching()  # a walked folder: its scanner keeps a stat cache instead
 
     def close(self) -> None:
         """Let go of what a long-lived engine holds besides its store (the work tree's watch).

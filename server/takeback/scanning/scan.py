@@ -340,6 +340,17 @@ class GitScanner:
             self.cache.relisted += 1
         return (paths - touched) | found, {k: v for k, v in unreadable.items() if k not in touched} | unread
 
+    def warm(self) -> None:
+        """Set up the tree's watch and keep a listing made under it (a long-lived engine's
+        upkeep after an answer, so the next bracket asks only about the files touched since)."""
+        if self.cache is None or not self.cache.cold:
+            return
+        deferred, self.cache.defer_watch = self.cache.defer_watch, False
+        try:
+            self._list()
+        finally:
+            self.cache.defer_watch = deferred
+
     def _ignored(self, rel: str) -> bool:
         try:
             return self.repo.path_is_ignored(self._repo_path(rel))
@@ -922,6 +933,10 @@ class ScanCache:
         self._lister: listing.Lister | None = None
         self._watching = watch_tree
         self._watch: watch.TreeWatch | None = None
+        # Set by a process that answers first (the resident process): a watch is never set up
+        # on a bracket's path (a tree of 100,000 files takes most of a second), only by
+        # ``GitScanner.warm`` after the answer; until then each listing is made afresh.
+        self.defer_watch = False
         self._listed: tuple[tuple, frozenset[str], dict[str, str]] | None = None
         self.reused = 0  # listings answered from the last one (for the benchmark's report)
         self.relisted = 0  # listings made from the last one and the files touched since
@@ -945,6 +960,8 @@ class ScanCache:
         answers that listing and those files: asking git about them alone is enough."""
         previous, self._listed = self._listed, None
         if not self._watching:
+            return None
+        if self.defer_watch and (self._watch is None or self._watch.root != root):
             return None
         try:
             if self._watch is None or self._watch.root != root:
@@ -974,6 +991,16 @@ class ScanCache:
     def after_listing(self, key: tuple, paths: set[str], unreadable: dict[str, str]) -> None:
         if self._watch is not None:
             self._listed = (key, frozenset(paths), dict(unreadable))
+
+    @property
+    def cold(self) -> bool:
+        """Whether a watch is wanted but not set up yet (``GitScanner.warm`` sets it up)."""
+        return self._watching and self._watch is None
+
+    def stop_watching(self) -> None:
+        """List every time from now on (no watch is wanted)."""
+        self._watching = False
+        self.close()
 
     def close(self) -> None:
         if self._watch is not None:

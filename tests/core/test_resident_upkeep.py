@@ -1,12 +1,17 @@
-"""Pack merges off the answer's path: a store in a process that answers first (the resident
-process, ``Store.merge_later``) leaves a due merge of its small packs for after the answer, and
-the resident does it once the hook's connection is closed; past ``MAX_PACKS_WAITING`` packs a
-write merges at once, so the packs never pile up; without the setting a write merges as before.
+"""Work off the answer's path (``Engine.defer_upkeep``/``upkeep``, the resident process).
+
+Pack merges: a store in a process that answers first (``Store.merge_later``) leaves a due merge
+of its small packs for after the answer, and the resident does it once the hook's connection is
+closed; past ``MAX_PACKS_WAITING`` packs a write merges at once, so the packs never pile up;
+without the setting a write merges as before. The work tree's watch: never set up on a
+bracket's path there (each bracket lists afresh until then), but by the upkeep, with a first
+listing, after which a step asks only about the files it touched.
 """
 
 from __future__ import annotations
 
 import socket
+import sys
 from pathlib import Path
 
 import pytest
@@ -69,3 +74,24 @@ def test_the_resident_merges_after_the_answer_is_out(tmp_path: Path, monkeypatch
     assert order == ["answer", "merge, closed: True"]
     assert _packs(engine) <= store_module.MAX_PACKS
     held.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux only")
+def test_the_watch_is_set_up_by_the_upkeep_not_by_a_step(tmp_path: Path) -> None:
+    ws = make_repo(tmp_path / "ws")
+    engine = open_engine(ws, long_lived=True)
+    engine.defer_upkeep()
+    cache = engine._scan_cache
+    engine.begin_step("one", session="s")
+    (ws / "README.md").write_text("one\n")
+    entry = engine.end_step("one", "Bash one")
+    assert entry is not None and [f.path for f in engine.entry(entry.id).files] == ["README.md"]
+    assert cache.cold and not cache.watching  # the step listed the tree afresh, twice
+    engine.upkeep()
+    assert cache.watching and not cache.cold
+    engine.begin_step("two", session="s")
+    (ws / "src" / "app.py").write_text("two\n")
+    entry = engine.end_step("two", "Bash two")
+    assert entry is not None and [f.path for f in engine.entry(entry.id).files] == ["src/app.py"]
+    assert cache.reused + cache.relisted >= 2  # both listings came from the upkeep's
+    engine.close()
