@@ -32,8 +32,8 @@ Goals (issue 18), PASS/FAIL: hooks p50 ≤ 1.5 × and p99 ≤ 3 × ``python -c p
 p99 of the same rounds, and against its median, both shown) at every size; at 100,000 files a
 Bash pre + post with 3 files changed ≤ 30 ms beyond two process starts, a Bash call that changes
 nothing ≤ 1.1 × a prompt hook (per hook), the first shell step ≤ 1 × ``git status``, the
-resident's RSS ≤ 64 MB; no hook touched by a pack merge over its budget (3 × ``python -c
-pass``). A benchmark, not a test: exit 0 unless it crashed. Everything lives in a temporary
+resident's RSS ≤ 64 MB; no hook touched by a pack merge over its budget (the p99 goal: 3 ×
+``python -c pass``'s p99 in the same rounds). A benchmark, not a test: exit 0 unless it crashed. Everything lives in a temporary
 folder, removed at the end unless --keep.
 """
 
@@ -218,7 +218,7 @@ def derived(r: dict) -> dict[str, float]:
         "shell3_beyond_pass": r["shell3"]["p50"] - 2 * floor, "shell0_beyond_pass": r["shell0"]["p50"] - 2 * floor,
         "quiet_ratio": (r["shell0"]["p50"] / 2) / prompt,
         "first_ratio": r["first_shell"]["p50"] / r["git_status"]["p50"],
-        "merge_worst": max((m["ms"] for m in r["merges"]), default=0.0), "budget": P99_RATIO * floor,
+        "merge_worst": max((m["ms"] for m in r["merges"]), default=0.0), "budget": P99_RATIO * r["python_pass"]["p99"],
     }
 
 
@@ -229,7 +229,7 @@ def verdicts(results: list[dict]) -> list[tuple[str, str, bool]]:
         out.append((f"hooks p50 ≤ {P50_RATIO} × python -c pass at {n:,}", f"{d['p50_ratio']:.2f} ×", d["p50_ratio"] <= P50_RATIO))
         out.append((f"hooks p99 ≤ {P99_RATIO} × python -c pass p99 at {n:,}", f"{d['p99_ratio']:.2f} ×", d["p99_ratio"] <= P99_RATIO))
         worst = d["merge_worst"]
-        out.append((f"no hook a pack merge touched over {P99_RATIO} × python -c pass at {n:,}",
+        out.append((f"no hook a pack merge touched over {P99_RATIO} × python -c pass p99 at {n:,}",
                     f"{len(r['merges'])} hooks, worst {worst:.1f} ms (budget {d['budget']:.1f})", worst <= d["budget"]))
         if n >= LARGE:
             out.append((f"Bash pre+post, 3 files, ≤ {SHELL_BEYOND_MS:.0f} ms beyond two process starts at {n:,}",

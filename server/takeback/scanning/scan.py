@@ -11,7 +11,11 @@ Two scanners share one interface:
   engine keeps a copy of the index file from begin (``index_file``; ``brackets.py`` holds it)
   so their before-image survives a ``git add`` or commit made during the bracket. Cost: about
   one ``git status``, less on small trees. In a long-lived process a ``TreeWatch``
-  (``watch.py``) can tell that nothing changed since the last listing; then it is used again.
+  (``watch.py``) can tell that nothing changed since the last listing; then it is used again,
+  or brought up to date by asking about the few files the watch saw touched (in-process at any
+  size, with the index libgit2 keeps parsed; the index at begin comes from there too while
+  the index file is unchanged). A process that answers first (the resident) sets the watch up
+  after an answer (``GitScanner.warm``), never on a bracket's path.
   The repository and its work tree are found from the workspace as git finds them (a ``.git``
   file or symlink, ``core.worktree``); clean files' before-images are converted as checkout
   writes them (``checkout.py``); nested repositories and submodules get scanners of their own
