@@ -49,7 +49,22 @@ from generate import HOT_FILES, generate  # noqa: E402
 from run import clean_up, edited, loadavg, machine_meta, progress, speed_probe, summarise  # noqa: E402
 
 PAYLOADS = ROOT / "tests" / "cli" / "hook_payloads" / "claude.json"
-TAKEBACK = ROOT / ".venv" / "bin" / "takeback"
+
+
+def takeback_cli() -> list[str]:
+    """The CLI of this checkout: its virtualenv's ``takeback``, else ``python -m takeback`` with
+    this checkout's ``server`` first on the path (``bench_env``), as in a git worktree."""
+    venv = ROOT / ".venv" / "bin" / "takeback"
+    return [str(venv)] if venv.exists() else [sys.executable, "-m", "takeback"]
+
+
+def bench_env(env: dict[str, str]) -> dict[str, str]:
+    """``env`` with this checkout's code first on the path (hooks and the resident inherit it)."""
+    paths = [str(ROOT / "server"), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])]
+    return {**env, "PYTHONPATH": os.pathsep.join(paths)}
+
+
+TAKEBACK = takeback_cli()
 TIMED = ("prompt", "edit_pre", "edit_post", "shell", "stop", "python_pass", "git_status")
 LIMIT_MS = 40.0
 SHELL_SMALL_MS = 80.0
@@ -63,7 +78,7 @@ def payloads(ws: Path) -> dict[str, dict]:
 
 def hook_commands(env: dict[str, str]) -> dict[str, str]:
     """The command line ``takeback install claude`` wrote for each event."""
-    subprocess.run([str(TAKEBACK), "install", "claude"], env=env, check=True, capture_output=True)
+    subprocess.run([*TAKEBACK, "install", "claude"], env=env, check=True, capture_output=True)
     settings = json.loads((Path(env["CLAUDE_CONFIG_DIR"]) / "settings.json").read_text())
     return {event: groups[0]["hooks"][0]["command"] for event, groups in settings["hooks"].items()}
 
@@ -125,7 +140,7 @@ class Rounds:
 
     def check(self) -> None:
         """Every round made one turn of two steps with the right files (else the run is void)."""
-        proc = subprocess.run([str(TAKEBACK), "log", "--json"], cwd=self.ws, env=self.env, capture_output=True, check=True)
+        proc = subprocess.run([*TAKEBACK, "log", "--json"], cwd=self.ws, env=self.env, capture_output=True, check=True)
         turns = [e for e in json.loads(proc.stdout) if e["kind"] == "turn"]
         if len(turns) != self.turns:
             raise RuntimeError(f"{self.turns} turns were made, the timeline has {len(turns)}")
@@ -137,11 +152,13 @@ class Rounds:
 
 
 def resident_pid(env: dict[str, str]) -> int | None:
-    proc = subprocess.run([str(TAKEBACK), "resident", "status", "--json"], env=env, capture_output=True, check=True)
+    proc = subprocess.run([*TAKEBACK, "resident", "status", "--json"], env=env, capture_output=True, check=True)
     return json.loads(proc.stdout).get("pid")
 
 
-def run_size(base: Path, n: int, warmup: int, repeat: int) -> dict:
+def prepare(base: Path, n: int) -> tuple[Path, dict, dict[str, str], dict[str, str]]:
+    """A generated workspace of ``n`` files under ``base`` with its own Takeback home, runtime
+    folder and Claude Code settings: (workspace, what generate made, env, the hooks' env)."""
     ws = base / f"ws-{n}"
     progress(f"{n:,} files: generating {ws} ...")
     gen = generate(ws, n)
@@ -153,7 +170,13 @@ def run_size(base: Path, n: int, warmup: int, repeat: int) -> dict:
         TAKEBACK_HOME=str(base / f"home-{n}"), XDG_RUNTIME_DIR=str(runtime), CLAUDE_CONFIG_DIR=str(base / f"claude-{n}"),
         GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, TAKEBACK_RESIDENT_IDLE="600",
     )
+    env = bench_env(env)
     hook_env = {**env, "CLAUDECODE": "1", "CLAUDE_PROJECT_DIR": str(ws)}  # what Claude Code adds for its hooks
+    return ws, gen, env, hook_env
+
+
+def run_size(base: Path, n: int, warmup: int, repeat: int) -> dict:
+    ws, gen, env, hook_env = prepare(base, n)
     rounds = Rounds(ws, env)
     rounds.one("start", hook_env)  # its first hook starts the resident process
     for _ in range(300):
@@ -170,7 +193,7 @@ def run_size(base: Path, n: int, warmup: int, repeat: int) -> dict:
     progress("    the same without the resident process ...")
     in_process = rounds.measure({**hook_env, "TAKEBACK_RESIDENT": "0"}, warmup, repeat, "p")
     rounds.check()
-    subprocess.run([str(TAKEBACK), "resident", "stop"], env=env, capture_output=True)
+    subprocess.run([*TAKEBACK, "resident", "stop"], env=env, capture_output=True)
     return {"size": n, "generated": gen, "resident": resident, "in_process": in_process}
 
 

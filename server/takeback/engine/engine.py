@@ -43,6 +43,7 @@ from ..errors import (
     TakebackError,
 )
 from ..scanning.scan import GitScanner, ScanCache, WalkScanner, make_scanner
+from ..storage import store as store_module
 from ..storage.store import Store
 from ..workspace.capture import Capturer
 from ..workspace.files import Workspace, is_recorded_path
@@ -162,6 +163,24 @@ class Engine(Turns, Batches, Reading, Operations, Steps):
                     f"the journal {self.journal.file} names the folder {folder!r}, which is not inside the "
                     "workspace: Takeback did not write it, so nothing was recovered or written; remove the journal to go on"
                 )
+
+    def defer_upkeep(self) -> None:
+        """Leave work that no answer needs (merging the store's small packs, setting up the
+        work tree's watch) for ``upkeep``, which the caller runs once its answer is out."""
+        self.store.merge_later = True
+        self._scan_cache.defer_watch = True
+
+    def upkeep(self) -> None:
+        """The work ``defer_upkeep`` left: merge the store's small packs if a merge is due;
+        set up the work tree's watch with a first listing if it is not yet."""
+        store_module.merge_due(self.store)
+        if self._scan_cache.cold:
+            with self.store.locked():
+                scanner = self._scanner()
+                if isinstance(scanner, GitScanner):
+                    scanner.warm()
+                else:
+                    self._scan_cache.stop_watching()  # a walked folder: its scanner keeps a stat cache instead
 
     def close(self) -> None:
         """Let go of what a long-lived engine holds besides its store (the work tree's watch).

@@ -10,7 +10,8 @@ What it holds: one long-lived ``Engine`` per workspace it was asked about (at mo
 ``_MAX_ENGINES``, the least recently used closed first), each opened again when the files its
 settings come from change or its store was removed; the requests of one workspace run one at a time, in the order they
 arrive. The store's own lock still rules across processes (the language server, the CLI), so
-nothing is shared with them but the store on disk.
+nothing is shared with them but the store on disk. Work no answer needs (merging a store's small
+packs) waits until the hook's connection is closed (``Engine.defer_upkeep``/``upkeep``).
 
 Trust: only the user can enter the socket's folder, and a peer whose uid is not the user's is
 refused anyway (``SO_PEERCRED``); a request whose fingerprint is not this process's is refused,
@@ -103,6 +104,7 @@ class _Held:
             self.close()
         if self.engine is None:
             engine = Engine(self.workspace, long_lived=True)
+            engine.defer_upkeep()  # pack merges wait until the answer is out (``Resident._upkeep``)
             self.stamp = _stamp(config_module.config_files(engine.workspace.root))
             self.store = _folder_id(engine.store.path)
             self.engine = engine
@@ -239,6 +241,7 @@ class Resident:
                 except ValueError as exc:
                     answer = [b"refused", str(exc).encode()]
                 conn.sendall(wire.pack(answer))
+            self._upkeep()  # the connection is closed: the hook has its answer
         except Exception:  # one bad connection never ends the process
             log.exception("a request failed")
         finally:
@@ -310,6 +313,15 @@ class Resident:
             except Exception:  # noqa: BLE001 - the in-process path logs it like any failure
                 return record_logged(workspace, event, event_name)  # (no engine is held: tried afresh next time)
             return record_logged(workspace, event, event_name, engine)  # (its store takes any failure)
+
+    def _upkeep(self) -> None:
+        """The engines' deferred work (pack merges), after an answer, one workspace at a time."""
+        with self._state:
+            held = list(self._held.values())
+        for one in held:
+            with one.lock:
+                if one.engine is not None:
+                    one.engine.upkeep()
 
     def _held_for(self, workspace: str) -> _Held:
         closing = []

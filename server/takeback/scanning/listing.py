@@ -16,8 +16,14 @@ It answers only where its answer is git's. Anything it cannot vouch for raises
 ``Unsupported`` and the scanner starts git as before:
 
 * an index that is not version 2 (extended flags: skip-worktree, intent-to-add, sparse
-  checkouts) or that libgit2 refuses (split index, sparse index: a ``GitError``), or one
-  with more than ``MAX_ENTRIES`` entries (there git's own parallel listing is as fast);
+  checkouts) or that libgit2 refuses (split index, sparse index: a ``GitError``), or, for a
+  listing of the whole tree, one with more than ``MAX_ENTRIES`` entries (there git's own
+  parallel listing is as fast). A listing of a few named files (those a tree watch saw
+  touched, ``scan.GitScanner._relist``) is answered at any size: libgit2 keeps the index
+  parsed between calls and looks at those paths alone (about 2 ms at 100,000 entries, where
+  each git process re-reads the whole index file: 50-60 ms); there the ignore files that
+  count are the ``.gitignore`` of every folder above a named file, and a ``.gitattributes``
+  in one of those folders, or a named path that is a folder, declines;
 * a negated pattern (``!...``) in any ignore file git reads (every ``.gitignore`` in the
   walked folders, tracked, untracked or itself ignored; ``info/exclude``; the global
   excludes file): libgit2 1.9 and git disagree on some of them (a nested ``!keep.log``
@@ -51,6 +57,7 @@ import stat
 import threading
 from collections.abc import Mapping
 from pathlib import Path
+from typing import BinaryIO
 
 import pygit2
 from pygit2.enums import ConfigLevel, DiffOption
@@ -90,6 +97,16 @@ def read_small_index(index_file: Path) -> bytes | None:
     """The index file's bytes if it is one libgit2 lists like git (version 2, at most
     ``MAX_ENTRIES`` entries, no ``.gitattributes`` path); None when there is no index.
     Raises ``Unsupported`` otherwise."""
+    found = read_index(index_file, MAX_ENTRIES)
+    if isinstance(found, int):
+        raise Unsupported(f"{found} index entries")
+    return found
+
+
+def read_index(index_file: Path, max_entries: int) -> bytes | int | None:
+    """``read_small_index``'s answer for an index of at most ``max_entries`` entries; for a
+    bigger one (same checks) only its number of entries: its bytes are read once, in pieces,
+    to look for a ``.gitattributes`` path, and not kept."""
     try:
         with open(index_file, "rb") as handle:
             header = handle.read(12)
@@ -99,14 +116,26 @@ def read_small_index(index_file: Path) -> bytes | None:
             entries = int.from_bytes(header[8:12], "big")
             if version != 2:
                 raise Unsupported(f"index version {version}")
-            if entries > MAX_ENTRIES:
-                raise Unsupported(f"{entries} index entries")
+            if entries > max_entries:
+                _no_attributes_path(handle)
+                return entries
             data = header + handle.read()
     except FileNotFoundError:
         return None
-    if b".gitattributes\x00" in data:  # paths end with NUL; a false match only costs the fast path
+    if _ATTRIBUTES_PATH in data:  # paths end with NUL; a false match only costs the fast path
         raise Unsupported("a .gitattributes file is tracked")
     return data
+
+
+_ATTRIBUTES_PATH = b".gitattributes\x00"
+
+
+def _no_attributes_path(handle: BinaryIO) -> None:
+    tail = b""
+    while chunk := handle.read(1 << 20):
+        if _ATTRIBUTES_PATH in tail + chunk:
+            raise Unsupported("a .gitattributes file is tracked")
+        tail = chunk[-len(_ATTRIBUTES_PATH):]
 
 
 def index_paths(data: bytes) -> list[bytes]:
@@ -423,7 +452,7 @@ class Lister:
         self._repos_key: tuple | None = None
         self._settings: tuple[list[str], list[str]] | None = None  # ignore and attributes files
         self._index_stamp: tuple | None = None
-        self._index: bytes | Unsupported | None = None
+        self._index: bytes | int | Unsupported | None = None  # int: a big index's entry count
         self._paths_key: bytes | None = None
         self._paths: list[bytes] = []
         self._ignore_files: list[bytes] = []
@@ -457,11 +486,11 @@ class Lister:
             self._repos.append(self._open())
         return self._repos[:count]
 
-    def _read_index(self, index_file: str) -> bytes | None:
+    def _read_index(self, index_file: str) -> bytes | int | None:
         stamp = file_stamp(index_file)
         if stamp is None or stamp != self._index_stamp:
             try:
-                self._index = read_small_index(Path(index_file))
+                self._index = read_index(Path(index_file), MAX_ENTRIES)
             except Unsupported as exc:
                 self._index = exc
             self._index_stamp = stamp
@@ -473,8 +502,14 @@ class Lister:
         """Repository-relative paths under ``prefix`` that git would list as dirty or
         untracked (folders of nested repositories end with "/"), or of those the files
         ``only`` names (relative to ``prefix``) are. Raises ``Unsupported`` or
-        ``pygit2.GitError`` when git must be asked instead."""
+        ``pygit2.GitError`` when git must be asked instead.
+
+        Past ``MAX_ENTRIES`` index entries only ``only`` is answered (the few files a watch saw
+        touched): libgit2 keeps the index parsed and looks at those paths alone, where git
+        would re-read the whole index file once per process."""
         data = self._read_index(os.path.join(self.git_dir, "index"))  # first: decides big trees
+        if isinstance(data, int) and only is None:
+            raise Unsupported(f"{data} index entries")
         self._config.check()
         repos = self._walkers(1)
         if self._settings is None:
@@ -483,16 +518,15 @@ class Lister:
         global_ignores, attributes = self._settings
         if any(os.path.exists(p) for p in attributes):
             raise Unsupported("info/attributes")
-        if data is None:
-            self._paths, self._ignore_files, self._paths_key, self._plans = [], [], None, {}
-        elif data[-20:] != self._paths_key:
-            self._paths = index_paths(data)
-            self._ignore_files = [p for p in self._paths if p == b".gitignore" or p.endswith(b"/.gitignore")]
-            self._paths_key = data[-20:]
-            self._plans = {}
         root = os.fsencode(workdir.rstrip(os.sep))
-        self._negations.check([os.fsdecode(os.path.join(root, p)) for p in self._ignore_files] + global_ignores)
         prefix_b = os.fsencode(prefix) + b"/" if prefix else b""
+        if isinstance(data, int):
+            assert only is not None
+            wanted = [prefix_b + p for p in only]
+            self._negations.check([os.fsdecode(p) for p in _rules_above(root, wanted)] + global_ignores)
+            return self._kept(root, _diff(repos[0], wanted) if wanted else [])
+        self._index_changed(data)
+        self._negations.check([os.fsdecode(os.path.join(root, p)) for p in self._ignore_files] + global_ignores)
         if prefix_b not in self._plans:
             self._plans[prefix_b] = split_plan(self._paths, prefix_b, SPLIT_MIN_ENTRIES) if _cpus() > 1 else None
         plan = self._plans[prefix_b]
@@ -503,6 +537,20 @@ class Lister:
             found = _diff(repos[0], [prefix_b[:-1]] if prefix_b else None)
         else:
             found = self._parallel(lists)
+        return self._kept(root, found)
+
+    def _index_changed(self, data: bytes | None) -> None:
+        """Work out again what depends on a small index's paths, if it changed."""
+        if data is None:
+            self._paths, self._ignore_files, self._paths_key, self._plans = [], [], None, {}
+        elif data[-20:] != self._paths_key:
+            self._paths = index_paths(data)
+            self._ignore_files = [p for p in self._paths if p == b".gitignore" or p.endswith(b"/.gitignore")]
+            self._paths_key = data[-20:]
+            self._plans = {}
+
+    def _kept(self, root: bytes, found: list[tuple[int, bytes]]) -> list[bytes]:
+        """The listed paths of a diff's deltas (ignored ones dropped, after their checks)."""
         listed: list[bytes] = []
         more_ignores: list[str] = []
         for status, raw in found:
@@ -537,6 +585,28 @@ class Lister:
             raise theirs
         assert theirs is not None
         return theirs + mine
+
+
+def _rules_above(root: bytes, paths: list[bytes]) -> list[bytes]:
+    """The ignore files that decide whether any of ``paths`` (repository paths of files) is
+    ignored: a ``.gitignore`` in each folder above them, whether it exists or not. A path that
+    is a folder on disk, or has a ``.gitattributes`` in a folder above it, is declined (a
+    folder's listing, or conversions, would need what only the whole tree shows)."""
+    found: set[bytes] = set()
+    for path in paths:
+        full = os.path.join(root, path)
+        if os.path.isdir(full) and not os.path.islink(full):
+            raise Unsupported("a touched path is a folder")
+        folder = os.path.dirname(path)
+        while True:
+            base = os.path.join(root, folder) if folder else root
+            if os.path.lexists(os.path.join(base, b".gitattributes")):
+                raise Unsupported("a .gitattributes file above a touched file")
+            found.add(os.path.join(base, b".gitignore"))
+            if not folder:
+                break
+            folder = os.path.dirname(folder)
+    return sorted(found)
 
 
 def _cpus() -> int:

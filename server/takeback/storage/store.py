@@ -9,7 +9,9 @@ call touched.
 Writing: new objects wait in memory until the engine call publishes them; then the new blobs,
 ``meta.json``, the tree and the commit go to disk as one small pack (``packs.py``), and the ref
 moves by compare-and-swap. Small packs are merged as they accumulate (each merge at least
-doubles what it copies, so a byte is copied a logarithmic number of times), and garbage
+doubles what it copies, so a byte is copied a logarithmic number of times): by the write that
+makes one pack too many, or, in the resident process (``merge_later``), after its answer went
+out (``merge_due``: a merge never holds an agent's hook), and garbage
 collection rewrites the packs with only what is still referenced. Mutating work is serialised by
 an advisory file lock shared with every process; objects still in memory when the outermost lock
 is released are written then (or dropped, if the call failed).
@@ -118,6 +120,7 @@ class Store:
         # the set of packs changed under another process's hand, or after gc.
         self._packed: set[bytes] | None = None
         self._durable = 0  # depth of ``durable()`` blocks: publish with fsync whatever the setting
+        self.merge_later = False  # a due merge waits for ``merge_due`` (up to MAX_PACKS_WAITING packs)
         _set_fsync(fsync)
         aside = repair.Quarantine(path)
         try:
@@ -213,7 +216,8 @@ class Store:
         if self._packed is not None:
             self._packed.update(bytes.fromhex(oid) for oid in self._pending)
         self._pending.clear()
-        self._merge_small_packs()
+        if not self.merge_later or len(self._packs()) > MAX_PACKS_WAITING:
+            self._merge_small_packs()
 
     def _packs_stamp(self) -> tuple[str, ...]:
         """The packs there are now, by name. A pack is named by its checksum, so the same names
@@ -502,6 +506,7 @@ class Store:
 
 
 MAX_PACKS = 8  # a lookup of an absent object costs ~20 µs plus ~2 µs per pack (libgit2 1.9)
+MAX_PACKS_WAITING = 4 * MAX_PACKS  # packs a ``merge_later`` store lets wait for its upkeep
 
 
 def _open_bare(git_dir: Path) -> pygit2.Repository:
@@ -591,6 +596,17 @@ def _write_identity(store: Path, workspace: Path) -> None:
     else:
         data = {"workspace": str(workspace), "created": datetime.now(UTC).isoformat(), "format": 1}
     atomic.write(ident, (json.dumps(data, indent=2) + "\n").encode())
+
+
+def merge_due(store: Store) -> bool:
+    """Merge ``store``'s small packs if a merge is due (``Store.merge_later``: the upkeep a
+    process that answers first does after its answer), under the store's lock. Cheap when none
+    is due: one listing of the pack folder. Answers whether it merged."""
+    if len(store._packs()) <= MAX_PACKS:
+        return False
+    with store.locked():
+        store._merge_small_packs()
+    return True
 
 
 def _pack_names(pack_dir: Path) -> list[str]:
