@@ -134,3 +134,37 @@ def test_an_undo_written_all_at_once_killed_at_every_call_is_all_or_nothing(
         proc = crashpoints.inject(run.ws, run.args, point, "signal=KILL", run.stdin)
         assert proc.returncode == -9, f"{point}: not killed there ({proc.returncode}): {proc.stderr.decode(errors='replace')}"
         _check(run, point, SCENARIOS[name])
+
+
+def test_a_rename_failing_among_the_parallel_ones_puts_every_file_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Renamed into place by several threads (``PUT_IN_PARALLEL_FROM`` lowered): the 25th
+    rename fails; the other threads stop, every file already renamed is put back, no
+    temporary file is left, and the undo runs once the disk allows."""
+    from takeback.workspace import journal
+    from takeback.workspace.files import Workspace
+
+    monkeypatch.setenv("TAKEBACK_SYNCFS_FROM", "1")
+    monkeypatch.setattr(journal, "PUT_IN_PARALLEL_FROM", 2)
+    ws, before, after = _big_turn(tmp_path)
+    engine = open_engine(ws)
+    real = Workspace.put
+    calls: list[str] = []
+
+    def put(self: Workspace, staged: files.Staged) -> None:
+        calls.append(staged.rel)
+        if len(calls) == 25:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        real(self, staged)
+
+    monkeypatch.setattr(Workspace, "put", put)
+    with pytest.raises(CannotWrite) as failed:
+        engine.undo()
+    assert "input/output error" in failed.value.message
+    assert 25 <= len(calls) < len(before)  # the other threads stopped
+    assert _contents(ws, after) == after
+    assert not list(ws.rglob(".takeback-tmp-*"))
+    assert not (engine.store.path / "journal.json").exists()
+    monkeypatch.setattr(Workspace, "put", real)
+    assert engine.undo().applied and _contents(ws, before) == before

@@ -31,6 +31,7 @@ import logging
 import os
 import shutil
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 from pydantic import BaseModel
@@ -69,6 +70,9 @@ def _ordered(files: list[JournalFile]) -> list[JournalFile]:
     """Deletions before writes: a folder the deletions empty can then give way to a file."""
     return [f for f in files if f.after is None] + [f for f in files if f.after is not None]
 
+
+PUT_THREADS = 4
+PUT_IN_PARALLEL_FROM = 256  # files renamed into place by PUT_THREADS threads from this many on
 
 CHANGED = "changed since (not overwritten)"  # why a path is left that holds neither side
 
@@ -231,16 +235,48 @@ class Journal:
             except OSError as exc:
                 raise CannotWrite(f"cannot flush {writes[0].path} and the rest to disk: {wording_of(exc)}; "
                                   "nothing was written") from exc
-            for done, (item, one) in enumerate(staged):
-                assert one is not None
-                with _at(item):
-                    self.workspace.put(one)
-                written.append(item)
-                staged[done] = (item, None)  # in place: nothing to discard
+            self._put_all(staged, written)
         finally:
             for _item, left in staged:
                 if left is not None:
                     discard(left)
+
+    def _put_all(self, staged: list[tuple[JournalFile, Staged | None]], written: list[JournalFile]) -> None:
+        """Rename the staged files into place, from ``PUT_IN_PARALLEL_FROM`` files on by
+        ``PUT_THREADS`` threads (a rename over a file waits on the file system's journal to free
+        the old one; several overlap those waits), each path added to ``written`` (and marked
+        put in ``staged``) once in place. The first failure stops every thread; it is raised."""
+        done = [False] * len(staged)
+        failed: list[TakebackError] = []
+        threads = PUT_THREADS if len(staged) >= PUT_IN_PARALLEL_FROM else 1
+
+        def put_share(first: int) -> None:
+            for i in range(first, len(staged), threads):
+                if failed:
+                    return
+                item, one = staged[i]
+                assert one is not None
+                try:
+                    with _at(item):
+                        self.workspace.put(one)
+                except TakebackError as exc:  # stops the other threads; raised once they are done
+                    failed.append(exc)
+                    return
+                done[i] = True
+
+        try:
+            if threads == 1:
+                put_share(0)
+            else:
+                with ThreadPoolExecutor(threads) as pool:
+                    list(pool.map(put_share, range(threads)))
+        finally:
+            for i, (item, _one) in enumerate(staged):
+                if done[i]:
+                    written.append(item)
+                    staged[i] = (item, None)  # in place: nothing to discard
+        if failed:
+            raise failed[0]
 
     def _in_order(self, files: list[JournalFile], folders: list[str], step: Callable[[JournalFile], None]) -> None:
         """``step`` over the deletions, then remove the ``folders`` they left empty, then
