@@ -146,21 +146,18 @@ class Takeback:
     def end(self) -> None:
         self.run("end") if self.cli else self.engine.end_turn()
 
-    def undo(self) -> None:
+    def operate(self, kind: str) -> None:
+        """``undo`` or ``redo``."""
         if self.cli:
-            self.run("undo")
-        else:
-            result = self.engine.undo()
-            if not result.applied:
-                raise SystemExit(f"undo: {result.message}")
+            self.run(kind)
+        elif not (result := getattr(self.engine, kind)()).applied:
+            raise SystemExit(f"{kind}: {result.message}")
+
+    def undo(self) -> None:
+        self.operate("undo")
 
     def redo(self) -> None:
-        if self.cli:
-            self.run("redo")
-        else:
-            result = self.engine.redo()
-            if not result.applied:
-                raise SystemExit(f"redo: {result.message}")
+        self.operate("redo")
 
     def close(self) -> None:
         if not self.cli:

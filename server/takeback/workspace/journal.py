@@ -8,7 +8,9 @@ the journal names is on disk before the journal is: ``start`` first writes the o
 store holds in memory (as a pack), then the backups, then the journal, each flushed with its
 folder. The workspace is then written (``forward``: deletions, then the emptied folders, then
 the writes, so a file can take a folder's place and the reverse; each file flushed before its
-rename, then every folder it changed), the operation's records are appended to the log in one
+rename, then every folder it changed; from ``SYNCFS_FROM`` files on, all written under temporary
+names, flushed with one ``syncfs``, then renamed, by several threads from
+``PUT_IN_PARALLEL_FROM`` on), the operation's records are appended to the log in one
 ref update, and the journal is removed. Operations are rare and a person waits for them, so
 they pay for this durability whatever the ``fsync`` setting (``Store.durable``; the cost is in
 docs/performance.md): once the answer is shown, a power cut leaves the workspace all-after.
