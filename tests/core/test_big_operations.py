@@ -18,6 +18,7 @@ from takeback.errors import CannotWrite
 from takeback.workspace import files
 
 from . import crashpoints
+from . import test_crash_points as crash_tests
 from .support import open_engine
 from .test_crash_points import SCENARIOS, _check, _prepare
 
@@ -168,3 +169,12 @@ def test_a_rename_failing_among_the_parallel_ones_puts_every_file_back(
     assert not (engine.store.path / "journal.json").exists()
     monkeypatch.setattr(Workspace, "put", real)
     assert engine.undo().applied and _contents(ws, before) == before
+
+
+@pytest.mark.skipif(crashpoints.strace_usable() is not None, reason=str(crashpoints.strace_usable()))
+def test_an_undo_written_all_at_once_with_a_disk_error_at_every_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The crash-point harness's disk errors (no space at each write and created file, an I/O
+    error at each rename, fsync, syncfs …) on an undo written the big way: one clear line, and
+    all-before or all-after."""
+    monkeypatch.setenv("TAKEBACK_SYNCFS_FROM", "1")
+    crash_tests.test_a_disk_error_at_every_mutating_call("undo", tmp_path)
