@@ -49,7 +49,7 @@ from .conftest import isolated_env
 pytestmark = pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed (scripts/setup-faults.sh installs it)")
 
 TRACED = ("openat,write,pwrite64,writev,lseek,ftruncate,rename,renameat,renameat2,fsync,fdatasync,unlink,unlinkat,"
-          "mkdir,mkdirat,rmdir,fchmod,chmod,fchmodat,symlink,symlinkat,link,linkat")
+          "mkdir,mkdirat,rmdir,fchmod,chmod,fchmodat,symlink,symlinkat,link,linkat,syncfs")
 JOURNAL = ("journal.json", ".journal.json.", "journal-backup", "last-recovery.json")
 UMASK = os.umask(0o022)
 os.umask(UMASK)
@@ -138,6 +138,8 @@ class _Reader:
             self.ops.append(Op("link", old, new))
         elif name in ("fsync", "fdatasync"):
             self.ops.append(Op("sync", powercut.path(a[0])))
+        elif name == "syncfs":  # the whole file system (the workspace's and the state folder's, here one)
+            self.ops.append(Op("sync", powercut.path(a[0]), flags="fs"))
 
 
 def read_ops(text: str, roots: tuple[str, ...]) -> list[Op]:
@@ -211,7 +213,7 @@ class Effect:
 
 
 def _synced_after(ops: list[Op], i: int, paths: set[str]) -> bool:
-    return any(op.kind == "sync" and op.path in paths for op in ops[i + 1:])
+    return any(op.kind == "sync" and (op.path in paths or op.flags == "fs") for op in ops[i + 1:])
 
 
 def _folder_synced_after(ops: list[Op], i: int, folder: str) -> bool:
@@ -418,8 +420,8 @@ def timeline(env: dict[str, str], ws: Path) -> list[tuple]:
     return [(e["number"], e["kind"], e["state"], e["label"]) for e in json.loads(proc.stdout)]
 
 
-def _set_up(name: str, tmp_path: Path) -> Call:
-    env = {**isolated_env(tmp_path / "env"), "TAKEBACK_RESIDENT": "0", "PYTHONDONTWRITEBYTECODE": "1"}
+def _set_up(name: str, tmp_path: Path, extra: dict[str, str] | None = None) -> Call:
+    env = {**isolated_env(tmp_path / "env"), "TAKEBACK_RESIDENT": "0", "PYTHONDONTWRITEBYTECODE": "1", **(extra or {})}
     ws = make_repo(tmp_path / "ws", dict(FILES)).resolve()
     (ws / "run.sh").chmod(0o644)
     args = OPERATIONS[name](env, ws)
@@ -493,7 +495,19 @@ def cut_points(ops: list[Op], area: tuple[str, ...]) -> list[int]:
 
 @pytest.mark.parametrize("name", list(OPERATIONS))
 def test_a_power_cut_during_an_operation_leaves_the_workspace_whole(name: str, tmp_path: Path) -> None:
-    call = _set_up(name, tmp_path)
+    _cut_everywhere(_set_up(name, tmp_path))
+
+
+@pytest.mark.parametrize("name", ["undo", "redo", "merged-undo"])
+def test_a_power_cut_during_a_big_operation_leaves_the_workspace_whole(name: str, tmp_path: Path) -> None:
+    """The way a big operation writes (every file under a temporary name, one ``syncfs``, the
+    renames, one ``syncfs``: ``TAKEBACK_SYNCFS_FROM=1`` takes it from the first file on)."""
+    call = _set_up(name, tmp_path, {"TAKEBACK_SYNCFS_FROM": "1"})
+    assert any(op.flags == "fs" for op in call.ops), "the operation did not flush with syncfs"
+    _cut_everywhere(call)
+
+
+def _cut_everywhere(call: Call) -> None:
     area = _area(call)
     call.put_back()
     replay(call.ops, set())

@@ -32,7 +32,7 @@ STRACE = shutil.which("strace")
 MUTATING = (
     "write", "pwrite64", "writev", "rename", "renameat", "renameat2", "unlink", "unlinkat", "mkdir", "mkdirat",
     "rmdir", "fsync", "fdatasync", "ftruncate", "openat", "symlink", "symlinkat", "link", "linkat", "fchmod",
-    "fchown", "chmod", "fchmodat",
+    "fchown", "chmod", "fchmodat", "syncfs",
 )
 _CALL = re.compile(r"^(?P<name>[a-z0-9_]+)\((?P<args>.*)$")
 
@@ -85,7 +85,7 @@ def points(trace: str, kills_only: bool = True) -> list[Point]:
         point = Point(name, ranks[name], line)
         if not (kills_only and unseen):
             found.append(point)
-        unseen = name in ("fsync", "fdatasync") or line.rsplit(" = ", 1)[-1].startswith("-1 ")
+        unseen = name in ("fsync", "fdatasync", "syncfs") or line.rsplit(" = ", 1)[-1].startswith("-1 ")
     return found
 
 

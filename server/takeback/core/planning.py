@@ -89,10 +89,19 @@ class PathPlan:
 class Plan:
     paths: list[PathPlan] = field(default_factory=list)
     folders: list[str] = field(default_factory=list)  # removed once its deletions empty them
+    _by_path: dict[str, PathPlan] | None = field(default=None, repr=False, compare=False)
+    stats: dict[str, tuple[int, int]] = field(default_factory=dict)  # (+lines, -lines) per path written, once counted
 
     @property
     def writes(self) -> list[PathPlan]:
         return [p for p in self.paths if p.writes]
+
+    def result_of(self, path: str) -> Version | None:
+        """The content ``path`` is planned to end with (None: absent, or not in the plan)."""
+        if self._by_path is None or len(self._by_path) != len(self.paths):
+            self._by_path = {p.path: p for p in self.paths}
+        planned = self._by_path.get(path)
+        return planned.result if planned is not None else None
 
     @property
     def conflicts(self) -> list[Conflict]:

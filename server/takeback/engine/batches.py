@@ -220,7 +220,7 @@ class Batches(EngineParts):
         self.journal.start(checkpoint_id, "apply", items, backups)
         written: list[JournalFile] = []
         try:
-            self.journal.forward(items, [], written, lambda item: self._write_batch_after(item, given))
+            self.journal.forward(items, [], written, lambda item: self._batch_content(item, given))
         except BaseException as exc:
             failure = self.journal.roll_back(written, exc)  # the journal stays if a path could not be put back
             try:
@@ -234,14 +234,13 @@ class Batches(EngineParts):
             raise failure from exc
         self.journal.finish()
 
-    def _write_batch_after(self, item: JournalFile, given: dict[str, BatchChange]) -> None:
-        """Write one path of an edit batch: its content from the batch where the store withheld
-        it (a secret, or over the size cap), else from the store."""
+    def _batch_content(self, item: JournalFile, given: dict[str, BatchChange]) -> bytes:
+        """The bytes of one path of an edit batch: from the batch where the store withheld them
+        (a secret, or over the size cap), else from the store."""
         if item.after is not None and item.after.withheld:
             content = given[item.path].after if item.path in given else None
-            self.workspace.write(item.path, content or b"", item.after.mode)  # flushed before its rename
-        else:
-            self.journal.write_side(item, "after")
+            return content or b""
+        return self.journal.content_of(item, "after")
 
     def set_applied(self, checkpoint_id: str, applied: bool, reason: str | None = None) -> Entry:
         """Say whether a recorded checkpoint reached the workspace (the editor may refuse)."""

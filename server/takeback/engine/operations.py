@@ -261,6 +261,7 @@ class Operations(EngineParts):
         plan = self._plan(target, steps, on_conflict, overlay)
         number = target.begun.number
         outcomes = [outcome(p.path, p.ours, p.result, p.merged) for p in plan.writes]
+        plan.stats = {o.path: (o.additions, o.deletions) for o in outcomes}  # counted once: the change records them too
         if ending is None:
             ending = self._turns_ending(target)
         base: dict[str, Any] = dict(
@@ -295,23 +296,25 @@ class Operations(EngineParts):
         overlay: dict[str, Version | None],
     ) -> Plan:
         """What taking ``steps`` back would write, from the files now (``overlay``: open
-        documents, which the editor writes)."""
-        out_of_reach = self._out_of_reach(steps)
+        documents, which the editor writes). Each folder on the way is looked at once
+        (``FolderLook.steady``); the writes look again."""
+        with self.workspace.folders.steady():
+            out_of_reach = self._out_of_reach(steps)
 
-        def read(rel: str) -> Version | None:
-            if rel in out_of_reach:
-                return None  # nothing is read through such a symlink
-            return overlay[rel] if rel in overlay else self.workspace.read(rel)
+            def read(rel: str) -> Version | None:
+                if rel in out_of_reach:
+                    return None  # nothing is read through such a symlink
+                return overlay[rel] if rel in overlay else self.workspace.read(rel)
 
-        def unwritable(rel: str) -> str | None:
-            return None if rel in overlay else self.workspace.unwritable(rel)  # the editor writes open documents
+            def unwritable(rel: str) -> str | None:
+                return None if rel in overlay else self.workspace.unwritable(rel)  # the editor writes open documents
 
-        planner = Planner(
-            self.capture, read, on_conflict, label_theirs=f"before #{target.begun.number}", layout=self.workspace,
-            unwritable=unwritable,
-        )
-        plan = planner.plan(steps)
-        set_aside(plan, out_of_reach)
+            planner = Planner(
+                self.capture, read, on_conflict, label_theirs=f"before #{target.begun.number}", layout=self.workspace,
+                unwritable=unwritable,
+            )
+            plan = planner.plan(steps)
+            set_aside(plan, out_of_reach)
         return plan
 
     def _not_carried_out(
@@ -400,7 +403,7 @@ class Operations(EngineParts):
             written: list[JournalFile] = []
             bits: dict[str, int] = {}
             try:
-                self.journal.forward(journal_files, plan.folders, written, lambda item: self._write_after(item, plan))
+                self.journal.forward(journal_files, plan.folders, written, lambda item: _content_after(item, plan))
                 bits = set_exec_bits(self.workspace, editor_writes)
                 tx.add(*self._operation_records(entry_id, kind, label, target, checkpoint_target, on_conflict, verdict,
                                                 effects, previous, plan, changes))
@@ -456,7 +459,7 @@ class Operations(EngineParts):
                 self._path_change(
                     item.path, before, after, None,
                     ours.content if ours else None, item.result.content if item.result else None,
-                    new_folders=item.new_folders,
+                    new_folders=item.new_folders, stats=plan.stats.get(item.path),
                 )
             )
             if item.path in overlay:
@@ -470,13 +473,14 @@ class Operations(EngineParts):
             )
         return changes, journal_files, backups
 
-    def _write_after(self, item: JournalFile, plan: Plan) -> None:
-        if item.after is not None and item.after.withheld:
-            result = next(p.result for p in plan.paths if p.path == item.path)
-            assert result is not None
-            self.workspace.write(item.path, result.content, result.mode)
-        else:
-            self.journal.write_side(item, "after")
+
+
+def _content_after(item: JournalFile, plan: Plan) -> bytes:
+    """The bytes the operation writes at ``item``'s path: the planned result itself (read
+    once, when planning; the store is not read again)."""
+    result = plan.result_of(item.path)
+    assert result is not None
+    return result.content
 
 
 def _patch(plan: Plan) -> str:

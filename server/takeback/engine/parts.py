@@ -74,4 +74,5 @@ class EngineParts:
             old: bytes | None = None,
             new: bytes | None = None,
             new_folders: Iterable[str] = (),
+            stats: tuple[int, int] | None = None,
         ) -> PathChange: ...

@@ -253,9 +253,11 @@ class Turns(EngineParts):
         old: bytes | None = None,
         new: bytes | None = None,
         new_folders: Iterable[str] = (),
+        stats: tuple[int, int] | None = None,
     ) -> PathChange:
         """Describe one path's change; ``old``/``new`` are its bytes when the caller has them;
-        ``new_folders``: the folders it created along with the file."""
+        ``new_folders``: the folders it created along with the file; ``stats``: its (+lines,
+        -lines) when the caller counted them already (an operation, for its answer)."""
         additions = deletions = 0
         binary = False
         if not any(v is not None and v.withheld for v in (before, after)):
@@ -264,7 +266,7 @@ class Turns(EngineParts):
             if new is None and after is not None:
                 new = self.store.read_blob(after.oid)
             binary = is_binary(old) or is_binary(new)
-            additions, deletions = line_stats(old, new)
+            additions, deletions = stats if stats is not None else line_stats(old, new)
         return PathChange(
             path=path, before=before, after=after, renamed_from=renamed_from,
             additions=additions, deletions=deletions, binary=binary, new_folders=list(new_folders),

@@ -15,7 +15,13 @@ folders are where (``obstacle``, ``left_in``, ``missing_folders``, ``folders_mad
 is answered here too, and which folder a turn made in a deleted file's place
 (``folder_made_in_place``). ``write`` flushes a file (its bytes, owner and permission bits)
 before its rename, and ``sync_folders`` the folders an operation changed: what the journal
-needs before it goes.
+needs before it goes. Many files go in two steps: ``stage`` each under a temporary name,
+``flush_staged`` all at once (one ``syncfs`` per file system), then ``put`` each in place; and
+``sync_folders`` of many folders is one ``syncfs`` too (from ``SYNCFS_FROM`` on).
+
+The checks of an operation's many paths look at each folder once (``FolderLook``, while
+``Workspace.folders.steady()`` holds): what it is (a folder, a symlink, missing), whether it may be
+written into; Takeback's own changes to folders keep that true.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import stat
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 from ..core.merge import Version
 from ..core.models import MODE_EXEC, MODE_FILE, MODE_LINK
@@ -35,6 +42,7 @@ from ..storage.atomic import sync_dir
 from .birth import born_ns
 
 TEMP_PREFIX = ".takeback-tmp-"  # files being written; a killed writer's are removed by recovery
+_DIR, _LINK, _MISSING, _OTHER = range(4)  # what stands where a folder is looked for (``Workspace._kind``)
 
 
 def file_stamp(path: str | os.PathLike[str]) -> tuple | None:
@@ -60,10 +68,165 @@ def mode_of(st: os.stat_result) -> int:
     return MODE_EXEC if st.st_mode & 0o111 else MODE_FILE
 
 
+SYNCFS_FROM = 64
+"""From this many files (or folders) flushed at once, one ``syncfs`` per file system replaces one
+``fsync`` each (``TAKEBACK_SYNCFS_FROM`` changes it: the power-cut tests run small operations through it)."""
+
+
+def syncfs_from() -> int:
+    try:
+        return max(1, int(os.environ.get("TAKEBACK_SYNCFS_FROM", SYNCFS_FROM)))
+    except ValueError:
+        return SYNCFS_FROM
+
+
+def syncfs(folder: str) -> bool:
+    """Flush the whole file system ``folder`` is on (Linux's ``syncfs``: every file and folder
+    change made there, one journal commit); False when the system has none. ``OSError`` when
+    the flush fails."""
+    try:
+        import ctypes
+
+        call = ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):
+        return False
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        if call(fd) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err), folder)
+    finally:
+        os.close(fd)
+    return True
+
+
+def _syncfs_all(devices: dict[int, str]) -> bool:
+    """``syncfs`` the file system of each device (a folder on it given); False when the system
+    has none (the caller then flushes file by file or folder by folder)."""
+    return all(syncfs(folder) for folder in devices.values())
+
+
+def _devices(folders: Iterable[str]) -> dict[int, str]:
+    """One of ``folders`` on each file system they are on (a folder gone is left out)."""
+    devices: dict[int, str] = {}
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            devices.setdefault(os.stat(folder).st_dev, folder)
+    return devices
+
+
+class Staged(NamedTuple):
+    """A file ``Workspace.stage`` wrote under a temporary name beside ``rel``; ``device``: its
+    file system's, when it still has to be flushed (None: flushed, or a link)."""
+
+    rel: str
+    tmp: str
+    device: int | None
+
+
+def discard(staged: Staged) -> None:
+    """Remove a staged file that will not be put in place."""
+    with contextlib.suppress(OSError):
+        os.unlink(staged.tmp)
+
+
 def with_exec_bit(perm: int, executable: bool) -> int:
     """``perm`` with its x bits following the record, as git does: an executable file gets x
     wherever it has r (0600 -> 0700, 0644 -> 0755), a plain file loses every x."""
     return perm | ((perm & 0o444) >> 2) if executable else perm & ~0o111
+
+
+class FolderLook:
+    """What the folders of a workspace are, looked up with ``lstat`` (never following a link),
+    remembered while ``steady`` holds."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self._kinds: dict[str, int] | None = None  # folder -> what it is, while ``steady`` holds
+        self._facts: dict[str, tuple[os.stat_result | None, bool]] = {}  # folder -> (stat, writable), the same
+
+    @contextlib.contextmanager
+    def steady(self) -> Iterator[None]:
+        """Within, what each folder is (a folder, a symlink, missing, a file) and whether it may
+        be written into is looked up once and remembered: the path checks of an operation's
+        many files cost one ``lstat`` per folder, not one per folder of every path. Takeback's
+        own changes keep it true (a folder made, folders removed, a link written or a path
+        deleted where a folder was known); an operation holds it for its planning and again,
+        afresh, for its writes, so what the person changes in between is seen. Nested: joins."""
+        if self._kinds is not None:
+            yield
+            return
+        self._kinds, self._facts = {}, {}
+        try:
+            yield
+        finally:
+            self._kinds, self._facts = None, {}
+
+    def forget(self) -> None:
+        """Takeback changed what stands at a folder it looked at: look again."""
+        if self._kinds:
+            self._kinds, self._facts = {}, {}
+
+    def looked_at(self, rel: str) -> bool:
+        """Whether ``rel`` was looked at as a folder since ``steady`` began."""
+        return self._kinds is not None and rel in self._kinds
+
+    def kind(self, folder: str) -> int:
+        """What stands at ``folder`` (workspace-relative): ``_DIR``, ``_LINK``, ``_MISSING`` or
+        ``_OTHER`` (a file), without following a link; remembered while ``steady`` holds."""
+        kinds = self._kinds
+        if kinds is not None and (known := kinds.get(folder)) is not None:
+            return known
+        try:
+            mode = os.lstat(os.path.join(self.root, folder)).st_mode
+        except OSError:
+            kind = _MISSING
+        else:
+            kind = _DIR if stat.S_ISDIR(mode) else (_LINK if stat.S_ISLNK(mode) else _OTHER)
+        if kinds is not None:
+            kinds[folder] = kind
+        return kind
+
+    def to(self, rel: str) -> Iterator[tuple[str, int]]:
+        """The folders on the way to ``rel``, shallowest first, with what each is; stops after
+        the first that is not a folder (nothing beyond it exists)."""
+        folder = ""
+        for part in rel.split("/")[:-1]:
+            folder = f"{folder}/{part}" if folder else part
+            kind = self.kind(folder)
+            yield folder, kind
+            if kind != _DIR:
+                return
+
+    def facts(self, folder: Path) -> tuple[os.stat_result | None, bool]:
+        """The folder's stat (None: cannot be had) and whether it may be written into; remembered
+        while ``steady`` holds."""
+        key = str(folder)
+        if (known := self._facts.get(key)) is not None:
+            return known
+        try:
+            held: os.stat_result | None = os.stat(folder)
+        except OSError:
+            held = None
+        facts = (held, os.access(folder, os.W_OK | os.X_OK))
+        if self._kinds is not None:
+            self._facts[key] = facts
+        return facts
+
+
+def flush_staged(staged: list[Staged]) -> None:
+    """Flush the staged files not flushed yet to disk, before any is put in place: one
+    ``syncfs`` per file system they are on (all that file system's dirty data: worth it
+    for many files only), else (no ``syncfs`` here) one ``fsync`` each."""
+    pending = [s for s in staged if s.device is not None]
+    if _syncfs_all({s.device: os.path.dirname(s.tmp) for s in pending if s.device is not None}):
+        return
+    for item in pending:
+        fd = os.open(item.tmp, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 class Workspace:
@@ -71,6 +234,8 @@ class Workspace:
 
     def __init__(self, root: Path) -> None:
         self.root = Path(os.path.realpath(root))
+        self._root = str(self.root)
+        self.folders = FolderLook(self._root)
 
     # ------------------------------------------------------------------ paths
 
@@ -87,6 +252,9 @@ class Workspace:
                 raw.encode("utf-8")
             except UnicodeEncodeError:
                 raise OutsideWorkspace(f"invalid path {raw!r}: not valid UTF-8, which no record can hold") from None
+        if os.sep == "/" and is_recorded_path(raw):  # already in recorded form (every path an operation plans)
+            self._check_parents(raw)
+            return raw
         if os.path.isabs(raw):
             absolute = os.path.normpath(raw)
             root = str(self.root)
@@ -115,6 +283,8 @@ class Workspace:
         parent = os.path.dirname(rel)
         if not parent:
             return
+        if all(kind != _LINK for _folder, kind in self.folders.to(rel)):
+            return  # real folders down to the first missing one (or a file): the path stays inside
         probe = self.root / parent
         # Find the deepest existing ancestor and make sure its real path stays inside.
         while not os.path.lexists(probe) and probe != self.root:
@@ -136,16 +306,10 @@ class Workspace:
     def link_above(self, rel: str) -> str | None:
         """The first folder on the way to ``rel`` that is a symlink, or None. Nothing behind
         such a link is part of the workspace (git sees it so too): it is never read through."""
-        folder = ""
-        for part in rel.split("/")[:-1]:
-            folder = f"{folder}/{part}" if folder else part
-            try:
-                st = os.lstat(self.root / folder)
-            except OSError:
-                return None  # missing (so is the file) or unreadable (reading it says so)
-            if stat.S_ISLNK(st.st_mode):
+        for folder, kind in self.folders.to(rel):
+            if kind == _LINK:
                 return folder
-        return None
+        return None  # missing (so is the file) or unreadable (reading it says so) count as no link
 
     # ------------------------------------------------------------------ reading
 
@@ -196,6 +360,8 @@ class Workspace:
             where = probe.relative_to(self.root).as_posix()
             if where in going:
                 return None  # removed first; what is below it is made anew
+            if self.folders.kind(where) == _DIR:
+                continue
             try:
                 if not stat.S_ISDIR(os.stat(probe).st_mode):
                     return f"{where} is a file where a folder must be; move it away and run this again"
@@ -216,13 +382,15 @@ class Workspace:
         except (FileNotFoundError, NotADirectoryError):
             st = None
         folder = path.parent
-        while not os.path.isdir(folder) and folder != self.root:
-            folder = folder.parent
+        if folder != self.root and self.folders.kind(os.path.dirname(rel)) != _DIR:
+            while not os.path.isdir(folder) and folder != self.root:
+                folder = folder.parent
+        held, writable = self.folders.facts(folder)
         if st is not None and not stat.S_ISDIR(st.st_mode):
-            why = _file_locked(path, st, folder)
+            why = _file_locked(path, st, folder, held)
             if why is not None:
                 return f"permission denied: {rel} {why}"
-        if os.access(folder, os.W_OK | os.X_OK):
+        if writable:
             return None
         where = "the workspace folder" if folder == self.root else f"folder {folder.relative_to(self.root).as_posix()}/"
         return f"permission denied: {where} {_folder_locked(folder)}"
@@ -320,28 +488,37 @@ class Workspace:
         A file that is there keeps its permission bits and owner, with the x bits following
         ``mode``; a new one gets the umask's default. ``perm`` (a roll-back) sets exact bits.
         The rename gives the path a new inode: other hard links keep the old content."""
+        staged = self.stage(rel, content, mode, perm, flush=True)
+        try:
+            self.put(staged)
+        except BaseException:
+            discard(staged)
+            raise
+
+    def stage(self, rel: str, content: bytes, mode: int, perm: int | None = None, flush: bool = False) -> Staged:
+        """``write``'s first half: the content in a temporary file beside ``rel`` (folders made),
+        with its owner and bits, flushed with ``flush`` (else by ``flush_staged``, before any
+        is put); ``put`` renames it into place, ``discard`` removes it."""
         self.check(rel)
-        path = self.root / rel
-        parent = path.parent
-        self._make_parents(parent)
+        path = os.path.join(self._root, rel)
+        parent = os.path.dirname(path)
+        self._make_parents(os.path.dirname(rel))
         try:
             old = os.lstat(path)
         except (FileNotFoundError, NotADirectoryError):
             old = None
         if old is not None and stat.S_ISDIR(old.st_mode):
             raise OutsideWorkspace(f"cannot write {rel}: a folder is in the way")
+        tmp = os.path.join(parent, f"{TEMP_PREFIX}{os.getpid()}-{os.urandom(4).hex()}")
         if mode == MODE_LINK:
-            tmp = parent / f"{TEMP_PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
             os.symlink(content.decode("utf-8", "surrogateescape"), tmp)
-            os.replace(tmp, path)
-            return
+            return Staged(rel, tmp, None)
         kept = old if old is not None and stat.S_ISREG(old.st_mode) else None
         if perm is None and kept is not None:
             perm = with_exec_bit(stat.S_IMODE(kept.st_mode), mode == MODE_EXEC)
         # Made private first when its bits are known (no moment where a 0600 file's new
         # content is readable by others); otherwise the kernel applies the umask.
         create = 0o600 if perm is not None else (0o777 if mode == MODE_EXEC else 0o666)
-        tmp = parent / f"{TEMP_PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), create)
         try:
             with os.fdopen(fd, "wb") as handle:
@@ -354,14 +531,26 @@ class Workspace:
                 if perm is not None:
                     os.fchmod(handle.fileno(), perm)  # after chown, which clears set-id bits
                 handle.flush()  # last: the owner and the permission bits are flushed with the bytes
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
+                if flush:
+                    os.fsync(handle.fileno())
+                device = os.fstat(handle.fileno()).st_dev
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise
+        return Staged(rel, tmp, None if flush else device)
 
-    def _make_parents(self, parent: Path) -> None:
+    def put(self, staged: Staged) -> None:
+        """Rename a staged file into place (``discard`` it when this raises)."""
+        os.replace(staged.tmp, os.path.join(self._root, staged.rel))
+        if self.folders.looked_at(staged.rel):
+            self.folders.forget()  # it was looked at as a folder: what stands there changed
+
+    def _make_parents(self, folder: str) -> None:
+        """Make the folder ``folder`` (workspace-relative, "" the root) and the missing ones above it."""
+        if not folder or self.folders.kind(folder) == _DIR:
+            return
+        parent = self.root / folder
         if parent.is_dir():
             return
         missing = []
@@ -373,15 +562,20 @@ class Workspace:
             probe = probe.parent
         if not probe.is_dir():
             raise OutsideWorkspace(f"cannot create {parent}: {probe} is a file")
-        for folder in reversed(missing):
-            os.mkdir(folder)
+        for made in reversed(missing):
+            os.mkdir(made)
+        self.folders.forget()  # what was missing is a folder now
 
     def sync_folders(self, rels: Iterable[str]) -> None:
         """Flush to disk the entries of the folders that hold ``rels`` (files written or
         removed, folders made or removed): a rename, an unlink or a mkdir is only sure to
         survive a power cut once its folder is synced. A folder that is gone is skipped (its
-        parent, named through the folder itself, holds that change)."""
-        for folder in sorted({os.path.dirname(rel) for rel in rels}):
+        parent, named through the folder itself, holds that change). From ``SYNCFS_FROM``
+        folders on, one ``syncfs`` per file system they are on instead."""
+        folders = sorted({os.path.dirname(rel) for rel in rels})
+        if len(folders) >= syncfs_from() and _syncfs_all(_devices(os.path.join(self._root, f) for f in folders)):
+            return
+        for folder in folders:
             with contextlib.suppress(FileNotFoundError, NotADirectoryError):
                 sync_dir(self.root / folder)
 
@@ -406,12 +600,17 @@ class Workspace:
         """Remove the file (or link) ``rel``; its folders stay (``remove_folders`` takes those)."""
         self.check(rel)
         (self.root / rel).unlink(missing_ok=True)  # gone already (the person deleted it meanwhile): done
+        if self.folders.looked_at(rel):
+            self.folders.forget()  # it was looked at as a folder (a link, a file in a folder's place)
 
     def remove_folders(self, folders: Iterable[str]) -> None:
         """Remove those of ``folders`` that hold no file, deepest first, with the empty folders
         under them (younger than the folder, so none was there before the change that made it);
         never the root, and a folder that still holds a file stays."""
-        for folder in sorted(set(folders), key=lambda f: (-f.count("/"), f)):
+        folders = set(folders)
+        if folders:
+            self.folders.forget()
+        for folder in sorted(folders, key=lambda f: (-f.count("/"), f)):
             try:
                 path = self.root / self.rel(folder)
             except OutsideWorkspace:
@@ -459,9 +658,9 @@ def _read_only_mount(path: Path) -> bool:
         return False
 
 
-def _file_locked(path: Path, st: os.stat_result, folder: Path) -> str | None:
+def _file_locked(path: Path, st: os.stat_result, folder: Path, held: os.stat_result | None) -> str | None:
     """Why the file (or link) at ``path`` cannot be replaced or removed whatever the folder
-    allows (even by root), or None."""
+    (``held``: its stat) allows (even by root), or None."""
     if stat.S_ISREG(st.st_mode):
         flags = _inode_flags(path)
         if flags & _FS_IMMUTABLE_FL:
@@ -470,9 +669,7 @@ def _file_locked(path: Path, st: os.stat_result, folder: Path) -> str | None:
             return "is append-only (chattr +a); 'chattr -a' it and run this again"
         if _read_only_mount(path) and not _read_only_mount(folder):
             return "is on a read-only mount; remount it read-write (or unmount it) and run this again"
-    try:
-        held = os.stat(folder)
-    except OSError:
+    if held is None:
         return None
     if st.st_dev != held.st_dev:
         return "is a mount point (something is mounted over it); unmount it and run this again"

@@ -8,7 +8,9 @@ the journal names is on disk before the journal is: ``start`` first writes the o
 store holds in memory (as a pack), then the backups, then the journal, each flushed with its
 folder. The workspace is then written (``forward``: deletions, then the emptied folders, then
 the writes, so a file can take a folder's place and the reverse; each file flushed before its
-rename, then every folder it changed), the operation's records are appended to the log in one
+rename, then every folder it changed; from ``SYNCFS_FROM`` files on, all written under temporary
+names, flushed with one ``syncfs``, then renamed, by several threads from
+``PUT_IN_PARALLEL_FROM`` on), the operation's records are appended to the log in one
 ref update, and the journal is removed. Operations are rare and a person waits for them, so
 they pay for this durability whatever the ``fsync`` setting (``Store.durable``; the cost is in
 docs/performance.md): once the answer is shown, a power cut leaves the workspace all-after.
@@ -30,7 +32,8 @@ import contextlib
 import logging
 import os
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 from pydantic import BaseModel
@@ -39,7 +42,7 @@ from ..core.models import FileVersion, RecoveryReport
 from ..errors import CannotWrite, StoreError, TakebackError
 from ..storage import atomic
 from ..storage.store import Store
-from .files import Version, Workspace
+from .files import Staged, Version, Workspace, discard, flush_staged, syncfs_from
 
 log = logging.getLogger("takeback.journal")
 
@@ -70,6 +73,9 @@ def _ordered(files: list[JournalFile]) -> list[JournalFile]:
     return [f for f in files if f.after is None] + [f for f in files if f.after is not None]
 
 
+PUT_THREADS = 4
+PUT_IN_PARALLEL_FROM = 256  # files renamed into place by PUT_THREADS threads from this many on
+
 CHANGED = "changed since (not overwritten)"  # why a path is left that holds neither side
 
 
@@ -80,6 +86,15 @@ def wording_of(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror.lower()
     return f"{type(exc).__name__}: {exc}"
+
+
+@contextlib.contextmanager
+def _at(item: JournalFile) -> Iterator[None]:
+    """An OS error writing ``item``'s path is ``CannotWrite`` naming it (the caller rolls back)."""
+    try:
+        yield
+    except OSError as exc:
+        raise CannotWrite.at(item.path, exc) from exc
 
 
 def _touched(files: Iterable[JournalFile], folders: Iterable[str]) -> list[str]:
@@ -163,28 +178,107 @@ class Journal:
         files: list[JournalFile],
         folders: list[str],
         written: list[JournalFile],
-        write_after: Callable[[JournalFile], None] | None = None,
+        content_after: Callable[[JournalFile], bytes] | None = None,
     ) -> None:
-        """Carry the journalled operation out (``write_after`` writes one path, by default from
-        the store); each path is added to ``written`` once done, for ``roll_back``. Every file
-        is flushed before its rename, and the folders it changed once all are written."""
-
-        def step(item: JournalFile) -> None:
-            try:
-                if write_after is not None and item.after is not None:
-                    write_after(item)
-                else:
-                    self.write_side(item, "after")
-            except OSError as exc:  # rolled back by the caller; the person reads the workspace path
-                raise CannotWrite.at(item.path, exc) from exc
-            written.append(item)
-
-        self._in_order(files, folders, step)
+        """Carry the journalled operation out (``content_after`` gives one path's new bytes, by
+        default from the store); each path is added to ``written`` once done, for ``roll_back``.
+        The deletions go first, then the emptied folders, then the writes: each file flushed
+        and renamed into place in turn, or from ``SYNCFS_FROM`` files on all written under
+        temporary names, flushed at once and only then renamed (``_write_all_at_once``); the
+        folders it changed are flushed once all are. Path checks look at each folder once
+        (``FolderLook.steady``)."""
+        with self.workspace.folders.steady():
+            self._forward(files, folders, written, content_after)
         try:
             self.workspace.sync_folders(_touched(files, folders))
         except OSError as exc:
             raise CannotWrite(f"cannot flush the folders of {files[0].path} and the rest to disk: {wording_of(exc)}; "
                               "nothing was written (files already written were put back)") from exc
+
+    def _forward(
+        self, files: list[JournalFile], folders: list[str], written: list[JournalFile],
+        content_after: Callable[[JournalFile], bytes] | None,
+    ) -> None:
+        ordered = _ordered(files)
+        deletions = sum(1 for f in ordered if f.after is None)
+        for item in ordered[:deletions]:
+            with _at(item):
+                self.workspace.delete(item.path)
+            written.append(item)
+        self.workspace.remove_folders(folders)
+        writes = ordered[deletions:]
+
+        def content(item: JournalFile) -> bytes:
+            return content_after(item) if content_after is not None else self.content_of(item, "after")
+
+        if len(writes) < syncfs_from():  # a few files: each flushed and put in place in turn
+            for item in writes:
+                assert item.after is not None
+                with _at(item):
+                    self.workspace.write(item.path, content(item), item.after.mode)
+                written.append(item)
+            return
+        self._write_all_at_once(writes, written, content)
+
+    def _write_all_at_once(
+        self, writes: list[JournalFile], written: list[JournalFile], content: Callable[[JournalFile], bytes]
+    ) -> None:
+        """Many files: every one written under a temporary name, all flushed at once
+        (``Workspace.flush_staged``), then all renamed into place; a failure before the renames
+        leaves nothing written (the temporary files go)."""
+        staged: list[tuple[JournalFile, Staged | None]] = []
+        try:
+            for item in writes:
+                assert item.after is not None
+                with _at(item):
+                    staged.append((item, self.workspace.stage(item.path, content(item), item.after.mode)))
+            try:
+                flush_staged([s for _, s in staged if s is not None])
+            except OSError as exc:
+                raise CannotWrite(f"cannot flush {writes[0].path} and the rest to disk: {wording_of(exc)}; "
+                                  "nothing was written") from exc
+            self._put_all(staged, written)
+        finally:
+            for _item, left in staged:
+                if left is not None:
+                    discard(left)
+
+    def _put_all(self, staged: list[tuple[JournalFile, Staged | None]], written: list[JournalFile]) -> None:
+        """Rename the staged files into place, from ``PUT_IN_PARALLEL_FROM`` files on by
+        ``PUT_THREADS`` threads (a rename over a file waits on the file system's journal to free
+        the old one; several overlap those waits), each path added to ``written`` (and marked
+        put in ``staged``) once in place. The first failure stops every thread; it is raised."""
+        done = [False] * len(staged)
+        failed: list[TakebackError] = []
+        threads = PUT_THREADS if len(staged) >= PUT_IN_PARALLEL_FROM else 1
+
+        def put_share(first: int) -> None:
+            for i in range(first, len(staged), threads):
+                if failed:
+                    return
+                item, one = staged[i]
+                assert one is not None
+                try:
+                    with _at(item):
+                        self.workspace.put(one)
+                except TakebackError as exc:  # stops the other threads; raised once they are done
+                    failed.append(exc)
+                    return
+                done[i] = True
+
+        try:
+            if threads == 1:
+                put_share(0)
+            else:
+                with ThreadPoolExecutor(threads) as pool:
+                    list(pool.map(put_share, range(threads)))
+        finally:
+            for i, (item, _one) in enumerate(staged):
+                if done[i]:
+                    written.append(item)
+                    staged[i] = (item, None)  # in place: nothing to discard
+        if failed:
+            raise failed[0]
 
     def _in_order(self, files: list[JournalFile], folders: list[str], step: Callable[[JournalFile], None]) -> None:
         """``step`` over the deletions, then remove the ``folders`` they left empty, then
@@ -197,7 +291,7 @@ class Journal:
         for item in ordered[deletions:]:
             step(item)
 
-    def _content(self, item: JournalFile, side: str) -> bytes:
+    def content_of(self, item: JournalFile, side: str) -> bytes:
         """The bytes of one side; ``StoreError`` when they cannot be had (withheld by policy,
         no backup: an operation only ever holds such a side in memory, for its own writes)."""
         version = item.before if side == "before" else item.after
@@ -211,7 +305,7 @@ class Journal:
     def write_side(self, item: JournalFile, side: str) -> None:
         """Put ``item``'s path to one side: the before-side with its exact permission bits
         (and without the folders the after-side made); ``StoreError``, nothing written, for a
-        side whose content cannot be had (``_content``). Files are flushed before their
+        side whose content cannot be had (``content_of``). Files are flushed before their
         rename (``sync_folders`` does their folders)."""
         version = item.before if side == "before" else item.after
         if version is None:
@@ -219,7 +313,7 @@ class Journal:
             if side == "before":
                 self.workspace.remove_folders(item.new_folders)
             return
-        content = self._content(item, side)
+        content = self.content_of(item, side)
         perm = item.perm if side == "before" else None
         self.workspace.write(item.path, content, version.mode, perm=perm)
 

@@ -1,0 +1,300 @@
+#!/usr/bin/env python
+"""Big turns: a formatter turn that rewrites 5,000 of 20,000 files — its end, its undo and its
+redo — beside the disk's floor and the whole-tree tools' `reset --hard`.
+
+    PYTHONPATH=server python bench/big_turn.py [--files 20000] [--changed 5000] [--rounds 3] [--json out.json]
+
+A workspace of --files files (bench/generate.py) is generated; every round, in this order, so
+every side sees the same load:
+
+  end        takeback begin, the formatter rewrites --changed files (not timed), takeback end
+             (begin + end timed: recording the turn)
+  peer add   `git --git-dir=SHADOW --work-tree=WS add -A && commit` of the same state (the
+             whole-tree tools' recording of the turn)
+  undo       takeback undo of the turn (every file checked afterwards, not timed)
+  floor      a plain program writing the same bytes to the same paths (open, write, close;
+             no temporary file, no flush): first the formatter's bytes, then the files' bytes
+             before it (so it ends where undo left them); each direction is one sample
+  redo       takeback redo
+  peer undo  `git reset --hard` to the commit before the turn; peer redo: back to the turn's
+
+Two paths are measured: in-process through the Engine API with one long-lived engine (as the
+language server holds it), and through the CLI, one process per command (`sys.executable -m
+takeback`, this checkout's code). For the CLI, what opening the engine costs is measured
+apart (`Engine(ws)` in a fresh process, the timeline re-read: the `timeline` part of issue 18),
+so the figures show the operation itself and the whole command. The floor also has a durable
+variant (plain writes, then one `syncfs`), printed for information.
+
+The goals (issue 18): undo and redo <= 1.3x the floor, and faster than the peers' reset --hard;
+begin + end <= the peers' add -A + commit; no operation grows with the rounds (the history's
+length): the last round's / the first round's < 1.5. Medians of the rounds, p10-p90 and every
+sample in --json; load average and run.py's speed probe before and after. Exit 0 unless it crashed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from generate import generate, git_env  # noqa: E402
+from run import clean_up, loadavg, machine_meta, progress, speed_probe, summarise  # noqa: E402
+
+RATIO_FLOOR = 1.3
+GROWTH = 1.5
+OPS = ("end", "peer_add", "undo", "floor", "redo", "peer_undo", "peer_redo", "floor_sync")
+
+
+def changed_paths(ws: Path, changed: int) -> list[Path]:
+    """``changed`` tracked files spread over the tree (every k-th of git's sorted list)."""
+    out = subprocess.run(["git", "ls-files", "-z"], cwd=ws, env=git_env(), check=True, capture_output=True).stdout
+    names = [n for n in out.decode().split("\0") if n and not n.startswith(".")]
+    step = max(1, len(names) // changed)
+    return [ws / n for n in names[::step][:changed]]
+
+
+def formatted(content: bytes, tag: int) -> bytes:
+    """A formatter's rewrite: its stamp on the first line (replacing an earlier round's), and
+    trailing spaces stripped."""
+    if content.startswith(b"# formatted "):
+        content = content.split(b"\n", 1)[1]
+    return b"# formatted %d\n" % tag + b"\n".join(line.rstrip() for line in content.split(b"\n"))
+
+
+def plain_write(contents: dict[Path, bytes]) -> None:
+    for path, data in contents.items():
+        with open(path, "wb") as handle:
+            handle.write(data)
+
+
+def syncfs(folder: Path) -> None:
+    import ctypes
+
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        ctypes.CDLL(None, use_errno=True).syncfs(fd)
+    finally:
+        os.close(fd)
+
+
+def timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t0) * 1000
+
+
+def check(contents: dict[Path, bytes], what: str) -> None:
+    wrong = [p for p, data in contents.items() if p.read_bytes() != data]
+    if wrong:
+        raise SystemExit(f"{what}: {len(wrong)} files do not hold what they should, e.g. {wrong[0]}")
+
+
+class Peer:
+    """The whole-tree tools: a shadow git directory committed at each state, reset --hard."""
+
+    def __init__(self, ws: Path, shadow: Path) -> None:
+        self.cmd = ["git", f"--git-dir={shadow}", f"--work-tree={ws}"]
+        self.ws, self.env = ws, git_env()
+        self.git("init", "-q")
+        self.git("config", "gc.auto", "0")
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", "initial")
+
+    def git(self, *args: str) -> None:
+        subprocess.run([*self.cmd, *args], cwd=self.ws, env=self.env, check=True, stdout=subprocess.DEVNULL)
+
+    def head(self) -> str:
+        return subprocess.run([*self.cmd, "rev-parse", "HEAD"], cwd=self.ws, env=self.env, check=True,
+                              capture_output=True, text=True).stdout.strip()
+
+    def record(self, tag: int) -> None:
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", f"turn {tag}")
+
+    def reset(self, commit: str) -> None:
+        self.git("reset", "-q", "--hard", commit)
+
+
+class Takeback:
+    """The operations, in-process on one long-lived engine or one CLI process each."""
+
+    def __init__(self, ws: Path, cli: bool) -> None:
+        self.ws, self.cli = ws, cli
+        if not cli:
+            from takeback.engine.engine import Engine
+
+            self.engine = Engine(ws, long_lived=True)
+
+    def run(self, *args: str) -> None:
+        proc = subprocess.run([sys.executable, "-m", "takeback", "-C", str(self.ws), "--json", *args],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise SystemExit(f"takeback {' '.join(args)} failed: {proc.stdout} {proc.stderr}")
+
+    def begin(self) -> None:
+        self.run("begin", "--label", "format") if self.cli else self.engine.begin_turn(label="format")
+
+    def end(self) -> None:
+        self.run("end") if self.cli else self.engine.end_turn()
+
+    def operate(self, kind: str) -> None:
+        """``undo`` or ``redo``."""
+        if self.cli:
+            self.run(kind)
+        elif not (result := getattr(self.engine, kind)()).applied:
+            raise SystemExit(f"{kind}: {result.message}")
+
+    def undo(self) -> None:
+        self.operate("undo")
+
+    def redo(self) -> None:
+        self.operate("redo")
+
+    def close(self) -> None:
+        if not self.cli:
+            self.engine.close()
+
+
+def open_cost(ws: Path) -> float:
+    """ms to open the engine in a fresh process (the timeline re-read), CLI rounds only."""
+    code = ("import sys,time;from takeback.engine.engine import Engine;t=time.perf_counter();"
+            f"Engine({str(ws)!r});print((time.perf_counter()-t)*1000)")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    return float(out.strip().splitlines()[-1])
+
+
+def one_round(tb: Takeback, peer: Peer, paths: list[Path], tag: int, samples: dict[str, list[float]]) -> None:
+    before = {p: p.read_bytes() for p in paths}
+    after = {p: formatted(before[p], tag) for p in paths}
+    base_commit = peer.head()
+
+    def end() -> None:  # begin + end, the formatter's writes not counted
+        nonlocal end_ms
+        end_ms = timed(tb.begin)
+        plain_write(after)
+        end_ms += timed(tb.end)
+
+    end_ms = 0.0
+    end()
+    samples["end"].append(end_ms)
+    samples["peer_add"].append(timed(lambda: peer.record(tag)))
+    turn_commit = peer.head()
+    samples["undo"].append(timed(tb.undo))
+    check(before, "undo")
+    samples["floor"].append(timed(lambda: plain_write(after)))
+    samples["floor"].append(timed(lambda: plain_write(before)))
+    samples["floor_sync"].append(timed(lambda: (plain_write(after), syncfs(tb.ws))))
+    plain_write(before)
+    samples["redo"].append(timed(tb.redo))
+    check(after, "redo")
+    samples["peer_undo"].append(timed(lambda: peer.reset(base_commit)))
+    check(before, "peer undo")
+    samples["peer_redo"].append(timed(lambda: peer.reset(turn_commit)))
+    check(after, "peer redo")
+
+
+def measure(ws: Path, shadow: Path, paths: list[Path], rounds: int, cli: bool, first_tag: int) -> dict:
+    peer = Peer(ws, shadow)
+    tb = Takeback(ws, cli)
+    samples: dict[str, list[float]] = {op: [] for op in OPS}
+    samples["open"] = []
+    for r in range(rounds):
+        one_round(tb, peer, paths, first_tag + r, samples)
+        if cli:
+            samples["open"].append(open_cost(ws))
+        progress(f"    round {r + 1}: " + ", ".join(f"{op} {s[-1]:.0f}" for op, s in samples.items() if s))
+    tb.close()
+    return {op: summarise(s) for op, s in samples.items() if s}
+
+
+def verdicts(results: dict) -> list[tuple[str, str, bool]]:
+    rows = []
+    for path, r in results.items():
+        floor = r["floor"]["median"]
+        for op, peer in (("undo", "peer_undo"), ("redo", "peer_redo")):
+            m = r[op]["median"]
+            rows.append((f"{path}: {op} <= {RATIO_FLOOR}x the plain write", f"{m / floor:.2f}x", m <= RATIO_FLOOR * floor))
+            rows.append((f"{path}: {op} < the peers' reset --hard", f"{m:.0f} vs {r[peer]['median']:.0f} ms",
+                         m < r[peer]["median"]))
+        m = r["end"]["median"]
+        rows.append((f"{path}: begin+end <= the peers' add -A + commit", f"{m:.0f} vs {r['peer_add']['median']:.0f} ms",
+                     m <= r["peer_add"]["median"]))
+        for op in ("end", "undo", "redo"):
+            s = r[op]["samples"]
+            if len(s) >= 2:
+                g = s[-1] / s[0]
+                rows.append((f"{path}: {op} flat over the rounds (last / first < {GROWTH})", f"{g:.2f}", g < GROWTH))
+    return rows
+
+
+def report(results: dict, meta: dict) -> str:
+    lines = [
+        f"Big turn: {meta['changed']:,} of {meta['files']:,} files rewritten, {meta['rounds']} rounds per path; "
+        "medians in ms (p10 - p90)",
+        f"machine: {meta['cpus']} CPUs, {meta['platform']}, Python {meta['python']}, {meta['git']}; temp folder on "
+        f"{meta['filesystem']}; load {meta['load_before']} -> {meta['load_after']}; CPU probe {meta['probe_before']} "
+        f"-> {meta['probe_after']} ms; `{sys.executable} -c pass` {meta['python_floor_ms']:.0f} ms",
+        "",
+        "| path | " + " | ".join(OPS) + " | engine open |",
+        "|---|" + "---:|" * (len(OPS) + 1),
+    ]
+    for path, r in results.items():
+        cells = [f"{r[op]['median']:.0f} ({r[op]['p10']:.0f} - {r[op]['p90']:.0f})" for op in OPS]
+        cells.append(f"{r['open']['median']:.0f}" if "open" in r else "-")
+        lines.append(f"| {path} | " + " | ".join(cells) + " |")
+    lines += ["", "targets:", ""]
+    for target, measured, passed in verdicts(results):
+        lines.append(f"  {'PASS' if passed else 'FAIL'}  {target}: {measured}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--files", type=int, default=20000)
+    parser.add_argument("--changed", type=int, default=5000)
+    parser.add_argument("--rounds", type=int, default=3, help="rounds per path (default 3)")
+    parser.add_argument("--paths", default="engine,cli", help="engine, cli or both (default)")
+    parser.add_argument("--json", dest="json_out")
+    parser.add_argument("--tmpdir")
+    parser.add_argument("--keep", action="store_true")
+    args = parser.parse_args(argv)
+
+    base = Path(tempfile.mkdtemp(prefix="takeback-bigturn-", dir=args.tmpdir))
+    os.environ["TAKEBACK_HOME"] = str(base / "takeback-home")  # stores outside the workspace, not the real home
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT / "server"), *filter(None, [os.environ.get("PYTHONPATH")])])
+    sys.path.insert(0, str(ROOT / "server"))
+    meta = machine_meta(base)
+    meta.update(files=args.files, changed=args.changed, rounds=args.rounds, load_before=loadavg(),
+                probe_before=speed_probe(), python_floor_ms=timed(lambda: subprocess.run([sys.executable, "-c", "pass"])))
+    results: dict = {}
+    try:
+        ws = base / "ws"
+        progress(f"generating {args.files:,} files in {ws} ...")
+        generate(ws, args.files)
+        os.sync()
+        paths = changed_paths(ws, args.changed)
+        for i, path in enumerate(p for p in args.paths.split(",") if p):
+            progress(f"{path}: {args.rounds} rounds ...")
+            results[path] = measure(ws, base / f"shadow-{path}.git", paths, args.rounds, path == "cli", 100 * (i + 1))
+        meta.update(load_after=loadavg(), probe_after=speed_probe())
+        print(report(results, meta))
+        if args.json_out:
+            Path(args.json_out).write_text(json.dumps(
+                {"meta": meta, "results": results,
+                 "verdicts": [{"target": t, "measured": m, "passed": p} for t, m, p in verdicts(results)]}, indent=2))
+    finally:
+        clean_up(base, args.keep)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

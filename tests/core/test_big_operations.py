@@ -1,0 +1,180 @@
+"""Big operations: the path checks look at each folder once, and many files are written under
+temporary names, flushed at once (``syncfs``) and only then renamed — still all or nothing.
+
+``TAKEBACK_SYNCFS_FROM=1`` sends every operation, however small, the way a 5,000-file one goes,
+so the small scenarios of the crash-point harness exercise it.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import pytest
+
+from helpers import make_repo, tree_state, write_files
+from takeback.errors import CannotWrite
+from takeback.workspace import files
+
+from . import crashpoints
+from . import test_crash_points as crash_tests
+from .support import open_engine
+from .test_crash_points import SCENARIOS, _check, _prepare
+
+FOLDERS = ("pkg/core/src", "pkg/core/tests", "web/src/components")
+
+
+def _big_turn(tmp_path: Path, per_folder: int = 20) -> tuple[Path, dict[str, str], dict[str, str]]:
+    """A repository of ``per_folder`` files in each folder of ``FOLDERS``, then one turn that
+    rewrote every one; answers the workspace, the files before and after the turn."""
+    before = {f"{folder}/f{i}.py": f"def f{i}():\n    return {i}\n" for folder in FOLDERS for i in range(per_folder)}
+    after = {rel: "# formatted\n" + text for rel, text in before.items()}
+    ws = make_repo(tmp_path / "ws", dict(before))
+    engine = open_engine(ws)
+    engine.begin_turn(label="format")
+    write_files(ws, after)
+    engine.end_turn()
+    return ws, before, after
+
+
+def _contents(ws: Path, rels: dict[str, str]) -> dict[str, str]:
+    return {rel: (ws / rel).read_text() for rel in rels}
+
+
+@pytest.mark.parametrize("how", ["one by one", "all at once"])
+def test_an_undo_looks_at_each_folder_once_not_at_every_folder_of_every_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """Counted with a real counter: the lstat calls an undo of 60 files in 3 folders (each 3
+    deep) makes under the workspace. Each file is looked at five times (read, its place checked,
+    whether it may be written, its bits for the journal, its owner and bits before the write),
+    and each folder once when planning and once when writing — not every folder on the way at
+    every check (26 lstat per file before)."""
+    ws, before, _after = _big_turn(tmp_path)
+    if how == "all at once":
+        monkeypatch.setenv("TAKEBACK_SYNCFS_FROM", "1")
+    engine = open_engine(ws)
+    real = os.lstat
+    counted: list[str] = []
+
+    def lstat(path: object, *args: object, **kwargs: object) -> os.stat_result:
+        if str(path).startswith(str(ws)):
+            counted.append(str(path))
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "lstat", lstat)
+    result = engine.undo()
+    monkeypatch.setattr(os, "lstat", real)
+    assert result.applied and _contents(ws, before) == before
+    on_folders = [p for p in counted if os.path.isdir(p)]
+    per_file = (len(counted) - len(on_folders)) / len(before)
+    assert per_file <= 5, f"{per_file:.1f} lstat per file"
+    assert len(on_folders) <= 2 * len(set(on_folders)) <= 2 * 7, f"{len(on_folders)} lstat of {len(set(on_folders))} folders"
+
+
+def test_a_folder_swapped_for_a_link_leading_out_is_still_never_written_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """All at once, with each folder looked at once: the files behind a folder replaced by a
+    symlink to a folder outside the workspace are skipped, the outside folder is untouched,
+    and the rest is undone."""
+    monkeypatch.setenv("TAKEBACK_SYNCFS_FROM", "1")
+    ws, before, after = _big_turn(tmp_path)
+    outside = tmp_path / "outside"
+    linked = "web/src/components"
+    (ws / linked).rename(outside)
+    (ws / linked).symlink_to(outside)
+    kept = tree_state(outside)
+    result = open_engine(ws).undo()
+    assert result.applied and result.verdict == "partial"
+    assert {s.path for s in result.skipped} == {rel for rel in before if rel.startswith(linked + "/")}
+    assert tree_state(outside) == kept
+    assert all((ws / rel).read_text() == before[rel] for rel in before if not rel.startswith(linked + "/"))
+    assert not list(outside.glob(".takeback-tmp-*"))
+
+
+def test_a_flush_that_fails_writes_nothing_and_the_undo_can_run_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The one ``syncfs`` before the renames fails (the disk dying): no file was put in place,
+    no temporary file is left, the journal is gone; once the disk works the undo runs."""
+    monkeypatch.setenv("TAKEBACK_SYNCFS_FROM", "1")
+    ws, before, after = _big_turn(tmp_path)
+    engine = open_engine(ws)
+
+    def dying(folder: str) -> bool:
+        raise OSError(errno.EIO, os.strerror(errno.EIO), folder)
+
+    monkeypatch.setattr(files, "syncfs", dying)
+    with pytest.raises(CannotWrite) as failed:
+        engine.undo()
+    assert failed.value.message.startswith("cannot flush ") and failed.value.message.endswith("nothing was written")
+    assert _contents(ws, after) == after
+    assert not list(ws.rglob(".takeback-tmp-*"))
+    assert not (engine.store.path / "journal.json").exists()
+    monkeypatch.undo()
+    monkeypatch.setenv("TAKEBACK_SYNCFS_FROM", "1")
+    assert engine.undo().applied and _contents(ws, before) == before
+
+
+@pytest.mark.skipif(crashpoints.strace_usable() is not None, reason=str(crashpoints.strace_usable()))
+@pytest.mark.parametrize("name", ["undo", "merged-undo"])
+def test_an_undo_written_all_at_once_killed_at_every_call_is_all_or_nothing(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The crash-point scenarios, written the big way: killed at each call (a temporary file
+    written, the ``syncfs``, each rename …), the workspace is all-before or all-after once the
+    engine opens, and the timeline agrees."""
+    monkeypatch.setenv("TAKEBACK_SYNCFS_FROM", "1")
+    run = _prepare(name, tmp_path)
+    found = crashpoints.trace_points(run.ws, run.args, tmp_path / "trace", run.stdin)
+    assert any(point.name == "syncfs" for point in found), f"no syncfs among {found}"
+    for point in found:
+        run.snapshot.put_back()
+        proc = crashpoints.inject(run.ws, run.args, point, "signal=KILL", run.stdin)
+        assert proc.returncode == -9, f"{point}: not killed there ({proc.returncode}): {proc.stderr.decode(errors='replace')}"
+        _check(run, point, SCENARIOS[name])
+
+
+def test_a_rename_failing_among_the_parallel_ones_puts_every_file_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Renamed into place by several threads (``PUT_IN_PARALLEL_FROM`` lowered): the 25th
+    rename fails; the other threads stop, every file already renamed is put back, no
+    temporary file is left, and the undo runs once the disk allows."""
+    from takeback.workspace import journal
+    from takeback.workspace.files import Workspace
+
+    monkeypatch.setenv("TAKEBACK_SYNCFS_FROM", "1")
+    monkeypatch.setattr(journal, "PUT_IN_PARALLEL_FROM", 2)
+    ws, before, after = _big_turn(tmp_path)
+    engine = open_engine(ws)
+    real = Workspace.put
+    calls: list[str] = []
+
+    def put(self: Workspace, staged: files.Staged) -> None:
+        calls.append(staged.rel)
+        if len(calls) == 25:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        real(self, staged)
+
+    monkeypatch.setattr(Workspace, "put", put)
+    with pytest.raises(CannotWrite) as failed:
+        engine.undo()
+    assert "input/output error" in failed.value.message
+    assert 25 <= len(calls) < len(before)  # the other threads stopped
+    assert _contents(ws, after) == after
+    assert not list(ws.rglob(".takeback-tmp-*"))
+    assert not (engine.store.path / "journal.json").exists()
+    monkeypatch.setattr(Workspace, "put", real)
+    assert engine.undo().applied and _contents(ws, before) == before
+
+
+@pytest.mark.skipif(crashpoints.strace_usable() is not None, reason=str(crashpoints.strace_usable()))
+def test_an_undo_written_all_at_once_with_a_disk_error_at_every_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The crash-point harness's disk errors (no space at each write and created file, an I/O
+    error at each rename, fsync, syncfs …) on an undo written the big way: one clear line, and
+    all-before or all-after."""
+    monkeypatch.setenv("TAKEBACK_SYNCFS_FROM", "1")
+    crash_tests.test_a_disk_error_at_every_mutating_call("undo", tmp_path)
