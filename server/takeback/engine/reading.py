@@ -31,8 +31,11 @@ log = logging.getLogger("takeback.engine")
 class Reading(EngineParts):
     """Answers about the timeline (a part of ``Engine``)."""
 
-    def entries(self, session: str | None = None, limit: int | None = None, before: int | None = None) -> list[Entry]:
-        """Timeline entries, newest first; ``before`` pages by entry number."""
+    def entries(
+        self, session: str | None = None, limit: int | None = None, before: int | None = None, files: bool = True,
+    ) -> list[Entry]:
+        """Timeline entries, newest first; ``before`` pages by entry number. ``files=False``: each
+        as a header where its file lists are not in memory (``Timeline.header``: counts, no list)."""
         with self.transaction():
             out = []
             for state in reversed(self.timeline.ordered()):
@@ -40,7 +43,7 @@ class Reading(EngineParts):
                     continue
                 if before is not None and state.begun.number >= before:
                     continue
-                out.append(self.timeline.view(state))
+                out.append(self.timeline.view(state) if files else self.timeline.header(state))
                 if limit is not None and len(out) >= limit:
                     break
             return out
