@@ -8,13 +8,15 @@ Runs this checkout's code (``ROOT/server`` first on the path; the CLI as ``sys.e
 takeback`` with that path, ``TAKEBACK_RESIDENT=0`` so it is the in-process CLI that is measured).
 
 A workspace of 3,000 files (bench/generate.py) gets turns of 3 files each, recorded in-process
-(``engine.record_batch``, then the files are written, as an editor does); after each turn the
+(``engine.record_batch``, then the files are written, as an editor does; retention set to keep
+every entry, its default keeps 500); after each turn the
 whole-tree peer takes its snapshot into a shadow git directory (``add -A`` + ``commit``). Turn
 ``i`` touches files ``3i .. 3i+2`` of the pool (mod 3,000), so the turn 1,000 entries back is
 not touched by any later turn and reverting it is clean. When the timeline reaches each of
 ``--entries``, in alternating rounds:
 
-  open        ``Engine(workspace)`` in this process (the engine-API open: cache, fold, journal)
+  open        ``Engine(workspace)`` (the engine-API open: cache, fold, journal), timed in a fresh
+              process once its modules are loaded
   status      ``takeback status`` (CLI, in-process: ``TAKEBACK_RESIDENT=0``)
   log         ``takeback log`` (every entry) beside ``git log`` of the shadow repository
   log 20      ``takeback log --limit 20``
@@ -106,6 +108,14 @@ class Bench:
         subprocess.run([sys.executable, "-m", "takeback", *args], cwd=self.ws, env=self.env, check=True,
                        capture_output=True)
 
+    def in_process(self, what: str) -> float:
+        """ms of ``_timed_work(what)`` in a fresh process, timed there once its modules are
+        loaded: this process's heap (the long-lived engine that records the turns) would make
+        the garbage collector's passes part of the figure."""
+        proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--work", what, str(self.ws)],
+                              env=self.env, check=True, capture_output=True, text=True)
+        return float(proc.stdout.strip().splitlines()[-1])
+
     def turn(self, paths: list[str]) -> None:
         """One turn: ``paths`` edited, recorded by Takeback, then snapshot by the peer."""
         from takeback.core.models import BatchChange
@@ -133,17 +143,13 @@ class Bench:
 
     def measure(self, repeat: int, revert: bool = True) -> dict:
         """The read costs at this length, in alternating rounds."""
-        from takeback.engine.engine import Engine
 
         back = max(1, self.turns - 1000 + 1)  # turn numbers start at 1
         commit = self.commits[back - 1]
         timed: dict[str, list[float]] = {k: [] for k in
                                           ("open", "status", "log", "log20", "log_work", "git_log", "revert", "git_revert", "floor")}
         for _ in range(repeat):
-            t0 = time.perf_counter_ns()
-            engine = Engine(self.ws)
-            timed["open"].append(_ms(t0))
-            engine.close()
+            timed["open"].append(self.in_process("open"))
             for key, argv in (("status", ["status"]), ("log", ["log"]), ("log20", ["log", "--limit", "20"])):
                 t0 = time.perf_counter_ns()
                 self.cli(*argv)
@@ -151,9 +157,7 @@ class Bench:
             t0 = time.perf_counter_ns()
             self.git("log", out=True)
             timed["git_log"].append(_ms(t0))
-            t0 = time.perf_counter_ns()
-            _log_work(self.ws)
-            timed["log_work"].append(_ms(t0))
+            timed["log_work"].append(self.in_process("log"))
             t0 = time.perf_counter_ns()
             subprocess.run([sys.executable, "-c", "pass"], check=True)
             timed["floor"].append(_ms(t0))
@@ -178,15 +182,23 @@ class Bench:
         return out
 
 
-def _log_work(ws: Path) -> None:
-    """What ``takeback log`` (text) does once its modules are loaded (``cli/reading.log``)."""
+def _timed_work(what: str, ws: Path) -> float:
+    """ms of the engine-API open (``open``), or of what ``takeback log`` (text) does once its
+    modules are loaded (``log``: open, the entries, every line printed, ``cli/reading.log``)."""
     from takeback.core import render
     from takeback.engine.engine import Engine
 
+    t0 = time.perf_counter_ns()
     engine = Engine(ws)
-    with contextlib.redirect_stdout(io.StringIO()):
-        render.print_log(render.log_for_terminal(engine.entries(files=False)))
+    if what == "log":
+        with contextlib.redirect_stdout(io.StringIO()):
+            if hasattr(render, "log_for_terminal"):
+                render.print_log(render.log_for_terminal(engine.entries(files=False)))
+            else:  # a checkout before entry headers (to measure the "before")
+                render.print_log(render.for_terminal(engine.entries()))
+    took = _ms(t0)
     engine.close()
+    return took
 
 
 def huge_store(base: Path, env: dict[str, str], turns: int, files: int, repeat: int) -> dict:
@@ -256,11 +268,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", dest="json_out", help="write every figure and sample to this file")
     parser.add_argument("--tmpdir", help="where to make workspaces (default: the system temp folder)")
     parser.add_argument("--keep", action="store_true", help="keep the workspaces and stores")
+    parser.add_argument("--work", nargs=2, metavar=("WHAT", "WORKSPACE"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.work:
+        print(_timed_work(args.work[0], Path(args.work[1])))
+        return 0
     lengths = sorted(int(s.replace("_", "")) for s in args.entries.split(",") if s.strip())
     base = Path(tempfile.mkdtemp(prefix="takeback-timeline-", dir=args.tmpdir))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "TAKEBACK_"))}
+    config = base / "config.toml"  # retention would keep 500 entries: this timeline keeps them all
+    config.write_text("[retention]\nmax_entries = 1000000\nmax_age_days = 36500\nmax_bytes = 1099511627776\n")
     env.update(TAKEBACK_HOME=str(base / "takeback-home"), GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull,
+               TAKEBACK_CONFIG=str(config),
                TAKEBACK_RESIDENT="0", PYTHONPATH=os.pathsep.join([str(ROOT / "server"), os.environ.get("PYTHONPATH", "")]))
     meta = machine_meta(base)
     meta.update(load_before=loadavg(), probe_before=speed_probe(), entries=lengths, repeat=args.repeat,
