@@ -1,5 +1,5 @@
 """The timeline cache keeps entry headers, not file lists (``engine/history.py``): opening a store
-whose turns are huge, its ``status`` and its ``log`` lines read no file list from the log
+whose turns are huge, its printed ``status`` and its ``log`` lines read no file list from the log
 (counted), an entry's full view reads its own and nothing else; the cache is written after one
 big turn (file changes count, not log commits); a header's counts are the full view's, and follow
 a checkpoint the editor later refused; a cache of the older format (4, file lists inside) still
@@ -69,6 +69,20 @@ def test_a_big_turn_writes_the_cache_and_opening_reads_no_file_list(tmp_path: Pa
     assert len(one.files) == CACHE_ON_PUBLISH + 10 and one.files[0].path.startswith("big/")
     assert [e.model_dump() for e in again.entries()] == [e.model_dump() for e in engine.entries()]
     assert again.undo().verdict == "safe" and not (ws / "small.txt").exists()
+
+
+def test_status_as_printed_reads_no_file_list_of_a_big_last_turn(tmp_path: Path, counted: list[str]) -> None:
+    ws = make_repo(tmp_path / "ws")
+    _big_turn(Engine(ws), ws, CACHE_ON_PUBLISH + 10, "one")
+    counted.clear()
+    again = Engine(ws)
+    printed = again.status(files=False)
+    assert counted == [] and again.history.lists_read == 0
+    assert printed.last_entry is not None and printed.last_entry.file_count == CACHE_ON_PUBLISH + 10
+    assert printed.undo_target == 1
+    full = again.status()
+    assert again.history.lists_read == 1 and full.last_entry is not None
+    assert len(full.last_entry.files) == CACHE_ON_PUBLISH + 10
 
 
 def test_file_changes_count_toward_the_cache_not_only_log_commits(tmp_path: Path) -> None:

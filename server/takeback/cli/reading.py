@@ -84,5 +84,5 @@ def cat(ctx: Context) -> int:
 
 
 def status(ctx: Context) -> int:
-    ctx.show(ctx.engine.status(), render.print_status)
+    ctx.show(ctx.engine.status(files=ctx.json), render.print_status)  # printed, it shows no entry's files
     return EXIT_OK

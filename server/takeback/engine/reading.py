@@ -95,11 +95,14 @@ class Reading(EngineParts):
                 return self.store.read_blob(version.oid)
         raise NotFound(f"turn #{entry.number} did not change {rel}")
 
-    def status(self) -> StoreStatus:
+    def status(self, files: bool = True) -> StoreStatus:
+        """The store's status; ``files=False``: its entries as headers (``entries``), which is
+        all its printed lines show."""
         with self.transaction():
+            view = self.timeline.view if files else self.timeline.header
             ordered = self.timeline.ordered()
             open_states = self.timeline.open_turns()
-            undo, redo, _settled = self.targets()  # the operations' own rule (``Operations.targets``)
+            undo, redo, _settled = self.targets(files)  # the operations' own rule (``Operations.targets``)
             undo_target = undo.number if undo is not None else None
             redo_target = redo.number if redo is not None else None
             user_head = self._user_head()
@@ -109,9 +112,9 @@ class Reading(EngineParts):
                 store_bytes=self.store.size_bytes(),
                 entries=len(ordered),
                 turns=sum(1 for s in ordered if s.begun.kind == "turn"),
-                open_turn=self.timeline.view(open_states[-1]) if open_states else None,
-                open_turns=[self.timeline.view(s) for s in open_states],
-                last_entry=self.timeline.view(ordered[-1]) if ordered else None,
+                open_turn=view(open_states[-1]) if open_states else None,
+                open_turns=[view(s) for s in open_states],
+                last_entry=view(ordered[-1]) if ordered else None,
                 undo_target=undo_target,
                 redo_target=redo_target,
                 git_repository=bool(self._user_repo),
