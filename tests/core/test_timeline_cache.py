@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from helpers import make_repo
+from takeback.core import render
 from takeback.core.models import BatchChange
 from takeback.engine.engine import Engine
 from takeback.engine.history import CACHE_AFTER_RECORDS, CACHE_ON_PUBLISH
@@ -62,6 +63,9 @@ def test_a_big_turn_writes_the_cache_and_opening_reads_no_file_list(tmp_path: Pa
     assert status.entries == 3 and status.undo_target == 3
     big = CACHE_ON_PUBLISH + 10
     assert [(e.file_count, e.additions, len(e.files)) for e in lines] == [(1, 1, 1), (big, big, 0), (big, big, 0)]
+
+    printed = [render.entry_line(e) for e in render.log_for_terminal(lines)]  # what `takeback log` prints
+    assert f" {big} files +{big} -0 " in printed[-1] and "1 file +1 -0" in printed[0]
 
     counted.clear()
     one = again.entry("1")  # the full view of one entry reads its own file list, and only it
