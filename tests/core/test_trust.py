@@ -217,15 +217,27 @@ def test_the_timeline_cache_is_data_and_is_thrown_away_when_wrong(ws: Path, engi
     cache = engine.store.path / "timeline.json"
     assert open_engine(ws).entries()[0].number == 55 and cache.exists()
     data = json.loads(cache.read_text())
-    assert data["format"] == 4 and len(data["records"]) == 55 * 3
+    assert data["format"] == 5 and len(data["records"]) == 55 * 3
+    first = next(r for r in data["records"] if r["type"] == "checkpoint")
+    assert first["changes"] == [] and first["id"] in data["commits"]  # its file list stays in the log
 
     # a record whose path leads out: the cache is dropped, the log (which is right) is read
-    first = next(r for r in data["records"] if r["type"] == "checkpoint")
-    first["changes"][0]["path"] = "../../outside"
+    first["changes"] = [{"path": "../../outside", "before": None, "after": {"oid": "0" * 40}}]
     cache.write_text(json.dumps(data))
     again = open_engine(ws)
     assert again.entries()[-1].files[0].path == "a.txt"
     assert "outside" not in cache.read_text()  # written again, from the log
+
+    # a checkpoint sent to another commit's file list: refused when it is read, the cache removed
+    data = json.loads(cache.read_text())
+    ids = [r["id"] for r in data["records"] if r["type"] == "checkpoint"]
+    data["commits"][ids[0]] = data["commits"][ids[1]]
+    cache.write_text(json.dumps(data))
+    forged = open_engine(ws)
+    with pytest.raises(StoreError, match="holds the checkpoint .*, and it does not"):
+        forged.entries()
+    assert not cache.exists()
+    assert open_engine(ws).entries()[-1].files[0].path == "a.txt"
     for wrong in ('{"format": 3}', "not json", '{"format": 4, "head": "x", "records": [{"type": "nope"}]}'):
         cache.write_text(wrong)
         assert len(open_engine(ws).entries()) == 55

@@ -39,7 +39,12 @@ def log(ctx: Context) -> int:
     args = ctx.args
     if args.limit is not None and args.limit < 1:
         raise InvalidInput("--limit must be 1 or more")
-    ctx.show(ctx.engine.entries(session=text(args.session), limit=args.limit, before=args.before), render.print_log)
+    # printed as lines, an entry needs no file list (only their count): none is read from the log
+    entries = ctx.engine.entries(session=text(args.session), limit=args.limit, before=args.before, files=ctx.json)
+    if ctx.json:
+        print_json(entries)
+    else:
+        render.print_log(render.log_for_terminal(entries))
     return EXIT_OK
 
 
@@ -79,5 +84,5 @@ def cat(ctx: Context) -> int:
 
 
 def status(ctx: Context) -> int:
-    ctx.show(ctx.engine.status(), render.print_status)
+    ctx.show(ctx.engine.status(files=ctx.json), render.print_status)  # printed, it shows no entry's files
     return EXIT_OK

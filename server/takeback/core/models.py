@@ -13,10 +13,11 @@ them as JSON with ``model_dump(mode="json")`` and the server sends the same shap
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from datetime import datetime
-from typing import Annotated, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, computed_field
 
 from ..errors import InvalidInput
 
@@ -134,6 +135,28 @@ class CheckpointRecorded(_Model):
     applied: bool = True
     bracket: bool = False  # recorded by a bracket's end scan: covers the whole turn for its paths
     notices: list[str] = []
+    # Where ``changes`` comes from while it is not in memory (``defer``): the timeline keeps a
+    # checkpoint's header and reads its file list from the log only when something needs it.
+    _load: Callable[[], list[PathChange]] | None = PrivateAttr(default=None)
+
+    def defer(self, load: Callable[[], list[PathChange]]) -> None:
+        """Forget the file list; ``load`` (which must check what it reads) brings it back on
+        first use of ``changes``. Such a record is never serialised whole (``loaded``)."""
+        self.__dict__.pop("changes", None)
+        self._load = load
+
+    def loaded(self) -> bool:
+        """Whether ``changes`` is in memory (always, unless ``defer`` let it go and it is not read back yet)."""
+        return "changes" in self.__dict__
+
+    if not TYPE_CHECKING:
+
+        def __getattr__(self, name: str) -> Any:  # reached only for what is not in __dict__
+            if name == "changes" and self.__pydantic_private__ and self.__pydantic_private__.get("_load"):
+                changes = self.__pydantic_private__["_load"]()
+                self.__dict__["changes"] = changes
+                return changes
+            return super().__getattr__(name)
 
 
 class CheckpointApplied(_Model):
@@ -295,6 +318,13 @@ class Entry(_Model):
     reverted_by: str | None = None
     ended_by: str | None = None
     notices: list[str] = []
+    # How many files it changed, in a header built without its file list (``Timeline.header``:
+    # ``files`` is then empty); None: count ``files``. Never serialised.
+    _file_count: int | None = PrivateAttr(default=None)
+
+    @property
+    def file_count(self) -> int:
+        return len(self.files) if self._file_count is None else self._file_count
 
     @computed_field  # type: ignore[prop-decorator]
     @property

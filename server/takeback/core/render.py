@@ -68,10 +68,18 @@ def entry_line(entry: Entry) -> str:
     label = entry.label or ""
     kind = entry.kind if entry.kind != "turn" else "turn"
     target = f" → #{entry.target_number}" if entry.target_number else ""
-    files = f"{len(entry.files)} file{'s' if len(entry.files) != 1 else ''} +{entry.additions} -{entry.deletions}"
+    files = f"{entry.file_count} file{'s' if entry.file_count != 1 else ''} +{entry.additions} -{entry.deletions}"
     mark = _STATE_MARK.get(entry.state, "?")
     who = f" [{entry.agent}]" if entry.agent else ""
     return f"{mark} #{entry.number:<4} {kind:<7} {entry.state:<11} {when}  {files}{_checks(entry)}{target}{who}  {label}"
+
+
+def log_for_terminal(entries: list[Entry]) -> list[Entry]:
+    """``entries`` with what ``entry_line`` prints of them quoted for a terminal, as
+    ``for_terminal`` quotes it (the label and the agent: the rest are numbers, times and fixed
+    words), without copying every field of every entry of a long log."""
+    return [entry.model_copy(update={"label": _quoted(entry.label, "label"), "agent": _quoted(entry.agent, "agent")})
+            for entry in entries]
 
 
 def print_log(entries: list[Entry]) -> None:

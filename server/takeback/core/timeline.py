@@ -48,6 +48,9 @@ class FoldedEntry:
     operation: OperationDone | None = None
     state: str = "open"
     reverted_by: str | None = None
+    # (files, additions, deletions) of its view, kept while its checkpoints and their applied
+    # flags stay as they were: the header of an entry whose file lists are not read (``header``)
+    summary: tuple[int, int, int] | None = None
     _view: Entry | None = None
 
 
@@ -84,6 +87,8 @@ class Timeline:
         if state is None:
             return  # its entry was dropped by retention
         state._view = None
+        if isinstance(record, CheckpointRecorded | CheckpointApplied):
+            state.summary = None
         if isinstance(record, CheckpointRecorded):
             state.checkpoints.append(record)
             state.applied[record.id] = record.applied
@@ -313,13 +318,33 @@ class Timeline:
     # ------------------------------------------------------------------ views
 
     def view(self, state: FoldedEntry) -> Entry:
+        """The entry in full (its file lists read, if they were not)."""
         if state._view is None:
-            state._view = self._build_view(state)
+            files = aggregate_files([cp for cp in state.checkpoints if state.applied.get(cp.id, True)])
+            state._view = self._build_view(state, files)
+            state.summary = (len(files), state._view.additions, state._view.deletions)
         return state._view
 
-    def _build_view(self, state: FoldedEntry) -> Entry:
+    def header(self, state: FoldedEntry) -> Entry:
+        """The entry without its file lists when they are not in memory and its ``summary`` is
+        known: ``files`` empty, ``file_count`` and the line counts from the summary, no
+        ``state_hash``, no checkpoint's paths. What ``log`` prints needs no more."""
+        if state._view is not None or state.summary is None or all(cp.loaded() for cp in state.checkpoints):
+            return self.view(state)
+        entry = self._build_view(state, None)
+        entry._file_count = state.summary[0]
+        return entry
+
+    def summary(self, state: FoldedEntry) -> tuple[int, int, int]:
+        """(files, additions, deletions) of ``state``'s view (reading its file lists if needed)."""
+        if state.summary is None:
+            self.view(state)
+        assert state.summary is not None
+        return state.summary
+
+    def _build_view(self, state: FoldedEntry, files: list[FileChange] | None) -> Entry:
+        """``state`` as an ``Entry``; ``files`` None: a header (``header``)."""
         begun = state.begun
-        files = aggregate_files([cp for cp in state.checkpoints if state.applied.get(cp.id, True)])
         notices: list[str] = []
         for cp in state.checkpoints:
             notices.extend(n for n in cp.notices if n not in notices)
@@ -358,15 +383,15 @@ class Timeline:
                     id=cp.id,
                     at=cp.at,
                     label=cp.label,
-                    paths=[c.path for c in cp.changes],
+                    paths=[c.path for c in cp.changes] if files is not None else [],
                     applied=state.applied.get(cp.id, True),
                     bracket=cp.bracket,
                 )
                 for cp in state.checkpoints
             ],
-            files=files,
-            additions=sum(f.additions for f in files),
-            deletions=sum(f.deletions for f in files),
+            files=files or [],
+            additions=sum(f.additions for f in files) if files is not None else (state.summary or (0, 0, 0))[1],
+            deletions=sum(f.deletions for f in files) if files is not None else (state.summary or (0, 0, 0))[2],
             state_hash=state_hash(files) if files else None,
             commands=list(state.ended.commands) if state.ended else [],
             checks=list(state.checks),

@@ -49,7 +49,7 @@ from ..workspace.capture import Capturer
 from ..workspace.files import Workspace, is_recorded_path
 from ..workspace.journal import Journal, JournalDoc
 from .batches import Batches
-from .history import CACHE_AFTER_RECORDS, History
+from .history import History
 from .operations import Operations
 from .reading import Reading
 from .steps import Steps
@@ -86,7 +86,7 @@ class Engine(Turns, Batches, Reading, Operations, Steps):
         root_real = str(self.workspace.root)
         self._store_rel = os.path.relpath(store_real, root_real) if store_real.startswith(root_real + os.sep) else None
         with self.transaction():
-            if self.history.replayed >= CACHE_AFTER_RECORDS:
+            if self.history.wants_cache():
                 self.history.save_cache()
             self._check_journal()
             self.last_recovery = self.journal.recover(self._committed, self.capture.matches)

@@ -1,26 +1,35 @@
 """The timeline as this process knows it: the operation log folded into memory.
 
 ``History`` owns the in-memory ``Timeline``, the log head it was folded up to, every record
-folded (in log order), the timeline cache (``timeline.json``) that makes opening cost only what
-is new, and the open turns' begins that wait in their files (``brackets.py``), folded in as
-tentative behind the log's last entry. It reads; the one thing that writes the log is a
-``transaction.Transaction``, which folds what it publishes back in here (``published``).
+folded (in log order) and the log commit that holds each checkpoint, the timeline cache
+(``timeline.json``) that makes opening cost only what is new, and the open turns' begins that
+wait in their files (``brackets.py``), folded in as tentative behind the log's last entry. It
+reads; the one thing that writes the log is a ``transaction.Transaction``, which folds what it
+publishes back in here (``published``).
+
+The cache holds every record's header, not the checkpoints' file lists: a checkpoint read from
+it keeps its file list in the log (``CheckpointRecorded.defer``), read back from its commit the
+first time something needs it (``_file_list``), so opening, ``status`` and ``log`` cost the
+entries, not their files. It is written when opening (or a publish) folded many records or
+file changes since it was (``CACHE_AFTER_RECORDS``, a file change counting as a record).
 
 Nothing read back from the store is trusted blindly: a record (from the log or the cache, which
 is plain validated data) must name clean workspace paths, or the store is refused with an error
-that says so. Every method must be called with the store's lock held.
+that says so; a file list read back later is checked the same way. Every method must be called
+with the store's lock held.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from functools import partial
 from pathlib import Path
 from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..core.models import CheckpointRecorded, EntryBegun, Record, RecordEnvelope
+from ..core.models import CheckpointRecorded, EntryBegun, PathChange, Record, RecordEnvelope
 from ..core.timeline import Timeline
 from ..errors import StoreError
 from ..storage import atomic, repair
@@ -32,18 +41,23 @@ log = logging.getLogger("takeback.engine")
 
 _CACHE_FILE = "timeline.json"
 _OLD_CACHE_FILE = "timeline.pickle"  # older versions' cache: removed, never read
-_CACHE_FORMAT: Final = 4  # bump when the records' shape changes (and _TimelineCache.format with it)
-CACHE_AFTER_RECORDS = 50  # rewrite the cache when opening had to read this many log commits
+_CACHE_FORMAT: Final = 5  # bump when the records' shape changes (and _TimelineCache.format with it)
+CACHE_AFTER_RECORDS = 50  # rewrite the cache once this many records (or file changes) were folded since
+CACHE_ON_PUBLISH = 1000  # ... or once a publish brings what is folded past this many (a big turn)
 
 
 class _TimelineCache(BaseModel):
-    """What ``timeline.json`` holds: a log head and every record folded up to it, in log order
-    (replaying them costs no object reads; they are validated like the log's own)."""
+    """What ``timeline.json`` holds: a log head and every record folded up to it, in log order,
+    each checkpoint without its file list (``changes`` empty) and with the log commit that holds
+    it (``commits``); and each entry's (files, additions, deletions) where it was known
+    (``summaries``), so ``log`` prints it without reading a file list."""
 
     model_config = ConfigDict(extra="forbid")
-    format: Literal[4]
+    format: Literal[5]
     head: str
     records: list[Record]
+    commits: dict[str, str]
+    summaries: dict[str, tuple[int, int, int]]
 
 
 class History:
@@ -55,8 +69,12 @@ class History:
         self.timeline = Timeline()
         self.folded: list[Record] = []  # every record of the log folded into the timeline, in order
         self.head: str | None = None
+        self.sources: dict[str, str] = {}  # checkpoint id: the log commit that holds it
         self.replayed = 0  # how many log commits the last refresh read
+        self.uncached = 0  # records (a file change counting as one) folded since the cache was written
+        self.lists_read = 0  # file lists read back from the log for checkpoints the cache deferred
         self._cache_read = False
+        self._last_meta: tuple[str, list[Record]] | None = None
 
     # ------------------------------------------------------------------ cache
 
@@ -66,27 +84,80 @@ class History:
         (self.store.path / _OLD_CACHE_FILE).unlink(missing_ok=True)
         cache_file = self.store.path / _CACHE_FILE
         try:
-            cache = _TimelineCache.model_validate_json(cache_file.read_bytes(), strict=True)  # strict: faster too
-            timeline = Timeline()
-            for record in cache.records:
-                self.check_record(record, "the timeline cache")
-                timeline.apply(record)
+            # strict: faster too. An older format (4 held the file lists, not their commits) is
+            # thrown away: the log is read, and the next save writes this format.
+            cache = _TimelineCache.model_validate_json(cache_file.read_bytes(), strict=True)
+            timeline = self._from_cache(cache)
         except FileNotFoundError:
             return
         except (OSError, ValidationError, StoreError) as exc:
             log.warning("the timeline cache %s is not valid, so it is not used: %s", cache_file, exc)
             _discard(self.store.path, cache_file)
             return
-        self.timeline, self.head, self.folded = timeline, cache.head, cache.records
+        self.timeline, self.head, self.folded, self.sources = timeline, cache.head, cache.records, dict(cache.commits)
+
+    def _from_cache(self, cache: _TimelineCache) -> Timeline:
+        """The timeline the cache's records fold into, each checkpoint without a file list left
+        to be read from the commit the cache names for it."""
+        timeline = Timeline()
+        for record in cache.records:
+            self.check_record(record, "the timeline cache")
+            if isinstance(record, CheckpointRecorded) and not record.changes:
+                commit = cache.commits.get(record.id)
+                if commit is None:
+                    raise StoreError(f"the timeline cache names no log commit for the checkpoint {record.id}")
+                record.defer(partial(self._file_list, commit, record.id))
+            timeline.apply(record)
+        for entry_id, summary in cache.summaries.items():
+            state = timeline.entries.get(entry_id)
+            if state is not None:
+                state.summary = summary
+        return timeline
+
+    def _file_list(self, commit: str, checkpoint: str) -> list[PathChange]:
+        """The file list of a checkpoint the cache deferred, read from its log commit and checked
+        like any record read back. A cache that named the wrong commit is removed (the next open
+        reads the log) and the store refused for this call."""
+        try:
+            if self._last_meta is None or self._last_meta[0] != commit:
+                try:
+                    records = RecordEnvelope.model_validate_json(self.store.read_meta(commit)).records
+                except ValueError as exc:
+                    raise StoreError(f"unreadable record {commit} in {self.store.path}: {exc}") from exc
+                self._last_meta = (commit, records)
+            for record in self._last_meta[1]:
+                if isinstance(record, CheckpointRecorded) and record.id == checkpoint:
+                    self.check_record(record, f"the record {commit}")
+                    self.lists_read += 1
+                    return record.changes
+            raise StoreError(
+                f"the timeline cache in {self.store.path} says the log commit {commit} holds the checkpoint "
+                f"{checkpoint}, and it does not: the cache is removed, try again"
+            )
+        except StoreError:
+            (self.store.path / _CACHE_FILE).unlink(missing_ok=True)
+            raise
 
     def save_cache(self) -> None:
+        """Write the cache: the records' headers, each checkpoint's commit, the entries' summaries
+        (worked out now for the entries folded since, whose file lists are in memory)."""
         if self.timeline.tentatives or self.head is None:
             return  # the cache holds what the log holds; the next open saves it
-        cache = _TimelineCache(format=_CACHE_FORMAT, head=self.head, records=self.folded)
-        try:
+        records: list[Record] = [
+            r.model_copy(update={"changes": []}) if isinstance(r, CheckpointRecorded) else r for r in self.folded
+        ]
+        try:  # a file list that cannot be read back (StoreError) leaves the cache as it was
+            summaries = {entry_id: self.timeline.summary(state) for entry_id, state in self.timeline.entries.items()}
+            cache = _TimelineCache(format=_CACHE_FORMAT, head=self.head, records=records, commits=self.sources,
+                                   summaries=summaries)
             atomic.write(self.store.path / _CACHE_FILE, cache.model_dump_json().encode("utf-8"))
-        except OSError as exc:
+            self.uncached = 0
+        except (OSError, StoreError) as exc:
             log.warning("could not write the timeline cache: %s", exc)
+
+    def wants_cache(self) -> bool:
+        """Whether enough was folded since the cache was written to write it again."""
+        return self.uncached >= CACHE_AFTER_RECORDS
 
     def check_record(self, record: Record, where: str) -> None:
         """Refuse a record that names a path no recorded change can have (``..``, absolute,
@@ -158,21 +229,33 @@ class History:
         try:
             chain = self.store.commit_chain(head, self.head) if head else []
         except StoreError:
-            self.timeline, self.folded = Timeline(), []
+            self.timeline, self.folded, self.sources, self._last_meta = Timeline(), [], {}, None
             chain = self.store.commit_chain(head, None) if head else []
         if head is None or self.head is None:
             self.timeline, self.folded = Timeline(), []  # a full replay (gc resets head) starts from nothing
+            self.sources, self._last_meta = {}, None
         for oid in chain:
             try:
                 envelope = RecordEnvelope.model_validate_json(self.store.read_meta(oid))
             except ValueError as exc:
                 raise StoreError(f"unreadable record {oid} in {self.store.path}: {exc}") from exc
-            for record in envelope.records:
-                self.check_record(record, f"the record {oid}")
-                self.timeline.apply(record)
-                self.folded.append(record)
+            self._fold_records(oid, envelope.records)
         self.head = head
         return len(chain)
+
+    def _fold_records(self, commit: str, records: list[Record]) -> None:
+        for record in records:
+            self.check_record(record, f"the record {commit}")
+            self.timeline.apply(record)
+            self.folded.append(record)
+            self._note(commit, record)
+
+    def _note(self, commit: str, record: Record) -> None:
+        """Remember which commit holds ``record`` (a checkpoint), and count it as not cached."""
+        self.uncached += 1
+        if isinstance(record, CheckpointRecorded):
+            self.sources[record.id] = commit
+            self.uncached += len(record.changes)
 
     def replay(self) -> None:
         """Fold the whole log again (after the log was rewritten: retention)."""
@@ -190,9 +273,14 @@ class History:
         self.refresh()
 
     def published(self, head: str, records: list[Record]) -> None:
-        """``records`` (already folded into the timeline) are in the log now, up to ``head``."""
+        """``records`` (already folded into the timeline) are in the log now, up to ``head``;
+        the cache is written again once what it lacks reaches ``CACHE_ON_PUBLISH`` (a big turn)."""
         self.head = head
         self.folded += records
+        for record in records:
+            self._note(head, record)
+        if self.uncached >= CACHE_ON_PUBLISH:
+            self.save_cache()
 
     def version(self) -> str | None:
         """A token that changes whenever the timeline does: the log head, followed by

@@ -94,15 +94,16 @@ class Operations(EngineParts):
         with self.transaction():
             return self._revert_entry("redo", self.timeline.redo_target(), dry_run, on_conflict, **io)
 
-    def targets(self) -> Targets:
+    def targets(self, files: bool = True) -> Targets:
         """What ``undo`` and ``redo`` would act on now (None: nothing): the very functions they
         act on, so ``status``, code actions, the editor's panel and the MCP server name exactly
-        what a click or a command then takes back. Adapters ask this, never re-implement it."""
+        what a click or a command then takes back. Adapters ask this, never re-implement it.
+        ``files=False``: the entries as headers (``Timeline.header``), no file list read."""
         with self.transaction():
             found: list[Entry | None] = []
             for rule in (self._undo_target, self.timeline.redo_target):
                 try:
-                    found.append(self.timeline.view(rule()))
+                    found.append((self.timeline.view if files else self.timeline.header)(rule()))
                 except NothingToDo:
                     found.append(None)
             # An open whole-disk turn's changes so far are read from the disk: the answer can

@@ -31,8 +31,11 @@ log = logging.getLogger("takeback.engine")
 class Reading(EngineParts):
     """Answers about the timeline (a part of ``Engine``)."""
 
-    def entries(self, session: str | None = None, limit: int | None = None, before: int | None = None) -> list[Entry]:
-        """Timeline entries, newest first; ``before`` pages by entry number."""
+    def entries(
+        self, session: str | None = None, limit: int | None = None, before: int | None = None, files: bool = True,
+    ) -> list[Entry]:
+        """Timeline entries, newest first; ``before`` pages by entry number. ``files=False``: each
+        as a header where its file lists are not in memory (``Timeline.header``: counts, no list)."""
         with self.transaction():
             out = []
             for state in reversed(self.timeline.ordered()):
@@ -40,7 +43,7 @@ class Reading(EngineParts):
                     continue
                 if before is not None and state.begun.number >= before:
                     continue
-                out.append(self.timeline.view(state))
+                out.append(self.timeline.view(state) if files else self.timeline.header(state))
                 if limit is not None and len(out) >= limit:
                     break
             return out
@@ -92,11 +95,14 @@ class Reading(EngineParts):
                 return self.store.read_blob(version.oid)
         raise NotFound(f"turn #{entry.number} did not change {rel}")
 
-    def status(self) -> StoreStatus:
+    def status(self, files: bool = True) -> StoreStatus:
+        """The store's status; ``files=False``: its entries as headers (``entries``), which is
+        all its printed lines show."""
         with self.transaction():
+            view = self.timeline.view if files else self.timeline.header
             ordered = self.timeline.ordered()
             open_states = self.timeline.open_turns()
-            undo, redo, _settled = self.targets()  # the operations' own rule (``Operations.targets``)
+            undo, redo, _settled = self.targets(files)  # the operations' own rule (``Operations.targets``)
             undo_target = undo.number if undo is not None else None
             redo_target = redo.number if redo is not None else None
             user_head = self._user_head()
@@ -106,9 +112,9 @@ class Reading(EngineParts):
                 store_bytes=self.store.size_bytes(),
                 entries=len(ordered),
                 turns=sum(1 for s in ordered if s.begun.kind == "turn"),
-                open_turn=self.timeline.view(open_states[-1]) if open_states else None,
-                open_turns=[self.timeline.view(s) for s in open_states],
-                last_entry=self.timeline.view(ordered[-1]) if ordered else None,
+                open_turn=view(open_states[-1]) if open_states else None,
+                open_turns=[view(s) for s in open_states],
+                last_entry=view(ordered[-1]) if ordered else None,
                 undo_target=undo_target,
                 redo_target=redo_target,
                 git_repository=bool(self._user_repo),

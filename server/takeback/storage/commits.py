@@ -6,19 +6,20 @@ without libgit2's object classes: a raw object's bytes are all these need.
 
 from __future__ import annotations
 
+import re
+
 from ..errors import StoreError
+
+_TREE_ENTRY = re.compile(rb"([^ \x00]*) ([^\x00]*)\x00(.{20})", re.DOTALL)  # mode, name, raw id
 
 
 def parse_tree(data: bytes) -> dict[str, str]:
-    """A raw git tree's entries: name -> object id."""
-    entries: dict[str, str] = {}
-    at = 0
-    while at < len(data):
-        nul = data.index(b"\x00", at)
-        name = data[data.index(b" ", at) + 1 : nul].decode()
-        entries[name] = data[nul + 1 : nul + 21].hex()
-        at = nul + 21
-    return entries
+    """A raw git tree's entries: name -> object id (``ValueError`` for a tree cut short). One
+    regular-expression pass: a big turn's tree holds thousands of entries."""
+    found = _TREE_ENTRY.findall(data)
+    if sum(len(mode) + len(name) + 22 for mode, name, _oid in found) != len(data):
+        raise ValueError("a tree that does not parse to its end (torn)")
+    return {name.decode(): oid.hex() for _mode, name, oid in found}
 
 
 def header(commit: bytes, field: bytes) -> str:

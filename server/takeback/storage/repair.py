@@ -136,15 +136,19 @@ class LogWalk:
         self._all_commits = all_commits
         self._whole: dict[str, bool] = {}  # commit: it and every commit before it can be read
         self._depth: dict[str, int] = {}
+        self._owned: dict[str, bytes] = {}  # commits ``_own`` found whole (a big turn's tree costs its size)
 
     def _own(self, oid: str) -> bytes | None:
         """The commit's bytes when it, its tree, its ``meta.json`` and every blob it names are
         there; else None."""
+        if oid in self._owned:
+            return self._owned[oid]
         try:
             data = self._read(oid)
             entries = commits.parse_tree(self._read(commits.header(data, b"tree")))
             self._read(entries["meta.json"])
             if all(self._has(blob) for name, blob in entries.items() if name != "meta.json"):
+                self._owned[oid] = data
                 return data
         except (StoreError, KeyError, ValueError):
             pass

@@ -1,0 +1,322 @@
+#!/usr/bin/env python
+"""Takeback benchmark: a long timeline, and a timeline of huge entries, beside a shadow git repository.
+
+    python bench/long_timeline.py [--entries 10,1000,2000] [--huge 4] [--huge-files 5000]
+                                  [--repeat 7] [--json out.json] [--keep]
+
+Runs this checkout's code (``ROOT/server`` first on the path; the CLI as ``sys.executable -m
+takeback`` with that path, ``TAKEBACK_RESIDENT=0`` so it is the in-process CLI that is measured).
+
+A workspace of 3,000 files (bench/generate.py) gets turns of 3 files each, recorded in-process
+(``engine.record_batch``, then the files are written, as an editor does; retention set to keep
+every entry, its default keeps 500); after each turn the
+whole-tree peer takes its snapshot into a shadow git directory (``add -A`` + ``commit``). Turn
+``i`` touches files ``3i .. 3i+2`` of the pool (mod 3,000), so the turn 1,000 entries back is
+not touched by any later turn and reverting it is clean. When the timeline reaches each of
+``--entries``, in alternating rounds:
+
+  open        ``Engine(workspace)`` (the engine-API open: cache, fold, journal), timed in a fresh
+              process once its modules are loaded
+  status      ``takeback status`` (CLI, in-process: ``TAKEBACK_RESIDENT=0``)
+  log         ``takeback log`` (every entry) beside ``git log`` of the shadow repository
+  log 20      ``takeback log --limit 20``
+  log work    what ``takeback log`` does in its process once imported: open the engine, read
+              the entries' headers, print every line (to a buffer); the CLI's start, its imports,
+              is the CLI part's (issue 18), and a resident process leaves only this
+  revert      ``engine.revert("#N", dry_run=True)`` of the turn 1,000 entries back (or #1):
+              the plan of a revert, without writing; beside it the peer's ``git revert
+              --no-commit`` of the same commit (then ``git reset --hard`` untimed)
+  floor       ``python -c pass`` on the interpreter the CLI runs on
+
+plus the per-turn cost of the last stretch of turns (median of record_batch against add+commit)
+and the disk each turn adds (store against shadow repository). A second store holds ``--huge``
+turns of ``--huge-files`` files each (every file of a workspace that size rewritten): open,
+status and log there against the 10-entry figures.
+
+Goals (issue 18): open, status and ``log --limit 20`` at the longest timeline and in the
+huge-entry store ≤ 1.3× their figure at 10 entries; ``log`` ≤ 2× ``git log`` (the CLI, and its
+work in-process); the revert plan at
+the longest ≤ 1.3× at 10 entries; per-turn cost and disk per turn below the shadow repository's.
+A benchmark, not a test: prints PASS/FAIL and exits 0 unless it crashed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT / "server"))
+
+from generate import generate, git_env  # noqa: E402
+from run import clean_up, dir_bytes, edited, loadavg, machine_meta, progress, speed_probe, summarise  # noqa: E402
+
+FLAT = 1.3
+LOG_VS_GIT = 2.0
+POOL = 3000
+
+
+def _ms(t0: int) -> float:
+    return (time.perf_counter_ns() - t0) / 1e6
+
+
+class Bench:
+    """One workspace, its Takeback store and its shadow git repository."""
+
+    def __init__(self, base: Path, name: str, files: int, env: dict[str, str]) -> None:
+        from takeback.engine.engine import Engine
+
+        self.ws = base / name
+        self.shadow = base / f"{name}-shadow.git"
+        self.env = env
+        os.environ.update(env)
+        progress(f"{name}: generating {files:,} files ...")
+        generate(self.ws, files)
+        self.pool = sorted(
+            p for p in subprocess.run(["git", "ls-files"], cwd=self.ws, capture_output=True, text=True,
+                                      env=git_env(), check=True).stdout.split("\n") if p
+        )
+        self.sgit = ["git", f"--git-dir={self.shadow}", f"--work-tree={self.ws}"]
+        self.git("init", "-q")
+        self.git("config", "gc.auto", "0")
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", "initial snapshot")
+        self.shadow_start = dir_bytes(self.shadow)
+        self.engine = Engine(self.ws)
+        self.store = Path(self.engine.status().store)
+        self.store_start = dir_bytes(self.store)
+        self.turns = 0
+        self.record_ms: list[float] = []
+        self.commit_ms: list[float] = []
+        self.commits: list[str] = []
+
+    def git(self, *args: str, out: bool = False) -> str:
+        proc = subprocess.run([*self.sgit, *args], cwd=self.ws, env=git_env(), check=True, capture_output=True, text=True)
+        return proc.stdout if out else ""
+
+    def cli(self, *args: str) -> None:
+        subprocess.run([sys.executable, "-m", "takeback", *args], cwd=self.ws, env=self.env, check=True,
+                       capture_output=True)
+
+    def in_process(self, what: str) -> float:
+        """ms of ``_timed_work(what)`` in a fresh process, timed there once its modules are
+        loaded: this process's heap (the long-lived engine that records the turns) would make
+        the garbage collector's passes part of the figure."""
+        proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--work", what, str(self.ws)],
+                              env=self.env, check=True, capture_output=True, text=True)
+        return float(proc.stdout.strip().splitlines()[-1])
+
+    def turn(self, paths: list[str]) -> None:
+        """One turn: ``paths`` edited, recorded by Takeback, then snapshot by the peer."""
+        from takeback.core.models import BatchChange
+
+        news = {p: edited((self.ws / p).read_bytes(), f"turn {self.turns}") for p in paths}
+        changes = [BatchChange(path=str(self.ws / p), after=data) for p, data in news.items()]
+        t0 = time.perf_counter_ns()
+        self.engine.record_batch(changes, label=f"turn {self.turns}", agent="bench")
+        self.record_ms.append(_ms(t0))
+        for p, data in news.items():
+            (self.ws / p).write_bytes(data)
+        t0 = time.perf_counter_ns()
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", f"turn {self.turns}")
+        self.commit_ms.append(_ms(t0))
+        self.commits.append(self.git("rev-parse", "HEAD", out=True).strip())
+        self.turns += 1
+
+    def grow(self, count: int) -> None:
+        for _ in range(count):
+            i = self.turns
+            self.turn([self.pool[(3 * i + k) % len(self.pool)] for k in range(3)])
+            if self.turns % 250 == 0:
+                progress(f"    {self.turns} turns")
+
+    def measure(self, repeat: int, revert: bool = True) -> dict:
+        """The read costs at this length, in alternating rounds."""
+
+        back = max(1, self.turns - 1000 + 1)  # turn numbers start at 1
+        commit = self.commits[back - 1]
+        timed: dict[str, list[float]] = {k: [] for k in
+                                          ("open", "status", "log", "log20", "log_work", "git_log", "revert", "git_revert", "floor")}
+        for _ in range(repeat):
+            timed["open"].append(self.in_process("open"))
+            for key, argv in (("status", ["status"]), ("log", ["log"]), ("log20", ["log", "--limit", "20"])):
+                t0 = time.perf_counter_ns()
+                self.cli(*argv)
+                timed[key].append(_ms(t0))
+            t0 = time.perf_counter_ns()
+            self.git("log", out=True)
+            timed["git_log"].append(_ms(t0))
+            timed["log_work"].append(self.in_process("log"))
+            t0 = time.perf_counter_ns()
+            subprocess.run([sys.executable, "-c", "pass"], check=True)
+            timed["floor"].append(_ms(t0))
+            if revert:
+                t0 = time.perf_counter_ns()
+                result = self.engine.revert(f"#{back}", dry_run=True)
+                timed["revert"].append(_ms(t0))
+                assert result.verdict == "safe", result
+                t0 = time.perf_counter_ns()
+                self.git("revert", "--no-commit", commit)
+                timed["git_revert"].append(_ms(t0))
+                self.git("reset", "-q", "--hard", "HEAD")
+        out = {k: summarise(v) for k, v in timed.items() if v}
+        tail = slice(-min(len(self.record_ms), 200), None)
+        out.update(
+            entries=self.turns,
+            record=summarise(self.record_ms[tail]) if self.record_ms else None,
+            add_commit=summarise(self.commit_ms[tail]) if self.commit_ms else None,
+            store_bytes=dir_bytes(self.store) - self.store_start,
+            shadow_bytes=dir_bytes(self.shadow) - self.shadow_start,
+        )
+        return out
+
+
+def _timed_work(what: str, ws: Path) -> float:
+    """ms of the engine-API open (``open``), or of what ``takeback log`` (text) does once its
+    modules are loaded (``log``: open, the entries, every line printed, ``cli/reading.log``)."""
+    from takeback.core import render
+    from takeback.engine.engine import Engine
+
+    t0 = time.perf_counter_ns()
+    engine = Engine(ws)
+    if what == "log":
+        with contextlib.redirect_stdout(io.StringIO()):
+            if hasattr(render, "log_for_terminal"):
+                render.print_log(render.log_for_terminal(engine.entries(files=False)))
+            else:  # a checkout before entry headers (to measure the "before")
+                render.print_log(render.for_terminal(engine.entries()))
+    took = _ms(t0)
+    engine.close()
+    return took
+
+
+def huge_store(base: Path, env: dict[str, str], turns: int, files: int, repeat: int) -> dict:
+    """A store of ``turns`` turns that each rewrote every one of ``files`` files."""
+    bench = Bench(base, "huge", files, env)
+    for i in range(turns):
+        progress(f"    huge turn {i + 1} of {turns} ({len(bench.pool):,} files) ...")
+        bench.turn(bench.pool)
+    return bench.measure(repeat, revert=False)
+
+
+def _row(label: str, r: dict, key: str) -> str:
+    s = r[key]
+    return f"  {label:<26} {s['median']:9.1f} ms  (p10 {s['p10']:.1f}, p90 {s['p90']:.1f})"
+
+
+def verdicts(points: list[dict], huge: dict | None) -> list[tuple[str, str, bool]]:
+    first, last = points[0], points[-1]
+    n0, n1 = first["entries"], last["entries"]
+    out = []
+    for key, name in (("open", "engine open"), ("status", "status"), ("log20", "log --limit 20")):
+        ratio = last[key]["median"] / first[key]["median"]
+        out.append((f"{name} at {n1} entries ≤ {FLAT}× at {n0}", f"{ratio:.2f}×", ratio <= FLAT))
+        if huge is not None:
+            ratio = huge[key]["median"] / first[key]["median"]
+            out.append((f"{name} with {huge['entries']} huge entries ≤ {FLAT}× at {n0}", f"{ratio:.2f}×", ratio <= FLAT))
+    for point in points:
+        for key, name in (("log", "log (CLI, in-process)"), ("log_work", "log's work once imported")):
+            ratio = point[key]["median"] / point["git_log"]["median"]
+            out.append((f"{name} ≤ {LOG_VS_GIT}× git log at {point['entries']}", f"{ratio:.2f}×", ratio <= LOG_VS_GIT))
+    ratio = last["revert"]["median"] / first["revert"]["median"]
+    out.append((f"revert 1,000 back at {n1} ≤ {FLAT}× at {n0}", f"{ratio:.2f}×", ratio <= FLAT))
+    ratio = last["record"]["median"] / last["add_commit"]["median"]
+    out.append((f"per-turn cost < shadow add+commit at {n1}", f"{ratio:.2f}×", ratio < 1))
+    ratio = last["store_bytes"] / max(1, last["shadow_bytes"])
+    out.append((f"disk < shadow repository at {n1}", f"{ratio:.2f}×", ratio < 1))
+    return out
+
+
+def report(points: list[dict], huge: dict | None, meta: dict) -> str:
+    lines = [f"load {meta['load_before']} → {meta['load_after']}; speed probe {meta['probe_before']} → "
+             f"{meta['probe_after']} ms; {meta['cpus']} cpus, {meta['platform']}, python {meta['python']}, {meta['git']}"]
+    for r in [*points, *([huge] if huge else [])]:
+        lines.append(f"\n{r['entries']} entries{' (huge: ' + str(meta['huge_files']) + ' files each)' if r is huge else ''}:")
+        for label, key in (("engine open (in-process)", "open"), ("status (CLI)", "status"), ("log (CLI)", "log"),
+                           ("log --limit 20 (CLI)", "log20"), ("log's work once imported", "log_work"),
+                           ("git log (shadow)", "git_log"),
+                           ("revert plan 1,000 back", "revert"), ("git revert (shadow)", "git_revert"),
+                           ("python -c pass", "floor"), ("record a turn", "record"), ("add -A + commit", "add_commit")):
+            if r.get(key):
+                lines.append(_row(label, r, key))
+        turns = max(1, r["entries"])
+        lines.append(f"  disk per turn: store {r['store_bytes'] / turns / 1024:.1f} KiB, "
+                     f"shadow {r['shadow_bytes'] / turns / 1024:.1f} KiB")
+    lines.append("")
+    for target, measured, passed in verdicts(points, huge):
+        lines.append(f"  {'PASS' if passed else 'FAIL'}  {target}: {measured}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--entries", default="10,1000,2000", help="timeline lengths to measure at (comma-separated)")
+    parser.add_argument("--huge", type=int, default=4, help="turns in the huge-entry store (0: none)")
+    parser.add_argument("--huge-files", type=int, default=5000, help="files each huge turn rewrites")
+    parser.add_argument("--repeat", type=int, default=7, help="measured rounds at each length")
+    parser.add_argument("--json", dest="json_out", help="write every figure and sample to this file")
+    parser.add_argument("--tmpdir", help="where to make workspaces (default: the system temp folder)")
+    parser.add_argument("--keep", action="store_true", help="keep the workspaces and stores")
+    parser.add_argument("--work", nargs=2, metavar=("WHAT", "WORKSPACE"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.work:
+        print(_timed_work(args.work[0], Path(args.work[1])))
+        return 0
+    lengths = sorted(int(s.replace("_", "")) for s in args.entries.split(",") if s.strip())
+    base = Path(tempfile.mkdtemp(prefix="takeback-timeline-", dir=args.tmpdir))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "TAKEBACK_"))}
+    config = base / "config.toml"  # retention would keep 500 entries: this timeline keeps them all
+    config.write_text("[retention]\nmax_entries = 1000000\nmax_age_days = 36500\nmax_bytes = 1099511627776\n")
+    env.update(TAKEBACK_HOME=str(base / "takeback-home"), GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull,
+               TAKEBACK_CONFIG=str(config),
+               TAKEBACK_RESIDENT="0", PYTHONPATH=os.pathsep.join([str(ROOT / "server"), os.environ.get("PYTHONPATH", "")]))
+    meta = machine_meta(base)
+    meta.update(load_before=loadavg(), probe_before=speed_probe(), entries=lengths, repeat=args.repeat,
+                huge_files=args.huge_files, python3_pass_ms=_python3_pass())
+    points: list[dict] = []
+    huge = None
+    try:
+        bench = Bench(base, "long", POOL, env)
+        for n in lengths:
+            bench.grow(n - bench.turns)
+            progress(f"  measuring at {n} entries ...")
+            points.append(bench.measure(args.repeat))
+            progress(f"    open {points[-1]['open']['median']:.1f} ms, log {points[-1]['log']['median']:.1f} ms, "
+                     f"git log {points[-1]['git_log']['median']:.1f} ms")
+        bench.engine.close()
+        if args.huge:
+            huge = huge_store(base, env, args.huge, args.huge_files, args.repeat)
+        meta.update(load_after=loadavg(), probe_after=speed_probe())
+        print(report(points, huge, meta))
+        if args.json_out:
+            Path(args.json_out).write_text(json.dumps(
+                {"meta": meta, "points": points, "huge": huge,
+                 "verdicts": [{"target": t, "measured": m, "passed": p} for t, m, p in verdicts(points, huge)]}, indent=2))
+    finally:
+        clean_up(base, args.keep)
+    return 0
+
+
+def _python3_pass() -> float | None:
+    """``python3 -c pass`` (a pyenv shim here: printed beside the real floor, never used in a goal)."""
+    try:
+        t0 = time.perf_counter_ns()
+        subprocess.run(["python3", "-c", "pass"], check=True, capture_output=True)
+        return _ms(t0)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+"""The timeline cache keeps entry headers, not file lists (``engine/history.py``): opening a store
+whose turns are huge, its printed ``status`` and its ``log`` lines read no file list from the log
+(counted), an entry's full view reads its own and nothing else; the cache is written after one
+big turn (file changes count, not log commits); a header's counts are the full view's, and follow
+a checkpoint the editor later refused; a cache of the older format (4, file lists inside) still
+opens, from the log, and is written again as format 5."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from helpers import make_repo
+from takeback.core import render
+from takeback.core.models import BatchChange
+from takeback.engine.engine import Engine
+from takeback.engine.history import CACHE_AFTER_RECORDS, CACHE_ON_PUBLISH
+from takeback.storage.store import Store
+
+
+def _big_turn(engine: Engine, ws: Path, count: int, tag: str) -> None:
+    changes = [BatchChange(path=str(ws / "big" / f"f{i}.txt"), after=f"{tag} {i}\n".encode()) for i in range(count)]
+    engine.record_batch(changes, label=f"big {tag}")
+    for change in changes:
+        Path(change.path).parent.mkdir(exist_ok=True)
+        Path(change.path).write_bytes(change.after or b"")
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every log commit whose records (``meta.json``) are read, by any store."""
+    reads: list[str] = []
+    original = Store.read_meta
+
+    def read_meta(self: Store, commit_oid: str) -> bytes:
+        reads.append(commit_oid)
+        return original(self, commit_oid)
+
+    monkeypatch.setattr(Store, "read_meta", read_meta)
+    return reads
+
+
+def test_a_big_turn_writes_the_cache_and_opening_reads_no_file_list(tmp_path: Path, counted: list[str]) -> None:
+    ws = make_repo(tmp_path / "ws")
+    engine = Engine(ws)
+    cache = engine.store.path / "timeline.json"
+    _big_turn(engine, ws, CACHE_ON_PUBLISH + 10, "one")
+    assert cache.exists()  # written by the publish of the big turn, not 50 log commits later
+    _big_turn(engine, ws, CACHE_ON_PUBLISH + 10, "two")
+    engine.record_batch([BatchChange(path=str(ws / "small.txt"), after=b"small\n")], label="small")
+    (ws / "small.txt").write_bytes(b"small\n")
+    assert len(json.loads(cache.read_text())["records"]) == 6  # the small turn is not cached yet
+
+    counted.clear()
+    again = Engine(ws)
+    status = again.status()
+    lines = again.entries(files=False)
+    # the one log commit read is the small turn's, newer than the cache: neither open, status nor
+    # the log's lines read a big turn's file list
+    assert counted == [engine.store.head()] and again.history.lists_read == 0
+    assert status.entries == 3 and status.undo_target == 3
+    big = CACHE_ON_PUBLISH + 10
+    assert [(e.file_count, e.additions, len(e.files)) for e in lines] == [(1, 1, 1), (big, big, 0), (big, big, 0)]
+
+    printed = [render.entry_line(e) for e in render.log_for_terminal(lines)]  # what `takeback log` prints
+    assert f" {big} files +{big} -0 " in printed[-1] and "1 file +1 -0" in printed[0]
+
+    counted.clear()
+    one = again.entry("1")  # the full view of one entry reads its own file list, and only it
+    assert again.history.lists_read == 1 and len(counted) == 1
+    assert len(one.files) == CACHE_ON_PUBLISH + 10 and one.files[0].path.startswith("big/")
+    assert [e.model_dump() for e in again.entries()] == [e.model_dump() for e in engine.entries()]
+    assert again.undo().verdict == "safe" and not (ws / "small.txt").exists()
+
+
+def test_status_as_printed_reads_no_file_list_of_a_big_last_turn(tmp_path: Path, counted: list[str]) -> None:
+    ws = make_repo(tmp_path / "ws")
+    _big_turn(Engine(ws), ws, CACHE_ON_PUBLISH + 10, "one")
+    counted.clear()
+    again = Engine(ws)
+    printed = again.status(files=False)
+    assert counted == [] and again.history.lists_read == 0
+    assert printed.last_entry is not None and printed.last_entry.file_count == CACHE_ON_PUBLISH + 10
+    assert printed.undo_target == 1
+    full = again.status()
+    assert again.history.lists_read == 1 and full.last_entry is not None
+    assert len(full.last_entry.files) == CACHE_ON_PUBLISH + 10
+
+
+def test_file_changes_count_toward_the_cache_not_only_log_commits(tmp_path: Path) -> None:
+    ws = make_repo(tmp_path / "ws")
+    engine = Engine(ws)
+    _big_turn(engine, ws, CACHE_AFTER_RECORDS, "one")  # one log commit
+    cache = engine.store.path / "timeline.json"
+    cache.unlink(missing_ok=True)
+    Engine(ws)
+    assert json.loads(cache.read_text())["head"] == engine.store.head()
+
+
+def test_a_header_counts_what_the_full_view_counts_and_follows_a_refused_checkpoint(tmp_path: Path) -> None:
+    ws = make_repo(tmp_path / "ws")
+    engine = Engine(ws)
+    _big_turn(engine, ws, CACHE_AFTER_RECORDS, "one")
+    entry, checkpoint = engine.record_batch(
+        [BatchChange(path=str(ws / "a.txt"), after=b"a\nb\n"), BatchChange(path=str(ws / "b.txt"), after=b"b\n")],
+        label="two", applied=False,
+    )
+    Engine(ws)  # writes the cache
+    again = Engine(ws)
+    header = again.entries(files=False)[0]
+    assert (header.file_count, header.additions) == (0, 0) and again.history.lists_read == 0
+    engine.set_applied(checkpoint, True)  # the editor took it after all
+    header = Engine(ws).entries(files=False)[0]
+    assert (header.file_count, header.additions) == (2, 3)
+    assert [(e.file_count, e.additions, e.deletions) for e in Engine(ws).entries(files=False)] == [
+        (len(e.files), e.additions, e.deletions) for e in Engine(ws).entries()
+    ]
+
+
+def test_a_cache_of_the_older_format_still_opens_and_is_written_again(tmp_path: Path) -> None:
+    ws = make_repo(tmp_path / "ws")
+    engine = Engine(ws)
+    for i in range(3):
+        _big_turn(engine, ws, 20, str(i))
+    cache = engine.store.path / "timeline.json"
+    records = [json.loads(r.model_dump_json()) for r in Engine(ws).history.folded]
+    cache.write_text(json.dumps({"format": 4, "head": engine.store.head(), "records": records}))
+    again = Engine(ws)
+    assert [len(e.files) for e in again.entries()] == [20, 20, 20]
+    written = json.loads(cache.read_text())
+    assert written["format"] == 5 and written["head"] == engine.store.head()
+    assert [len(e.files) for e in Engine(ws).entries()] == [20, 20, 20]
