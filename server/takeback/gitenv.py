@@ -13,7 +13,10 @@ them for the repositories Takeback opens by path.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+
+TYPE_CHECKING = False  # ``collections.abc`` (and ``typing``) cost a hook's path milliseconds
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 REDIRECTING = (
     "GIT_DIR",
