@@ -170,6 +170,10 @@ def prepare(base: Path, n: int) -> tuple[Path, dict, dict[str, str], dict[str, s
         TAKEBACK_HOME=str(base / f"home-{n}"), XDG_RUNTIME_DIR=str(runtime), CLAUDE_CONFIG_DIR=str(base / f"claude-{n}"),
         GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, TAKEBACK_RESIDENT_IDLE="600",
     )
+    # An installed takeback starts from cached bytecode: with PYTHONDONTWRITEBYTECODE (set on the
+    # development VM) every hook would compile its modules again, ~5 ms of each (as tests/cli/conftest.py).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(base / "pycache")
     env = bench_env(env)
     hook_env = {**env, "CLAUDECODE": "1", "CLAUDE_PROJECT_DIR": str(ws)}  # what Claude Code adds for its hooks
     return ws, gen, env, hook_env
