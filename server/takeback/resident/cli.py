@@ -29,9 +29,6 @@ from ..cli import answer
 from ..cli.output import TerminalStream
 from . import forward, wire
 
-_SERVED = frozenset(("status", "log", "show", "diff", "cat"))
-_DRY_RUN = frozenset(("undo", "redo", "revert", "restore"))
-
 _local = threading.local()
 _installed = threading.Lock()
 
@@ -41,7 +38,7 @@ def servable(args: argparse.Namespace) -> bool:
     workspace = args.workspace
     if workspace is not None and workspace.strip() and not os.path.isabs(workspace):
         return False
-    return args.command in _SERVED or (args.command in _DRY_RUN and args.dry_run is True)
+    return args.command in forward.READING or (args.command in forward.DRY_RUN and args.dry_run is True)
 
 
 class _Capture:

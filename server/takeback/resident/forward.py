@@ -28,9 +28,10 @@ import sys
 
 from . import address, client, wire
 
-# The reading commands; the operations only with --dry-run (checked again after parsing there).
-_READING = frozenset(("status", "log", "show", "diff", "cat"))
-_DRY_RUN = frozenset(("undo", "redo", "revert", "restore"))
+# What the resident process serves, here and after parsing there (``cli.servable``): the reading
+# commands, and the operations only with --dry-run.
+READING = frozenset(("status", "log", "show", "diff", "cat"))
+DRY_RUN = frozenset(("undo", "redo", "revert", "restore"))
 _GLOBAL_WITH_VALUE = ("--workspace", "-C")
 # What the answer's chunks are: which stream (o: stdout, e: stderr), then text (t) or bytes (b).
 STDOUT, STDERR, TEXT, BYTES = b"o", b"e", b"t", b"b"
@@ -56,9 +57,9 @@ def eligible(raw: list[str]) -> bool:
             return False
         elif command is None and not word.startswith("-"):
             command = word
-    if command in _READING:
+    if command in READING:
         return True
-    return command in _DRY_RUN and "--dry-run" in words
+    return command in DRY_RUN and "--dry-run" in words
 
 
 def answered(raw: list[str]) -> int | None:
