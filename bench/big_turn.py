@@ -47,7 +47,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 from generate import generate, git_env  # noqa: E402
-from run import clean_up, loadavg, machine_meta, progress, speed_probe, summarise  # noqa: E402
+from run import clean_up, loadavg, machine_meta, output_options, progress, speed_probe, summarise  # noqa: E402
 
 RATIO_FLOOR = 1.3
 GROWTH = 1.5
@@ -263,9 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--changed", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=3, help="rounds per path (default 3)")
     parser.add_argument("--paths", default="engine,cli", help="engine, cli or both (default)")
-    parser.add_argument("--json", dest="json_out")
-    parser.add_argument("--tmpdir")
-    parser.add_argument("--keep", action="store_true")
+    output_options(parser)
     args = parser.parse_args(argv)
 
     base = Path(tempfile.mkdtemp(prefix="takeback-bigturn-", dir=args.tmpdir))

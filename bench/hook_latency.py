@@ -54,7 +54,7 @@ sys.path.insert(0, str(HERE))
 
 from generate import HOT_FILES  # noqa: E402
 from hooks import TAKEBACK, Rounds, prepare, resident_pid  # noqa: E402
-from run import clean_up, edited, loadavg, machine_meta, progress, speed_probe  # noqa: E402
+from run import clean_up, edited, loadavg, machine_meta, output_options, progress, speed_probe  # noqa: E402
 
 P50_RATIO, P99_RATIO = 1.5, 3.0
 SHELL_BEYOND_MS = 30.0
@@ -276,9 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=200, help="hook calls in the session (whole turns, at least this many)")
     parser.add_argument("--first", type=int, default=3, help="sessions whose first shell step is timed")
     parser.add_argument("--think-ms", type=float, default=100.0, help="wait after a PostToolUse or prompt (the model's turn)")
-    parser.add_argument("--json", dest="json_out", help="write every figure and sample to this file")
-    parser.add_argument("--tmpdir", help="where to generate workspaces (default: the system temp folder)")
-    parser.add_argument("--keep", action="store_true", help="keep the generated workspaces and stores")
+    output_options(parser)
     args = parser.parse_args(argv)
     sizes = sorted(int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip())
     base = Path(tempfile.mkdtemp(prefix="takeback-latency-bench-", dir=args.tmpdir))

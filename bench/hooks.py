@@ -46,7 +46,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 from generate import HOT_FILES, generate  # noqa: E402
-from run import clean_up, edited, loadavg, machine_meta, progress, speed_probe, summarise  # noqa: E402
+from run import clean_up, edited, loadavg, machine_meta, output_options, progress, speed_probe, summarise  # noqa: E402
 
 PAYLOADS = ROOT / "tests" / "cli" / "hook_payloads" / "claude.json"
 
@@ -243,9 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="1000,100000", help="workspace sizes in files (comma-separated)")
     parser.add_argument("--repeat", type=int, default=15, help="measured rounds (default 15)")
     parser.add_argument("--warmup", type=int, default=3, help="rounds not counted (default 3)")
-    parser.add_argument("--json", dest="json_out", help="write every figure and sample to this file")
-    parser.add_argument("--tmpdir", help="where to generate workspaces (default: the system temp folder)")
-    parser.add_argument("--keep", action="store_true", help="keep the generated workspaces and stores")
+    output_options(parser)
     args = parser.parse_args(argv)
     sizes = sorted(int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip())
     base = Path(tempfile.mkdtemp(prefix="takeback-hooks-bench-", dir=args.tmpdir))

@@ -59,7 +59,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "server"))
 
 from generate import generate, git_env  # noqa: E402
-from run import clean_up, dir_bytes, edited, loadavg, machine_meta, progress, speed_probe, summarise  # noqa: E402
+from run import clean_up, dir_bytes, edited, loadavg, machine_meta, output_options, progress, speed_probe, summarise  # noqa: E402
 
 FLAT = 1.3
 LOG_VS_GIT = 2.0
@@ -265,9 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--huge", type=int, default=4, help="turns in the huge-entry store (0: none)")
     parser.add_argument("--huge-files", type=int, default=5000, help="files each huge turn rewrites")
     parser.add_argument("--repeat", type=int, default=7, help="measured rounds at each length")
-    parser.add_argument("--json", dest="json_out", help="write every figure and sample to this file")
-    parser.add_argument("--tmpdir", help="where to make workspaces (default: the system temp folder)")
-    parser.add_argument("--keep", action="store_true", help="keep the workspaces and stores")
+    output_options(parser)
     parser.add_argument("--work", nargs=2, metavar=("WHAT", "WORKSPACE"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.work:

@@ -617,6 +617,13 @@ def machine_meta(tmp: Path) -> dict:
     }
 
 
+def output_options(parser: argparse.ArgumentParser) -> None:
+    """The options every benchmark here takes: ``--json``, ``--tmpdir``, ``--keep``."""
+    parser.add_argument("--json", dest="json_out", help="write every figure and sample to this file")
+    parser.add_argument("--tmpdir", help="where to generate workspaces (default: the system temp folder)")
+    parser.add_argument("--keep", action="store_true", help="keep the generated workspaces and stores")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000,20000,100000", help="workspace sizes in files (comma-separated)")
@@ -629,9 +636,7 @@ def main(argv: list[str] | None = None) -> int:
         "--earlier", type=int, default=250,
         help="untimed turns recorded first, so the store is one in use (default 250)",
     )
-    parser.add_argument("--json", dest="json_out", help="write every figure and sample to this file")
-    parser.add_argument("--tmpdir", help="where to generate workspaces (default: the system temp folder)")
-    parser.add_argument("--keep", action="store_true", help="keep the generated workspaces and stores")
+    output_options(parser)
     parser.add_argument("--worker", nargs=2, metavar=("WORKSPACE", "SHADOW"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
