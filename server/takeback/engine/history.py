@@ -120,11 +120,7 @@ class History:
         reads the log) and the store refused for this call."""
         try:
             if self._last_meta is None or self._last_meta[0] != commit:
-                try:
-                    records = RecordEnvelope.model_validate_json(self.store.read_meta(commit)).records
-                except ValueError as exc:
-                    raise StoreError(f"unreadable record {commit} in {self.store.path}: {exc}") from exc
-                self._last_meta = (commit, records)
+                self._last_meta = (commit, self._records_of(commit))
             for record in self._last_meta[1]:
                 if isinstance(record, CheckpointRecorded) and record.id == checkpoint:
                     self.check_record(record, f"the record {commit}")
@@ -235,13 +231,16 @@ class History:
             self.timeline, self.folded = Timeline(), []  # a full replay (gc resets head) starts from nothing
             self.sources, self._last_meta = {}, None
         for oid in chain:
-            try:
-                envelope = RecordEnvelope.model_validate_json(self.store.read_meta(oid))
-            except ValueError as exc:
-                raise StoreError(f"unreadable record {oid} in {self.store.path}: {exc}") from exc
-            self._fold_records(oid, envelope.records)
+            self._fold_records(oid, self._records_of(oid))
         self.head = head
         return len(chain)
+
+    def _records_of(self, commit: str) -> list[Record]:
+        """The records the log commit ``commit`` holds, as written (checked by the caller)."""
+        try:
+            return RecordEnvelope.model_validate_json(self.store.read_meta(commit)).records
+        except ValueError as exc:
+            raise StoreError(f"unreadable record {commit} in {self.store.path}: {exc}") from exc
 
     def _fold_records(self, commit: str, records: list[Record]) -> None:
         for record in records:
