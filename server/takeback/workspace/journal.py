@@ -199,26 +199,22 @@ class Journal:
         self, files: list[JournalFile], folders: list[str], written: list[JournalFile],
         content_after: Callable[[JournalFile], bytes] | None,
     ) -> None:
-        ordered = _ordered(files)
-        deletions = sum(1 for f in ordered if f.after is None)
-        for item in ordered[:deletions]:
-            with _at(item):
-                self.workspace.delete(item.path)
-            written.append(item)
-        self.workspace.remove_folders(folders)
-        writes = ordered[deletions:]
-
         def content(item: JournalFile) -> bytes:
             return content_after(item) if content_after is not None else self.content_of(item, "after")
 
-        if len(writes) < syncfs_from():  # a few files: each flushed and put in place in turn
-            for item in writes:
-                assert item.after is not None
-                with _at(item):
+        def step(item: JournalFile) -> None:  # a deletion, or one of a few files flushed and put in place in turn
+            with _at(item):
+                if item.after is None:
+                    self.workspace.delete(item.path)
+                else:
                     self.workspace.write(item.path, content(item), item.after.mode)
-                written.append(item)
-            return
-        self._write_all_at_once(writes, written, content)
+            written.append(item)
+
+        def at_once(writes: list[JournalFile]) -> None:
+            self._write_all_at_once(writes, written, content)
+
+        many = sum(1 for f in files if f.after is not None) >= syncfs_from()
+        self._in_order(files, folders, step, at_once if many else None)
 
     def _write_all_at_once(
         self, writes: list[JournalFile], written: list[JournalFile], content: Callable[[JournalFile], bytes]
@@ -280,14 +276,21 @@ class Journal:
         if failed:
             raise failed[0]
 
-    def _in_order(self, files: list[JournalFile], folders: list[str], step: Callable[[JournalFile], None]) -> None:
+    def _in_order(
+        self, files: list[JournalFile], folders: list[str], step: Callable[[JournalFile], None],
+        write_all: Callable[[list[JournalFile]], None] | None = None,
+    ) -> None:
         """``step`` over the deletions, then remove the ``folders`` they left empty, then
-        ``step`` over the writes: so a file can take the place of a folder and the reverse."""
+        ``step`` over the writes (or ``write_all`` of them at once): so a file can take the
+        place of a folder and the reverse."""
         ordered = _ordered(files)
         deletions = sum(1 for f in ordered if f.after is None)
         for item in ordered[:deletions]:
             step(item)
         self.workspace.remove_folders(folders)
+        if write_all is not None:
+            write_all(ordered[deletions:])
+            return
         for item in ordered[deletions:]:
             step(item)
 
