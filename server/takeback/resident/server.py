@@ -98,6 +98,7 @@ class _Held:
         self.stamp: tuple = ()
         self.store: tuple[int, int] | None = None
         self.opened = 0  # engines opened for this workspace (``status``: ``engines_opened``)
+        self.recording = False  # a hook recorded with it: its upkeep (watch, merges) is worth doing
 
     def engine_now(self) -> Engine:
         """The engine, opened again when the files its settings come from changed or its store
@@ -351,6 +352,7 @@ class Resident:
         with held.lock:
             with self._state:
                 self.requests += 1
+            held.recording = True
             try:
                 engine = held.engine_now()
             except Exception:  # noqa: BLE001 - the in-process path logs it like any failure
@@ -358,12 +360,14 @@ class Resident:
             return record_logged(workspace, event, event_name, engine)  # (its store takes any failure)
 
     def _upkeep(self) -> None:
-        """The engines' deferred work (pack merges), after an answer, one workspace at a time."""
+        """The engines' deferred work (pack merges, the work tree's watch), after an answer, one
+        workspace at a time; none for an engine only the command line read with (it writes
+        nothing, and a watch is worth its memory only for hooks)."""
         with self._state:
             held = list(self._held.values())
         for one in held:
             with one.lock:
-                if one.engine is not None:
+                if one.engine is not None and one.recording:
                     one.engine.upkeep()
 
     def _held_for(self, workspace: str) -> _Held:
