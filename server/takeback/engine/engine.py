@@ -172,8 +172,9 @@ class Engine(Turns, Batches, Reading, Operations, Steps):
         the user's repository looked up again on first use. False, with nothing changed, where
         only a new engine gives the same answers: a journal is there (opening recovers it), this
         engine's opening recovered one (``last_recovery``: a new one reports the kept report),
-        the timeline cache is not the one this engine read or wrote (it folds from another
-        point), or the repair changed the store."""
+        the timeline cache is not the one this engine read or wrote, or it read the whole log
+        again since (a rewritten log: a new one counts from another point what the cache lacks,
+        ``History.cache_unchanged``), or the repair changed the store."""
         try:
             if self.journal.pending() is not None:
                 return False

@@ -76,6 +76,7 @@ class History:
         self.lists_read = 0  # file lists read back from the log for checkpoints the cache deferred
         self._cache_read = False
         self._cache_stamp: tuple[int, int, int] | None = None  # the cache file as last read or written
+        self._refolded = False  # what was folded was thrown away and the log read again since then
         self._last_meta: tuple[str, list[Record]] | None = None
 
     # ------------------------------------------------------------------ cache
@@ -85,7 +86,7 @@ class History:
         that is not valid is thrown away (the log is read instead)."""
         (self.store.path / _OLD_CACHE_FILE).unlink(missing_ok=True)
         cache_file = self.store.path / _CACHE_FILE
-        self._cache_stamp = self._stamp_of_cache()
+        self._cache_stamp, self._refolded = self._stamp_of_cache(), False
         try:
             # strict: faster too. An older format (4 held the file lists, not their commits) is
             # thrown away: the log is read, and the next save writes this format.
@@ -156,7 +157,7 @@ class History:
                                    summaries=summaries)
             atomic.write(self.store.path / _CACHE_FILE, cache.model_dump_json().encode("utf-8"))
             self.uncached = 0
-            self._cache_stamp = self._stamp_of_cache()
+            self._cache_stamp, self._refolded = self._stamp_of_cache(), False
         except (OSError, StoreError) as exc:
             log.warning("could not write the timeline cache: %s", exc)
 
@@ -168,9 +169,10 @@ class History:
         return (info.st_ino, info.st_size, info.st_mtime_ns)
 
     def cache_unchanged(self) -> bool:
-        """Whether the cache file is the one this history last read or wrote (or still none):
-        then what it folded since is what a history opened now would fold after reading it."""
-        return self._cache_read and self._stamp_of_cache() == self._cache_stamp
+        """Whether the cache file is the one this history last read or wrote (or still none),
+        and what it folded since was never thrown away for a full read of the log (a rewritten
+        log): then what it counts as not cached is what a history opened now would count."""
+        return self._cache_read and not self._refolded and self._stamp_of_cache() == self._cache_stamp
 
     def wants_cache(self) -> bool:
         """Whether enough was folded since the cache was written to write it again."""
@@ -239,13 +241,16 @@ class History:
         except StoreError:
             if not self.store.repair(deep=True):
                 raise
+            self._refolded = True
             self.timeline, self.folded, self.head = Timeline(), [], None
             return self._fold_once(self.store.head())
 
     def _fold_once(self, head: str | None) -> int:
+        self._refolded = self._refolded or (self.head is not None and head is None)
         try:
             chain = self.store.commit_chain(head, self.head) if head else []
         except StoreError:
+            self._refolded = self._refolded or self.head is not None
             self.timeline, self.folded, self.sources, self._last_meta = Timeline(), [], {}, None
             chain = self.store.commit_chain(head, None) if head else []
         if head is None or self.head is None:
@@ -276,6 +281,7 @@ class History:
 
     def replay(self) -> None:
         """Fold the whole log again (after the log was rewritten: retention)."""
+        self._refolded = self._refolded or self.head is not None
         self.head = None
         self.refresh()
 
