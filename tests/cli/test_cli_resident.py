@@ -343,3 +343,17 @@ def test_a_settings_file_changed_between_two_served_commands_is_seen(warm: Takeb
     _same(warm, "status")
     _same(warm, "--json", "status")
     assert b"settings" in warm("status").out
+
+
+def test_a_served_command_that_fails_gives_the_engine_and_the_store_back(warm: Takeback) -> None:
+    for args in (("show", "99"), ("cat", "1", "missing.txt"), ("redo", "--dry-run")):
+        assert warm(*args).code != 0
+    hook(warm, "claude", captured("claude", "UserPromptSubmit", warm.cwd))  # the same engine, its lock free
+    write_step(warm, "after.txt", "after\n", "toolu_a")
+    hook(warm, "claude", captured("claude", "Stop", warm.cwd))
+    assert resident(warm)["requests"] == 4
+    off(warm).ok("undo")  # another process takes the store's lock at once
+    assert not (warm.cwd / "after.txt").exists()
+    _same(warm, "status")
+    _same(warm, "log")
+    assert resident(warm)["engines_opened"] == 1
