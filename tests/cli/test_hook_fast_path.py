@@ -3,7 +3,9 @@ reading a payload and forwarding it needs (``launch.py`` â†’ ``hooks/run.py`` â†
 
 The hook runs as the installed console script runs it (``from takeback.launch import main``, not
 ``python -m``, whose ``runpy`` imports half the standard library itself), under ``python -X
-importtime``, whose report names every module the process imported.
+importtime``, whose report names every module the process imported. Those processes run
+unmeasured (``helpers.unmeasured``): coverage's start-up in a measured process imports much of
+the standard library itself.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+
+from helpers import unmeasured
 
 from .conftest import Takeback
 from .test_hooks import captured, turns
@@ -28,7 +32,7 @@ HEAVY = (
 
 def imported(tb: Takeback, argv: list[str], payload: str) -> set[str]:
     """The modules a ``python -X importtime`` process imported (it must exit 0, quietly)."""
-    env = {**tb.env, "CLAUDECODE": "1"}
+    env = unmeasured({**tb.env, "CLAUDECODE": "1"})
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", *argv], input=payload, capture_output=True, text=True,
         cwd=tb.cwd, env=env, timeout=60,
