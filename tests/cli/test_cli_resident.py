@@ -11,8 +11,11 @@ is the same command with ``TAKEBACK_RESIDENT=0``.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import pty
+import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -26,7 +29,8 @@ from helpers import make_repo
 from takeback.resident import address, wire
 
 from .conftest import Takeback
-from .test_resident import WAIT_SECONDS, resident, serving, wait_gone, wait_running
+from .test_hooks import captured, hook
+from .test_resident import WAIT_SECONDS, resident, serving, wait_gone, wait_running, write_step
 
 SERVED = [
     ("status",), ("--json", "status"), ("log",), ("log", "--limit", "1"), ("--json", "log"),
@@ -245,3 +249,111 @@ def test_a_reader_gone_before_the_answer_ends_quietly_with_141_as_in_process(war
         got.append((proc.returncode, proc.stderr))
     assert got[0] == got[1] == (141, b"")
     assert served_count(warm) == before + 1
+
+
+# ---------------------------------------------------------------------- the engine it holds
+
+
+def _same(tb: Takeback, *args: str) -> None:
+    served, local = tb(*args), off(tb)(*args)
+    assert (served.code, served.out, served.err) == (local.code, local.out, local.err), f"{served}\n---\n{local}"
+
+
+def test_served_commands_read_with_the_engine_the_hooks_hold_and_open_none(warm: Takeback) -> None:
+    hook(warm, "claude", captured("claude", "UserPromptSubmit", warm.cwd))
+    write_step(warm, "hooked.txt", "from a hook\n", "toolu_h")
+    hook(warm, "claude", captured("claude", "Stop", warm.cwd))
+    status = resident(warm)
+    assert status["requests"] == 4 and status["workspaces"] == [str(warm.cwd)] and status["engines_opened"] == 1
+    before = status["cli_requests"]
+    commands = [("status",), ("--json", "status"), ("log",), ("--json", "log"), ("show", "3"), ("undo", "--dry-run")]
+    for args in commands:
+        _same(warm, *args)
+    assert b"Write hooked.txt" in warm("show", "3").out
+    status = resident(warm)
+    assert status["engines_opened"] == 1  # every served command used the hooks' engine: none opened
+    assert status["cli_requests"] == before + len(commands) + 1
+    hook(warm, "claude", captured("claude", "UserPromptSubmit", warm.cwd))  # the hooks go on with it
+    write_step(warm, "later.txt", "later\n", "toolu_l")
+    hook(warm, "claude", captured("claude", "Stop", warm.cwd))
+    for args in commands:
+        _same(warm, *args)
+    assert resident(warm)["engines_opened"] == 1
+
+
+def _interrupted_undo(tb: Takeback) -> None:
+    """An undo run by another process, killed once its journal is written (before any file)."""
+    code = (
+        "import os\nfrom takeback.workspace import journal\nstart = journal.Journal.start\n"
+        "def killed(self, *a, **k):\n    start(self, *a, **k)\n    os._exit(9)\n"
+        "journal.Journal.start = killed\nfrom takeback.cli import main\nmain(['undo'])\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tb.cwd, env=off(tb).env, capture_output=True, timeout=60)
+    assert proc.returncode == 9, proc.stderr
+
+
+def _recovered_at(out: bytes) -> bytes:
+    """``out`` with the time of the recovery it reports left out (when it ran)."""
+    at = json.loads(out)["last_recovery"]["at"] if out.startswith(b"{") else None
+    return out.replace(f'"at": "{at}"'.encode(), b'"at": ?') if at else re.sub(rb"recovery   [-0-9]+ [:0-9]+:", b"recovery   ?:", out)
+
+
+def test_a_journal_another_process_left_is_recovered_and_reported_as_in_process(warm: Takeback) -> None:
+    _same(warm, "status")  # the resident process now holds an engine for the workspace
+    opened = resident(warm)["engines_opened"]
+    store = Path(warm.json("status")["store"])
+    _interrupted_undo(warm)
+    assert (store / "journal.json").exists()
+    aside = store.parent / "store-before"
+    shutil.copytree(store, aside)
+    notes = (warm.cwd / "notes.txt").read_bytes()
+
+    served = [warm("--json", "status"), warm("status"), warm("log")]
+    assert not (store / "journal.json").exists()
+    assert resident(warm)["engines_opened"] > opened  # the held engine could not say it: a new one did
+    assert json.loads(served[0].out)["last_recovery"]["operation"] == "undo"
+    assert "recovered an interrupted undo" in served[0].err
+    shutil.rmtree(store)
+    shutil.copytree(aside, store)
+    (warm.cwd / "notes.txt").write_bytes(notes)
+    local = [off(warm)("--json", "status"), off(warm)("status"), off(warm)("log")]
+    for got, expected in zip(served, local, strict=True):  # the same but for when each recovered
+        assert (got.code, _recovered_at(got.out), got.err) == (expected.code, _recovered_at(expected.out), expected.err)
+    assert _recovered_at(served[0].out) != served[0].out and _recovered_at(served[1].out) != served[1].out
+    _same(warm, "status")  # the store put back: the held engine opened anew
+    _same(warm, "--json", "status")
+
+
+def test_a_settings_file_changed_between_two_served_commands_is_seen(warm: Takeback) -> None:
+    settings = warm.cwd / ".takeback.toml"
+    settings.write_text("fsync = true\n")
+    _same(warm, "status")
+    assert b"fsync on" in warm("status").out
+    opened = resident(warm)["engines_opened"]
+    before = os.stat(settings)
+    with open(settings, "r+") as handle:  # the same file, the same size, the same time: only the text differs
+        handle.write("fsync =false\n")
+    os.utime(settings, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(settings)
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (before.st_ino, before.st_size, before.st_mtime_ns)
+    _same(warm, "status")
+    assert b"fsync off" in warm("status").out
+    assert resident(warm)["engines_opened"] == opened + 1
+    settings.write_text("[retention]\nmax_entries = 1\n")  # a key a repository may not set: a problem shown
+    _same(warm, "status")
+    _same(warm, "--json", "status")
+    assert b"settings" in warm("status").out
+
+
+def test_a_served_command_that_fails_gives_the_engine_and_the_store_back(warm: Takeback) -> None:
+    for args in (("show", "99"), ("cat", "1", "missing.txt"), ("redo", "--dry-run")):
+        assert warm(*args).code != 0
+    hook(warm, "claude", captured("claude", "UserPromptSubmit", warm.cwd))  # the same engine, its lock free
+    write_step(warm, "after.txt", "after\n", "toolu_a")
+    hook(warm, "claude", captured("claude", "Stop", warm.cwd))
+    assert resident(warm)["requests"] == 4
+    off(warm).ok("undo")  # another process takes the store's lock at once
+    assert not (warm.cwd / "after.txt").exists()
+    _same(warm, "status")
+    _same(warm, "log")
+    assert resident(warm)["engines_opened"] == 1

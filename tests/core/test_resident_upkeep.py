@@ -57,6 +57,7 @@ def test_the_resident_merges_after_the_answer_is_out(tmp_path: Path, monkeypatch
     ws = make_repo(tmp_path / "ws")
     resident = server.Resident(str(tmp_path / "run"), "print", 60.0)
     held = resident._held_for(str(ws))
+    held.recording = True  # as ``_record`` marks it: hooks record with this engine (upkeep is theirs)
     engine = held.engine_now()
     assert engine.store.merge_later
     _record(engine, store_module.MAX_PACKS + 3)

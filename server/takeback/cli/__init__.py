@@ -27,7 +27,7 @@ from .output import EXIT_INTERNAL, EXIT_USAGE, fail, guard_terminal
 from .parser import Handler, UsageError, build_parser
 
 if TYPE_CHECKING:
-    from .context import Context
+    from .context import Context, Lend
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -44,11 +44,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout, sys.stderr = before
 
 
-def answer(raw: list[str], cwd: str, may_serve: Callable[[argparse.Namespace], bool]) -> int | None:
+def answer(
+    raw: list[str], cwd: str, may_serve: Callable[[argparse.Namespace], bool], lend: Lend | None = None
+) -> int | None:
     """``main`` for the resident process (``resident/cli.py``): the command line ``raw`` as
     typed in ``cwd``, written to the streams the caller guarded (``guard_terminal``'s
     ``TerminalStream``), as with ``TAKEBACK_DEBUG`` unset. None, with nothing done, when
-    ``may_serve`` refuses the parsed arguments."""
+    ``may_serve`` refuses the parsed arguments. ``lend``: an engine the caller keeps, for
+    the command's workspace (``context.Lend``)."""
     from .context import Context
 
     parser, handlers = _served_parser()
@@ -58,7 +61,7 @@ def answer(raw: list[str], cwd: str, may_serve: Callable[[argparse.Namespace], b
         return args
     if not may_serve(args):
         return None
-    ctx = Context(args, cwd)
+    ctx = Context(args, cwd, lend)
     try:
         return _execute(ctx, handlers, debug=False)
     finally:

@@ -1,11 +1,14 @@
 """What every command runs with: its parsed arguments, the engine of the workspace
 ``--workspace`` names, or else the one the current folder belongs to (``workspace/locate.py``),
 opened on first use, and the printer ``--json`` chose. The current folder is the process's,
-or the one a command was typed in when the resident process serves it."""
+or the one a command was typed in when the resident process serves it; that process may lend
+the engine it keeps for the workspace (``Lend``: held, with the store's lock, until ``close``,
+and not closed by the command), else one is opened for the command and closed after it."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import os
 from collections.abc import Callable
@@ -20,13 +23,20 @@ from .output import print_json
 if TYPE_CHECKING:
     from ..engine.engine import Engine
 
+Lend = Callable[[Path], contextlib.AbstractContextManager["Engine | None"]]
+"""The engine a caller keeps for a workspace folder, for one command (None: open one)."""
+
 
 class Context:
-    def __init__(self, args: argparse.Namespace, cwd: str | None = None) -> None:
-        """``cwd``: the folder the command was typed in (default: this process's)."""
+    def __init__(self, args: argparse.Namespace, cwd: str | None = None, lend: Lend | None = None) -> None:
+        """``cwd``: the folder the command was typed in (default: this process's); ``lend``:
+        engines kept by the caller (see above)."""
         self.args = args
         self.json: bool = args.json
         self.cwd = cwd
+        self._lend = lend
+        self._lent = contextlib.ExitStack()
+        self._lent_now = False
 
     @functools.cached_property
     def engine(self) -> Engine:
@@ -34,12 +44,23 @@ class Context:
 
         if self.args.workspace is not None and not self.args.workspace.strip():
             raise InvalidInput("--workspace is empty: give a folder, or leave the option out to use the current folder")
-        return Engine(Path(self.args.workspace if self.args.workspace is not None else workspace_root(self.cwd or os.getcwd())))
+        root = Path(self.args.workspace if self.args.workspace is not None else workspace_root(self.cwd or os.getcwd()))
+        if self._lend is not None:
+            lent = self._lent.enter_context(self._lend(root))
+            if lent is not None:
+                self._lent_now = True
+                return lent
+            self._lent.close()
+        return Engine(root)
 
     def close(self) -> None:
-        """Close the engine if one was opened (a process that serves many commands)."""
+        """Give a lent engine back (not closed: its keeper holds it on), or close the one
+        opened (a process that serves many commands)."""
         engine = self.__dict__.pop("engine", None)
-        if engine is not None:
+        if self._lent_now:
+            self._lent_now = False
+            self._lent.close()
+        elif engine is not None:
             engine.close()
 
     def show(self, value: Any, human: Callable[[Any], object]) -> None:

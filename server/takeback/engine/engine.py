@@ -164,6 +164,32 @@ class Engine(Turns, Batches, Reading, Operations, Steps):
                     "workspace: Takeback did not write it, so nothing was recovered or written; remove the journal to go on"
                 )
 
+    def as_if_opened(self) -> bool:
+        """Make this engine, opened earlier, answer from here on as one opened now would, when
+        that needs no new engine; the caller holds the store's lock (``store.locked()``) from
+        before this call for as long as the answers must stay so. Done as opening does it: the
+        store checked and repaired (``store.check_again``), the timeline cache saved when due,
+        the user's repository looked up again on first use. False, with nothing changed, where
+        only a new engine gives the same answers: a journal is there (opening recovers it), this
+        engine's opening recovered one (``last_recovery``: a new one reports the kept report),
+        the timeline cache is not the one this engine read or wrote, or it read the whole log
+        again since (a rewritten log: a new one counts from another point what the cache lacks,
+        ``History.cache_unchanged``), or the repair changed the store."""
+        try:
+            if self.journal.pending() is not None:
+                return False
+        except (OSError, ValueError):
+            return False  # unreadable: opening sets it aside and reports it
+        if self.last_recovery is not None or not self.history.cache_unchanged():
+            return False
+        if store_module.check_again(self.store, self.workspace.root):
+            return False
+        with self.transaction():
+            if self.history.wants_cache():
+                self.history.save_cache()
+        self._user_repo = False
+        return True
+
     def defer_upkeep(self) -> None:
         """Leave work that no answer needs (merging the store's small packs, setting up the
         work tree's watch) for ``upkeep``, which the caller runs once its answer is out."""

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from functools import partial
 from pathlib import Path
 from typing import Final, Literal
@@ -74,6 +75,8 @@ class History:
         self.uncached = 0  # records (a file change counting as one) folded since the cache was written
         self.lists_read = 0  # file lists read back from the log for checkpoints the cache deferred
         self._cache_read = False
+        self._cache_stamp: tuple[int, int, int] | None = None  # the cache file as last read or written
+        self._refolded = False  # what was folded was thrown away and the log read again since then
         self._last_meta: tuple[str, list[Record]] | None = None
 
     # ------------------------------------------------------------------ cache
@@ -83,6 +86,7 @@ class History:
         that is not valid is thrown away (the log is read instead)."""
         (self.store.path / _OLD_CACHE_FILE).unlink(missing_ok=True)
         cache_file = self.store.path / _CACHE_FILE
+        self._cache_stamp, self._refolded = self._stamp_of_cache(), False
         try:
             # strict: faster too. An older format (4 held the file lists, not their commits) is
             # thrown away: the log is read, and the next save writes this format.
@@ -93,6 +97,7 @@ class History:
         except (OSError, ValidationError, StoreError) as exc:
             log.warning("the timeline cache %s is not valid, so it is not used: %s", cache_file, exc)
             _discard(self.store.path, cache_file)
+            self._cache_stamp = self._stamp_of_cache()
             return
         self.timeline, self.head, self.folded, self.sources = timeline, cache.head, cache.records, dict(cache.commits)
 
@@ -148,8 +153,22 @@ class History:
                                    summaries=summaries)
             atomic.write(self.store.path / _CACHE_FILE, cache.model_dump_json().encode("utf-8"))
             self.uncached = 0
+            self._cache_stamp, self._refolded = self._stamp_of_cache(), False
         except (OSError, StoreError) as exc:
             log.warning("could not write the timeline cache: %s", exc)
+
+    def _stamp_of_cache(self) -> tuple[int, int, int] | None:
+        try:
+            info = os.stat(self.store.path / _CACHE_FILE)
+        except OSError:
+            return None
+        return (info.st_ino, info.st_size, info.st_mtime_ns)
+
+    def cache_unchanged(self) -> bool:
+        """Whether the cache file is the one this history last read or wrote (or still none),
+        and what it folded since was never thrown away for a full read of the log (a rewritten
+        log): then what it counts as not cached is what a history opened now would count."""
+        return self._cache_read and not self._refolded and self._stamp_of_cache() == self._cache_stamp
 
     def wants_cache(self) -> bool:
         """Whether enough was folded since the cache was written to write it again."""
@@ -218,13 +237,16 @@ class History:
         except StoreError:
             if not self.store.repair(deep=True):
                 raise
+            self._refolded = True
             self.timeline, self.folded, self.head = Timeline(), [], None
             return self._fold_once(self.store.head())
 
     def _fold_once(self, head: str | None) -> int:
+        self._refolded = self._refolded or (self.head is not None and head is None)
         try:
             chain = self.store.commit_chain(head, self.head) if head else []
         except StoreError:
+            self._refolded = self._refolded or self.head is not None
             self.timeline, self.folded, self.sources, self._last_meta = Timeline(), [], {}, None
             chain = self.store.commit_chain(head, None) if head else []
         if head is None or self.head is None:
@@ -258,6 +280,7 @@ class History:
 
     def replay(self) -> None:
         """Fold the whole log again (after the log was rewritten: retention)."""
+        self._refolded = self._refolded or self.head is not None
         self.head = None
         self.refresh()
 

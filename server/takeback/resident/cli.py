@@ -2,7 +2,8 @@
 
 The caller (``forward.py``) sends the arguments, the folder they were typed in, its time zone
 and whether its stdout and stderr are terminals. The command runs through the very same code as
-in-process (``cli.answer``, a fresh engine opened and closed for it), in the request's thread,
+in-process (``cli.answer``), with the engine this process holds for the workspace lent to it
+(``server.py``: it answers as a new one would, or a new one is opened), in the request's thread,
 with its own streams: ``sys.stdout`` and ``sys.stderr`` are, in this process, switches that send
 each thread's writes to that thread's capture (or to the process's own streams), so requests
 served side by side never see each other's output and nothing process-wide (the folder, the
@@ -23,11 +24,14 @@ import logging
 import os
 import sys
 import threading
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..cli import answer
 from ..cli.output import TerminalStream
 from . import forward, wire
+
+if TYPE_CHECKING:
+    from ..cli.context import Lend
 
 _local = threading.local()
 _installed = threading.Lock()
@@ -118,9 +122,9 @@ def _install() -> None:
             logging.getLogger().addHandler(_Warnings())
 
 
-def serve(fields: list[bytes]) -> list[bytes]:
+def serve(fields: list[bytes], lend: Lend | None = None) -> list[bytes]:
     """The answer to a ``cli`` request's fields after the fingerprint: CWD ARGV ENVIRONMENT
-    TERMINALS (see ``forward.py``)."""
+    TERMINALS (see ``forward.py``); ``lend``: the engines this process holds (``cli.answer``)."""
     if len(fields) != 4:
         return [b"refused", b"unknown request"]
     cwd = os.fsdecode(fields[0])
@@ -134,7 +138,7 @@ def serve(fields: list[bytes]) -> list[bytes]:
     err = _Capture(forward.STDERR, fields[3][1:2] == b"1", chunks)
     _local.streams = {"stdout": TerminalStream(out), "stderr": TerminalStream(err)}  # type: ignore[arg-type]
     try:
-        status = answer(raw, cwd, servable)
+        status = answer(raw, cwd, servable, lend)
     except SystemExit:  # --help or --version after all: their layout is the caller's terminal's
         status = None
     finally:

@@ -22,11 +22,15 @@ Requests and answers are netstrings (``wire.py``): ``hook`` hands over a hook ca
 and recorded as ``takeback hook`` would do it (``hooks/handle.py``), then answered; ``status``
 answers pid, start time, hook events recorded and the workspaces held; ``stop`` answers, then
 the process exits; ``cli`` runs a reading command of the command line (``cli.py``; ``status``
-counts them apart, as ``cli_requests``).
+counts them apart, as ``cli_requests``) with the engine held for its workspace, lent for the
+whole command (``_Held.lent``: with the request lock and the store's lock; opened anew first
+when a new engine would answer otherwise, ``Engine.as_if_opened``). ``status`` also counts the
+engines opened for the workspaces held (``engines_opened``: a debugging aid).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -37,6 +41,7 @@ import sys
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Iterator
 from pathlib import Path
 
 from .. import config as config_module
@@ -92,6 +97,8 @@ class _Held:
         self.engine: Engine | None = None
         self.stamp: tuple = ()
         self.store: tuple[int, int] | None = None
+        self.opened = 0  # engines opened for this workspace (``status``: ``engines_opened``)
+        self.recording = False  # a hook recorded with it: its upkeep (watch, merges) is worth doing
 
     def engine_now(self) -> Engine:
         """The engine, opened again when the files its settings come from changed or its store
@@ -108,7 +115,40 @@ class _Held:
             self.stamp = _stamp(config_module.config_files(engine.workspace.root))
             self.store = _folder_id(engine.store.path)
             self.engine = engine
+            self.opened += 1
         return self.engine
+
+    @contextlib.contextmanager
+    def lent(self) -> Iterator[Engine | None]:
+        """The engine for one command of the command line (``cli.py``), answering as a new one
+        would, held with the store's lock for the whole command; None (nothing held, a new
+        engine says why) when it cannot be had."""
+        with self.lock, contextlib.ExitStack() as store_held:
+            try:
+                engine = self._as_opened(store_held)
+            except Exception:  # noqa: BLE001 - an engine opened for the command meets it again, as it would have
+                store_held.close()
+                self.close()
+                engine = None
+            yield engine
+
+    def _as_opened(self, store_held: contextlib.ExitStack) -> Engine:
+        """The engine, with the store's lock taken on ``store_held``, answering as one opened
+        now: opened again when its settings are not those it would read now, or when it cannot
+        be brought to what an opening would do (``Engine.as_if_opened``)."""
+        engine = self.engine
+        if engine is not None and config_module.load_config(engine.workspace.root) != engine.config:
+            self.close()  # the stamps of the settings' files may miss an edit that kept them
+        opened = self.opened
+        engine = self.engine_now()
+        store_held.enter_context(engine.store.locked())
+        if self.opened != opened or engine.as_if_opened():
+            return engine
+        store_held.close()
+        self.close()
+        engine = self.engine_now()
+        store_held.enter_context(engine.store.locked())
+        return engine
 
     def close(self) -> None:
         engine, self.engine = self.engine, None
@@ -296,11 +336,15 @@ class Resident:
         if self.stopping or self._stale():
             self.stopping = True
             return [b"refused", b"stale"]
-        answer = cli_requests.serve(fields)
+        answer = cli_requests.serve(fields, self._lend)
         if answer[:1] == [b"done"]:
             with self._state:
                 self.cli_requests += 1
         return answer
+
+    def _lend(self, root: Path) -> contextlib.AbstractContextManager[Engine | None]:
+        """The engine this process holds for ``root`` (as hooks name it), for one command."""
+        return self._held_for(str(root)).lent()
 
     def _record(self, workspace: str, event: Event, event_name: str | None) -> str | None:
         """Record ``event`` with this process's engine for ``workspace`` (opened on first use)."""
@@ -308,6 +352,7 @@ class Resident:
         with held.lock:
             with self._state:
                 self.requests += 1
+            held.recording = True
             try:
                 engine = held.engine_now()
             except Exception:  # noqa: BLE001 - the in-process path logs it like any failure
@@ -315,12 +360,14 @@ class Resident:
             return record_logged(workspace, event, event_name, engine)  # (its store takes any failure)
 
     def _upkeep(self) -> None:
-        """The engines' deferred work (pack merges), after an answer, one workspace at a time."""
+        """The engines' deferred work (pack merges, the work tree's watch), after an answer, one
+        workspace at a time; none for an engine only the command line read with (it writes
+        nothing, and a watch is worth its memory only for hooks)."""
         with self._state:
             held = list(self._held.values())
         for one in held:
             with one.lock:
-                if one.engine is not None:
+                if one.engine is not None and one.recording:
                     one.engine.upkeep()
 
     def _held_for(self, workspace: str) -> _Held:
@@ -344,6 +391,7 @@ class Resident:
             return {
                 "pid": os.getpid(), "socket": self.path, "since": self.started, "requests": self.requests,
                 "cli_requests": self.cli_requests,
+                "engines_opened": sum(held.opened for held in self._held.values()),
                 "idle_exit_seconds": self.idle, "workspaces": workspaces,
             }
 

@@ -598,6 +598,19 @@ def _write_identity(store: Path, workspace: Path) -> None:
     atomic.write(ident, (json.dumps(data, indent=2) + "\n").encode())
 
 
+def check_again(store: Store, workspace: Path) -> bool:
+    """What opening ``store`` anew does, done on this open one (a process that keeps it): the
+    folder's mode, its identity checked (``StoreError`` when it is another workspace's), what a
+    crash left torn set aside (``Store.repair``); answers whether anything was repaired."""
+    try:
+        os.chmod(store.path, 0o700)
+        with store.locked():
+            _write_identity(store.path, workspace)
+            return store.repair()
+    except (OSError, pygit2.GitError) as exc:
+        raise StoreError(f"cannot open the store at {store.path}: {exc}") from exc
+
+
 def merge_due(store: Store) -> bool:
     """Merge ``store``'s small packs if a merge is due (``Store.merge_later``: the upkeep a
     process that answers first does after its answer), under the store's lock. Cheap when none
