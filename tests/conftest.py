@@ -84,3 +84,17 @@ def isolated_environment(tmp_path_factory: pytest.TempPathFactory, monkeypatch: 
     before = _home_fingerprint()
     yield base
     assert _home_fingerprint() == before, "a test wrote into the real home directory"
+
+
+_LIVE = {"agents", "emacs", "nvim", "vscode"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (scripts/test.sh runs 2 workers), the tests that start a live editor or
+    agent keep to one worker, one after another as in a single process: they share the display,
+    the editors' own caches and the most CPU, so only the rest of the suite runs beside them."""
+    tests = Path(__file__).parent
+    for item in items:
+        parts = Path(str(item.path)).relative_to(tests).parts
+        if len(parts) > 1 and parts[0] in _LIVE:
+            item.add_marker(pytest.mark.xdist_group("live"))
