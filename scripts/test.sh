@@ -5,7 +5,8 @@
 # 1 when pytest passed but a run of the whole suite (no arguments) covered fewer than 97% of the
 # lines (docs/architecture.md, "Coverage"); a selection's coverage is only printed. The whole suite
 # runs in 2 pytest-xdist workers (TAKEBACK_TEST_WORKERS, 0 for one process); the tests that start
-# a live editor or agent stay together on one worker (tests/conftest.py, xdist_group "live"). Each
+# a live editor or agent stay together on one worker (tests/conftest.py,
+# pytest_xdist_make_scheduler). Each
 # worker is a process coverage measures, so the 97% holds over every worker's data combined.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,7 +21,7 @@ goal=()
 workers=()
 if [ "$#" -eq 0 ]; then
   goal=(--fail-under 97)
-  [ "${TAKEBACK_TEST_WORKERS:-2}" != 0 ] && workers=(-n "${TAKEBACK_TEST_WORKERS:-2}" --dist loadgroup)
+  [ "${TAKEBACK_TEST_WORKERS:-2}" != 0 ] && workers=(-n "${TAKEBACK_TEST_WORKERS:-2}")
 fi
 .venv/bin/python -m coverage run -m pytest "${workers[@]}" "$@" || status=$?
 .venv/bin/python scripts/coverage_summary.py "${goal[@]}" || { [ "$status" -ne 0 ] || status=1; }

@@ -86,15 +86,22 @@ def isolated_environment(tmp_path_factory: pytest.TempPathFactory, monkeypatch: 
     assert _home_fingerprint() == before, "a test wrote into the real home directory"
 
 
+
 _LIVE = {"agents", "emacs", "nvim", "vscode"}
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (scripts/test.sh runs 2 workers), the tests that start a live editor or
-    agent keep to one worker, one after another as in a single process: they share the display,
-    the editors' own caches and the most CPU, so only the rest of the suite runs beside them."""
-    tests = Path(__file__).parent
-    for item in items:
-        parts = Path(str(item.path)).relative_to(tests).parts
-        if len(parts) > 1 and parts[0] in _LIVE:
-            item.add_marker(pytest.mark.xdist_group("live"))
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, which scripts/test.sh runs
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """Under pytest-xdist (scripts/test.sh runs the whole suite in 2 workers), the tests that
+    start a live editor or agent keep to one worker, one after another as in a single process
+    (they share the editors' caches and need the most CPU); every other test is sent on its own
+    to whichever worker is free. (xdist's own ``xdist_group`` mark cannot do it under pytest 9.2,
+    whose node ids xdist's suffix no longer reaches.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class LiveTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            parts = nodeid.split("/", 2)
+            return "live" if len(parts) > 2 and parts[1] in _LIVE else nodeid
+
+    return LiveTogether(config, log)
