@@ -324,7 +324,9 @@ class Entry(_Model):
 
     @property
     def file_count(self) -> int:
-        return len(self.files) if self._file_count is None else self._file_count
+        private = self.__pydantic_private__  # read directly: pydantic's own lookup of it is slow
+        count = private.get("_file_count") if private else None
+        return len(self.files) if count is None else count
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -363,10 +363,10 @@ class Timeline:
             for path in state.operation.skipped:
                 notices.append(f"skipped {path}")
         ended_by = state.ended.ended_by if state.ended else None
-        why = _ENDED_WITHOUT_STOP.get(ended_by or "")
-        if why and (ended_by != "end_command" or begun.source == "hook"):
+        if (why := _ENDED_WITHOUT_STOP.get(ended_by or "")) and (ended_by != "end_command" or begun.source == "hook"):
             notices.append(f"ended at its last step without the agent's stop: {why}")
-        return Entry(
+        # from records validated when read: checking them again was most of a header's cost (log)
+        return Entry.model_construct(
             id=begun.entry,
             number=begun.number,
             kind=begun.kind,
@@ -377,9 +377,9 @@ class Timeline:
             created_at=begun.at,
             finished_at=(state.ended.at if state.ended else (state.operation.at if state.operation else None)),
             head=begun.head,
-            state=state.state,  # type: ignore[arg-type]
+            state=state.state,
             checkpoints=[
-                Checkpoint(
+                Checkpoint.model_construct(
                     id=cp.id,
                     at=cp.at,
                     label=cp.label,
