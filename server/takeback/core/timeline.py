@@ -61,6 +61,7 @@ class Timeline:
         self.entries: dict[str, FoldedEntry] = {}
         self.order: list[str] = []
         self.checkpoint_owner: dict[str, str] = {}
+        self.numbered: dict[int, str] = {}  # entry number: its id (``resolve``, without a walk of every entry)
         self.checkpoint_seq: list[str] = []  # every checkpoint id in log order
         self.max_number = 0
         self.record_count = 0
@@ -79,6 +80,7 @@ class Timeline:
         if isinstance(record, EntryBegun):
             self.entries[record.entry] = FoldedEntry(begun=record)
             self.order.append(record.entry)
+            self.numbered.setdefault(record.number, record.entry)
             self.max_number = max(self.max_number, record.number)
             if record.kind == "turn":
                 self.open_ids.append(record.entry)  # several can be open: one per agent session
@@ -142,6 +144,8 @@ class Timeline:
         for begun in self.tentatives:
             self.order.remove(begun.entry)
             del self.entries[begun.entry]
+            if self.numbered.get(begun.number) == begun.entry:
+                del self.numbered[begun.number]
         self.max_number, self.record_count, self.open_ids = self._before_tentative
         self.tentatives, self._before_tentative = [], None
 
@@ -181,9 +185,11 @@ class Timeline:
         number_text = text[1:] if text.startswith("#") else text
         if number_text.isdigit():
             number = int(number_text)
-            for state in self.entries.values():
-                if state.begun.number == number:
-                    return state
+            numbered = self.entries.get(self.numbered.get(number, ""))
+            if numbered is None:  # (a number no entry has: the walk before the index, kept as it was)
+                numbered = next((s for s in self.entries.values() if s.begun.number == number), None)
+            if numbered is not None:
+                return numbered
             if 1 <= number <= self.max_number:  # numbers are never reused: only retention leaves gaps
                 raise NotFound(self._dropped(number))
             raise NotFound(f"no turn #{number} in this workspace's timeline (it has {len(self.order)} entries)")
