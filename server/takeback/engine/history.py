@@ -12,6 +12,9 @@ it keeps its file list in the log (``CheckpointRecorded.defer``), read back from
 first time something needs it (``_file_list``), so opening, ``status`` and ``log`` cost the
 entries, not their files. It is written when opening (or a publish) folded many records or
 file changes since it was (``CACHE_AFTER_RECORDS``, a file change counting as a record).
+Folding many records, and building many entries' views, pauses Python's cyclic collector
+(``collector_paused``), whose full passes over what is being built made an open's cost grow
+faster than the timeline.
 
 Nothing read back from the store is trusted blindly: a record (from the log or the cache, which
 is plain validated data) must name clean workspace paths, or the store is refused with an error
