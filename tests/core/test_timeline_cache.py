@@ -132,3 +132,51 @@ def test_a_cache_of_the_older_format_still_opens_and_is_written_again(tmp_path: 
     written = json.loads(cache.read_text())
     assert written["format"] == 5 and written["head"] == engine.store.head()
     assert [len(e.files) for e in Engine(ws).entries()] == [20, 20, 20]
+
+
+def test_the_collector_is_paused_while_the_cache_is_folded_and_on_again_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    from takeback.core.timeline import Timeline
+
+    ws = make_repo(tmp_path / "ws")
+    engine = Engine(ws)
+    for i in range(CACHE_AFTER_RECORDS):
+        engine.record_batch([BatchChange(path=str(ws / "a.txt"), after=f"{i}\n".encode())], label=f"t{i}")
+        (ws / "a.txt").write_bytes(f"{i}\n".encode())
+    engine.close()
+    Engine(ws).close()  # an open that folded this many records writes the cache
+    assert (engine.store.path / "timeline.json").exists()
+    seen: list[bool] = []
+    original = Timeline.apply
+
+    def apply(self: Timeline, record: object) -> None:
+        seen.append(gc.isenabled())
+        original(self, record)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Timeline, "apply", apply)
+    again = Engine(ws)
+    assert len(again.entries(files=False)) == CACHE_AFTER_RECORDS
+    assert seen and not any(seen)  # every cached record folded with the collector paused
+    assert gc.isenabled()  # and it is on again
+    gc.disable()
+    try:  # a collector someone else paused stays paused
+        Engine(ws).close()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_log_quotes_a_label_that_needs_it_and_prints_the_others_as_they_are(tmp_path: Path) -> None:
+    ws = make_repo(tmp_path / "ws")
+    engine = Engine(ws)
+    engine.record_batch([BatchChange(path=str(ws / "a.txt"), after=b"1\n")], label="plain label")
+    engine.record_batch([BatchChange(path=str(ws / "b.txt"), after=b"2\n")], label="bell \x07 and \x1b[2J")
+    entries = engine.entries(files=False)
+    shown = render.log_for_terminal(entries)
+    assert shown[1] is entries[1]  # nothing to quote: not copied
+    assert shown[0] is not entries[0] and "\x1b" not in (shown[0].label or "") and "\x07" not in (shown[0].label or "")
+    assert entries[0].label == "bell \x07 and \x1b[2J"  # the entry itself is left as it was
+    assert [e.file_count for e in shown] == [1, 1]

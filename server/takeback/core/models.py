@@ -143,7 +143,10 @@ class CheckpointRecorded(_Model):
         """Forget the file list; ``load`` (which must check what it reads) brings it back on
         first use of ``changes``. Such a record is never serialised whole (``loaded``)."""
         self.__dict__.pop("changes", None)
-        self._load = load
+        if self.__pydantic_private__ is None:
+            self._load = load
+        else:  # set directly: pydantic's own setting of a private attribute costs more (one per cached checkpoint)
+            self.__pydantic_private__["_load"] = load
 
     def loaded(self) -> bool:
         """Whether ``changes`` is in memory (always, unless ``defer`` let it go and it is not read back yet)."""
@@ -324,7 +327,9 @@ class Entry(_Model):
 
     @property
     def file_count(self) -> int:
-        return len(self.files) if self._file_count is None else self._file_count
+        private = self.__pydantic_private__  # read directly: pydantic's own lookup of it is slow
+        count = private.get("_file_count") if private else None
+        return len(self.files) if count is None else count
 
     @computed_field  # type: ignore[prop-decorator]
     @property

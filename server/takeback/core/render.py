@@ -78,8 +78,13 @@ def log_for_terminal(entries: list[Entry]) -> list[Entry]:
     """``entries`` with what ``entry_line`` prints of them quoted for a terminal, as
     ``for_terminal`` quotes it (the label and the agent: the rest are numbers, times and fixed
     words), without copying every field of every entry of a long log."""
-    return [entry.model_copy(update={"label": _quoted(entry.label, "label"), "agent": _quoted(entry.agent, "agent")})
-            for entry in entries]
+    out = []
+    for entry in entries:
+        label, agent = _quoted(entry.label, "label"), _quoted(entry.agent, "agent")
+        # most need no quoting: the entry itself is printed then, not a copy of it
+        out.append(entry if (label, agent) == (entry.label, entry.agent)
+                   else entry.model_copy(update={"label": label, "agent": agent}))
+    return out
 
 
 def print_log(entries: list[Entry]) -> None:

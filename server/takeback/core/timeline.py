@@ -61,6 +61,7 @@ class Timeline:
         self.entries: dict[str, FoldedEntry] = {}
         self.order: list[str] = []
         self.checkpoint_owner: dict[str, str] = {}
+        self.numbered: dict[int, str] = {}  # entry number: its id (``resolve``, without a walk of every entry)
         self.checkpoint_seq: list[str] = []  # every checkpoint id in log order
         self.max_number = 0
         self.record_count = 0
@@ -79,6 +80,7 @@ class Timeline:
         if isinstance(record, EntryBegun):
             self.entries[record.entry] = FoldedEntry(begun=record)
             self.order.append(record.entry)
+            self.numbered.setdefault(record.number, record.entry)
             self.max_number = max(self.max_number, record.number)
             if record.kind == "turn":
                 self.open_ids.append(record.entry)  # several can be open: one per agent session
@@ -142,6 +144,8 @@ class Timeline:
         for begun in self.tentatives:
             self.order.remove(begun.entry)
             del self.entries[begun.entry]
+            if self.numbered.get(begun.number) == begun.entry:
+                del self.numbered[begun.number]
         self.max_number, self.record_count, self.open_ids = self._before_tentative
         self.tentatives, self._before_tentative = [], None
 
@@ -181,9 +185,11 @@ class Timeline:
         number_text = text[1:] if text.startswith("#") else text
         if number_text.isdigit():
             number = int(number_text)
-            for state in self.entries.values():
-                if state.begun.number == number:
-                    return state
+            numbered = self.entries.get(self.numbered.get(number, ""))
+            if numbered is None:  # (a number no entry has: the walk before the index, kept as it was)
+                numbered = next((s for s in self.entries.values() if s.begun.number == number), None)
+            if numbered is not None:
+                return numbered
             if 1 <= number <= self.max_number:  # numbers are never reused: only retention leaves gaps
                 raise NotFound(self._dropped(number))
             raise NotFound(f"no turn #{number} in this workspace's timeline (it has {len(self.order)} entries)")
@@ -363,10 +369,10 @@ class Timeline:
             for path in state.operation.skipped:
                 notices.append(f"skipped {path}")
         ended_by = state.ended.ended_by if state.ended else None
-        why = _ENDED_WITHOUT_STOP.get(ended_by or "")
-        if why and (ended_by != "end_command" or begun.source == "hook"):
+        if (why := _ENDED_WITHOUT_STOP.get(ended_by or "")) and (ended_by != "end_command" or begun.source == "hook"):
             notices.append(f"ended at its last step without the agent's stop: {why}")
-        return Entry(
+        # from records validated when read: checking them again was most of a header's cost (log)
+        return Entry.model_construct(
             id=begun.entry,
             number=begun.number,
             kind=begun.kind,
@@ -377,9 +383,9 @@ class Timeline:
             created_at=begun.at,
             finished_at=(state.ended.at if state.ended else (state.operation.at if state.operation else None)),
             head=begun.head,
-            state=state.state,  # type: ignore[arg-type]
+            state=state.state,
             checkpoints=[
-                Checkpoint(
+                Checkpoint.model_construct(
                     id=cp.id,
                     at=cp.at,
                     label=cp.label,

@@ -23,6 +23,7 @@ from ..errors import (
 )
 from ..storage import repair
 from . import failures
+from .history import collector_paused
 from .parts import EngineParts
 
 log = logging.getLogger("takeback.engine")
@@ -36,7 +37,7 @@ class Reading(EngineParts):
     ) -> list[Entry]:
         """Timeline entries, newest first; ``before`` pages by entry number. ``files=False``: each
         as a header where its file lists are not in memory (``Timeline.header``: counts, no list)."""
-        with self.transaction():
+        with self.transaction(), collector_paused():
             out = []
             for state in reversed(self.timeline.ordered()):
                 if session is not None and state.begun.session != session:

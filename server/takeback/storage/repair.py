@@ -126,13 +126,15 @@ class LogWalk:
     """The log's commits as what survived holds them: which can be read whole, back to the
     first, and which is the newest such (where the log goes back to when its head is lost).
 
-    ``read`` answers a raw object's bytes (``StoreError`` when it cannot), ``has`` whether the
-    store holds an object, ``all_commits`` every commit id the packs hold.
+    ``read`` answers a raw object's bytes (``StoreError`` when it cannot), ``has_all`` whether the
+    store holds every one of some objects, ``all_commits`` every commit id the packs hold.
     """
 
-    def __init__(self, read: Callable[[str], bytes], has: Callable[[str], bool], all_commits: Callable[[], list[str]]) -> None:
+    def __init__(
+        self, read: Callable[[str], bytes], has_all: Callable[[list[str]], bool], all_commits: Callable[[], list[str]]
+    ) -> None:
         self._read = read
-        self._has = has
+        self._has_all = has_all
         self._all_commits = all_commits
         self._whole: dict[str, bool] = {}  # commit: it and every commit before it can be read
         self._depth: dict[str, int] = {}
@@ -147,7 +149,7 @@ class LogWalk:
             data = self._read(oid)
             entries = commits.parse_tree(self._read(commits.header(data, b"tree")))
             self._read(entries["meta.json"])
-            if all(self._has(blob) for name, blob in entries.items() if name != "meta.json"):
+            if self._has_all([blob for name, blob in entries.items() if name != "meta.json"]):
                 self._owned[oid] = data
                 return data
         except (StoreError, KeyError, ValueError):
