@@ -376,7 +376,7 @@ class Workspace:
         """The file at ``rel`` now, or None when absent (a folder counts as absent). Raises
         ``OSError`` when it cannot be read (permission denied …); a file replaced meanwhile by a
         symlink or a FIFO is not followed or waited on."""
-        path = self.root / rel
+        path = os.path.join(self._root, rel)
         try:
             st = os.lstat(path)
         except (FileNotFoundError, NotADirectoryError):
