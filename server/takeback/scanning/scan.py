@@ -513,6 +513,7 @@ class GitScanner:
         dirty_now, folders_now = self._list_split()
         look = _Look(self.workspace, capture, self.skipped)
         begin_index, staged = self._index_at_begin(begin_copy)
+        reach = checkout.Attributes(self.repo)  # which folders an attribute file reaches, this scan
         changes: list[Changed] = []
         for rel in sorted(set(dirty_before) | dirty_now | staged):
             problem = name_problem(rel)  # a staged path comes from the index, not the listing
@@ -526,7 +527,7 @@ class GitScanner:
                 before = dirty_before[rel]
             else:
                 try:
-                    before = self._from_index(begin_index(), rel, capture_content)
+                    before = self._from_index(begin_index(), rel, capture_content, reach)
                 except checkout.NotKnown as exc:
                     self.notices.append(f"{rel}: not recorded: {exc}; undo leaves it as it is")
                     continue
@@ -580,9 +581,11 @@ class GitScanner:
                     out.add(rel)
         return out
 
-    def _from_index(self, index: pygit2.Index | None, rel: str, capture_content: CaptureContent) -> FileVersion | None:
+    def _from_index(
+        self, index: pygit2.Index | None, rel: str, capture_content: CaptureContent, reach: checkout.Attributes,
+    ) -> FileVersion | None:
         """The file as it was on disk while clean against ``index`` (raises ``checkout.NotKnown``)."""
-        found = checkout.worktree_form(self.repo, self.git, index, self._repo_path(rel))
+        found = checkout.worktree_form(self.repo, self.git, index, self._repo_path(rel), reach)
         return capture_content(rel, *found) if found is not None else None
 
 
