@@ -5,7 +5,8 @@ of its small packs for after the answer, and the resident does it once the hook'
 closed; past ``MAX_PACKS_WAITING`` packs a write merges at once, so the packs never pile up;
 without the setting a write merges as before. The work tree's watch: never set up on a
 bracket's path there (each bracket lists afresh until then), but by the upkeep, with a first
-listing, after which a step asks only about the files it touched.
+listing, after which a step asks only about the files it touched. The heap's free pages go
+back to the system after an answer when no other request is in flight.
 """
 
 from __future__ import annotations
@@ -75,6 +76,26 @@ def test_the_resident_merges_after_the_answer_is_out(tmp_path: Path, monkeypatch
     assert order == ["answer", "merge, closed: True"]
     assert _packs(engine) <= store_module.MAX_PACKS
     held.close()
+
+
+@pytest.mark.parametrize("in_flight", [0, 1])
+def test_the_resident_gives_the_heap_back_after_an_answer_when_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                      in_flight: int) -> None:
+    """``malloc_trim`` after the answer and the upkeep, only when no other request is in flight
+    (it would hold the allocator from it)."""
+    resident = server.Resident(str(tmp_path / "run"), "print", 60.0)
+    order: list[str] = []
+    monkeypatch.setattr(resident, "_answer", lambda fields: order.append("answer") or [b"done", b""])
+    monkeypatch.setattr(server, "_TRIM", lambda pad: order.append(f"trim {pad}"))
+    mine, theirs = socket.socketpair()
+    with theirs:
+        theirs.sendall(wire.pack([b"hook", b"print"]))
+        theirs.shutdown(socket.SHUT_WR)
+        resident.active += 1 + in_flight
+        resident._serve_one(mine)
+        assert theirs.recv(100)
+    assert order == (["answer", "trim 0"] if not in_flight else ["answer"])
+    assert resident.active == in_flight
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux only")

@@ -46,6 +46,10 @@ def run(agent: str, event_name: str | None) -> int:
     if answer is not None:
         unlogged = answer[0].decode("utf-8", "replace") if answer else ""
     else:
+        if sys.flags.no_site:  # started as the installed hook line (``__main__.py``): the engine needs them
+            import site
+
+            site.main()
         if address.enabled():
             client.start()
         from .handle import handle

@@ -20,6 +20,8 @@ import time
 
 from . import address, wire
 
+_ENTRY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "__main__.py")  # this Takeback
+
 # How long a caller waits for an answer. A request that waits for the store's lock (which an
 # editor's dialog can hold) may take long; the engine's own lock timeout ends it first.
 _ANSWER_SECONDS = 120.0
@@ -57,7 +59,9 @@ def call(op: bytes, *fields: bytes, print_: str | None = None) -> list[bytes] | 
 def start() -> None:
     """Launch the resident process in the background (best effort: without it, work is done
     in-process). It runs with a safe module path and from ``/``, so nothing in the folder the
-    agent works in can be imported by it."""
+    agent works in can be imported by it; and as this package's ``__main__.py`` file, so it is
+    this very Takeback (the one whose socket the callers look for, ``address.fingerprint``) even
+    when this process found it without ``site`` (a hook line, ``install/command.py``)."""
     folder = address.private_folder(create=True)
     if folder is None:
         return
@@ -79,7 +83,7 @@ def start() -> None:
 
     try:
         subprocess.Popen(
-            [sys.executable, "-P", "-m", "takeback", "resident", "run"],
+            [sys.executable, "-P", _ENTRY, "resident", "run"],
             cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True, close_fds=True,
             env={**os.environ, "PYTHONSAFEPATH": "1"},

@@ -11,7 +11,9 @@ What it holds: one long-lived ``Engine`` per workspace it was asked about (at mo
 settings come from change or its store was removed; the requests of one workspace run one at a time, in the order they
 arrive. The store's own lock still rules across processes (the language server, the CLI), so
 nothing is shared with them but the store on disk. Work no answer needs (merging a store's small
-packs) waits until the hook's connection is closed (``Engine.defer_upkeep``/``upkeep``).
+packs) waits until the hook's connection is closed (``Engine.defer_upkeep``/``upkeep``); then,
+when no other request is in flight, the heap's free pages go back to the system (glibc's
+``malloc_trim``: a shell step's look-ups free megabytes that glibc would otherwise keep).
 
 Trust: only the user can enter the socket's folder, and a peer whose uid is not the user's is
 refused anyway (``SO_PEERCRED``); a request whose fingerprint is not this process's is refused,
@@ -41,7 +43,7 @@ import sys
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .. import config as config_module
@@ -157,6 +159,19 @@ class _Held:
                 engine.close()
             except Exception:  # a store that went away cannot be closed any better
                 log.exception("closing the engine of %s", self.workspace)
+
+
+def _malloc_trim() -> Callable[[int], object] | None:
+    """glibc's ``malloc_trim`` (None elsewhere: musl, macOS)."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+_TRIM = _malloc_trim()
 
 
 class Resident:
@@ -282,6 +297,7 @@ class Resident:
                     answer = [b"refused", str(exc).encode()]
                 conn.sendall(wire.pack(answer))
             self._upkeep()  # the connection is closed: the hook has its answer
+            self._give_back()
         except Exception:  # one bad connection never ends the process
             log.exception("a request failed")
         finally:
@@ -369,6 +385,14 @@ class Resident:
             with one.lock:
                 if one.engine is not None and one.recording:
                     one.engine.upkeep()
+
+    def _give_back(self) -> None:
+        """Hand the heap's free pages back to the system once no other request is in flight:
+        glibc keeps what a shell step's listing and index look-ups freed (``malloc_trim``)."""
+        with self._state:
+            alone = self.active == 1
+        if alone and _TRIM is not None:
+            _TRIM(0)
 
     def _held_for(self, workspace: str) -> _Held:
         closing = []
