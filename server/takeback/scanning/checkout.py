@@ -90,7 +90,7 @@ class Attributes:
         if known is None:
             above = self._in_folder(folder.rpartition("/")[0]) if folder else False
             name = f"{folder}/.gitattributes" if folder else ".gitattributes"
-            known = above or _exists(os.path.join(self.repo.workdir or "", name)) or self._indexed(name)
+            known = above or os.path.lexists(os.path.join(self.repo.workdir or "", name)) or self._indexed(name)
             self._folders[folder] = known
         return known
 
@@ -114,11 +114,7 @@ class Attributes:
         for level, name in ((ConfigLevel.SYSTEM, "gitattributes"), (ConfigLevel.XDG, "attributes"),
                             (ConfigLevel.GLOBAL, "attributes")):
             files += [os.path.join(d, name) for d in (pygit2.settings.search_path[level] or "").split(os.pathsep) if d]
-        return any(_exists(f) for f in files)
-
-
-def _exists(path: str) -> bool:
-    return os.path.lexists(path)
+        return any(os.path.lexists(f) for f in files)
 
 
 def _converts(repo: pygit2.Repository, path: str, reach: Attributes | None = None) -> bool:
