@@ -262,6 +262,15 @@ def may_write_in_place(st: os.stat_result) -> bool:
     )
 
 
+def regular_file(path: str | os.PathLike[str]) -> os.stat_result | None:
+    """``lstat`` of the regular file at ``path`` (None: no regular file there)."""
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
+
+
 def rewrite_in_place(path: str, rel: str, content: bytes, mode: int, perm: int) -> tuple[int, str]:
     """Rewrite the regular file at ``path`` (``rel`` in the workspace) in place with ``content``
     (no temporary file, no rename: the inode, owner and other bits stay; ``perm``, the bits it
@@ -513,11 +522,8 @@ class Workspace:
 
     def permissions(self, rel: str) -> int | None:
         """The permission bits of the regular file at ``rel`` (None: no regular file there)."""
-        try:
-            st = os.lstat(self.root / rel)
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
+        st = regular_file(self.root / rel)
+        return stat.S_IMODE(st.st_mode) if st is not None else None
 
     def follow_mode(self, rel: str, mode: int) -> int | None:
         """Give the regular file at ``rel`` the x bits ``mode`` calls for, its other bits kept, as

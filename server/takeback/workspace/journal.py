@@ -45,7 +45,18 @@ from ..core.models import MODE_LINK, FileVersion, RecoveryReport
 from ..errors import CannotWrite, StoreError, TakebackError
 from ..storage import atomic
 from ..storage.store import Store
-from .files import Staged, Version, Workspace, discard, flush_staged, may_write_in_place, rewrite_in_place, syncfs_from, torn_between
+from .files import (
+    Staged,
+    Version,
+    Workspace,
+    discard,
+    flush_staged,
+    may_write_in_place,
+    regular_file,
+    rewrite_in_place,
+    syncfs_from,
+    torn_between,
+)
 
 log = logging.getLogger("takeback.journal")
 
@@ -135,11 +146,8 @@ class Journal:
         journal; nothing was written to the workspace then."""
         in_place = IN_PLACE and sum(1 for f in files if f.after is not None) >= syncfs_from()
         for item in files:
-            try:
-                st: os.stat_result | None = os.lstat(self.workspace.abs(item.path))
-            except (FileNotFoundError, NotADirectoryError):
-                st = None
-            item.perm = stat.S_IMODE(st.st_mode) if st is not None and stat.S_ISREG(st.st_mode) else None
+            st = regular_file(self.workspace.abs(item.path))
+            item.perm = stat.S_IMODE(st.st_mode) if st is not None else None
             item.in_place = in_place and st is not None and _may_rewrite(item) and may_write_in_place(st)
         doc = JournalDoc(
             entry=entry, operation=operation, started=datetime.now(UTC), files=_ordered(files), folders=list(folders)
