@@ -56,9 +56,11 @@ def call(op: bytes, *fields: bytes, print_: str | None = None) -> list[bytes] | 
     return answer[1:] if answer[:1] == [b"done"] else None
 
 
-def start() -> None:
+def start(warm: str | None = None) -> None:
     """Launch the resident process in the background (best effort: without it, work is done
-    in-process). It runs with a safe module path and from ``/``, so nothing in the folder the
+    in-process); ``warm``: the workspace the caller records into, which the process makes ready
+    as soon as it listens (its engine, the work tree's watch and listing), so the next hook,
+    typically the session's first shell step, finds it so. It runs with a safe module path and from ``/``, so nothing in the folder the
     agent works in can be imported by it; and as this package's ``__main__.py`` file, so it is
     this very Takeback (the one whose socket the callers look for, ``address.fingerprint``) even
     when this process found it without ``site`` (a hook line, ``install/command.py``)."""
@@ -83,7 +85,7 @@ def start() -> None:
 
     try:
         subprocess.Popen(
-            [sys.executable, "-P", _ENTRY, "resident", "run"],
+            [sys.executable, "-P", _ENTRY, "resident", "run", *([f"--warm={warm}"] if warm else [])],
             cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True, close_fds=True,
             env={**os.environ, "PYTHONSAFEPATH": "1"},

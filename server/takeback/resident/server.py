@@ -11,9 +11,13 @@ What it holds: one long-lived ``Engine`` per workspace it was asked about (at mo
 settings come from change or its store was removed; the requests of one workspace run one at a time, in the order they
 arrive. The store's own lock still rules across processes (the language server, the CLI), so
 nothing is shared with them but the store on disk. Work no answer needs (merging a store's small
-packs) waits until the hook's connection is closed (``Engine.defer_upkeep``/``upkeep``); then,
-when no other request is in flight, the heap's free pages go back to the system (glibc's
-``malloc_trim``: a shell step's look-ups free megabytes that glibc would otherwise keep).
+packs, setting up the work tree's watch) waits until the hook's connection is closed
+(``Engine.defer_upkeep``/``upkeep``); then, when no other request is in flight, the heap's free
+pages go back to the system (glibc's ``malloc_trim``: a shell step's look-ups free megabytes
+that glibc would otherwise keep). The hook that starts the process names the workspace it
+recorded into (``run --warm``): that one is made ready as soon as the process listens
+(``Resident.warm_up``), so the session's next hook, often its first shell step, finds the work
+tree watched and listed instead of listing it twice.
 
 Trust: only the user can enter the socket's folder, and a peer whose uid is not the user's is
 refused anyway (``SO_PEERCRED``); a request whose fingerprint is not this process's is refused,
@@ -51,6 +55,7 @@ from ..engine.engine import Engine
 from ..hooks.events import Event
 from ..hooks.handle import handle
 from ..hooks.record import record_logged
+from ..hooks.where import workspace_for
 from . import address, wire
 from . import cli as cli_requests  # imported now: its code (and the CLI's) is watched for staleness
 
@@ -194,8 +199,10 @@ class Resident:
 
     # ------------------------------------------------------------------ life cycle
 
-    def serve(self, lock: int) -> int:
-        """Serve while holding ``lock`` (``address.take_lock``), closed at the end."""
+    def serve(self, lock: int, warm: list[str] | None = None, sock: socket.socket | None = None) -> int:
+        """Serve while holding ``lock`` (``address.take_lock``), closed at the end, on ``sock``
+        when the caller listens already (``address.listen``); the workspaces of the folders
+        ``warm`` names are made ready meanwhile (``warm_up``)."""
         handler = logging.FileHandler(address.sibling(self.path, ".log"), mode="w", encoding="utf-8")
         os.chmod(address.sibling(self.path, ".log"), 0o600)
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
@@ -203,8 +210,10 @@ class Resident:
         logging.getLogger("takeback").setLevel(logging.INFO)
         signal.signal(signal.SIGTERM, self._on_term)
         try:
-            self._listen()
+            self._listen(sock)
             log.info("serving %s (pid %d)", self.path, os.getpid())
+            if warm:
+                self._warm_in_background(warm)
             self._loop()
         finally:
             self._close()
@@ -216,19 +225,9 @@ class Resident:
     def _on_term(self, _signum: int, _frame: object) -> None:
         self.stopping = True  # the loop ends within a second, once no request is in flight
 
-    def _listen(self) -> None:
-        try:
-            os.unlink(self.path)  # a socket left by a process that died (we hold the lock)
-        except FileNotFoundError:
-            pass
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        old_mask = os.umask(0o177)
-        try:
-            sock.bind(self.path)
-        finally:
-            os.umask(old_mask)
-        sock.listen(64)
-        sock.settimeout(1.0)
+    def _listen(self, sock: socket.socket | None) -> None:
+        if sock is None:
+            sock = address.listen(self.path)
         info = os.stat(self.path)
         self._sock, self._sock_id = sock, (info.st_dev, info.st_ino)
 
@@ -386,11 +385,56 @@ class Resident:
                 if one.engine is not None and one.recording:
                     one.engine.upkeep()
 
-    def _give_back(self) -> None:
-        """Hand the heap's free pages back to the system once no other request is in flight:
-        glibc keeps what a shell step's listing and index look-ups freed (``malloc_trim``)."""
+    def _warm_in_background(self, folders: list[str]) -> threading.Thread | None:
+        """Make the workspaces of ``folders`` ready (``warm_up``) on a thread (answered; None
+        when none could be found), their locks taken here, before any request is accepted: a
+        hook for one of them waits for it."""
+        try:
+            held = list({id(h): h for h in (self._held_for(workspace_for([], f)) for f in folders)}.values())
+        except Exception:  # the first request opens the engine itself
+            log.exception("finding the workspaces of %s", ", ".join(folders))
+            return None
+        for one in held:
+            one.lock.acquire()
         with self._state:
-            alone = self.active == 1
+            self.active += 1  # not idle meanwhile; and no heap trim while it runs
+        thread = threading.Thread(target=self.warm_up, args=(held,), name="takeback-warm", daemon=True)
+        thread.start()
+        return thread
+
+    def warm_up(self, held: list[_Held]) -> None:
+        """Make ready, before any request names them, the workspaces the hook that started this
+        process recorded into (``client.start``), whose next hook is often the session's first
+        shell step: each one's engine opened and its upkeep run as after a hook's answer
+        (``Engine.upkeep``: the work tree watched and listed, the parsed index kept). Called with
+        their locks held and counted in ``active`` (``_warm_in_background``); releases them. A
+        hook that comes meanwhile waits, then asks only about what the watch saw touched. Best
+        effort: a failure is logged and the first request opens the engine as it would have."""
+        try:
+            for one in held:
+                try:
+                    if self.stopping or self._stale():
+                        continue
+                    one.recording = True  # a hook recorded there: its upkeep is worth doing
+                    began = time.monotonic()
+                    one.engine_now().upkeep()
+                    log.info("made %s ready in %.2f s", one.workspace, time.monotonic() - began)
+                except Exception:  # the first request opens the engine itself
+                    log.exception("making %s ready", one.workspace)
+                finally:
+                    one.lock.release()
+        finally:
+            with self._state:
+                self.active -= 1
+                self.last_request = time.monotonic()
+            self._give_back(alone_at=0)
+
+    def _give_back(self, alone_at: int = 1) -> None:
+        """Hand the heap's free pages back to the system once no other request is in flight
+        (``alone_at``: how many are in flight counting the caller's own): glibc keeps what a
+        shell step's listing and index look-ups freed (``malloc_trim``)."""
+        with self._state:
+            alone = self.active == alone_at
         if alone and _TRIM is not None:
             _TRIM(0)
 
@@ -437,6 +481,8 @@ class Resident:
         return _stamp(self._sources) != self._sources_stamp
 
 
-def serve(folder: str, print_: str, lock: int) -> int:
-    """``takeback resident run``, once it holds the lock: serve until idle (see above)."""
-    return Resident(folder, print_, idle_seconds()).serve(lock)
+def serve(folder: str, print_: str, lock: int, warm: list[str] | None = None, sock: socket.socket | None = None) -> int:
+    """``takeback resident run``, once it holds the lock (and, ``sock``, listens): serve until
+    idle (see above); ``warm``: folders whose workspaces are made ready at once
+    (``Resident.warm_up``)."""
+    return Resident(folder, print_, idle_seconds()).serve(lock, warm, sock)

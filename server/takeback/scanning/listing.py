@@ -539,6 +539,15 @@ class Lister:
             found = self._parallel(lists)
         return self._kept(root, found)
 
+    def ready(self) -> None:
+        """Do ahead what the first look-up at a few files would do first (a long-lived
+        process's upkeep, off any hook's path): the configuration checked, the repository the
+        look-ups use opened under it, and its index parsed (about 0.1 s at 100,000 entries;
+        libgit2 then reads the file again only when its stamp or checksum changes). Raises
+        ``Unsupported`` or ``pygit2.GitError`` as a listing would."""
+        self._config.check()
+        self._walkers(1)[0].index.read(False)
+
     def _index_changed(self, data: bytes | None) -> None:
         """Work out again what depends on a small index's paths, if it changed."""
         if data is None:

@@ -346,7 +346,9 @@ class GitScanner:
 
     def warm(self) -> None:
         """Set up the tree's watch and keep a listing made under it (a long-lived engine's
-        upkeep after an answer, so the next bracket asks only about the files touched since)."""
+        upkeep after an answer, so the next bracket asks only about the files touched since),
+        and have libgit2 parse the index it keeps (the first question about touched files would
+        otherwise parse it: about 0.1 s at 100,000 entries)."""
         if self.cache is None or not self.cache.cold:
             return
         deferred, self.cache.defer_watch = self.cache.defer_watch, False
@@ -354,6 +356,11 @@ class GitScanner:
             self._list()
         finally:
             self.cache.defer_watch = deferred
+        if self.lister is not None and self.cache.watching:
+            try:
+                self.lister.ready()
+            except (listing.Unsupported, pygit2.GitError, OSError) as exc:
+                log.debug("the look-ups were not made ready: %s", exc)
 
     def _ignored(self, rel: str) -> bool:
         try:
