@@ -119,6 +119,35 @@ def test_a_header_counts_what_the_full_view_counts_and_follows_a_refused_checkpo
     ]
 
 
+def test_a_long_lived_engine_keeps_its_headers_until_a_record_changes_their_entry(tmp_path: Path) -> None:
+    # the resident process answers ``log`` again and again with one engine: the headers are
+    # built once, and again only for an entry a record changed (undone, checked, applied)
+    ws = make_repo(tmp_path / "ws")
+    writer = Engine(ws)
+    _big_turn(writer, ws, CACHE_AFTER_RECORDS, "one")
+    _, checkpoint = writer.record_batch([BatchChange(path=str(ws / "b.txt"), after=b"b\n")], label="two", applied=False)
+    writer.record_batch([BatchChange(path=str(ws / "c.txt"), after=b"c\n")], label="three")
+    (ws / "c.txt").write_bytes(b"c\n")
+    Engine(ws)  # writes the cache: the headers below come from it, without file lists
+    engine = Engine(ws, long_lived=True)
+    first = engine.entries(files=False)
+    again = engine.entries(files=False)
+    assert all(a is b for a, b in zip(first, again, strict=True)) and engine.history.lists_read == 0
+
+    engine.undo()  # takes #3 back: its header says so, #1's and #2's are the ones already built
+    after = engine.entries(files=False)
+    assert [e.state for e in after[1:]] == ["reverted", "not-applied", "applied"]
+    assert after[1] is not first[0] and after[2] is first[1] and after[3] is first[2]
+    engine.set_applied(checkpoint, True)
+    engine.record_check(name="tests", command="true", exit_code=0, status="passed", turn="1")
+    latest = engine.entries(files=False)
+    assert (latest[2].state, latest[2].file_count) == ("applied", 1)
+    assert latest[3] is not first[2] and latest[3].checks_passed
+    assert [(e.state, e.file_count, e.checks_passed) for e in latest] == [
+        (e.state, e.file_count, e.checks_passed) for e in Engine(ws).entries()
+    ]
+
+
 def test_a_cache_of_the_older_format_still_opens_and_is_written_again(tmp_path: Path) -> None:
     ws = make_repo(tmp_path / "ws")
     engine = Engine(ws)

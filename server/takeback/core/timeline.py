@@ -51,7 +51,14 @@ class FoldedEntry:
     # (files, additions, deletions) of its view, kept while its checkpoints and their applied
     # flags stay as they were: the header of an entry whose file lists are not read (``header``)
     summary: tuple[int, int, int] | None = None
-    _view: Entry | None = None
+    # built from it on demand and kept until a record changes it (``changed``); a copy made with
+    # ``dataclasses.replace`` starts without them
+    _view: Entry | None = field(default=None, init=False, repr=False, compare=False)
+    _header: Entry | None = field(default=None, init=False, repr=False, compare=False)
+
+    def changed(self) -> None:
+        """A record changed this entry: its views are built again when asked for."""
+        self._view = self._header = None
 
 
 class Timeline:
@@ -88,7 +95,7 @@ class Timeline:
         state = self.entries.get(record.entry)
         if state is None:
             return  # its entry was dropped by retention
-        state._view = None
+        state.changed()
         if isinstance(record, CheckpointRecorded | CheckpointApplied):
             state.summary = None
         if isinstance(record, CheckpointRecorded):
@@ -118,7 +125,7 @@ class Timeline:
                 target = self.entries.get(entry_id)
                 if target is None:
                     continue
-                target._view = None
+                target.changed()
                 target.state = new_state
                 target.reverted_by = record.entry if new_state in ("reverted", "partial") else None
 
@@ -337,9 +344,10 @@ class Timeline:
         ``state_hash``, no checkpoint's paths. What ``log`` prints needs no more."""
         if state._view is not None or state.summary is None or all(cp.loaded() for cp in state.checkpoints):
             return self.view(state)
-        entry = self._build_view(state, None)
-        entry._file_count = state.summary[0]
-        return entry
+        if state._header is None:  # kept: a long-lived engine's next ``log`` prints it again
+            state._header = self._build_view(state, None)
+            state._header._file_count = state.summary[0]
+        return state._header
 
     def summary(self, state: FoldedEntry) -> tuple[int, int, int]:
         """(files, additions, deletions) of ``state``'s view (reading its file lists if needed)."""

@@ -207,7 +207,7 @@ class Operations(EngineParts):
         if cp is None:
             return state
         return dataclasses.replace(
-            state, checkpoints=[*state.checkpoints, cp], applied={**state.applied, cp.id: True}, _view=None
+            state, checkpoints=[*state.checkpoints, cp], applied={**state.applied, cp.id: True}, summary=None
         )
 
     def _revert_entry(

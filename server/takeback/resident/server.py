@@ -4,7 +4,9 @@ Started in the background by the first hook that finds none (``client.start``), 
 a socket in the user's private folder (``address.py``), answers one JSON request per
 connection, and exits after ``TAKEBACK_RESIDENT_IDLE`` seconds (default 600) without a request,
 when its own code changed on disk (it answers "stale" and the caller works in-process, then
-starts a fresh one), when its socket was taken away, or on ``takeback resident stop``.
+starts a fresh one), when its socket was taken away, or on ``takeback resident stop``. A process
+that is leaving takes its socket away at once (the next caller starts a fresh process) and exits
+once the requests in flight are answered.
 
 What it holds: one long-lived ``Engine`` per workspace it was asked about (at most
 ``_MAX_ENGINES``, the least recently used closed first), each opened again when the files its
@@ -232,8 +234,13 @@ class Resident:
         self._sock, self._sock_id = sock, (info.st_dev, info.st_ino)
 
     def _loop(self) -> None:
+        """Accept until the process should leave. Once it is leaving (``stop``, SIGTERM, its
+        code changed), its socket goes first: a caller that came every few hundred milliseconds
+        would otherwise keep it from the quiet second it waited for, and be refused ("stale") by
+        it forever, every hook working in-process; with the socket gone the next hook starts a
+        fresh process, which takes the lock once the requests in flight here are answered."""
         assert self._sock is not None
-        while True:
+        while not self.stopping:
             try:
                 conn, _ = self._sock.accept()
             except TimeoutError:
@@ -244,6 +251,9 @@ class Resident:
                 self.active += 1
                 self.last_request = time.monotonic()
             threading.Thread(target=self._serve_one, args=(conn,), daemon=True).start()
+        self._stop_listening()
+        while not self._should_exit():
+            time.sleep(0.05)
 
     def _should_exit(self) -> bool:
         with self._state:
@@ -266,15 +276,20 @@ class Resident:
             return True
         return False
 
-    def _close(self) -> None:
+    def _stop_listening(self) -> None:
+        """Close the socket and take its file away (unless another process's socket is there now)."""
         if self._sock is not None:
             self._sock.close()
+            self._sock = None
             try:
                 info = os.stat(self.path)
                 if (info.st_dev, info.st_ino) == self._sock_id:
                     os.unlink(self.path)
             except OSError:
                 pass
+
+    def _close(self) -> None:
+        self._stop_listening()
         with self._state:
             held = list(self._held.values())
             self._held.clear()
