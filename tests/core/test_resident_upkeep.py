@@ -13,6 +13,7 @@ heap's free pages go back to the system after an answer when no other request is
 from __future__ import annotations
 
 import json
+import os
 import socket
 import sys
 import threading
@@ -183,3 +184,16 @@ def test_a_hook_that_comes_while_the_workspace_is_made_ready_waits_for_it(tmp_pa
     thread.join()
     assert not held.lock.locked() and resident.active == 0
     held.close()
+
+
+def test_the_resident_s_threads_allocate_from_one_heap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """glibc's ``M_ARENA_MAX`` is 1 before any thread starts: the pages a request's or the
+    warm-up's thread freed are the main heap's, which ``malloc_trim`` gives back."""
+    calls: list[tuple[int, int]] = []
+    monkeypatch.setattr(server, "_MALLOPT", lambda param, value: calls.append((param, value)) or 1)
+    monkeypatch.setattr(server.signal, "signal", lambda *args: None)
+    resident = server.Resident(str(tmp_path), "print", 60.0)
+    resident.stopping = True  # serves nothing: leaves at once
+    started = threading.active_count()
+    assert resident.serve(os.open(os.devnull, os.O_RDONLY)) == 0
+    assert calls == [(server.M_ARENA_MAX, 1)] and threading.active_count() == started

@@ -8,8 +8,9 @@ is done (a step's before-images are taken before the agent's tool runs). Nothing
 more than the standard library's smallest modules. When that process is not there, refuses, or
 goes away before answering, this process starts one for the next hooks and does the same work
 itself: a step is never lost. The process it starts is told the workspace this hook records
-into (but after a turn's or a session's end), which it makes ready at once (``resident/server.py``, ``Resident.warm_up``): the session's
-next hook, often its first shell step, then finds the work tree watched and listed.
+into (but after a turn's or a session's end), which it makes ready at once
+(``resident/server.py``, ``Resident.warm_up``): the session's next hook, often its first shell
+step, then finds the work tree watched and listed.
 
 A failure is appended to the store's hook failure log (``failures.py``), which ``takeback
 status`` shows; when not even the store can be found it goes to stderr (which agents keep out of

@@ -16,7 +16,8 @@ nothing is shared with them but the store on disk. Work no answer needs (merging
 packs, setting up the work tree's watch) waits until the hook's connection is closed
 (``Engine.defer_upkeep``/``upkeep``); then, when no other request is in flight, the heap's free
 pages go back to the system (glibc's ``malloc_trim``: a shell step's look-ups free megabytes
-that glibc would otherwise keep). The hook that starts the process names the workspace it
+that glibc would otherwise keep; every thread allocates from one heap, so the pages it keeps are
+the main heap's, which the trim reaches). The hook that starts the process names the workspace it
 recorded into (``run --warm``): that one is made ready as soon as the process listens
 (``Resident.warm_up``), so the session's next hook, often its first shell step, finds the work
 tree watched and listed instead of listing it twice.
@@ -179,6 +180,20 @@ def _malloc_trim() -> Callable[[int], object] | None:
 
 
 _TRIM = _malloc_trim()
+M_ARENA_MAX = -8  # glibc's mallopt parameter: how many heaps threads allocate from
+
+
+def _mallopt() -> Callable[[int, int], int] | None:
+    """glibc's ``mallopt`` (None elsewhere)."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return None
+
+
+_MALLOPT = _mallopt()
 
 
 class Resident:
@@ -205,6 +220,11 @@ class Resident:
         """Serve while holding ``lock`` (``address.take_lock``), closed at the end, on ``sock``
         when the caller listens already (``address.listen``); the workspaces of the folders
         ``warm`` names are made ready meanwhile (``warm_up``)."""
+        if _MALLOPT is not None:
+            # One heap for every thread (each request and the warm-up run on their own): glibc
+            # would give threads heaps of their own, whose partly used pages ``malloc_trim`` cannot
+            # give back (100,000 files: 81 MB against 71 after a few steps, measured).
+            _MALLOPT(M_ARENA_MAX, 1)
         handler = logging.FileHandler(address.sibling(self.path, ".log"), mode="w", encoding="utf-8")
         os.chmod(address.sibling(self.path, ".log"), 0o600)
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
