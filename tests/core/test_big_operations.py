@@ -261,3 +261,38 @@ def test_what_a_cut_can_leave_of_a_file_rewritten_in_place_is_told_from_an_edit(
     assert files.torn_between(b"", before, after)
     assert not files.torn_between(after[:block] + b"typed" + before[block + 5:], before, after)
     assert not files.torn_between(after + b"\n", before, after)
+
+
+@pytest.mark.parametrize("op", ["undo", "redo"])
+def test_the_record_of_a_big_operation_names_the_versions_planning_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, op: str
+) -> None:
+    """Counted with a real counter: an undo (and the redo after it) of 60 files hashes each file
+    once, to compare it with the record, and stores nothing again: the operation's record names
+    the recorded versions planning found on disk and read from the store (``ours_recorded``,
+    ``result_recorded``), the very ids a hash of the same bytes gives."""
+    from takeback.storage.store import Store
+
+    ws, before, after = _big_turn(tmp_path)
+    engine = open_engine(ws)
+    if op == "redo":
+        assert engine.undo().applied
+    hashed: list[bytes] = []
+    stored: list[bytes] = []
+    real_hash, real_write = Store.hash_blob, Store.write_blob
+    monkeypatch.setattr(Store, "hash_blob", staticmethod(lambda content: hashed.append(content) or real_hash(content)))
+    monkeypatch.setattr(Store, "write_blob", lambda self, content: stored.append(content) or real_write(self, content))
+    result = getattr(engine, op)()
+    monkeypatch.undo()
+    wanted = before if op == "undo" else after
+    assert result.applied and _contents(ws, wanted) == wanted
+    assert len(hashed) == len(before) and stored == []
+    assert result.entry is not None
+    record = engine.timeline.entries[result.entry.id].checkpoints[-1]
+    started = after if op == "undo" else before
+    assert {change.path for change in record.changes} == set(before)
+    for change in record.changes:
+        assert change.before is not None and change.after is not None
+        assert change.before.oid == real_hash(started[change.path].encode())
+        assert change.after.oid == real_hash(wanted[change.path].encode())
+        assert engine.store.has(change.before.oid) and engine.store.has(change.after.oid)

@@ -454,8 +454,9 @@ class Operations(EngineParts):
         backups: dict[str, bytes] = {}
         for i, item in enumerate(plan.writes):
             ours = item.ours
-            before = None if ours is None else self.capture.version(item.path, ours.content, ours.mode)
-            after = None if item.result is None else self.capture.version(item.path, item.result.content, item.result.mode)
+            result = item.result
+            before = None if ours is None else self.capture.recorded(item.path, ours.content, ours.mode, item.ours_recorded)
+            after = None if result is None else self.capture.recorded(item.path, result.content, result.mode, item.result_recorded)
             changes.append(
                 self._path_change(
                     item.path, before, after, None,

@@ -201,10 +201,10 @@ class FolderLook:
             if kind != _DIR:
                 return
 
-    def facts(self, folder: Path) -> tuple[os.stat_result | None, bool]:
+    def facts(self, folder: str | os.PathLike[str]) -> tuple[os.stat_result | None, bool]:
         """The folder's stat (None: cannot be had) and whether it may be written into; remembered
         while ``steady`` holds."""
-        key = str(folder)
+        key = os.fspath(folder)
         if (known := self._facts.get(key)) is not None:
             return known
         try:
@@ -444,15 +444,16 @@ class Workspace:
         written: the file is immutable or append-only (``chattr``), on a read-only mount, or a
         mount point; or the folder it goes in (the nearest that exists, where folders must be
         made) is not writable: its permission bits, a read-only mount, an immutable folder."""
-        path = self.root / rel
+        root = self._root
+        path = os.path.join(root, rel)  # strings, not pathlib: asked of every file a big operation writes
         try:
             st: os.stat_result | None = os.lstat(path)
         except (FileNotFoundError, NotADirectoryError):
             st = None
-        folder = path.parent
-        if folder != self.root and self.folders.kind(os.path.dirname(rel)) != _DIR:
-            while not os.path.isdir(folder) and folder != self.root:
-                folder = folder.parent
+        folder = os.path.dirname(path)
+        if folder != root and self.folders.kind(os.path.dirname(rel)) != _DIR:
+            while not os.path.isdir(folder) and folder != root:
+                folder = os.path.dirname(folder)
         held, writable = self.folders.facts(folder)
         if st is not None and not stat.S_ISDIR(st.st_mode):
             why = _file_locked(path, st, folder, held)
@@ -460,8 +461,8 @@ class Workspace:
                 return f"permission denied: {rel} {why}"
         if writable:
             return None
-        where = "the workspace folder" if folder == self.root else f"folder {folder.relative_to(self.root).as_posix()}/"
-        return f"permission denied: {where} {_folder_locked(folder)}"
+        where = "the workspace folder" if folder == root else f"folder {Path(folder).relative_to(root).as_posix()}/"
+        return f"permission denied: {where} {_folder_locked(Path(folder))}"
 
     def left_in(self, folder: str, going: frozenset[str]) -> list[str]:
         """The files (and links) that would still be under ``folder`` once those in ``going``
@@ -716,23 +717,45 @@ def _inode_flags(path: Path, folder: bool = False) -> int:
     return int.from_bytes(flags[:4], sys.byteorder)
 
 
-def _read_only_mount(path: Path) -> bool:
+def _read_only_mount(path: str | os.PathLike[str]) -> bool:
     try:
         return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
     except OSError:
         return False
 
 
-def _file_locked(path: Path, st: os.stat_result, folder: Path, held: os.stat_result | None) -> str | None:
+def _file_flags(path: str) -> tuple[int, bool]:
+    """The regular file's inode flags (``_inode_flags``) and whether it is on a read-only mount,
+    both asked of one open descriptor (the path resolved once, not twice)."""
+    flags = bytearray(8)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:  # no permission to read it: no flags to tell, the mount asked by path
+        return 0, _read_only_mount(path)
+    try:
+        try:
+            fcntl.ioctl(fd, _FS_IOC_GETFLAGS, flags)
+        except OSError:  # a file system without them (ENOTTY)
+            flags = bytearray(8)
+        try:
+            read_only = bool(os.fstatvfs(fd).f_flag & os.ST_RDONLY)
+        except OSError:
+            read_only = False
+    finally:
+        os.close(fd)
+    return int.from_bytes(flags[:4], sys.byteorder), read_only
+
+
+def _file_locked(path: str, st: os.stat_result, folder: str, held: os.stat_result | None) -> str | None:
     """Why the file (or link) at ``path`` cannot be replaced or removed whatever the folder
     (``held``: its stat) allows (even by root), or None."""
     if stat.S_ISREG(st.st_mode):
-        flags = _inode_flags(path)
+        flags, read_only = _file_flags(path)
         if flags & _FS_IMMUTABLE_FL:
             return "is immutable (chattr +i); 'chattr -i' it and run this again"
         if flags & _FS_APPEND_FL:
             return "is append-only (chattr +a); 'chattr -a' it and run this again"
-        if _read_only_mount(path) and not _read_only_mount(folder):
+        if read_only and not _read_only_mount(folder):
             return "is on a read-only mount; remount it read-write (or unmount it) and run this again"
     if held is None:
         return None
