@@ -2,8 +2,8 @@
 whose turns are huge, its printed ``status`` and its ``log`` lines read no file list from the log
 (counted), an entry's full view reads its own and nothing else; the cache is written after one
 big turn (file changes count, not log commits); a header's counts are the full view's, and follow
-a checkpoint the editor later refused; a cache of the older format (4, file lists inside) still
-opens, from the log, and is written again as format 5."""
+a checkpoint the editor later refused; a cache of the older format (5, every record) still
+opens, from the log, and is written again as format 6."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 
 from helpers import make_repo
 from takeback.core import render
-from takeback.core.models import BatchChange
+from takeback.core.models import BatchChange, CheckpointRecorded, RecordEnvelope
 from takeback.engine.engine import Engine
 from takeback.engine.history import CACHE_AFTER_RECORDS, CACHE_ON_PUBLISH
 from takeback.storage.store import Store
@@ -51,7 +51,7 @@ def test_a_big_turn_writes_the_cache_and_opening_reads_no_file_list(tmp_path: Pa
     _big_turn(engine, ws, CACHE_ON_PUBLISH + 10, "two")
     engine.record_batch([BatchChange(path=str(ws / "small.txt"), after=b"small\n")], label="small")
     (ws / "small.txt").write_bytes(b"small\n")
-    assert len(json.loads(cache.read_text())["records"]) == 6  # the small turn is not cached yet
+    assert json.loads(cache.read_text())["entry_count"] == 2  # the small turn is not cached yet
 
     counted.clear()
     again = Engine(ws)
@@ -154,12 +154,18 @@ def test_a_cache_of_the_older_format_still_opens_and_is_written_again(tmp_path: 
     for i in range(3):
         _big_turn(engine, ws, 20, str(i))
     cache = engine.store.path / "timeline.json"
-    records = [json.loads(r.model_dump_json()) for r in Engine(ws).history.folded]
-    cache.write_text(json.dumps({"format": 4, "head": engine.store.head(), "records": records}))
+    head = engine.store.head()
+    records = [  # what a cache of format 5 (every record, each checkpoint's file list left in the log) held
+        {**json.loads(r.model_dump_json()), **({"changes": []} if isinstance(r, CheckpointRecorded) else {})}
+        for oid in reversed(engine.store.commit_chain(head, None))
+        for r in RecordEnvelope.model_validate_json(engine.store.read_meta(oid)).records
+    ]
+    commits = {r["id"]: head for r in records if r["type"] == "checkpoint"}  # (wrong: never read)
+    cache.write_text(json.dumps({"format": 5, "head": head, "records": records, "commits": commits, "summaries": {}}))
     again = Engine(ws)
     assert [len(e.files) for e in again.entries()] == [20, 20, 20]
     written = json.loads(cache.read_text())
-    assert written["format"] == 5 and written["head"] == engine.store.head()
+    assert written["format"] == 6 and written["head"] == engine.store.head()
     assert [len(e.files) for e in Engine(ws).entries()] == [20, 20, 20]
 
 
@@ -179,16 +185,16 @@ def test_the_collector_is_paused_while_the_cache_is_folded_and_on_again_after(
     Engine(ws).close()  # an open that folded this many records writes the cache
     assert (engine.store.path / "timeline.json").exists()
     seen: list[bool] = []
-    original = Timeline.apply
+    original = Timeline.add_folded
 
-    def apply(self: Timeline, record: object) -> None:
+    def add_folded(self: Timeline, state: object, positions: list[int]) -> None:
         seen.append(gc.isenabled())
-        original(self, record)  # type: ignore[arg-type]
+        original(self, state, positions)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Timeline, "apply", apply)
+    monkeypatch.setattr(Timeline, "add_folded", add_folded)
     again = Engine(ws)
     assert len(again.entries(files=False)) == CACHE_AFTER_RECORDS
-    assert seen and not any(seen)  # every cached record folded with the collector paused
+    assert seen and not any(seen)  # every cached entry read with the collector paused
     assert gc.isenabled()  # and it is on again
     gc.disable()
     try:  # a collector someone else paused stays paused

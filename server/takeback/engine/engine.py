@@ -277,7 +277,7 @@ class Engine(Turns, Batches, Reading, Operations, Steps):
 
     def _auto_gc(self) -> None:
         policy = self.config.retention
-        if len(self.timeline.order) > policy.max_entries * 1.1 + 10:
+        if self.timeline.entry_count > policy.max_entries * 1.1 + 10:
             self.gc()
 
     def gc(self) -> GcReport:

@@ -145,7 +145,7 @@ class Operations(EngineParts):
                 cp = green.checkpoints[-1]
             else:
                 cp = self.timeline.resolve_checkpoint(checkpoint)
-            owner = self.timeline.entries[cp.entry]
+            owner = self.timeline.state(cp.entry)
             later = self.timeline.checkpoints_after(cp.id)
             open_states = self.timeline.open_turns()  # a restore ends them all: it goes back in time
             unrecorded: list[CheckpointRecorded] = []  # what an open turn's bracket saw so far
@@ -422,7 +422,7 @@ class Operations(EngineParts):
                     raise
                 raise failure from exc
             self.journal.finish()
-            return self.timeline.view(self.timeline.entries[entry_id])
+            return self.timeline.view(self.timeline.state(entry_id))
 
 
     def _operation_records(

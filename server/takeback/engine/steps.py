@@ -103,7 +103,7 @@ class Steps(EngineParts):
             if opened is None or opened.begun is None or opened.scan is None:
                 return None
             step = opened.begun
-            began_in = self.timeline.entries.get(step.entry)
+            began_in = self.timeline.find(step.entry)
             joined = began_in if began_in is not None and began_in in self.timeline.open_turns() else None
             seen = self._recorded_since(step)
             if opened.scan.get("kind") == PATHS_KIND:
@@ -131,7 +131,7 @@ class Steps(EngineParts):
             tx.after_publish(opened.remove)
             if not records:
                 return None
-            return self.timeline.view(self.timeline.entries[records[-1].entry])
+            return self.timeline.view(self.timeline.state(records[-1].entry))
 
     def record_made_edit(
         self, path: str, edits: list[tuple[str, str]], label: str, session: str | None = None, agent: str | None = None,
@@ -172,10 +172,9 @@ class Steps(EngineParts):
         checkpoint recorded for it, git's HEAD and index versions (each when there is one)."""
         found: list[bytes] = []
         timeline = self.timeline
-        for cp_id in reversed(timeline.checkpoint_seq):
-            owner = timeline.entries[timeline.checkpoint_owner[cp_id]]
-            change = next((c for c in timeline.checkpoint(owner.begun.entry, cp_id).changes if c.path == rel), None)
-            if change is not None and owner.applied.get(cp_id, True):
+        for owner, cp in timeline.checkpoints_newest_first():
+            change = next((c for c in cp.changes if c.path == rel), None)
+            if change is not None and owner.applied.get(cp.id, True):
                 if change.after is not None and not change.after.withheld and self.store.has(change.after.oid):
                     found.append(self.capture.content(change.after))
                 break
@@ -207,13 +206,11 @@ class Steps(EngineParts):
         timeline = self.timeline
         since: list[CheckpointRecorded] = []
         applied: dict[str, bool] = {}
-        for cp_id in reversed(timeline.checkpoint_seq):
-            owner = timeline.entries[timeline.checkpoint_owner[cp_id]]
-            cp = timeline.checkpoint(owner.begun.entry, cp_id)
+        for owner, cp in timeline.checkpoints_newest_first():
             if cp.at < step.at:
                 break  # the log is written in time order, under the store's lock
             since.append(cp)
-            applied[cp_id] = owner.applied.get(cp_id, True)
+            applied[cp.id] = owner.applied.get(cp.id, True)
         return FoldedEntry(begun=step, checkpoints=since[::-1], applied=applied)
 
     def _without_others(self, cp: CheckpointRecorded, seen: FoldedEntry) -> CheckpointRecorded | None:
