@@ -149,6 +149,8 @@ class TreeWatch:
                     folders = [e.name for e in entries if e.name == ".git" or e.is_dir(follow_symlinks=False)]
             except (FileNotFoundError, NotADirectoryError):
                 continue  # gone since it was listed: an event says so, or nothing is there
+            except OSError as exc:  # past PATH_MAX, not readable: inotify could not watch it either
+                raise Unavailable(f"cannot watch {path}: {exc.strerror}") from exc
             if rel and ".git" in folders:
                 continue  # a nested repository (a .git folder, file or link): git lists it as one entry
             wd = add(self._fd, os.fsencode(path), mask)
