@@ -144,27 +144,27 @@ class TreeWatch:
         while stack:
             rel = stack.pop()
             path = f"{self.root}/{rel}" if rel else self.root
-            try:  # listed before it is watched: a change meanwhile is the listing's (made after)
-                with os.scandir(path) as entries:
-                    folders = [e.name for e in entries if e.name == ".git" or e.is_dir(follow_symlinks=False)]
-            except (FileNotFoundError, NotADirectoryError):
-                continue  # gone since it was listed: an event says so, or nothing is there
-            except OSError as exc:  # past PATH_MAX, not readable: inotify could not watch it either
-                raise Unavailable(f"cannot watch {path}: {exc.strerror}") from exc
-            if rel and ".git" in folders:
-                continue  # a nested repository (a .git folder, file or link): git lists it as one entry
-            wd = add(self._fd, os.fsencode(path), mask)
+            wd = add(self._fd, os.fsencode(path), mask)  # watched before it is listed: a folder
+            # made in it meanwhile is in the listing or has its event (listed first, one made
+            # between the two would go unwatched, and the files put in it unseen)
             if wd < 0:
                 err = ctypes.get_errno()
                 if err in (errno.ENOENT, errno.ENOTDIR):
-                    continue
+                    continue  # gone since it was listed: an event says so, or nothing is there
                 raise Unavailable(f"cannot watch {path}: {os.strerror(err)}")
+            try:
+                with os.scandir(path) as entries:
+                    folders = [e.name for e in entries if e.name != ".git" and e.is_dir(follow_symlinks=False)]
+            except (FileNotFoundError, NotADirectoryError):
+                continue  # gone since it was watched: its watch went with it
+            except OSError as exc:  # past PATH_MAX, not readable
+                raise Unavailable(f"cannot watch {path}: {exc.strerror}") from exc
             count += 1
             self._folder_of[wd] = rel
             for name in folders:
-                if name == ".git":
-                    continue
                 child = f"{rel}/{name}" if rel else name
+                if os.path.lexists(f"{path}/{name}/.git"):
+                    continue  # a nested repository (a .git folder, file or link): git lists it as one entry
                 if (skip is not None and skip(child)) or ignored(child + "/"):
                     continue
                 stack.append(child)
