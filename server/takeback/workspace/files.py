@@ -705,14 +705,22 @@ _FS_IMMUTABLE_FL = 0x10
 def _inode_flags(path: Path, folder: bool = False) -> int:
     """The file's or folder's inode flags (0 when they cannot be read: no permission, a file
     system without them, not Linux). Only regular files and folders are opened."""
-    flags = bytearray(8)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | (os.O_DIRECTORY if folder else 0))
-        try:
-            fcntl.ioctl(fd, _FS_IOC_GETFLAGS, flags)
-        finally:
-            os.close(fd)
-    except OSError:  # cannot be opened, or has no flags (ENOTTY): none to tell
+    except OSError:  # cannot be opened: none to tell
+        return 0
+    try:
+        return _fd_flags(fd)
+    finally:
+        os.close(fd)
+
+
+def _fd_flags(fd: int) -> int:
+    """The inode flags of the open file ``fd`` (0: a file system without them, ENOTTY)."""
+    flags = bytearray(8)
+    try:
+        fcntl.ioctl(fd, _FS_IOC_GETFLAGS, flags)
+    except OSError:
         return 0
     return int.from_bytes(flags[:4], sys.byteorder)
 
@@ -727,23 +735,18 @@ def _read_only_mount(path: str | os.PathLike[str]) -> bool:
 def _file_flags(path: str) -> tuple[int, bool]:
     """The regular file's inode flags (``_inode_flags``) and whether it is on a read-only mount,
     both asked of one open descriptor (the path resolved once, not twice)."""
-    flags = bytearray(8)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:  # no permission to read it: no flags to tell, the mount asked by path
         return 0, _read_only_mount(path)
     try:
         try:
-            fcntl.ioctl(fd, _FS_IOC_GETFLAGS, flags)
-        except OSError:  # a file system without them (ENOTTY)
-            flags = bytearray(8)
-        try:
             read_only = bool(os.fstatvfs(fd).f_flag & os.ST_RDONLY)
         except OSError:
             read_only = False
+        return _fd_flags(fd), read_only
     finally:
         os.close(fd)
-    return int.from_bytes(flags[:4], sys.byteorder), read_only
 
 
 def _file_locked(path: str, st: os.stat_result, folder: str, held: os.stat_result | None) -> str | None:
