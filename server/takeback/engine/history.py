@@ -445,11 +445,20 @@ def collector_paused() -> Iterator[None]:
     their entries, their views): each full pass walks every object built so far, so leaving it
     on makes the building cost grow with the square of the timeline's length (cProfile of an
     open at 2,000 entries: 35 ms without a pass, 80-130 ms with one). Nothing built there is a
-    cycle left for it; the collector is on again afterwards (unless it was off already)."""
+    cycle left for it; the collector is on again afterwards (unless it was off already).
+
+    What was built meanwhile is then moved into the oldest generation at once (``gc.freeze``
+    then ``gc.unfreeze``: two list splices), where it would go anyway: left in the youngest, the
+    first allocation after the pause walked all of it in one young pass (cProfile of ``log``'s
+    work at 2,000 entries: 17-31 ms of 106, collecting nothing). Skipped when something else
+    froze objects (``unfreeze`` would thaw them too)."""
     was_on = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_on:
+            if not gc.get_freeze_count():
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
