@@ -233,11 +233,12 @@ def go_back(aside: Quarantine, walk: LogWalk, head: str | None, ref_file: Path) 
 
 
 def leftovers(store: Path) -> list[tuple[list[Path], str]]:
-    """Temporary files a writer left in the store's folder or ``brackets/`` (``.<name>.*.tmp``,
-    ``open-turn.tmp``): a rename into place that a crash or power cut kept from happening. Only
-    ever read with the store's lock held, when no writer of the store is at work."""
+    """Temporary files a writer left in the store's folder, ``brackets/`` or the timeline cache's
+    ``timeline-pages/`` (``.<name>.*.tmp``, ``open-turn.tmp``): a rename into place that a crash or
+    power cut kept from happening. Only ever read with the store's lock held, when no writer of the
+    store is at work."""
     found = []
-    for folder in (store, store / "brackets"):
+    for folder in (store, store / "brackets", store / "timeline-pages"):
         for path in sorted(folder.glob("*.tmp")) if folder.is_dir() else []:
             if path.is_file():
                 found.append(([path], "a temporary file a writer left: its rename into place did not happen"))
