@@ -10,20 +10,13 @@ from pathlib import Path
 import pytest
 
 from helpers import make_repo
-from takeback.core.models import BatchChange
 from takeback.engine.engine import Engine
 from takeback.storage import checked, packs, repair
 from takeback.storage.store import Store
 
+from .test_timeline_cache import _big_turn  # (engine, ws, count, tag): a turn recorded, then its files written
+
 BIG = checked.BIG + 40  # files of a big turn: its tree names more than ``checked.BIG`` objects
-
-
-def _big_turn(engine: Engine, ws: Path, tag: str, count: int = BIG) -> None:
-    changes = [BatchChange(path=str(ws / "big" / f"f{i}.txt"), after=f"{tag} {i}\n".encode()) for i in range(count)]
-    engine.record_batch(changes, label=f"big {tag}")
-    for change in changes:
-        Path(change.path).parent.mkdir(exist_ok=True)
-        Path(change.path).write_bytes(change.after or b"")
 
 
 @pytest.fixture
@@ -45,8 +38,8 @@ def _two_big_turns(tmp_path: Path) -> tuple[Path, Path, list[str]]:
     """A workspace, its store folder and the log's two commits (oldest first), after two big turns."""
     ws = make_repo(tmp_path / "ws")
     engine = Engine(ws)
-    _big_turn(engine, ws, "one")
-    _big_turn(engine, ws, "two")
+    _big_turn(engine, ws, BIG, "one")
+    _big_turn(engine, ws, BIG, "two")
     chain = engine.store.commit_chain(engine.store.head() or "")
     store = engine.store.path
     engine.close()
@@ -76,7 +69,7 @@ def test_an_open_after_a_checked_big_head_reads_nothing_of_it(tmp_path: Path, re
 def test_a_small_head_is_checked_at_every_open_and_never_stamped(tmp_path: Path, reads: list[str]) -> None:
     ws = make_repo(tmp_path / "ws")
     engine = Engine(ws)
-    _big_turn(engine, ws, "small", count=3)
+    _big_turn(engine, ws, 3, "small")
     path = engine.store.path
     engine.close()
     for _ in range(2):
