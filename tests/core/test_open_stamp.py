@@ -66,17 +66,23 @@ def test_an_open_after_a_checked_big_head_reads_nothing_of_it(tmp_path: Path, re
     assert engine.status().entries == 2
 
 
-def test_a_small_head_is_checked_at_every_open_and_never_stamped(tmp_path: Path, reads: list[str]) -> None:
+def test_a_small_head_is_checked_at_every_open_and_never_stamped(
+    tmp_path: Path, reads: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     ws = make_repo(tmp_path / "ws")
     engine = Engine(ws)
     _big_turn(engine, ws, 3, "small")
     path = engine.store.path
     engine.close()
+    stat_rounds: list[int] = []
+    original = checked.packs_now
+    monkeypatch.setattr(checked, "packs_now", lambda *args: stat_rounds.append(1) or original(*args))
     for _ in range(2):
         reads.clear()
         Store(path, ws)
         assert reads.count("tree") == 1
     assert not (path / checked.FILE).exists()
+    assert not stat_rounds, "an open without a stamp stat'ed the packs for one"
 
 
 def test_the_newest_commits_pack_lost_after_the_stamp_is_still_repaired(tmp_path: Path) -> None:
@@ -136,16 +142,16 @@ def test_a_torn_or_foreign_stamp_is_no_stamp(tmp_path: Path, reads: list[str], h
     reads.clear()
     store = Store(path, ws)
     assert reads.count("tree") == 1 and store.head() == chain[-1]
-    assert checked.vouches(path, chain[-1], checked.packs_now(store._pack_dir, store._packs()))  # written anew
+    assert checked.vouches(path, chain[-1], lambda: checked.packs_now(store._pack_dir, store._packs()))  # written anew
 
 
 def test_a_pack_added_or_resized_is_not_vouched_for(tmp_path: Path, reads: list[str]) -> None:
     ws, path, chain = _two_big_turns(tmp_path)
     store = Store(path, ws)
     sizes = checked.packs_now(store._pack_dir, store._packs())
-    assert sizes is not None and checked.vouches(path, chain[-1], sizes)
+    assert sizes is not None and checked.vouches(path, chain[-1], lambda: sizes)
     name = next(iter(sizes))
-    assert not checked.vouches(path, chain[-1], {**sizes, name: [sizes[name][0] + 1, sizes[name][1]]})
-    assert not checked.vouches(path, chain[-1], {**sizes, "pack-" + "0" * 40: [32, 1100]})
-    assert not checked.vouches(path, chain[0], sizes)
-    assert not checked.vouches(path, chain[-1], None)
+    assert not checked.vouches(path, chain[-1], lambda: {**sizes, name: [sizes[name][0] + 1, sizes[name][1]]})
+    assert not checked.vouches(path, chain[-1], lambda: {**sizes, "pack-" + "0" * 40: [32, 1100]})
+    assert not checked.vouches(path, chain[0], lambda: sizes)
+    assert not checked.vouches(path, chain[-1], lambda: None)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from . import atomic
@@ -52,17 +53,20 @@ def _body(head: str, packs: dict[str, list[int]]) -> bytes:
     return json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
 
 
-def vouches(store: Path, head: str, packs: dict[str, list[int]] | None) -> bool:
-    """Whether the stamp in ``store`` vouches for ``head`` with exactly ``packs``: a stamp that is
-    missing, torn, of another format, or of another state vouches for nothing."""
-    if packs is None:
-        return False
+def vouches(store: Path, head: str, packs: Callable[[], dict[str, list[int]] | None]) -> bool:
+    """Whether the stamp in ``store`` vouches for ``head`` with exactly the packs ``packs()``
+    answers (asked only when there is a whole stamp: a store without one, a small head's, pays
+    one failed open): a stamp that is missing, torn, of another format, or of another state
+    vouches for nothing."""
     try:
         data = (store / FILE).read_bytes()
     except OSError:
         return False
     body, _, digest = data.rstrip(b"\n").rpartition(b"\n")
-    return digest == hashlib.sha256(body).hexdigest().encode() and body == _body(head, packs)
+    if digest != hashlib.sha256(body).hexdigest().encode():
+        return False
+    now = packs()
+    return now is not None and body == _body(head, now)
 
 
 def stamp(store: Path, head: str, packs: dict[str, list[int]]) -> None:

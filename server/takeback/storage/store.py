@@ -198,7 +198,7 @@ class Store:
             if repair.set_aside_torn(aside, self._pack_dir, self._ref_file, deep):
                 self._reopen()
             head = self.head()
-            if not (deep or aside) and head is not None and checked.vouches(self.path, head, _pack_sizes(self)):
+            if not (deep or aside) and head is not None and checked.vouches(self.path, head, partial(_pack_sizes, self)):
                 return False  # checked before against these very packs, flushed since
             walk = repair.LogWalk(lambda oid: self._read(oid)[1], partial(all_stored, self), partial(_commits, self))
             if head is not None and not deep and not walk.readable(head, whole=False):
