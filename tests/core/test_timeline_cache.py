@@ -215,3 +215,65 @@ def test_log_quotes_a_label_that_needs_it_and_prints_the_others_as_they_are(tmp_
     assert shown[0] is not entries[0] and "\x1b" not in (shown[0].label or "") and "\x07" not in (shown[0].label or "")
     assert entries[0].label == "bell \x07 and \x1b[2J"  # the entry itself is left as it was
     assert [e.file_count for e in shown] == [1, 1]
+
+
+def test_what_a_pause_built_goes_to_the_oldest_generation_not_one_young_pass(tmp_path: Path) -> None:
+    """After ``collector_paused`` built many objects they are in the oldest generation: the first
+    allocation after the pause does not walk them all (counted: gc's callbacks); a few stay
+    young; objects something else froze are left frozen."""
+    import gc
+
+    from takeback.engine.history import collector_paused
+
+    passes: list[tuple[int, int]] = []
+
+    def seen(phase: str, info: dict) -> None:
+        if phase == "start":
+            passes.append((info["generation"], gc.get_count()[0]))
+
+    gc.collect()
+    gc.callbacks.append(seen)
+    try:
+        with collector_paused():
+            built = [[i] for i in range(50_000)]  # tracked containers, far past gen 0's threshold
+        assert gc.get_count()[0] < gc.get_threshold()[0]  # nothing pending for a young pass
+        more = [[i] for i in range(100)]
+        assert not [p for p in passes if p[0] == 0 and p[1] > 10_000], passes
+        assert gc.get_freeze_count() == 0 and gc.isenabled()
+        gc.collect()
+        passes.clear()
+        with collector_paused():  # a small call's objects stay young: a cycle it left is found at once
+            more += [[i] for i in range(1000)]
+        more += [[i] for i in range(10)]
+        assert [p for p in passes if p[0] == 0 and p[1] >= 1000], passes
+        gc.freeze()  # someone else's frozen objects stay frozen through a pause
+        frozen = gc.get_freeze_count()
+        with collector_paused():
+            more += [[i] for i in range(50_000)]
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.callbacks.remove(seen)
+        gc.unfreeze()
+    del built, more
+
+
+def test_an_entry_assembled_is_the_entry_model_construct_makes(tmp_path: Path) -> None:
+    """``_Model.assembled`` puts the fields in place as ``model_construct`` does (the headers and
+    views of ``log``); with fewer values it is ``model_construct`` itself."""
+    from takeback.core.models import Checkpoint, Entry
+
+    ws = make_repo(tmp_path / "ws")
+    engine = Engine(ws)
+    engine.record_batch([BatchChange(path=str(ws / "a.txt"), after=b"1\n")], label="one")
+    entry = engine.entries()[0]
+    values = {name: getattr(entry, name) for name in Entry.model_fields}
+    a, b = Entry.assembled(**values), Entry.model_construct(**values)
+    assert a == b and a.model_dump() == b.model_dump() and a.model_fields_set == b.model_fields_set
+    assert a.__pydantic_private__ == b.__pydantic_private__ == {"_file_count": None} and a.__pydantic_extra__ is None
+    a._file_count = 7
+    assert a.file_count == 7 and Entry.assembled(**values).file_count == len(entry.files)
+    cp = {name: getattr(entry.checkpoints[0], name) for name in Checkpoint.model_fields}
+    assert Checkpoint.assembled(**cp) == Checkpoint.model_construct(**cp) == entry.checkpoints[0]
+    assert Checkpoint.assembled(**cp).__pydantic_private__ is None
+    fewer = {k: v for k, v in cp.items() if k != "bracket"}
+    assert Checkpoint.assembled(**fewer) == Checkpoint.model_construct(**fewer)

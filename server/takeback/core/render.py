@@ -91,8 +91,7 @@ def print_log(entries: list[Entry]) -> None:
     if not entries:
         print("No turns recorded yet. Start one with 'takeback begin --label \"...\"'.")
         return
-    for entry in entries:
-        print(entry_line(entry))
+    print("\n".join([entry_line(entry) for entry in entries]))  # one write: 2,000 lines, not 4,000 writes
 
 
 def print_begun(entry: Entry) -> None:

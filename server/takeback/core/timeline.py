@@ -554,7 +554,7 @@ class Timeline(Entries):
         if (why := _ENDED_WITHOUT_STOP.get(ended_by or "")) and (ended_by != "end_command" or begun.source == "hook"):
             notices.append(f"ended at its last step without the agent's stop: {why}")
         # from records validated when read: checking them again was most of a header's cost (log)
-        return Entry.model_construct(
+        return Entry.assembled(
             id=begun.entry,
             number=begun.number,
             kind=begun.kind,
@@ -567,7 +567,7 @@ class Timeline(Entries):
             head=begun.head,
             state=state.state,
             checkpoints=[
-                Checkpoint.model_construct(
+                Checkpoint.assembled(
                     id=cp.id,
                     at=cp.at,
                     label=cp.label,
