@@ -4,7 +4,7 @@ rewrote copies nothing (counted at the copy itself) and leaves no 12 MB to unlin
 step during which the agent staged a file still knows the index as it was at its start (the
 shared copy is Takeback's own file: git's rename of a new index leaves it whole); a copy no step
 holds any more goes when a step begins on another version (the newest stays, also once the
-session's steps are discarded, for the next step); a step whose linked copy is gone is a torn file, as one whose embedded copy is cut
+session's steps are discarded, for the next step) and at gc, which keeps an open step's; a step whose linked copy is gone is a torn file, as one whose embedded copy is cut
 short; the user's index is never written."""
 
 from __future__ import annotations
@@ -116,3 +116,18 @@ def test_a_step_whose_linked_copy_is_gone_is_torn(tmp_path: Path) -> None:
     step_file = next(p for p in folder.iterdir() if p.name.startswith(brackets.STEP_PREFIX))
     (folder / _links(folder)[0]).unlink()
     assert [path for path, _ in brackets.torn(folder)] == [step_file]
+
+
+def test_gc_removes_the_copy_no_step_holds_and_keeps_an_open_steps(tmp_path: Path) -> None:
+    ws = make_repo(tmp_path / "ws")
+    engine = open_engine(ws)
+    folder = engine.store.path / "brackets"
+    engine.begin_step("open", session="s")
+    engine.gc()
+    assert len(_copies(folder)) == 1  # linked by the open step
+    (ws / "README.md").write_text("changed\n")
+    entry = engine.end_step("open", "Bash: echo")
+    assert entry is not None and engine.file_at(entry.id, "README.md", "before") == b"# demo\n"
+    assert len(_copies(folder)) == 1  # kept for the next step
+    engine.gc()
+    assert _copies(folder) == [] and list(folder.iterdir()) == []
