@@ -131,3 +131,19 @@ def test_gc_removes_the_copy_no_step_holds_and_keeps_an_open_steps(tmp_path: Pat
     assert len(_copies(folder)) == 1  # kept for the next step
     engine.gc()
     assert _copies(folder) == [] and list(folder.iterdir()) == []
+
+
+def test_a_copy_a_power_cut_zero_filled_is_made_again(tmp_path: Path, copied: list[int]) -> None:
+    ws = make_repo(tmp_path / "ws")
+    engine = open_engine(ws)
+    folder = engine.store.path / "brackets"
+    engine.begin_step("first", session="s")
+    engine.end_step("first", "Bash: nothing")
+    copy = folder.parent / brackets.INDEX_COPIES / _copies(folder)[0]
+    copy.write_bytes(bytes(copy.stat().st_size))  # its size kept, its bytes lost
+    engine.begin_step("bash", session="s")
+    assert len(copied) == 2 and copy.read_bytes() == (ws / ".git" / "index").read_bytes()
+    (ws / "src/app.py").write_text("staged\n")
+    git(ws, "add", "src/app.py")
+    entry = engine.end_step("bash", "Bash: git add")
+    assert entry is not None and engine.file_at(entry.id, "src/app.py", "before") == b"def main():\n    return 1\n"

@@ -161,10 +161,7 @@ def _share(directory: Path, copies: Path, source: BinaryIO, size: int, name: str
         return None
     shared = copies / f"{tail.hex()}-{size}"
     sweep(directory, copies, shared)
-    try:
-        there = shared.stat().st_size == size
-    except FileNotFoundError:
-        there = False
+    there = _holds(shared, size, tail)
     if not there:
         copies.mkdir(exist_ok=True)
         tmp = copies / (shared.name + ".tmp")
@@ -181,6 +178,16 @@ def _share(directory: Path, copies: Path, source: BinaryIO, size: int, name: str
     link.unlink(missing_ok=True)
     os.link(shared, link)
     return link
+
+
+def _holds(copy: Path, size: int, tail: bytes) -> bool:
+    """Whether ``copy`` is whole: ``size`` bytes ending with ``tail`` (a copy a power cut left
+    short or zero-filled under its name is made again)."""
+    try:
+        with open(copy, "rb") as handle:
+            return os.fstat(handle.fileno()).st_size == size and os.pread(handle.fileno(), len(tail), size - len(tail)) == tail
+    except FileNotFoundError:
+        return False
 
 
 def sweep(directory: Path, copies: Path | None = None, keep: Path | None = None) -> None:
