@@ -16,6 +16,7 @@ import pytest
 
 from helpers import git, make_repo
 from takeback.engine import brackets
+from takeback.engine.engine import Engine
 
 from .support import open_engine
 
@@ -41,6 +42,15 @@ def copied(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(brackets, "copy_range", counting)
     return sizes
+
+
+def _after_a_step(tmp_path: Path) -> tuple[Path, Engine, Path]:
+    """A repository, its engine and its store's brackets folder, one step on it ended."""
+    ws = make_repo(tmp_path / "ws")
+    engine = open_engine(ws)
+    engine.begin_step("warm", session="s")
+    engine.end_step("warm", "Bash: nothing")
+    return ws, engine, engine.store.path / "brackets"
 
 
 def test_steps_on_an_unchanged_index_copy_it_once(tmp_path: Path, copied: list[int]) -> None:
@@ -74,11 +84,7 @@ def test_steps_on_an_unchanged_index_copy_it_once(tmp_path: Path, copied: list[i
 
 
 def test_a_step_that_stages_its_change_keeps_the_index_it_began_with(tmp_path: Path, copied: list[int]) -> None:
-    ws = make_repo(tmp_path / "ws")
-    engine = open_engine(ws)
-    folder = engine.store.path / "brackets"
-    engine.begin_step("warm", session="s")
-    engine.end_step("warm", "Bash: nothing")
+    ws, engine, folder = _after_a_step(tmp_path)
     first = _copies(folder)
     engine.begin_step("bash", session="s")
     (ws / "src/app.py").write_text("staged by the agent\n")
@@ -134,11 +140,7 @@ def test_gc_removes_the_copy_no_step_holds_and_keeps_an_open_steps(tmp_path: Pat
 
 
 def test_a_copy_a_power_cut_zero_filled_is_made_again(tmp_path: Path, copied: list[int]) -> None:
-    ws = make_repo(tmp_path / "ws")
-    engine = open_engine(ws)
-    folder = engine.store.path / "brackets"
-    engine.begin_step("first", session="s")
-    engine.end_step("first", "Bash: nothing")
+    ws, engine, folder = _after_a_step(tmp_path)
     copy = folder.parent / brackets.INDEX_COPIES / _copies(folder)[0]
     copy.write_bytes(bytes(copy.stat().st_size))  # its size kept, its bytes lost
     engine.begin_step("bash", session="s")
