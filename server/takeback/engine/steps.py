@@ -90,6 +90,7 @@ class Steps(EngineParts):
                 brackets.write(
                     self._brackets, begun, snapshot, scanner.index_file(), self.config.fsync,
                     nested_sources=scanner.nested_indexes, config=self.config.model_dump(mode="json"), name=_file_name(key),
+                    index_copies=self.store.path / brackets.INDEX_COPIES,
                 )
             except OSError as exc:
                 raise StoreError(f"cannot write to the store {self.store.path}: {exc}") from exc
@@ -198,6 +199,7 @@ class Steps(EngineParts):
                 if opened is not None and opened.begun is not None and opened.begun.session == session:
                     opened.remove()
                     removed += 1
+            brackets.sweep(self._brackets)  # the links those steps held (their index copy stays for the next step)
         return removed
 
     def _recorded_since(self, step: EntryBegun) -> FoldedEntry:
