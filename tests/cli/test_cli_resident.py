@@ -168,14 +168,16 @@ def test_other_settings_or_time_zone_are_never_served(warm: Takeback) -> None:
         assert wire.unpack(conn.makefile("rb").read()) == [b"refused", b"another setting"]
 
 
-def _ask(tb: Takeback, *argv: str) -> list[bytes]:
-    """A ``cli`` request sent by hand, with this test's fingerprint."""
+def _ask(tb: Takeback, *argv: str, umask: bytes | None = None) -> list[bytes]:
+    """A ``cli`` request sent by hand, with this test's fingerprint (and ``umask``, if given:
+    without it nothing that writes is served)."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(os, "environ", dict(tb.env))
         print_ = address.fingerprint().encode()
     with socket.socket(socket.AF_UNIX) as conn:
         conn.connect(resident(tb)["socket"])
-        conn.sendall(wire.pack([b"cli", print_, os.fsencode(tb.cwd), "\0".join(argv).encode(), b"", b"00"]))
+        request = [b"cli", print_, os.fsencode(tb.cwd), "\0".join(argv).encode(), b"", b"00"]
+        conn.sendall(wire.pack(request + ([umask] if umask is not None else [])))
         conn.shutdown(socket.SHUT_WR)
         return wire.unpack(conn.makefile("rb").read())
 
@@ -193,7 +195,11 @@ def test_commands_not_served_are_refused_with_nothing_done(warm: Takeback) -> No
                  ("--help",), ("status", "--workspace", "src")):
         assert _ask(warm, *argv) == [b"refused", b"not served"], argv
     assert warm.oplog() == oplog and served_count(warm) == before + 1
-    assert _ask(warm, "revert", "--", "--dry-run")[:3] == [b"accepted", b"done", b"3"]  # no such turn
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert _ask(warm, "revert", "--", "--dry-run") == [b"refused", b"not served"]  # no umask: it might write
+    assert _ask(warm, "revert", "--", "--dry-run", umask=b"%o" % (mask ^ 0o007)) == [b"refused", b"another umask"]
+    assert _ask(warm, "revert", "--", "--dry-run", umask=b"%o" % mask)[:3] == [b"accepted", b"done", b"3"]  # no such turn
     warm.fails(3, "revert", "--", "--dry-run")
     assert warm.oplog() == oplog
     warm.ok("undo")  # done once

@@ -1,7 +1,7 @@
 """The command line's writing commands served by the resident process (``resident/forward.py``,
 ``resident/cli.py``, ``wire.ACCEPTED``): ``undo``, ``redo``, ``revert``, ``restore``, ``begin``
 and ``end`` answered by that process with the same bytes and exit status as in-process; run
-in-process when no process accepted them (none, another time zone); and never run twice once
+in-process when no process accepted them (none, another time zone or umask); and never run twice once
 one accepted them, even when it is killed before answering (exit 13, one line, the journal
 leaving the operation done once or not at all).
 
@@ -94,10 +94,15 @@ def test_no_resident_or_one_that_refuses_runs_it_in_process_once(tb: Takeback) -
     pid = wait_running(tb)["pid"]
     tokyo = Takeback(tb.cwd, {**tb.env, "TZ": "Asia/Tokyo"})
     assert tokyo.ok("undo").text.startswith("SAFE: undo of #2 done as #5")  # refused (another time zone): here
+    mask = os.umask(0o022)
+    os.umask(mask)
+    other = subprocess.run([sys.executable, "-m", "takeback", "redo"], cwd=tb.cwd, env=tb.env, capture_output=True,
+                           stdin=subprocess.DEVNULL, timeout=60, preexec_fn=lambda: os.umask(mask ^ 0o077))
+    assert other.stdout.startswith(b"SAFE: redo of #5 done as #6")  # refused (another umask: the files it makes)
     assert writes(tb) == 0
-    assert tb.ok("redo").text.startswith("SAFE: redo of #5 done as #6")  # served
+    assert tb.ok("undo").text.startswith("SAFE: undo of #2 done as #7")  # served
     assert writes(tb) == 1
-    assert [e["kind"] for e in tb.json("log")][:4] == ["redo", "undo", "redo", "undo"]
+    assert [e["kind"] for e in tb.json("log")][:4] == ["undo", "redo", "undo", "redo"]
     tb.ok("resident", "stop")
     wait_gone(tb, pid)
 

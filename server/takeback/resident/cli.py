@@ -14,7 +14,8 @@ stderr, as Python's last-resort handler prints it in a process that configured n
 The answer: the exit status, then what was written, in order, as chunks (``forward.STDOUT`` …),
 text as text and bytes (``cat``) as bytes, so the caller's own streams encode and buffer them as
 they would have. Refused (the caller then runs the command itself, nothing having been done):
-another time zone (dates are printed in local time), arguments that parse to a command that is
+another time zone (dates are printed in local time), another umask (the files an operation
+makes get the caller's; it is this process's, set once for all its threads), arguments that parse to a command that is
 not served (``servable``), a relative ``--workspace``, ``--help``. A command that writes
 (``writes``: not a dry run) is accepted once parsed and found servable, before its engine is
 taken or anything is done for it (``serve``'s ``accept``: ``wire.ACCEPTED``), so the caller knows
@@ -38,6 +39,13 @@ from . import forward, wire
 if TYPE_CHECKING:
     from ..cli.context import Lend
 
+def _umask() -> bytes:
+    mask = os.umask(0o022)  # (reading it means setting it: done once, before any request thread)
+    os.umask(mask)
+    return b"%o" % mask
+
+
+UMASK = _umask()
 _local = threading.local()
 _installed = threading.Lock()
 
@@ -135,12 +143,16 @@ def _install() -> None:
 
 def serve(fields: list[bytes], lend: Lend | None = None, accept: Callable[[], object] | None = None) -> list[bytes]:
     """The answer to a ``cli`` request's fields after the fingerprint: CWD ARGV ENVIRONMENT
-    TERMINALS (see ``forward.py``); ``lend``: the engines this process holds (``cli.answer``);
+    TERMINALS [UMASK] (see ``forward.py``; without UMASK, nothing that writes is served);
+    ``lend``: the engines this process holds (``cli.answer``);
     ``accept``: called once a command that writes is parsed and served, before anything else is
     done for it (it tells the caller the command is this process's: ``wire.ACCEPTED``); one that
     raises refuses it with nothing done. None: commands that write are refused."""
-    if len(fields) != 4:
+    if len(fields) not in (4, 5):
         return [b"refused", b"unknown request"]
+    umask = fields[4] if len(fields) == 5 else None
+    if umask is not None and umask != UMASK:
+        return [b"refused", b"another umask"]  # the files an operation makes get the caller's
     cwd = os.fsdecode(fields[0])
     raw = [os.fsdecode(word) for word in fields[1].split(b"\0")] if fields[1] else []
     env = wire.read_environment(fields[2])
@@ -155,7 +167,7 @@ def serve(fields: list[bytes], lend: Lend | None = None, accept: Callable[[], ob
         if not servable(args):
             return False
         if writes(args):
-            if accept is None:
+            if accept is None or umask is None:
                 return False
             accept()
         return True

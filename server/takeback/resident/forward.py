@@ -9,7 +9,7 @@ through its own streams, so the bytes are the ones the command would have writte
 them asks a question, reads stdin or pages (``check`` runs a program: never sent).
 
 Whatever keeps the resident process from accepting the command (no process, other settings,
-another time zone, a process that is leaving, a refusal, a connection refused or closed before
+another time zone or umask, a process that is leaving, a refusal, a connection refused or closed before
 acceptance) sends it to the full command line in this process, exactly as without a resident
 process: nothing was done there. A reading command (a dry run too) is served without more ado,
 and one whose answer is lost half-way is run again here: it writes nothing, so that never does
@@ -90,7 +90,9 @@ def answered(raw: list[str]) -> int | None:
     terminals = b"".join(b"1" if _isatty(s) else b"0" for s in (sys.stdout, sys.stderr))
     env = wire.environment({"TZ": os.environ["TZ"]} if "TZ" in os.environ else {})
     argv = b"\0".join(os.fsencode(word) for word in raw)
-    request = (b"cli", os.fsencode(cwd), argv, env, terminals)
+    mask = os.umask(0o022)  # the files an operation makes get it: the process must share it
+    os.umask(mask)
+    request = (b"cli", os.fsencode(cwd), argv, env, terminals, b"%o" % mask)
     try:
         accepted, fields = client.call_accepted(*request) if kind is None else (False, client.call(*request))
     except client.Interrupted:
