@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from .conftest import Takeback
-from .test_cli_resident import _at_terminal, _ask, off, served_count, two_turns, warm  # noqa: F401 - a fixture
+from .test_cli_resident import _at_terminal, off, served_count, two_turns, warm  # noqa: F401 - the fixture
 from .test_resident import WAIT_SECONDS, resident, wait_gone, wait_running
 
 _LOST = re.compile(
