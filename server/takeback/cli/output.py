@@ -26,6 +26,7 @@ EXIT_USAGE = 2
 EXIT_PARTIAL = 10
 EXIT_BROKEN = 11
 EXIT_CHECK_FAILED = 12
+EXIT_LOST = 13  # the resident process accepted a command and ended before answering (resident/forward.py)
 
 
 def dump(value: Any) -> Any:

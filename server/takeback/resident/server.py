@@ -30,8 +30,10 @@ Requests and answers are netstrings (``wire.py``): ``hook`` hands over a hook ca
 (the payload's bytes, the agent, the event, the hook's folder and environment), which is read
 and recorded as ``takeback hook`` would do it (``hooks/handle.py``), then answered; ``status``
 answers pid, start time, hook events recorded and the workspaces held; ``stop`` answers, then
-the process exits; ``cli`` runs a reading command of the command line (``cli.py``; ``status``
-counts them apart, as ``cli_requests``) with the engine held for its workspace, lent for the
+the process exits; ``cli`` runs a command of the command line (``cli.py``: a reading one, an
+operation, ``begin``/``end``; ``status`` counts them apart, as ``cli_requests``, those that write
+as ``cli_writes``: accepted on the connection before they run, ``wire.ACCEPTED``, and their
+workspace's engine kept up as a hook's) with the engine held for its workspace, lent for the
 whole command (``_Held.lent``: with the request lock and the store's lock; opened anew first
 when a new engine would answer otherwise, ``Engine.as_if_opened``). ``status`` also counts the
 engines opened for the workspaces held (``engines_opened``: a debugging aid).
@@ -204,6 +206,7 @@ class Resident:
         self.started = time.time()
         self.requests = 0
         self.cli_requests = 0
+        self.cli_writes = 0
         self.last_request = time.monotonic()
         self.active = 0
         self.stopping = False
@@ -326,7 +329,7 @@ class Resident:
                     return
                 conn.settimeout(30.0)
                 try:
-                    answer = self._answer(wire.unpack(self._read(conn)))
+                    answer = self._answer(wire.unpack(self._read(conn)), conn)
                 except ValueError as exc:
                     answer = [b"refused", str(exc).encode()]
                 conn.sendall(wire.pack(answer))
@@ -358,7 +361,7 @@ class Resident:
             if size > wire.MAX_BYTES:
                 raise ValueError("request too large")
 
-    def _answer(self, fields: list[bytes]) -> list[bytes]:
+    def _answer(self, fields: list[bytes], conn: socket.socket | None = None) -> list[bytes]:
         if len(fields) < 2:
             return [b"refused", b"not a request"]
         op, print_ = fields[0], fields[1].decode("utf-8", "surrogateescape")
@@ -370,7 +373,7 @@ class Resident:
             self.stopping = True
             return [b"done"]
         if op == b"cli":
-            return self._cli(fields[2:])
+            return self._cli(fields[2:], conn)
         if op != b"hook" or len(fields) != 7:
             return [b"refused", b"unknown request"]
         if self.stopping or self._stale():
@@ -381,20 +384,35 @@ class Resident:
         unlogged = handle(agent, event_name or None, cwd, fields[6], env, self._record)
         return [b"done", (unlogged or "").encode("utf-8", "surrogateescape")]
 
-    def _cli(self, fields: list[bytes]) -> list[bytes]:
-        """A reading command of the command line (``cli.py``), unless this process is leaving."""
+    def _cli(self, fields: list[bytes], conn: socket.socket | None = None) -> list[bytes]:
+        """A command of the command line (``cli.py``), unless this process is leaving. One that
+        writes is accepted on ``conn`` first (``wire.ACCEPTED``: the caller never runs it again)
+        and counted apart (``cli_writes``); its workspace's engine then gets the upkeep a hook's
+        does (its pack merges, the work tree's watch that makes the next ``begin``/``end`` cheap)."""
         if self.stopping or self._stale():
             self.stopping = True
             return [b"refused", b"stale"]
-        answer = cli_requests.serve(fields, self._lend)
+        writing: list[bool] = []
+
+        def accept() -> None:
+            if conn is None:
+                raise OSError("no connection to accept on")
+            conn.sendall(wire.pack([wire.ACCEPTED]))
+            writing.append(True)
+            with self._state:
+                self.cli_writes += 1
+
+        def lend(root: Path) -> contextlib.AbstractContextManager[Engine | None]:
+            held = self._held_for(str(root))  # (as hooks name it)
+            if writing:
+                held.recording = True
+            return held.lent()
+
+        answer = cli_requests.serve(fields, lend, accept)
         if answer[:1] == [b"done"]:
             with self._state:
                 self.cli_requests += 1
         return answer
-
-    def _lend(self, root: Path) -> contextlib.AbstractContextManager[Engine | None]:
-        """The engine this process holds for ``root`` (as hooks name it), for one command."""
-        return self._held_for(str(root)).lent()
 
     def _record(self, workspace: str, event: Event, event_name: str | None) -> str | None:
         """Record ``event`` with this process's engine for ``workspace`` (opened on first use)."""
@@ -493,7 +511,7 @@ class Resident:
             workspaces = [w for w, held in self._held.items() if held.engine is not None]
             return {
                 "pid": os.getpid(), "socket": self.path, "since": self.started, "requests": self.requests,
-                "cli_requests": self.cli_requests,
+                "cli_requests": self.cli_requests, "cli_writes": self.cli_writes,
                 "engines_opened": sum(held.opened for held in self._held.values()),
                 "idle_exit_seconds": self.idle, "workspaces": workspaces,
             }
