@@ -18,17 +18,30 @@ every side sees the same load:
   redo       takeback redo
   peer undo  `git reset --hard` to the commit before the turn; peer redo: back to the turn's
 
-Two paths are measured: in-process through the Engine API with one long-lived engine (as the
-language server holds it), and through the CLI, one process per command (`sys.executable -m
-takeback`, this checkout's code). For the CLI, what opening the engine costs is measured
-apart (`Engine(ws)` in a fresh process, the timeline re-read: the `timeline` part of issue 18),
-so the figures show the operation itself and the whole command. The floor also has a durable
-variant (plain writes, then one `syncfs`), printed for information.
+Three paths are measured, their rounds alternating (round 1 of each path, then round 2 …) so
+every path sees the same load, all on the same workspace:
 
-The goals (issue 18): undo and redo <= 1.3x the floor, and faster than the peers' reset --hard;
-begin + end <= the peers' add -A + commit; no operation grows with the rounds (the history's
-length): the last round's / the first round's < 1.5. Medians of the rounds, p10-p90 and every
-sample in --json; load average and run.py's speed probe before and after. Exit 0 unless it crashed.
+  engine         in-process through the Engine API with one long-lived engine (as the language
+                 server holds it);
+  cli-resident   the CLI, one process per command (`sys.executable -m takeback`, this checkout's
+                 code), as a person whose agent's hooks are installed types it: the resident
+                 process runs for these settings (started before the rounds as a hook starts
+                 it, `takeback resident run --warm=WS`), and serves begin, end, undo and redo
+                 with the engine it keeps for the workspace (resident/forward.py);
+  cli-inprocess  the same commands with TAKEBACK_RESIDENT=0: every command loads the engine
+                 itself (no hooks installed, or the resident off). Reported, not judged; what
+                 opening the engine costs is measured apart for it (`Engine(ws)` in a fresh
+                 process, the timeline re-read), so the figures show the operation itself and
+                 the whole command.
+
+The floor also has a durable variant (plain writes, then one `syncfs`), printed for information.
+
+The goals (issue 18), judged on the engine and cli-resident paths against the baselines pooled
+over every path's rounds (the same work at the same moments): undo and redo <= 1.3x the floor,
+and faster than the peers' reset --hard; begin + end <= the peers' add -A + commit; no
+operation grows with the rounds (the history's length): the last round's / the first round's
+< 1.5. Medians of the rounds, p10-p90 and every sample in --json; load average and run.py's
+speed probe before and after. Exit 0 unless it crashed.
 """
 
 from __future__ import annotations
@@ -51,6 +64,8 @@ from run import clean_up, loadavg, machine_meta, output_options, progress, speed
 
 RATIO_FLOOR = 1.3
 GROWTH = 1.5
+PATHS = ("engine", "cli-resident", "cli-inprocess")
+JUDGED = ("engine", "cli-resident")
 OPS = ("end", "peer_add", "undo", "floor", "redo", "peer_undo", "peer_redo", "floor_sync")
 
 
@@ -120,15 +135,21 @@ class Peer:
         self.git("add", "-A")
         self.git("commit", "-q", "-m", f"turn {tag}")
 
+    def sync(self) -> None:
+        """Commit the work tree as it is now (another path's round left it so; not timed)."""
+        self.git("add", "-A")
+        self.git("commit", "-q", "--allow-empty", "-m", "sync")
+
     def reset(self, commit: str) -> None:
         self.git("reset", "-q", "--hard", commit)
 
 
 class Takeback:
-    """The operations, in-process on one long-lived engine or one CLI process each."""
+    """The operations, in-process on one long-lived engine or one CLI process each (``env``:
+    the CLI's environment)."""
 
-    def __init__(self, ws: Path, cli: bool) -> None:
-        self.ws, self.cli = ws, cli
+    def __init__(self, ws: Path, cli: bool, env: dict[str, str] | None = None) -> None:
+        self.ws, self.cli, self.env = ws, cli, env
         if not cli:
             from takeback.engine.engine import Engine
 
@@ -136,7 +157,7 @@ class Takeback:
 
     def run(self, *args: str) -> None:
         proc = subprocess.run([sys.executable, "-m", "takeback", "-C", str(self.ws), "--json", *args],
-                              capture_output=True, text=True)
+                              capture_output=True, text=True, env=self.env)
         if proc.returncode != 0:
             raise SystemExit(f"takeback {' '.join(args)} failed: {proc.stdout} {proc.stderr}")
 
@@ -175,6 +196,7 @@ def open_cost(ws: Path) -> float:
 def one_round(tb: Takeback, peer: Peer, paths: list[Path], tag: int, samples: dict[str, list[float]]) -> None:
     before = {p: p.read_bytes() for p in paths}
     after = {p: formatted(before[p], tag) for p in paths}
+    peer.sync()
     base_commit = peer.head()
 
     def end() -> None:  # begin + end, the formatter's writes not counted
@@ -202,32 +224,78 @@ def one_round(tb: Takeback, peer: Peer, paths: list[Path], tag: int, samples: di
     check(after, "peer redo")
 
 
-def measure(ws: Path, shadow: Path, paths: list[Path], rounds: int, cli: bool, first_tag: int) -> dict:
-    peer = Peer(ws, shadow)
-    tb = Takeback(ws, cli)
-    samples: dict[str, list[float]] = {op: [] for op in OPS}
-    samples["open"] = []
-    for r in range(rounds):
-        one_round(tb, peer, paths, first_tag + r, samples)
-        if cli:
-            samples["open"].append(open_cost(ws))
-        progress(f"    round {r + 1}: " + ", ".join(f"{op} {s[-1]:.0f}" for op, s in samples.items() if s))
-    tb.close()
-    return {op: summarise(s) for op, s in samples.items() if s}
+def resident(command: str, ws: Path | None = None) -> dict:
+    """``takeback resident COMMAND`` (``run`` started in the background, with ``--warm=WS``,
+    and waited for until it serves); its status."""
+    cmd = [sys.executable, "-m", "takeback", "resident"]
+    if command == "run":
+        subprocess.Popen([*cmd, "run", f"--warm={ws}"], cwd="/", stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            status = resident("status")
+            if status.get("running") and status.get("workspaces"):
+                return status
+            time.sleep(0.1)
+        raise SystemExit("the resident process did not start")
+    out = subprocess.run([*cmd, command, "--json"], capture_output=True, text=True).stdout
+    return json.loads(out) if command == "status" else {}
+
+
+def measure(ws: Path, base: Path, paths: list[Path], rounds: int, names: list[str]) -> dict:
+    """Every path's rounds, alternating (round r of each path in turn)."""
+    off = {**os.environ, "TAKEBACK_RESIDENT": "0"}
+    sides = {}
+    for i, name in enumerate(names):
+        sides[name] = (Peer(ws, base / f"shadow-{name}.git"),
+                       Takeback(ws, name != "engine", off if name == "cli-inprocess" else None),
+                       {op: [] for op in (*OPS, "open")}, 100 * (i + 1))
+    if "cli-resident" in names:
+        progress(f"  the resident process: pid {resident('run', ws)['pid']}")
+    try:
+        for r in range(rounds):
+            for name, (peer, tb, samples, first_tag) in sides.items():
+                one_round(tb, peer, paths, first_tag + r, samples)
+                if name == "cli-inprocess":
+                    samples["open"].append(open_cost(ws))
+                progress(f"    {name} round {r + 1}: " + ", ".join(f"{op} {s[-1]:.0f}" for op, s in samples.items() if s))
+        if "cli-resident" in names:
+            status = resident("status")
+            progress(f"  the resident process served {status.get('cli_writes')} writing command(s)")
+            if not status.get("cli_writes"):
+                raise SystemExit("the resident process served no writing command: cli-resident measured nothing")
+    finally:
+        if "cli-resident" in names:
+            resident("stop")
+    for _, tb, _, _ in sides.values():
+        tb.close()
+    return {name: {op: summarise(s) for op, s in samples.items() if s} for name, (_, _, samples, _) in sides.items()}
+
+
+BASELINES = ("floor", "peer_add", "peer_undo", "peer_redo")
+
+
+def pooled(results: dict) -> dict:
+    """The baselines over every path's rounds: the same work at the same moments (the paths'
+    rounds alternate), so one median of them all is steadier than each path's own three."""
+    return {op: summarise([x for r in results.values() for x in r[op]["samples"]]) for op in BASELINES}
 
 
 def verdicts(results: dict) -> list[tuple[str, str, bool]]:
     rows = []
+    base = pooled(results)
+    floor = base["floor"]["median"]
     for path, r in results.items():
-        floor = r["floor"]["median"]
+        if path not in JUDGED:
+            continue
         for op, peer in (("undo", "peer_undo"), ("redo", "peer_redo")):
             m = r[op]["median"]
             rows.append((f"{path}: {op} <= {RATIO_FLOOR}x the plain write", f"{m / floor:.2f}x", m <= RATIO_FLOOR * floor))
-            rows.append((f"{path}: {op} < the peers' reset --hard", f"{m:.0f} vs {r[peer]['median']:.0f} ms",
-                         m < r[peer]["median"]))
+            rows.append((f"{path}: {op} < the peers' reset --hard", f"{m:.0f} vs {base[peer]['median']:.0f} ms",
+                         m < base[peer]["median"]))
         m = r["end"]["median"]
-        rows.append((f"{path}: begin+end <= the peers' add -A + commit", f"{m:.0f} vs {r['peer_add']['median']:.0f} ms",
-                     m <= r["peer_add"]["median"]))
+        rows.append((f"{path}: begin+end <= the peers' add -A + commit", f"{m:.0f} vs {base['peer_add']['median']:.0f} ms",
+                     m <= base["peer_add"]["median"]))
         for op in ("end", "undo", "redo"):
             s = r[op]["samples"]
             if len(s) >= 2:
@@ -251,7 +319,12 @@ def report(results: dict, meta: dict) -> str:
         cells = [f"{r[op]['median']:.0f} ({r[op]['p10']:.0f} - {r[op]['p90']:.0f})" for op in OPS]
         cells.append(f"{r['open']['median']:.0f}" if "open" in r else "-")
         lines.append(f"| {path} | " + " | ".join(cells) + " |")
-    lines += ["", "targets:", ""]
+    base = pooled(results)
+    lines.append("| every path (the baselines pooled) | - | " + " | ".join(
+        f"{base[op]['median']:.0f} ({base[op]['p10']:.0f} - {base[op]['p90']:.0f})" if op in base else "-" for op in OPS[1:])
+        + " | - |")
+    lines += ["", "(cli-inprocess: every command loads the engine itself, TAKEBACK_RESIDENT=0; not judged. The goals are",
+              "judged against the baselines pooled over every path's rounds.)", "", "targets:", ""]
     for target, measured, passed in verdicts(results):
         lines.append(f"  {'PASS' if passed else 'FAIL'}  {target}: {measured}")
     return "\n".join(lines)
@@ -262,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", type=int, default=20000)
     parser.add_argument("--changed", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=3, help="rounds per path (default 3)")
-    parser.add_argument("--paths", default="engine,cli", help="engine, cli or both (default)")
+    parser.add_argument("--paths", default=",".join(PATHS), help=f"some of {', '.join(PATHS)} (default: all)")
     output_options(parser)
     args = parser.parse_args(argv)
 
@@ -280,14 +353,16 @@ def main(argv: list[str] | None = None) -> int:
         generate(ws, args.files)
         os.sync()
         paths = changed_paths(ws, args.changed)
-        for i, path in enumerate(p for p in args.paths.split(",") if p):
-            progress(f"{path}: {args.rounds} rounds ...")
-            results[path] = measure(ws, base / f"shadow-{path}.git", paths, args.rounds, path == "cli", 100 * (i + 1))
+        names = [p for p in args.paths.split(",") if p]
+        if set(names) - set(PATHS):
+            parser.error(f"--paths: some of {', '.join(PATHS)}")
+        progress(f"{', '.join(names)}: {args.rounds} rounds each, alternating ...")
+        results = measure(ws, base, paths, args.rounds, names)
         meta.update(load_after=loadavg(), probe_after=speed_probe())
         print(report(results, meta))
         if args.json_out:
             Path(args.json_out).write_text(json.dumps(
-                {"meta": meta, "results": results,
+                {"meta": meta, "results": results, "pooled": pooled(results),
                  "verdicts": [{"target": t, "measured": m, "passed": p} for t, m, p in verdicts(results)]}, indent=2))
     finally:
         clean_up(base, args.keep)

@@ -158,6 +158,9 @@ def first_steps(rounds: Rounds, env: dict, hook_env: dict, repeat: int) -> dict:
     first, status = [], []
     for i in range(repeat):
         subprocess.run([*TAKEBACK, "resident", "stop"], env=env, capture_output=True)
+        gone_by = time.monotonic() + 5.0  # stop answers first, the process leaves within a second
+        while resident_pid(env) is not None and time.monotonic() < gone_by:
+            time.sleep(0.1)
         time.sleep(0.3)
         rounds.hook("UserPromptSubmit", hook_env, prompt=f"first step {i}")
         bash = {"tool_name": "Bash", "tool_use_id": f"toolu_first_{i}", "tool_input": {"command": f"make first{i}"}}

@@ -29,7 +29,11 @@ not touched by any later turn and reverting it is clean. When the timeline reach
   floor       ``python -c pass`` on the interpreter the CLI runs on
 
 plus the per-turn cost of the last stretch of turns (median of record_batch against add+commit)
-and the disk each turn adds (store against shadow repository). A second store holds ``--huge``
+and the disk each turn adds (store against shadow repository: from the start, and over the last
+stretch between two lengths. From the start, the store pays for each first-touched file's
+before-image, which the shadow repository holds in its initial snapshot, not counted; over the
+last stretch, with ``--entries`` past 1,000, every before-image is an earlier turn's after-image
+on both sides). A second store holds ``--huge``
 turns of ``--huge-files`` files each (every file of a workspace that size rewritten): open,
 status and log there against the 10-entry figures.
 
@@ -235,6 +239,10 @@ def verdicts(points: list[dict], huge: dict | None) -> list[tuple[str, str, bool
     out.append((f"per-turn cost < shadow add+commit at {n1}", f"{ratio:.2f}×", ratio < 1))
     ratio = last["store_bytes"] / max(1, last["shadow_bytes"])
     out.append((f"disk < shadow repository at {n1}", f"{ratio:.2f}×", ratio < 1))
+    if len(points) > 1:  # where every before-image is an earlier turn's after-image on both sides
+        prev = points[-2]
+        ratio = (last["store_bytes"] - prev["store_bytes"]) / max(1, last["shadow_bytes"] - prev["shadow_bytes"])
+        out.append((f"disk per turn from {prev['entries']} to {n1} < shadow repository's", f"{ratio:.2f}×", ratio < 1))
     return out
 
 

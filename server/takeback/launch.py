@@ -2,10 +2,10 @@
 
 An agent runs ``takeback hook`` on every prompt and tool call, so that path imports only what
 reading a payload and talking to the resident process need (``hooks/run.py``). A reading
-command (``status``, ``log``, ``show``, a dry run …) is first handed to the resident process
-the same way (``resident/forward.py``), which answers it with the engine already loaded; every
-other command, and any that got no full answer, goes to the full command line (``cli/``), which
-imports much more.
+command (``status``, ``log``, ``show``, a dry run …), an operation, ``begin`` or ``end`` is
+first handed to the resident process the same way (``resident/forward.py``), which answers it
+with the engine already loaded; every other command, and any that the resident process did not
+accept, goes to the full command line (``cli/``), which imports much more.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def main() -> int:
 
     try:
         status = forward.answered(raw)
-    except KeyboardInterrupt:  # as the command line says it (nothing served writes)
+    except KeyboardInterrupt:  # as the command line says it (nothing was accepted: ``forward`` says that case)
         print("takeback: interrupted", file=sys.stderr)
         return 130
     if status is not None:

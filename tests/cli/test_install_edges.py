@@ -249,7 +249,10 @@ def test_a_folder_install_made_is_kept_when_it_holds_the_persons_file(tb: Takeba
 
 def test_a_script_apart_from_its_python_writes_its_own_path(tb: Takeback, env: dict[str, str], tmp_path: Path) -> None:
     """``pip install --user`` puts ``takeback`` in ~/.local/bin, its Python elsewhere: the line
-    written is that script's path, and it runs (it records the prompt)."""
+    written is the Python that ran the script, ``-S`` and its Takeback's entry file (the hook line
+    ``install/command.py`` writes), and it runs (it records the prompt)."""
+    from takeback.install.command import entry_file
+
     python = tmp_path / "python-alone" / "bin" / "python"
     python.parent.mkdir(parents=True)
     python.symlink_to(os.path.realpath(sys.executable))  # no takeback beside it
@@ -265,9 +268,9 @@ def test_a_script_apart_from_its_python_writes_its_own_path(tb: Takeback, env: d
     proc = subprocess.run([str(script), "install", "claude"], cwd=tb.cwd, env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc
     settings = user_file("claude", env)
-    assert set(hook_lines(settings)) == {f"{script} hook claude"}
+    assert set(hook_lines(settings)) == {f"{python} -S {entry_file()} hook claude"}
     prompt = {"hook_event_name": "UserPromptSubmit", "session_id": "s1", "prompt": "from the pip --user script", "cwd": str(tb.cwd)}
-    ran = subprocess.run(["sh", "-c", f"{script} hook claude"], input=json.dumps(prompt), cwd=tb.cwd,
+    ran = subprocess.run(["sh", "-c", f"{python} -S {entry_file()} hook claude"], input=json.dumps(prompt), cwd=tb.cwd,
                          env={**env, "CLAUDECODE": "1"}, capture_output=True, text=True, timeout=60)
     assert (ran.returncode, ran.stdout, ran.stderr) == (0, "", "")
     assert [e["label"] for e in tb.json("log")] == ["from the pip --user script"]

@@ -37,6 +37,14 @@ def install_line() -> str:
     return shell_line(hook_argv("claude"))
 
 
+def this_takeback() -> str:
+    """This Takeback's executable (what the plugin's launcher is pointed at: the hook line's first
+    word is the interpreter, ``PYTHON -S …/__main__.py hook claude``)."""
+    from takeback.install.command import takeback_argv
+
+    return takeback_argv()[0]
+
+
 def persons_settings(tb: Takeback) -> Path:
     return tb.cwd.parent / "claude-config" / "settings.json"
 
@@ -56,7 +64,7 @@ def one_turn(tb: Takeback, line: str | None = None, runs_for: Iterable[str] = EV
     command line as well; ``env``: the hook's environment on top of Claude Code's."""
     hook_env = {**tb.env, "CLAUDECODE": "1", "CLAUDE_PROJECT_DIR": str(tb.cwd),
                 "CLAUDE_CONFIG_DIR": str(persons_settings(tb).parent),
-                "TAKEBACK_BIN": plugin_bin or install_line().split()[0], **(env or {})}
+                "TAKEBACK_BIN": plugin_bin or this_takeback(), **(env or {})}
     hook_env = {k: v for k, v in hook_env.items() if v}
     for event in EVENTS:
         if event == "PostToolUse":
@@ -172,8 +180,11 @@ def python_without_a_console_script(tmp_path: Path) -> Path:
 
 
 def test_a_python_m_takeback_line_counts_only_for_the_same_interpreter(tb: Takeback, tmp_path: Path) -> None:
-    """Installed from a Python with no console script, the line is ``PYTHON -m takeback hook
-    claude``: the plugin (run by that same Python) steps aside for exactly that interpreter path."""
+    """Installed from a Python with no console script, the line is ``PYTHON -S
+    …/takeback/__main__.py hook claude`` (as from any Python): the plugin (run by that same
+    Python) steps aside for exactly that interpreter path."""
+    from takeback.install.command import entry_file
+
     python = python_without_a_console_script(tmp_path)
     wrapper = console_script(tmp_path / "wrapper" / "run-takeback", f'#!/bin/sh\nexec {python} -m takeback "$@"\n')
     proc = subprocess.run([str(python), "-m", "takeback", "--json", "install", "claude"], cwd=tb.cwd, capture_output=True,
@@ -181,7 +192,7 @@ def test_a_python_m_takeback_line_counts_only_for_the_same_interpreter(tb: Takeb
     assert proc.returncode == 0, proc
     settings = json.loads(persons_settings(tb).read_text())
     (line,) = {h["command"] for groups in settings["hooks"].values() for g in groups for h in g["hooks"]}
-    assert line == f"{python} -m takeback hook claude"
+    assert line == f"{python} -S {entry_file()} hook claude"
     one_turn(tb, line, plugin_bin=str(wrapper))
     assert recorded(tb) == ONCE
 
@@ -210,7 +221,7 @@ def test_only_claude_codes_events_step_aside(tb: Takeback) -> None:
     """The launcher run for another agent's hook (``bin/takeback hook codex``) records as usual."""
     write_settings(persons_settings(tb), [{"hooks": [{"type": "command", "command": install_line()}]}])
     codex = json.loads((Path(__file__).parent / "hook_payloads" / "codex.json").read_text())["payloads"]
-    env = {**tb.env, "CLAUDE_CONFIG_DIR": str(persons_settings(tb).parent), "TAKEBACK_BIN": install_line().split()[0]}
+    env = {**tb.env, "CLAUDE_CONFIG_DIR": str(persons_settings(tb).parent), "TAKEBACK_BIN": this_takeback()}
     data = json.dumps(codex["UserPromptSubmit"]).replace("<OUT>/repo", str(tb.cwd)).encode()
     proc = subprocess.run([str(LAUNCHER), "hook", "codex"], cwd=tb.cwd, env=env, input=data, capture_output=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout == b"", proc

@@ -41,7 +41,7 @@ _JOURNAL = ("journal.json", "journal-backup", "last-recovery.json", "lock")
 # The files the store reads to open and to fold its timeline: one torn and left in place would
 # be read; the others (libgit2's description, hooks/, info/, workspace.json, which is written
 # anew when unreadable) are only required not to stop the store from opening.
-_READ = re.compile(r"^(objects\.git/(objects/pack/|refs/|HEAD$|config$)|brackets/|timeline\.json$|key$|\.|.*\.tmp$)")
+_READ = re.compile(r"^(objects\.git/(objects/pack/|refs/|HEAD$|config$)|brackets/|timeline\.json$|timeline-pages/|key$|\.|.*\.tmp$)")
 
 
 @dataclass
@@ -232,6 +232,13 @@ def _scenario(
     ws = make_repo(tmp_path / "ws", {"a.txt": "one\n", "b.txt": "two\n"})
     store = tmp_path / "store"
     for i, args in enumerate(prepare):
+        if args[0] == "turns":  # many turns at once, in one process (the engine's API)
+            _turns_in_process(env, ws, store, int(args[1]))
+            continue
+        if args == ("drop-cache",):  # the timeline cache gone: the next call folds the log and writes it whole
+            (store / "timeline.json").unlink(missing_ok=True)
+            shutil.rmtree(store / "timeline-pages", ignore_errors=True)
+            continue
         if args == ("edit",):
             write_files(ws, {"a.txt": f"one\nedit {i}\n"})
             continue
@@ -253,6 +260,22 @@ def _scenario(
     return ws, store, before, trace, after
 
 
+def _turns_in_process(env: dict[str, str], ws: Path, store: Path, n: int) -> None:
+    code = (
+        "import sys; from pathlib import Path; from takeback.core.models import BatchChange; "
+        "from takeback.engine.engine import Engine\n"
+        "ws = Path(sys.argv[1]); engine = Engine(ws)\n"
+        "for i in range(int(sys.argv[2])):\n"
+        "    path = ws / f'many/f{i}.txt'; path.parent.mkdir(exist_ok=True)\n"
+        "    engine.record_batch([BatchChange(path=str(path), after=f'{i}\\n'.encode())], label=f'many {i}')\n"
+        "    path.write_text(f'{i}\\n')\n"
+        "engine.close()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, str(ws), str(n)], cwd=ws, env={**env, "TAKEBACK_STORE_DIR": str(store)},
+                          capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+
+
 def _turns(n: int) -> list[tuple[str, ...]]:
     out: list[tuple[str, ...]] = []
     for i in range(n):
@@ -269,6 +292,9 @@ CASES = {
     "end-merging": (_turns(8) + [("begin", "--label", "cut")], ("end",), True),
     # the first turn's begin in a new store
     "first-begin": ([], ("begin", "--label", "first"), False),
+    # the first call to open a timeline past the cache's inline tail whose cache was lost: it folds
+    # the log and writes the cache whole (its pages, then its index: timeline-pages/, unflushed)
+    "cache-pages": ([("turns", "60"), ("drop-cache",)], ("status",), False),
     # an agent's tool call recorded through Claude Code's hooks (its PostToolUse: the step's end)
     "hook-step": (
         _turns(2) + [("hook", "claude", "@UserPromptSubmit"), ("hook", "claude", "@PreToolUse"), ("write",)],
@@ -297,6 +323,8 @@ def test_power_cut_states_open(case: str, tmp_path: Path) -> None:
         packs_now = list((after / "objects.git" / "objects" / "pack").glob("*.pack"))
         assert len(packs_now) < len(list((before / "objects.git" / "objects" / "pack").glob("*.pack")))
         assert not [e for e in found if e.path.startswith("objects.git/objects/pack/")], found
+    if case == "cache-pages":  # the states include a torn, missing or unrenamed page of the cache
+        assert [e for e in found if e.path.startswith("timeline-pages/")], found
     rng = random.Random(17)
     for number, chosen in enumerate(states(found, seed=17)):
         target = tmp_path / f"cut-{number}"

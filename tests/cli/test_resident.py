@@ -293,3 +293,26 @@ def test_status_with_resident_off_is_not_an_error_whatever_the_folder(tb: Takeba
     env = {k: v for k, v in tb.env.items() if k != "XDG_RUNTIME_DIR"} | {"TMPDIR": str(tmp), "TAKEBACK_RESIDENT": "0"}
     out = expect_ok(Takeback(tb.cwd, env)("resident")).text
     assert "TAKEBACK_RESIDENT is off" in out
+
+
+def test_the_first_hook_starts_a_resident_that_makes_its_workspace_ready(tb: Takeback) -> None:
+    """The session's first hook works in-process and starts the resident naming its workspace
+    (``resident run --warm``): the process holds it before any request; the steps that follow
+    are served by it."""
+    repo = tb.cwd
+    hook(tb, "claude", captured("claude", "UserPromptSubmit", repo))
+    deadline = time.monotonic() + WAIT_SECONDS
+    status = wait_running(tb)
+    while status["workspaces"] != [str(repo)] and time.monotonic() < deadline:
+        time.sleep(0.1)
+        status = resident(tb)
+    assert status["workspaces"] == [str(repo)] and status["requests"] == 0
+    tool = {"tool_name": "Bash", "tool_use_id": "toolu_w", "tool_input": {"command": SHELL}}
+    hook(tb, "claude", captured("claude", "PreToolUse", repo, **tool))
+    (repo / "gen.txt").write_text("generated\n")
+    hook(tb, "claude", captured("claude", "PostToolUse", repo, **tool))
+    hook(tb, "claude", captured("claude", "Stop", repo))
+    assert resident(tb)["requests"] == 3
+    [turn] = turns(tb)
+    assert [f["path"] for f in turn["files"]] == ["gen.txt"]
+    assert failures(tb) == (0, None)

@@ -40,6 +40,41 @@ def test_sigterm_ends_the_process_and_takes_its_socket_away(tb: Takeback) -> Non
     assert resident(tb)["running"] is False
 
 
+def test_a_stopped_process_that_keeps_being_asked_leaves_and_the_next_hook_starts_a_fresh_one(
+        tb: Takeback, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Callers that come more often than once a second (hooks at 0.3 s, a script polling
+    # `resident status`) kept a stopped process from the idle second it waited for: it refused
+    # every hook ("stale") and never left, so every hook after it worked in-process.
+    status = started(tb)
+    path, print_ = status["socket"], its_fingerprint(tb, monkeypatch)
+    assert tb.ok("resident", "stop").text.strip() == "stopped the resident process"
+    answers: list[bytes] = []
+    asking = threading.Event()
+    asking.set()
+
+    def keep_asking() -> None:
+        while asking.is_set():
+            try:
+                answers.append(ask(path, wire.pack([b"status", print_]))[0])
+            except OSError:  # the socket is gone: the process is leaving
+                pass
+            time.sleep(0.1)
+
+    asker = threading.Thread(target=keep_asking)
+    asker.start()
+    try:
+        wait_gone(tb, status["pid"])
+    finally:
+        asking.clear()
+        asker.join()
+    assert not os.path.exists(path)
+    write_step(tb, "after.txt", "after\n", "toolu_after")  # in-process; it starts a fresh process
+    fresh = started(tb)
+    assert fresh["pid"] != status["pid"]
+    write_step(tb, "served.txt", "served\n", "toolu_served")
+    assert resident(tb)["requests"] > fresh["requests"]  # served by the fresh one
+
+
 def test_a_socket_put_in_its_place_ends_the_process_and_is_left_there(tb: Takeback) -> None:
     status = started(tb)
     os.unlink(status["socket"])

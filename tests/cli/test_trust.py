@@ -146,7 +146,7 @@ def _plugin_turn(tb: Takeback, untooled: str | None = None, settings_env: dict[s
     Claude Code also runs: ``untooled`` for the events that take no tool (no matcher applies),
     ``line`` for every event; with ``settings_env`` (what a settings file's "env" adds to hooks)."""
     env = {**tb.env, "CLAUDECODE": "1", "CLAUDE_PROJECT_DIR": str(tb.cwd),
-           "CLAUDE_CONFIG_DIR": str(tb.cwd.parent / "claude-config"), "TAKEBACK_BIN": _this_hook().split()[0],
+           "CLAUDE_CONFIG_DIR": str(tb.cwd.parent / "claude-config"), "TAKEBACK_BIN": _this_takeback(),
            **(settings_env or {})}
     for event in ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"):
         if event == "PostToolUse":
@@ -160,6 +160,13 @@ def _plugin_turn(tb: Takeback, untooled: str | None = None, settings_env: dict[s
         for argv, run_env in runs:
             proc = subprocess.run(argv, cwd=tb.cwd, env=run_env, input=payload, capture_output=True, timeout=60)
             assert proc.returncode == 0 and proc.stdout == b"", proc
+
+
+def _this_takeback() -> str:
+    """This Takeback's executable (the hook line starts with the interpreter: ``PYTHON -S``)."""
+    from takeback.install.command import takeback_argv
+
+    return takeback_argv()[0]
 
 
 def _this_hook() -> str:
@@ -181,6 +188,7 @@ def _turns(tb: Takeback) -> list[list[str]]:
 
 CRAFTED_HOOKS = {
     "not-takeback": ("true -m takeback hook claude", {}),
+    "not-this-python": ("true " + _this_hook().split(" ", 1)[1], {}),  # ``true -S …/takeback/__main__.py hook claude``
     "no-payload": (_this_hook() + " </dev/null", {}),
     "cut-short": (_this_hook(), {"timeout": 1}),
     "regex-matcher": (_this_hook(), {"matcher": "(?i)write"}),  # Python's regex takes Write, JavaScript's refuses it
@@ -226,6 +234,17 @@ def test_only_a_real_takeback_in_your_own_settings_makes_the_plugin_step_aside(t
     (tb.cwd / "agent_written.txt").unlink()
     _plugin_turn(tb)
     assert _turns(tb) == [["agent_written.txt"], ["agent_written.txt"]]
+
+
+def test_a_line_an_earlier_install_wrote_still_makes_the_plugin_step_aside(tb: Takeback) -> None:
+    """Before hook lines ran ``PYTHON -S …/takeback/__main__.py``, install wrote this Takeback's
+    console script: a project's settings holding that line still count (the settings' hook
+    records the event), until the next install replaces it."""
+    from takeback.install.command import shell_line
+
+    _settings(tb.cwd / ".claude" / "settings.local.json", shell_line([_this_takeback(), "hook", "claude"]))
+    _plugin_turn(tb)  # only the plugin's call runs here: it steps aside, so nothing is recorded
+    assert _turns(tb) == []
 
 
 # ---------------------------------------------------------------------- what reaches the terminal

@@ -1,5 +1,6 @@
-"""Big operations: the path checks look at each folder once, and many files are written under
-temporary names, flushed at once (``syncfs``) and only then renamed — still all or nothing.
+"""Big operations: the path checks look at each folder once, and many files are rewritten in
+place (or, those that may not be, written under temporary names), flushed at once (``syncfs``)
+and only then renamed — still all or nothing, whatever a kill leaves in a file written in place.
 
 ``TAKEBACK_SYNCFS_FROM=1`` sends every operation, however small, the way a 5,000-file one goes,
 so the small scenarios of the crash-point harness exercise it.
@@ -119,7 +120,7 @@ def test_a_flush_that_fails_writes_nothing_and_the_undo_can_run_again(
 
 
 @pytest.mark.skipif(crashpoints.strace_usable() is not None, reason=str(crashpoints.strace_usable()))
-@pytest.mark.parametrize("name", ["undo", "merged-undo"])
+@pytest.mark.parametrize("name", ["undo", "redo", "merged-undo"])
 def test_an_undo_written_all_at_once_killed_at_every_call_is_all_or_nothing(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -130,6 +131,10 @@ def test_an_undo_written_all_at_once_killed_at_every_call_is_all_or_nothing(
     run = _prepare(name, tmp_path)
     found = crashpoints.trace_points(run.ws, run.args, tmp_path / "trace", run.stdin)
     assert any(point.name == "syncfs" for point in found), f"no syncfs among {found}"
+    run.snapshot.put_back()
+    inode = os.lstat(run.ws / "a.txt").st_ino
+    assert crashpoints.run(run.ws, run.args, run.stdin).returncode == 0
+    assert os.lstat(run.ws / "a.txt").st_ino == inode, "a.txt was not rewritten in place"
     for point in found:
         run.snapshot.put_back()
         proc = crashpoints.inject(run.ws, run.args, point, "signal=KILL", run.stdin)
@@ -148,6 +153,7 @@ def test_a_rename_failing_among_the_parallel_ones_puts_every_file_back(
 
     monkeypatch.setenv("TAKEBACK_SYNCFS_FROM", "1")
     monkeypatch.setattr(journal, "PUT_IN_PARALLEL_FROM", 2)
+    monkeypatch.setattr(journal, "IN_PLACE", False)  # every file through a rename: what this checks
     ws, before, after = _big_turn(tmp_path)
     engine = open_engine(ws)
     real = Workspace.put
@@ -178,3 +184,115 @@ def test_an_undo_written_all_at_once_with_a_disk_error_at_every_call(tmp_path: P
     all-before or all-after."""
     monkeypatch.setenv("TAKEBACK_SYNCFS_FROM", "1")
     crash_tests.test_a_disk_error_at_every_mutating_call("undo", tmp_path)
+
+
+def test_a_big_undo_rewrites_in_place_only_the_files_it_may(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Written the big way: a plain file keeps its inode (rewritten in place); a file with a
+    second hard link and a read-only file are replaced through a rename as before (the other
+    link keeps the old content, the bits stay); every file holds its before-side."""
+    monkeypatch.setenv("TAKEBACK_SYNCFS_FROM", "1")
+    ws, before, after = _big_turn(tmp_path)
+    plain, linked, read_only = "pkg/core/src/f0.py", "pkg/core/src/f1.py", "pkg/core/src/f2.py"
+    other = tmp_path / "other-link"
+    os.link(ws / linked, other)
+    os.chmod(ws / read_only, 0o444)
+    inodes = {rel: os.lstat(ws / rel).st_ino for rel in before}
+    assert open_engine(ws).undo().applied
+    assert _contents(ws, before) == before
+    kept = {rel for rel in before if os.lstat(ws / rel).st_ino == inodes[rel]}
+    assert kept == set(before) - {linked, read_only}
+    assert other.read_text() == after[linked]
+    assert os.lstat(ws / read_only).st_mode & 0o777 == 0o444
+
+
+def _killed_in_the_middle(monkeypatch: pytest.MonkeyPatch, at: int) -> list[str]:
+    """Make the undo die (no roll-back: the process is gone) in the middle of rewriting its
+    ``at``-th file in place, which then holds the first half of its new content."""
+    from takeback.workspace import journal
+
+    real = journal.rewrite_in_place
+    calls: list[str] = []
+
+    def rewrite_in_place(path: str, rel: str, content: bytes, mode: int, perm: int) -> tuple[int, str]:
+        calls.append(rel)
+        if len(calls) == at:
+            Path(path).write_bytes(content[: len(content) // 2])
+            raise KeyboardInterrupt("killed")
+        return real(path, rel, content, mode, perm)
+
+    monkeypatch.setattr(journal, "rewrite_in_place", rewrite_in_place)
+    monkeypatch.setattr(journal.Journal, "roll_back", lambda self, written, error: error)
+    return calls
+
+
+def test_a_file_left_half_rewritten_in_place_is_rolled_back_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Killed halfway through the 30th file an undo rewrites in place: the next open rolls every
+    file back to the turn's after-side, the torn one too (it holds the start of its new content: neither side), and a file
+    the undo never reached that the person edited meanwhile is left as the person made it."""
+    monkeypatch.setenv("TAKEBACK_SYNCFS_FROM", "1")
+    ws, before, after = _big_turn(tmp_path)
+    engine = open_engine(ws)
+    with monkeypatch.context() as patched:
+        calls = _killed_in_the_middle(patched, 30)
+        with pytest.raises(KeyboardInterrupt):
+            engine.undo()
+    torn = calls[-1]
+    assert (ws / torn).read_text() not in (before[torn], after[torn])
+    edited = next(rel for rel in sorted(after) if rel not in calls)
+    (ws / edited).write_text("# the person's own line\n" + after[edited])
+    reopened = open_engine(ws)
+    report = reopened.last_recovery
+    assert report is not None and report.action == "rolled-back" and report.left == [edited]
+    assert _contents(ws, after) == {**after, edited: "# the person's own line\n" + after[edited]}
+    assert not (reopened.store.path / "journal.json").exists()
+
+
+def test_what_a_cut_can_leave_of_a_file_rewritten_in_place_is_told_from_an_edit() -> None:
+    """``torn_between``: every block (4 KiB) of the file holds that block of the old or of the
+    new content, or zeros (a power cut), and it is no longer than either: torn. A byte of its
+    own anywhere, or more bytes than either side has: the person's edit."""
+    block = files.BLOCK
+    before = b"b" * (2 * block + 100)
+    after = b"a" * (3 * block + 7)
+    assert files.torn_between(after[:block] + before[block:], before, after)  # cut after the first block
+    assert files.torn_between(before[:block] + after[block: 2 * block] + before[2 * block:], before, after)
+    assert files.torn_between(after[:block] + bytes(block) + after[2 * block:], before, after)  # a block lost
+    assert files.torn_between(after[: block + 10], before, after)  # killed in the middle of a block
+    assert files.torn_between(b"", before, after)
+    assert not files.torn_between(after[:block] + b"typed" + before[block + 5:], before, after)
+    assert not files.torn_between(after + b"\n", before, after)
+
+
+@pytest.mark.parametrize("op", ["undo", "redo"])
+def test_the_record_of_a_big_operation_names_the_versions_planning_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, op: str
+) -> None:
+    """Counted with a real counter: an undo (and the redo after it) of 60 files hashes each file
+    once, to compare it with the record, and stores nothing again: the operation's record names
+    the recorded versions planning found on disk and read from the store (``ours_recorded``,
+    ``result_recorded``), the very ids a hash of the same bytes gives."""
+    from takeback.storage.store import Store
+
+    ws, before, after = _big_turn(tmp_path)
+    engine = open_engine(ws)
+    if op == "redo":
+        assert engine.undo().applied
+    hashed: list[bytes] = []
+    stored: list[bytes] = []
+    real_hash, real_write = Store.hash_blob, Store.write_blob
+    monkeypatch.setattr(Store, "hash_blob", staticmethod(lambda content: hashed.append(content) or real_hash(content)))
+    monkeypatch.setattr(Store, "write_blob", lambda self, content: stored.append(content) or real_write(self, content))
+    result = getattr(engine, op)()
+    monkeypatch.undo()
+    wanted = before if op == "undo" else after
+    assert result.applied and _contents(ws, wanted) == wanted
+    assert len(hashed) == len(before) and stored == []
+    assert result.entry is not None
+    record = engine.timeline.entries[result.entry.id].checkpoints[-1]
+    started = after if op == "undo" else before
+    assert {change.path for change in record.changes} == set(before)
+    for change in record.changes:
+        assert change.before is not None and change.after is not None
+        assert change.before.oid == real_hash(started[change.path].encode())
+        assert change.after.oid == real_hash(wanted[change.path].encode())
+        assert engine.store.has(change.before.oid) and engine.store.has(change.after.oid)

@@ -5,23 +5,31 @@ of its small packs for after the answer, and the resident does it once the hook'
 closed; past ``MAX_PACKS_WAITING`` packs a write merges at once, so the packs never pile up;
 without the setting a write merges as before. The work tree's watch: never set up on a
 bracket's path there (each bracket lists afresh until then), but by the upkeep, with a first
-listing, after which a step asks only about the files it touched.
+listing, after which a step asks only about the files it touched; a workspace named when the
+process starts (``resident run --warm``) is made so before any request, which waits for it. The
+heap's free pages go back to the system after an answer when no other request is in flight.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import socket
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from helpers import make_repo
 from takeback.core.models import BatchChange
+from takeback.engine.engine import Engine
 from takeback.resident import server, wire
+from takeback.scanning import listing
 from takeback.storage import store as store_module
 
 from .support import open_engine
+from .test_scan_big_index import spawned  # noqa: F401 - fixture: every process started
 
 
 def _packs(engine) -> int:
@@ -77,6 +85,26 @@ def test_the_resident_merges_after_the_answer_is_out(tmp_path: Path, monkeypatch
     held.close()
 
 
+@pytest.mark.parametrize("in_flight", [0, 1])
+def test_the_resident_gives_the_heap_back_after_an_answer_when_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                      in_flight: int) -> None:
+    """``malloc_trim`` after the answer and the upkeep, only when no other request is in flight
+    (it would hold the allocator from it)."""
+    resident = server.Resident(str(tmp_path / "run"), "print", 60.0)
+    order: list[str] = []
+    monkeypatch.setattr(resident, "_answer", lambda fields: order.append("answer") or [b"done", b""])
+    monkeypatch.setattr(server, "_TRIM", lambda pad: order.append(f"trim {pad}"))
+    mine, theirs = socket.socketpair()
+    with theirs:
+        theirs.sendall(wire.pack([b"hook", b"print"]))
+        theirs.shutdown(socket.SHUT_WR)
+        resident.active += 1 + in_flight
+        resident._serve_one(mine)
+        assert theirs.recv(100)
+    assert order == (["answer", "trim 0"] if not in_flight else ["answer"])
+    assert resident.active == in_flight
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux only")
 def test_the_watch_is_set_up_by_the_upkeep_not_by_a_step(tmp_path: Path) -> None:
     ws = make_repo(tmp_path / "ws")
@@ -96,3 +124,76 @@ def test_the_watch_is_set_up_by_the_upkeep_not_by_a_step(tmp_path: Path) -> None
     assert entry is not None and [f.path for f in engine.entry(entry.id).files] == ["src/app.py"]
     assert cache.reused + cache.relisted >= 2  # both listings came from the upkeep's
     engine.close()
+
+
+def _hook(resident: server.Resident, ws: Path, event: str, **fields: object) -> None:
+    """A Claude Code hook call as the resident gets it from ``takeback hook claude``."""
+    payload = {"session_id": "sess", "cwd": str(ws), "hook_event_name": event, **fields}
+    answer = resident._answer([b"hook", b"print", b"claude", event.encode(), str(ws).encode(), wire.environment({"CLAUDECODE": "1"}),
+                               json.dumps(payload).encode()])
+    assert answer == [b"done", b""]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux only")
+def test_a_workspace_named_at_start_is_ready_before_any_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   spawned: list[list[str]]) -> None:
+    """``resident run --warm``: the engine, the watch and a listing are made before a request
+    comes; the session's first shell step then makes no whole-tree listing (a big index: that
+    would be git processes, counted) and still records what the command changed."""
+    monkeypatch.setattr(listing, "MAX_ENTRIES", 3)  # a small repository stands for a big one
+    ws = make_repo(tmp_path / "ws", {"README.md": "# demo\n", "src/app.py": "A = 1\n", "src/util.py": "U = 1\n", "docs/a.md": "a\n"})
+    resident = server.Resident(str(tmp_path / "run"), "print", 60.0)
+    thread = resident._warm_in_background([str(ws)])
+    assert thread is not None
+    thread.join()
+    held = resident._held_for(str(ws))
+    assert held.engine is not None and held.engine._scan_cache.watching and resident.active == 0
+    assert any("diff-files" in argv for argv in spawned)  # the warm-up listed the tree (git, a big index)
+    spawned.clear()
+    _hook(resident, ws, "UserPromptSubmit", prompt="build it")
+    bash = {"tool_name": "Bash", "tool_use_id": "toolu_1", "tool_input": {"command": "make"}}
+    _hook(resident, ws, "PreToolUse", **bash)
+    (ws / "src/app.py").write_text("A = 2\n")
+    (ws / "src/new.py").write_text("N = 1\n")
+    _hook(resident, ws, "PostToolUse", **bash)
+    assert spawned == []  # no git process: no whole-tree listing at the step's start or end
+    _hook(resident, ws, "Stop")
+    [entry] = held.engine.entries()
+    assert {f.path for f in held.engine.entry(entry.id).files} == {"src/app.py", "src/new.py"}
+    held.close()
+
+
+def test_a_hook_that_comes_while_the_workspace_is_made_ready_waits_for_it(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workspace's lock is taken before the warm-up's thread starts (so before any request is
+    accepted), and given back when it ends, also when the warm-up fails."""
+    ws = make_repo(tmp_path / "ws")
+    resident = server.Resident(str(tmp_path / "run"), "print", 60.0)
+    going_on = threading.Event()
+
+    def slow_upkeep(engine: Engine) -> None:
+        going_on.wait(10)
+        raise OSError("the warm-up failed")
+
+    monkeypatch.setattr(Engine, "upkeep", slow_upkeep)
+    thread = resident._warm_in_background([str(ws / "src")])  # a folder inside: its workspace is made ready
+    assert thread is not None
+    held = resident._held_for(str(ws))
+    assert held.lock.locked() and resident.active == 1
+    going_on.set()
+    thread.join()
+    assert not held.lock.locked() and resident.active == 0
+    held.close()
+
+
+def test_the_resident_s_threads_allocate_from_one_heap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """glibc's ``M_ARENA_MAX`` is 1 before any thread starts: the pages a request's or the
+    warm-up's thread freed are the main heap's, which ``malloc_trim`` gives back."""
+    calls: list[tuple[int, int]] = []
+    monkeypatch.setattr(server, "_MALLOPT", lambda param, value: calls.append((param, value)) or 1)
+    monkeypatch.setattr(server.signal, "signal", lambda *args: None)
+    resident = server.Resident(str(tmp_path), "print", 60.0)
+    resident.stopping = True  # serves nothing: leaves at once
+    started = threading.active_count()
+    assert resident.serve(os.open(os.devnull, os.O_RDONLY)) == 0
+    assert calls == [(server.M_ARENA_MAX, 1)] and threading.active_count() == started

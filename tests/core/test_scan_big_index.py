@@ -134,3 +134,20 @@ def test_a_whole_tree_listing_of_a_big_index_is_declined(tmp_path: Path) -> None
     (ws / "src" / "pkg" / "mod.py").mkdir()
     with pytest.raises(listing.Unsupported, match="folder"):
         lister.list_dirty(str(ws), "", [b"src/pkg/mod.py"])
+
+
+def test_the_upkeep_parses_the_index_the_look_ups_then_use(tmp_path: Path, spawned: list[list[str]]) -> None:
+    """``Engine.upkeep`` (a long-lived process's, after an answer or at its start) readies the
+    in-process look-ups (``Lister.ready``): the repository whose index it parsed is the one the
+    next step's look-up uses, not one opened (and its index parsed) on that step's path."""
+    ws = make_repo(tmp_path / "ws", dict(BASE))
+    engine = open_engine(ws, long_lived=True)
+    engine.defer_upkeep()
+    engine.upkeep()
+    lister = engine._scan_cache._lister
+    assert lister is not None
+    ready = lister._repos[0]
+    spawned.clear()
+    assert _step(engine, "first", {"src/app.py": "A = 2\n"}) == {"src/app.py"}
+    assert spawned == [] and lister._repos[0] is ready
+    engine.close()

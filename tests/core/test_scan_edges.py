@@ -185,6 +185,46 @@ def test_a_failing_filter_makes_the_before_image_not_known(tmp_path: Path) -> No
     assert any(n.startswith("x.dat: not recorded: git could not convert it") for n in entry.notices)
 
 
+def test_attributes_are_looked_up_only_where_an_attribute_file_reaches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``checkout.Attributes``: with no attribute file anywhere, libgit2 is not asked; a
+    ``.gitattributes`` on disk reaches its folder and those below, one only in the index too,
+    and ``info/attributes`` every path. Counted with a real counter: the end of a turn over 30
+    clean files of a repository without attribute files makes no attribute lookup, and where a
+    folder's ``.gitattributes`` sets ``eol=crlf`` the before-image is still converted."""
+    files = {f"plain/f{i}.txt": f"line {i}\n" for i in range(30)}
+    ws = make_repo(tmp_path / "ws", {**BASE, **files, "conv/.gitattributes": "*.txt text eol=crlf\n", "conv/a.txt": "a\r\n"})
+    repo = pygit2.Repository(str(ws))
+    reach = checkout.Attributes(repo)
+    assert not reach.may_set("plain/f0.txt") and not reach.may_set("src/app.py") and not reach.may_set("README.md")
+    assert reach.may_set("conv/a.txt") and reach.may_set("conv/deeper/b.txt")
+    (ws / "conv" / ".gitattributes").unlink()  # still in the index: libgit2 reads that entry
+    assert checkout.Attributes(repo).may_set("conv/a.txt")
+    (ws / ".git" / "info").mkdir(exist_ok=True)
+    (ws / ".git" / "info" / "attributes").write_text("*.md text\n")
+    assert checkout.Attributes(repo).may_set("README.md")
+    (ws / ".git" / "info" / "attributes").unlink()
+    git(ws, "checkout", "--", "conv/.gitattributes")
+
+    asked: list[str] = []
+    real = pygit2.Repository.get_attr
+
+    def get_attr(self: pygit2.Repository, path: str, name: str, *args: object, **kwargs: object) -> object:
+        asked.append(path)
+        return real(self, path, name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pygit2.Repository, "get_attr", get_attr)
+    engine = open_engine(ws)
+    engine.begin_turn(label="edit every file")
+    write_files(ws, {rel: "changed\n" for rel in files} | {"conv/a.txt": "changed\r\n"})
+    entry = engine.end_turn()
+    assert {f.path for f in entry.files} == set(files) | {"conv/a.txt"}
+    assert set(asked) == {"conv/a.txt"}
+    assert engine.undo().applied
+    assert (ws / "conv" / "a.txt").read_bytes() == b"a\r\n" and (ws / "plain" / "f0.txt").read_text() == "line 0\n"
+
+
 # ---------------------------------------------------------------- nested repositories
 
 

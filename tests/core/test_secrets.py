@@ -116,3 +116,44 @@ def test_secrets_can_be_opted_in(ws: Path, ws_kind: str) -> None:
     entry, _ = batch(engine, ws, {".env": SECRET})
     assert entry.files[0].withheld is None and entry.notices == []
     assert engine.file_at("last", ".env") == SECRET
+
+
+SPEC_CASES = [
+    ["*.pem", ".env", "!keep.pem", "secrets/", "**/deploy/*.key", "(?P<odd>", "[ab].txt", "!b.txt"],
+    ["!*.pem", "*"],  # a negation before what it would un-match
+    ["!nothing"],  # no pattern that includes
+    [],
+]
+SPEC_PATHS = [
+    "a.pem", "x/keep.pem", "keep.pem", ".env", "x/.env", "x/.env/y", "secrets/a", "a/secrets/b", "secrets",
+    "deploy/k.key", "a/deploy/k.key", "a/deploy/x/k.key", "(?P<odd>", "a.txt", "b.txt", "c.txt", "main.py",
+    "src/ä.py", "src/.envrc", "./x/.env", "/a.pem",
+]
+
+
+@pytest.mark.parametrize("patterns", SPEC_CASES)
+def test_the_joined_secrets_check_answers_as_the_whole_spec(patterns: list[str]) -> None:
+    """``SecretSpec`` answers most paths with one search of the including patterns joined; every
+    path gets the answer pathspec's whole gitignore spec gives, negations and folders included."""
+    import pathspec
+
+    from takeback.workspace.capture import SecretSpec
+
+    joined, whole = SecretSpec(tuple(patterns)), pathspec.GitIgnoreSpec.from_lines(patterns)
+    for path in SPEC_PATHS:
+        assert joined.match(path) == whole.match_file(path), (patterns, path)
+
+
+def test_a_path_no_secrets_pattern_names_is_answered_by_one_search() -> None:
+    """The default patterns: a source file is not asked of each pattern in turn (pathspec's
+    whole spec, counted); a secret still is, to apply gitignore's order."""
+    from takeback.config import DEFAULT_SECRET_PATTERNS
+    from takeback.workspace.capture import SecretSpec
+
+    spec = SecretSpec(tuple(DEFAULT_SECRET_PATTERNS))
+    asked: list[str] = []
+    whole = spec.spec.match_file
+    spec.spec.match_file = lambda path: asked.append(path) or whole(path)  # type: ignore[method-assign]
+    assert not spec.match("src/deep/module_12.py") and not spec.match("README.md")
+    assert asked == []
+    assert spec.match("config/.env") and asked == ["config/.env"]

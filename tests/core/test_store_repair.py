@@ -13,6 +13,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from takeback.storage import packs
 from takeback.storage.store import MAX_PACKS, Store
 
@@ -133,3 +135,28 @@ def test_a_torn_head_file_of_a_new_store_is_written_anew(tmp_path: Path) -> None
     assert again.read_meta(again.head() or "")
     (report,) = _reports(tmp_path / "store")
     assert sorted(f["path"] for f in report["files"]) == ["objects.git/HEAD", "objects.git/config"]
+
+
+
+def test_many_objects_are_checked_through_the_pack_indexes_and_a_missing_one_is_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from takeback.storage import store as store_module
+
+    store = Store(tmp_path / "store", tmp_path)
+    count = store_module._MANY_OBJECTS + 10  # checked against the indexes' name tables, not one by one
+    whole = _publish(store, [f"big {i}\n".encode() for i in range(count)], "big")
+    assert Store(tmp_path / "store", tmp_path).head() == whole  # every blob there: untouched
+    assert not _reports(tmp_path / "store")
+    stored = [store.write_blob(f"big {i}\n".encode()) for i in range(count)]
+    missing = Store.hash_blob(b"never written\n")
+    read: list[str] = []
+    original = packs.index_ids
+    monkeypatch.setattr(packs, "index_ids", lambda path: read.append(path.name) or original(path))
+    with store.locked():
+        assert store_module.all_stored(store, stored)
+        assert not store_module.all_stored(store, [*stored, missing])
+        assert len(read) == 2 * len(store._packs())  # each check read every pack's index once
+        read.clear()
+        assert not store_module.all_stored(store, [*stored[:3], missing])  # a few: through libgit2
+        assert read == []

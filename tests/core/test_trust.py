@@ -40,6 +40,7 @@ from takeback.core.models import (
 from takeback.core.terminal import quote_path
 from takeback.engine import brackets
 from takeback.engine.engine import Engine
+from takeback.engine.timeline_cache import TAIL_ENTRIES
 from takeback.errors import OutsideWorkspace, StoreError
 from takeback.workspace.capture import Capturer
 from takeback.workspace.files import Workspace
@@ -217,12 +218,12 @@ def test_the_timeline_cache_is_data_and_is_thrown_away_when_wrong(ws: Path, engi
     cache = engine.store.path / "timeline.json"
     assert open_engine(ws).entries()[0].number == 55 and cache.exists()
     data = json.loads(cache.read_text())
-    assert data["format"] == 5 and len(data["records"]) == 55 * 3
-    first = next(r for r in data["records"] if r["type"] == "checkpoint")
-    assert first["changes"] == [] and first["id"] in data["commits"]  # its file list stays in the log
+    assert data["format"] == 6 and data["entry_count"] == 55 and len(data["tail"]) == TAIL_ENTRIES
+    first = data["tail"][0]
+    assert first["checkpoints"][0]["changes"] == [] and first["commits"]  # its file list stays in the log
 
     # a record whose path leads out: the cache is dropped, the log (which is right) is read
-    first["changes"] = [{"path": "../../outside", "before": None, "after": {"oid": "0" * 40}}]
+    first["checkpoints"][0]["changes"] = [{"path": "../../outside", "before": None, "after": {"oid": "0" * 40}}]
     cache.write_text(json.dumps(data))
     again = open_engine(ws)
     assert again.entries()[-1].files[0].path == "a.txt"
@@ -230,8 +231,7 @@ def test_the_timeline_cache_is_data_and_is_thrown_away_when_wrong(ws: Path, engi
 
     # a checkpoint sent to another commit's file list: refused when it is read, the cache removed
     data = json.loads(cache.read_text())
-    ids = [r["id"] for r in data["records"] if r["type"] == "checkpoint"]
-    data["commits"][ids[0]] = data["commits"][ids[1]]
+    data["tail"][0]["commits"] = data["tail"][1]["commits"]
     cache.write_text(json.dumps(data))
     forged = open_engine(ws)
     with pytest.raises(StoreError, match="holds the checkpoint .*, and it does not"):

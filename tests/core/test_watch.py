@@ -243,3 +243,19 @@ def test_a_shell_step_after_an_edit_lists_only_the_touched_files(repo: Path, lis
     assert [f.path for f in second.files] == ["src/deep/mod.py"]  # never the person's
     assert len(whole) == 1  # only the very first begin listed the whole tree
     engine.close()
+
+
+def test_a_folder_holding_a_git_file_is_a_nested_repository_and_not_watched(tmp_path: Path) -> None:
+    """A submodule or linked worktree has a ``.git`` file, not a folder: git lists it as one
+    entry, so its files are not watched (a change there is not a change git would list)."""
+    ws = make_repo(tmp_path / "ws", dict(IGNORES))
+    (ws / "sub").mkdir()
+    (ws / "sub/.git").write_text("gitdir: ../.git/modules/sub\n")
+    (ws / "sub/deep").mkdir()
+    watch = _watch(ws)
+    (ws / "sub/file.txt").write_text("inside\n")
+    (ws / "sub/deep/file.txt").write_text("inside\n")
+    assert watch.quiet()
+    (ws / "src/app.py").write_text("x = 9\n")
+    assert not watch.quiet()
+    watch.close()

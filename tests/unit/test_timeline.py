@@ -389,8 +389,25 @@ def test_retracting_a_tentative_begin_restores_numbers_and_open_turns() -> None:
     pending.begin(session="s")
     timeline.add_tentative(pending.records[0])
     assert timeline.max_number == 2 and timeline.open_turn() is not None
+    assert timeline.resolve("#2").begun.entry == pending.records[0].entry
     timeline.retract()
     assert (timeline.max_number, timeline.open_ids, len(timeline.order)) == (1, [], 1)
+    with pytest.raises(NotFound):  # the retracted begin is no answer any more
+        timeline.resolve("#2")
+
+
+def test_resolve_by_number_reads_the_index_not_every_entry() -> None:
+    log = Log()
+    turns = [log.turn(change(f"f{i}.txt", None, "x\n")) for i in range(50)]
+    timeline = log.fold()
+    assert timeline.numbered == {i + 1: entry for i, entry in enumerate(turns)}
+
+    class Untouchable(dict):  # type: ignore[type-arg]
+        def values(self):  # type: ignore[no-untyped-def]
+            raise AssertionError("resolve walked every entry")
+
+    timeline.entries = Untouchable(timeline.entries)
+    assert timeline.resolve("#37").begun.entry == turns[36]
 
 
 def test_a_confirmed_tentative_begin_stays() -> None:

@@ -9,7 +9,8 @@ that runs each (``register``): ``turns`` (begin, end, check), ``reading`` (log, 
 cat, status), ``operations`` (undo, redo, revert, restore), ``upkeep`` (gc), ``agents`` (hook,
 install, uninstall), ``servers`` (serve, mcp, resident, demo). ``main`` parses, looks the
 command up in that table, and turns every error into one line. ``answer`` does the same for
-the resident process, which serves the reading commands (``resident/forward.py``).
+the resident process, which serves the reading commands, the operations, ``begin`` and ``end``
+(``resident/forward.py``).
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ def register(command: AddCommand) -> dict[str, Handler]:
     p = command("resident", "the per-user process that records agents' hook events (started by the first hook)")
     p.add_argument("action", choices=["status", "stop", "run"], nargs="?", default="status",
                    help="status (default): is it running, for which workspaces; stop: end it; run: serve in the foreground")
+    p.add_argument("--warm", action="append", default=[], metavar="FOLDER",
+                   help="with run: get the workspace of FOLDER ready at once (what the hook that starts it asks)")
     p = command("demo", "a scripted agent session in a throw-away repository")
     p.add_argument("--keep", action="store_true", help="keep the demo folder")
     return {"serve": serve, "mcp": mcp, "resident": resident, "demo": demo}
@@ -34,7 +36,7 @@ def mcp(ctx: Context) -> int:
 def resident(ctx: Context) -> int:
     from ..resident.command import run
 
-    return run(ctx.args.action, ctx.json)
+    return run(ctx.args.action, ctx.json, ctx.args.warm)
 
 
 def demo(ctx: Context) -> int:

@@ -74,6 +74,11 @@ class PathPlan:
     merged: bool = False
     forced: bool = False
     new_folders: list[str] = field(default_factory=list)  # folders writing it creates
+    # The recorded versions ``ours`` and ``result`` were found to be while planning (compared
+    # by id, or read from the store), None when not known (a merge's result): the operation's
+    # record names them without hashing and storing the same bytes again.
+    ours_recorded: FileVersion | None = None
+    result_recorded: FileVersion | None = None
 
     @property
     def writes(self) -> bool:
@@ -201,26 +206,30 @@ class Planner:
     def _plan_path(self, path: str, changes: list[PathChange]) -> PathPlan:
         ours = self.read(path)
         current = ours
+        known: list[FileVersion | None] = [None, None]  # what ours and current are known to be
         merged_any = False
         forced: Conflict | None = None
         for change in reversed(changes):
             base, theirs = change.after, change.before
             if self.capture.matches(path, base, current):
+                _known(known, current is ours, base)
                 if theirs is not None and theirs.withheld:
                     return PathPlan(path, ours, current, skipped=_withheld_reason(theirs))
                 if theirs is None and base is not None and base.withheld:
                     # Deleting content the store never kept could not be undone (promise 4).
                     return PathPlan(path, ours, current, skipped=_undeletable_reason(base))
                 current = self._materialize(theirs)
+                known[1] = theirs
                 continue
             if self.capture.matches(path, theirs, current):
+                _known(known, current is ours, theirs)
                 continue  # already as it was before this change
             withheld = next((v for v in (base, theirs) if v is not None and v.withheld), None)
             if withheld is not None:
                 return PathPlan(path, ours, current, skipped=_withheld_reason(withheld) + "; the file changed since")
             outcome = merge_file(self._materialize(base), current, self._materialize(theirs), label_theirs=self.label_theirs)
             if outcome.conflict is None:
-                current = outcome.result
+                current, known[1] = outcome.result, None
                 merged_any = merged_any or outcome.merged
                 continue
             if self.on_conflict == "force":
@@ -229,10 +238,11 @@ class Planner:
                     reason=f"forced: {outcome.conflict}; your version is kept in this operation's checkpoint",
                     hunks=outcome.hunks,
                 )
-                current = self._materialize(theirs)
+                current, known[1] = self._materialize(theirs), theirs
                 continue
             return self._conflict(path, ours, current, outcome)
-        return PathPlan(path, ours, current, merged=merged_any, conflict=forced, forced=forced is not None)
+        return PathPlan(path, ours, current, merged=merged_any, conflict=forced, forced=forced is not None,
+                        ours_recorded=known[0], result_recorded=known[1])
 
     def _conflict(self, path: str, ours: Version | None, current: Version | None, outcome: MergeResult) -> PathPlan:
         binary = outcome.markers is None and outcome.hunks == 0 and "binary" in (outcome.conflict or "")
@@ -244,6 +254,14 @@ class Planner:
             conflict.markers_written = True
             return PathPlan(path, ours, Version(outcome.markers, current.mode), conflict=conflict)
         return PathPlan(path, ours, ours, conflict=conflict)
+
+
+def _known(known: list[FileVersion | None], is_ours: bool, version: FileVersion | None) -> None:
+    """Note that the content planned so far was found to be ``version`` (and so is the file on
+    disk, when that content is still the disk's own)."""
+    known[1] = version
+    if is_ours:
+        known[0] = version
 
 
 def _made_in_place(plan: Plan, steps: dict[str, list[PathChange]], written: set[str]) -> set[str]:

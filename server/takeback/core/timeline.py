@@ -3,13 +3,14 @@
 Records are facts appended in order; this module folds them into entries (turns and
 operations), their checkpoints and states, and answers the questions every operation asks:
 which entry does ``#17`` name, what would undo and redo target, which turn was last green.
-It never writes anything.
+A timeline may start from one folded earlier (the cache's) with its older entries left out of
+memory until a question needs them (``Timeline.whole``). It never writes anything.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -51,23 +52,193 @@ class FoldedEntry:
     # (files, additions, deletions) of its view, kept while its checkpoints and their applied
     # flags stay as they were: the header of an entry whose file lists are not read (``header``)
     summary: tuple[int, int, int] | None = None
-    _view: Entry | None = None
+    # built from it on demand and kept until a record changes it (``changed``); a copy made with
+    # ``dataclasses.replace`` starts without them
+    _view: Entry | None = field(default=None, init=False, repr=False, compare=False)
+    _header: Entry | None = field(default=None, init=False, repr=False, compare=False)
+
+    def changed(self) -> None:
+        """A record changed this entry: its views are built again when asked for."""
+        self._view = self._header = None
 
 
-class Timeline:
-    """Every entry of one workspace, in log order."""
+class Entries:
+    """The entries of one workspace in log order, and the indexes over them (by number, each
+    checkpoint's entry and place in log order), some of them possibly still outside memory:
+    ``Timeline``'s storage (see there).
+    """
 
     def __init__(self) -> None:
-        self.entries: dict[str, FoldedEntry] = {}
-        self.order: list[str] = []
-        self.checkpoint_owner: dict[str, str] = {}
-        self.checkpoint_seq: list[str] = []  # every checkpoint id in log order
+        self._entries: dict[str, FoldedEntry] = {}
+        self._order: list[str] = []
+        self._owner: dict[str, str] = {}  # checkpoint id: its entry
+        self._numbered: dict[int, str] = {}  # entry number: its id (``resolve``, without a walk of every entry)
+        self._seq: list[str] = []  # every checkpoint id in log order
+        self._position: dict[str, int] = {}  # checkpoint id: its place in log order
         self.max_number = 0
         self.record_count = 0
+        self.entry_count = 0
+        self.turn_count = 0
+        self.checkpoint_count = 0
         self.open_ids: list[str] = []  # the agent turns begun and not ended, oldest first
         self.dropped: list[DroppedSpan] = []  # what retention dropped (its latest record)
         self.tentatives: list[EntryBegun] = []  # open turns' begins not yet in the log, oldest first
-        self._before_tentative: tuple[int, int, list[str]] | None = None
+        self._before_tentative: tuple[int, int, int, int, list[str]] | None = None
+        self._older: Callable[[], tuple[list[FoldedEntry], dict[str, int]]] | None = None
+        self._older_marks: set[str] = set()
+        self._older_last = 0  # the highest number an older entry has
+        self._older_position = -1  # the latest place in log order an older entry's checkpoint has
+
+    # ------------------------------------------------------------------ the older entries
+
+    def defer_older(
+        self, load: Callable[[], tuple[list[FoldedEntry], dict[str, int]]] | None, marks: set[str],
+        last_number: int, last_position: int,
+    ) -> None:
+        """The entries before the loaded ones wait outside memory: ``load`` answers them in log
+        order, with their checkpoints' places in log order; ``marks`` is what any of them may
+        answer (``marks``), ``last_number`` the highest number among them, ``last_position`` the
+        latest place in log order among their checkpoints (-1: none). ``load`` None: none waits."""
+        self._older, self._older_marks, self._older_last = load, set(marks), last_number
+        self._older_position = last_position
+
+    @property
+    def is_whole(self) -> bool:
+        """Whether every entry is in memory (no older page waits)."""
+        return self._older is None
+
+    def whole(self) -> None:
+        """Load the older entries, if they wait outside memory: every question can be answered."""
+        if self._older is None:
+            return
+        load, self._older = self._older, None
+        self.take_in(*load())
+        self._older_marks, self._older_last, self._older_position = set(), 0, -1
+
+    def take_in(self, older: list[FoldedEntry], positions: dict[str, int]) -> None:
+        """Put ``older`` (entries older than every loaded one, in log order, their checkpoints at
+        ``positions`` in log order) in memory, before the loaded ones."""
+        entries = {state.begun.entry: state for state in older}
+        numbered: dict[int, str] = {}
+        for state in older:
+            numbered.setdefault(state.begun.number, state.begun.entry)
+            for cp in state.checkpoints:
+                self._owner[cp.id] = state.begun.entry
+        for number, entry_id in self._numbered.items():
+            numbered.setdefault(number, entry_id)
+        entries.update(self._entries)
+        self._entries, self._numbered = entries, numbered
+        self._order = [state.begun.entry for state in older] + self._order
+        self._position.update(positions)
+        self._seq = sorted(self._owner, key=self._position.__getitem__)
+
+    def add_folded(self, state: FoldedEntry, positions: list[int]) -> None:
+        """Put an entry folded earlier (the cache's) behind the loaded ones, its checkpoints at
+        ``positions`` in log order; the counts are the cache's, set by its reader."""
+        entry_id = state.begun.entry
+        self._entries[entry_id] = state
+        self._order.append(entry_id)
+        self._numbered.setdefault(state.begun.number, entry_id)
+        for cp, position in zip(state.checkpoints, positions, strict=True):
+            self._owner[cp.id] = entry_id
+            self._position[cp.id] = position
+            self._seq.append(cp.id)
+        self._seq.sort(key=self._position.__getitem__)
+
+    def loaded(self) -> list[FoldedEntry]:
+        """The entries in memory, in log order (all of them when ``is_whole``)."""
+        return [self._entries[i] for i in self._order]
+
+    def position(self, checkpoint_id: str) -> int:
+        """A loaded checkpoint's place in log order."""
+        return self._position[checkpoint_id]
+
+    def find(self, entry_id: str, number: int | None = None) -> FoldedEntry | None:
+        """Entry ``entry_id``, if the timeline holds it; an older page is loaded only when it may
+        hold it (not when its ``number``, if known, is newer than any older entry's)."""
+        state = self._entries.get(entry_id)
+        if state is None and self._older is not None and (number is None or number <= self._older_last):
+            self.whole()
+            state = self._entries.get(entry_id)
+        return state
+
+    def state(self, entry_id: str) -> FoldedEntry:
+        """Entry ``entry_id``, which the timeline holds (``KeyError`` if not): ``find``."""
+        state = self.find(entry_id)
+        if state is None:
+            raise KeyError(entry_id)
+        return state
+
+    @property
+    def entries(self) -> dict[str, FoldedEntry]:
+        self.whole()
+        return self._entries
+
+    @entries.setter
+    def entries(self, entries: dict[str, FoldedEntry]) -> None:
+        self.whole()
+        self._entries = entries
+
+    @property
+    def order(self) -> list[str]:
+        self.whole()
+        return self._order
+
+    @property
+    def checkpoint_owner(self) -> dict[str, str]:
+        self.whole()
+        return self._owner
+
+    @property
+    def numbered(self) -> dict[int, str]:
+        self.whole()
+        return self._numbered
+
+    @property
+    def checkpoint_seq(self) -> list[str]:
+        self.whole()
+        return self._seq
+
+    def checkpoints_newest_first(self) -> Iterator[tuple[FoldedEntry, CheckpointRecorded]]:
+        """Every checkpoint with its entry, newest first: the loaded ones, and the older pages
+        loaded only when the walk reaches a place in log order one of theirs may hold."""
+        walked = 0
+        while True:
+            seq = self._seq
+            if walked < len(seq):
+                cp_id = seq[-1 - walked]
+                if self._older is None or self._position[cp_id] > self._older_position:
+                    owner = self._entries[self._owner[cp_id]]
+                    yield owner, next(cp for cp in owner.checkpoints if cp.id == cp_id)
+                    walked += 1
+                    continue
+            elif self._older is None:
+                return
+            self.whole()
+
+    def newest_first(self, mark: str | None = None) -> Iterator[FoldedEntry]:
+        """The entries, newest first: the loaded ones, then (loading them) the older ones, unless
+        ``mark`` says none of them can be what the caller looks for."""
+        loaded = self._order
+        for entry_id in reversed(loaded):
+            yield self._entries[entry_id]
+        if self._older is not None and (mark is None or mark in self._older_marks):
+            self.whole()
+        older = self._order[: self._order.index(loaded[0])] if loaded else self._order
+        if older is not loaded:
+            for entry_id in reversed(older):
+                yield self._entries[entry_id]
+
+class Timeline(Entries):
+    """Every entry of one workspace, in log order.
+
+    The older entries may wait in the timeline cache's pages (``engine/history.py``): then only
+    the newest are in memory (``loaded``), the counts are the cache's, and whatever needs an
+    older entry loads them all first (``whole``): ``entries``, ``order``, ``checkpoint_owner``,
+    ``numbered`` and ``checkpoint_seq`` always answer for the whole timeline, and the questions
+    below (``resolve``, ``undo_target``, ``last_green`` ...) walk past the newest entries only
+    when an older page may hold their answer (its ``marks``).
+    """
 
     # ------------------------------------------------------------------ folding
 
@@ -77,23 +248,28 @@ class Timeline:
             self.dropped = list(record.spans)
             return
         if isinstance(record, EntryBegun):
-            self.entries[record.entry] = FoldedEntry(begun=record)
-            self.order.append(record.entry)
+            self._entries[record.entry] = FoldedEntry(begun=record)
+            self._order.append(record.entry)
+            self._numbered.setdefault(record.number, record.entry)
             self.max_number = max(self.max_number, record.number)
+            self.entry_count += 1
             if record.kind == "turn":
+                self.turn_count += 1
                 self.open_ids.append(record.entry)  # several can be open: one per agent session
             return
-        state = self.entries.get(record.entry)
+        state = self.find(record.entry)
         if state is None:
             return  # its entry was dropped by retention
-        state._view = None
+        state.changed()
         if isinstance(record, CheckpointRecorded | CheckpointApplied):
             state.summary = None
         if isinstance(record, CheckpointRecorded):
             state.checkpoints.append(record)
             state.applied[record.id] = record.applied
-            self.checkpoint_owner[record.id] = record.entry
-            self.checkpoint_seq.append(record.id)
+            self._owner[record.id] = record.entry
+            self._position[record.id] = self.checkpoint_count
+            self.checkpoint_count += 1
+            self._seq.append(record.id)
         elif isinstance(record, CheckpointApplied):
             state.applied[record.checkpoint] = record.applied
             if state.ended is not None and state.operation is None and state.state in ("applied", "not-applied"):
@@ -113,10 +289,10 @@ class Timeline:
             state.operation = record
             state.state = "applied"
             for entry_id, new_state in record.effects.items():
-                target = self.entries.get(entry_id)
+                target = self.find(entry_id)
                 if target is None:
                     continue
-                target._view = None
+                target.changed()
                 target.state = new_state
                 target.reverted_by = record.entry if new_state in ("reverted", "partial") else None
 
@@ -130,7 +306,8 @@ class Timeline:
         (``brackets.py``); ``retract`` takes every such begin out again. Begins wait only behind
         the log's last entry: nothing else is folded in while one is tentative."""
         if self._before_tentative is None:
-            self._before_tentative = (self.max_number, self.record_count, list(self.open_ids))
+            self._before_tentative = (self.max_number, self.record_count, self.entry_count, self.turn_count,
+                                      list(self.open_ids))
         self.apply(begun)
         self.tentatives.append(begun)
 
@@ -140,9 +317,11 @@ class Timeline:
             return
         assert self._before_tentative is not None
         for begun in self.tentatives:
-            self.order.remove(begun.entry)
-            del self.entries[begun.entry]
-        self.max_number, self.record_count, self.open_ids = self._before_tentative
+            self._order.remove(begun.entry)
+            del self._entries[begun.entry]
+            if self._numbered.get(begun.number) == begun.entry:
+                del self._numbered[begun.number]
+        self.max_number, self.record_count, self.entry_count, self.turn_count, self.open_ids = self._before_tentative
         self.tentatives, self._before_tentative = [], None
 
     def confirm(self) -> None:
@@ -152,18 +331,23 @@ class Timeline:
     # ------------------------------------------------------------------ questions
 
     def ordered(self) -> list[FoldedEntry]:
-        return [self.entries[i] for i in self.order]
+        self.whole()
+        return [self._entries[i] for i in self._order]
+
+    def last_entry(self) -> FoldedEntry | None:
+        """The newest entry, if any."""
+        return next(self.newest_first(), None)
 
     def open_turns(self) -> list[FoldedEntry]:
         """The open agent turns, oldest first: at most one per agent session, or one whole-disk
         bracket alone (``Engine.begin_turn``)."""
-        states = (self.entries.get(entry_id) for entry_id in self.open_ids)
+        states = (self.find(entry_id) for entry_id in self.open_ids)
         return [s for s in states if s is not None and s.state == "open"]
 
     def open_turn(self) -> FoldedEntry | None:
         """The newest open agent turn, if any."""
         for entry_id in reversed(self.open_ids):
-            state = self.entries.get(entry_id)
+            state = self.find(entry_id)
             if state is not None and state.state == "open":
                 return state
         return None
@@ -174,22 +358,26 @@ class Timeline:
         if not text:
             raise InvalidInput("empty turn: give a number like 17 or #17, a turn id, or 'last'")
         if text == "last":
-            for entry_id in reversed(self.order):
-                if self.entries[entry_id].begun.kind == "turn":
-                    return self.entries[entry_id]
+            for state in self.newest_first("turn"):
+                if state.begun.kind == "turn":
+                    return state
             raise NotFound("there is no turn yet in this workspace")
         number_text = text[1:] if text.startswith("#") else text
         if number_text.isdigit():
             number = int(number_text)
-            for state in self.entries.values():
-                if state.begun.number == number:
-                    return state
+            if number <= self._older_last:
+                self.whole()
+            numbered = self._entries.get(self._numbered.get(number, ""))
+            if numbered is None:  # (a number no entry has: the walk before the index, kept as it was)
+                numbered = next((s for s in self.entries.values() if s.begun.number == number), None)
+            if numbered is not None:
+                return numbered
             if 1 <= number <= self.max_number:  # numbers are never reused: only retention leaves gaps
                 raise NotFound(self._dropped(number))
             raise NotFound(f"no turn #{number} in this workspace's timeline (it has {len(self.order)} entries)")
         upper = text.upper()
-        if upper in self.entries:
-            return self.entries[upper]
+        if (found_id := self.find(upper)) is not None:
+            return found_id
         if len(upper) >= 4 and all(c in "0123456789ABCDEFGHJKMNPQRSTVWXYZ" for c in upper):
             found = [s for i, s in self.entries.items() if i.startswith(upper)]
             if len(found) == 1:
@@ -265,15 +453,16 @@ class Timeline:
     def checkpoint(self, owner: str, checkpoint_id: str) -> CheckpointRecorded:
         """Checkpoint ``checkpoint_id`` of entry ``owner``: both from ``checkpoint_owner`` or
         ``checkpoint_seq``, which the fold fills with the entries' checkpoints (always found)."""
-        return next(cp for cp in self.entries[owner].checkpoints if cp.id == checkpoint_id)
+        state = self.find(owner)
+        assert state is not None
+        return next(cp for cp in state.checkpoints if cp.id == checkpoint_id)
 
     def undo_target(self, pending: Callable[[FoldedEntry], FoldedEntry] | None = None) -> FoldedEntry:
         """The one rule for what ``undo`` takes back: the newest agent turn, applied or open, with
         a change that reached the workspace. ``pending`` gives an open turn as ending it now would
         record it (its bracket's changes on disk so far: ``Operations.targets``, the rule's one
         caller); the answer is then that turn, so a preview, ``status`` and the undo agree."""
-        for entry_id in reversed(self.order):
-            state = self.entries[entry_id]
+        for state in self.newest_first("undo"):
             if state.begun.kind != "turn" or state.state not in ("applied", "open"):
                 continue
             if state.state == "open" and pending is not None:
@@ -283,15 +472,13 @@ class Timeline:
         raise NothingToDo("nothing to undo: no applied agent turn is left on the timeline")
 
     def redo_target(self) -> FoldedEntry:
-        for entry_id in reversed(self.order):
-            state = self.entries[entry_id]
+        for state in self.newest_first("redo"):
             if state.begun.kind in REDO_KINDS and state.state == "applied":
                 return state
         raise NothingToDo("nothing to redo: no undo, revert or restore is waiting to be re-applied")
 
     def last_green(self) -> FoldedEntry:
-        for entry_id in reversed(self.order):
-            state = self.entries[entry_id]
+        for state in self.newest_first("green"):
             if state.begun.kind == "turn" and state.checkpoints and self.view(state).checks_passed:
                 return state
         raise NothingToDo("no turn has passing checks: record checks with 'takeback check -- COMMAND'")
@@ -331,9 +518,10 @@ class Timeline:
         ``state_hash``, no checkpoint's paths. What ``log`` prints needs no more."""
         if state._view is not None or state.summary is None or all(cp.loaded() for cp in state.checkpoints):
             return self.view(state)
-        entry = self._build_view(state, None)
-        entry._file_count = state.summary[0]
-        return entry
+        if state._header is None:  # kept: a long-lived engine's next ``log`` prints it again
+            state._header = self._build_view(state, None)
+            state._header._file_count = state.summary[0]
+        return state._header
 
     def summary(self, state: FoldedEntry) -> tuple[int, int, int]:
         """(files, additions, deletions) of ``state``'s view (reading its file lists if needed)."""
@@ -358,15 +546,15 @@ class Timeline:
         if state.operation is not None:
             target = state.operation.target
             verdict = state.operation.verdict
-            if target and target in self.entries:
-                target_number = self.entries[target].begun.number
+            if target and (target_state := self.find(target)) is not None:
+                target_number = target_state.begun.number
             for path in state.operation.skipped:
                 notices.append(f"skipped {path}")
         ended_by = state.ended.ended_by if state.ended else None
-        why = _ENDED_WITHOUT_STOP.get(ended_by or "")
-        if why and (ended_by != "end_command" or begun.source == "hook"):
+        if (why := _ENDED_WITHOUT_STOP.get(ended_by or "")) and (ended_by != "end_command" or begun.source == "hook"):
             notices.append(f"ended at its last step without the agent's stop: {why}")
-        return Entry(
+        # from records validated when read: checking them again was most of a header's cost (log)
+        return Entry.assembled(
             id=begun.entry,
             number=begun.number,
             kind=begun.kind,
@@ -377,9 +565,9 @@ class Timeline:
             created_at=begun.at,
             finished_at=(state.ended.at if state.ended else (state.operation.at if state.operation else None)),
             head=begun.head,
-            state=state.state,  # type: ignore[arg-type]
+            state=state.state,
             checkpoints=[
-                Checkpoint(
+                Checkpoint.assembled(
                     id=cp.id,
                     at=cp.at,
                     label=cp.label,
@@ -402,6 +590,22 @@ class Timeline:
             ended_by=ended_by,
             notices=notices,
         )
+
+
+def marks(state: FoldedEntry) -> set[str]:
+    """What ``state`` may answer when a question walks the timeline newest first (a superset):
+    ``turn`` (``resolve("last")``), ``undo`` (``undo_target``), ``redo`` (``redo_target``),
+    ``green`` (``last_green``). An older page carries its entries' marks (``newest_first``)."""
+    found = set()
+    if state.begun.kind == "turn":
+        found.add("turn")
+        if state.state in ("applied", "open"):
+            found.add("undo")
+        if state.checkpoints and state.checks:
+            found.add("green")
+    if state.begun.kind in REDO_KINDS and state.state == "applied":
+        found.add("redo")
+    return found
 
 
 _ENDED_WITHOUT_STOP = {

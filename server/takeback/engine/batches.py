@@ -111,7 +111,7 @@ class Batches(EngineParts):
             tx.add(*records)
             if standalone:
                 self._auto_gc()
-            return self.timeline.view(self.timeline.entries[entry_id]), checkpoint_id
+            return self.timeline.view(self.timeline.state(entry_id)), checkpoint_id
 
     def _batch_change(self, rel: str, change: BatchChange, source_path: str | None, notices: list[str]) -> PathChange:
         """One file of an edit batch, its before-image from the batch or the disk now (a notice
@@ -185,7 +185,7 @@ class Batches(EngineParts):
             tx.publish()  # in the log before the disk is written: recovery rolls it forward
             if applied:
                 self._write_batch(checkpoint_id, changes, editor_rels)
-            return self.timeline.view(self.timeline.entries[entry.id]), checkpoint_id, applied
+            return self.timeline.view(self.timeline.state(entry.id)), checkpoint_id, applied
 
     def _write_batch(self, checkpoint_id: str, changes: list[BatchChange], skip: set[str]) -> None:
         """Write a recorded checkpoint's files on disk (but those in ``skip``), under the journal.
@@ -252,4 +252,4 @@ class Batches(EngineParts):
                 id=_new_id(), at=_now(), entry=owner, checkpoint=checkpoint_id, applied=applied, reason=reason
             )
             tx.add(record)
-            return self.timeline.view(self.timeline.entries[owner])
+            return self.timeline.view(self.timeline.state(owner))

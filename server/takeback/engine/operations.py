@@ -145,7 +145,7 @@ class Operations(EngineParts):
                 cp = green.checkpoints[-1]
             else:
                 cp = self.timeline.resolve_checkpoint(checkpoint)
-            owner = self.timeline.entries[cp.entry]
+            owner = self.timeline.state(cp.entry)
             later = self.timeline.checkpoints_after(cp.id)
             open_states = self.timeline.open_turns()  # a restore ends them all: it goes back in time
             unrecorded: list[CheckpointRecorded] = []  # what an open turn's bracket saw so far
@@ -207,7 +207,7 @@ class Operations(EngineParts):
         if cp is None:
             return state
         return dataclasses.replace(
-            state, checkpoints=[*state.checkpoints, cp], applied={**state.applied, cp.id: True}, _view=None
+            state, checkpoints=[*state.checkpoints, cp], applied={**state.applied, cp.id: True}, summary=None
         )
 
     def _revert_entry(
@@ -422,7 +422,7 @@ class Operations(EngineParts):
                     raise
                 raise failure from exc
             self.journal.finish()
-            return self.timeline.view(self.timeline.entries[entry_id])
+            return self.timeline.view(self.timeline.state(entry_id))
 
 
     def _operation_records(
@@ -454,8 +454,9 @@ class Operations(EngineParts):
         backups: dict[str, bytes] = {}
         for i, item in enumerate(plan.writes):
             ours = item.ours
-            before = None if ours is None else self.capture.version(item.path, ours.content, ours.mode)
-            after = None if item.result is None else self.capture.version(item.path, item.result.content, item.result.mode)
+            result = item.result
+            before = None if ours is None else self.capture.recorded(item.path, ours.content, ours.mode, item.ours_recorded)
+            after = None if result is None else self.capture.recorded(item.path, result.content, result.mode, item.result_recorded)
             changes.append(
                 self._path_change(
                     item.path, before, after, None,

@@ -23,6 +23,7 @@ from ..errors import (
 )
 from ..storage import repair
 from . import failures
+from .history import collector_paused
 from .parts import EngineParts
 
 log = logging.getLogger("takeback.engine")
@@ -36,9 +37,9 @@ class Reading(EngineParts):
     ) -> list[Entry]:
         """Timeline entries, newest first; ``before`` pages by entry number. ``files=False``: each
         as a header where its file lists are not in memory (``Timeline.header``: counts, no list)."""
-        with self.transaction():
+        with self.transaction(), collector_paused():
             out = []
-            for state in reversed(self.timeline.ordered()):
+            for state in self.timeline.newest_first():  # (the older pages read only if it gets there)
                 if session is not None and state.begun.session != session:
                     continue
                 if before is not None and state.begun.number >= before:
@@ -100,7 +101,7 @@ class Reading(EngineParts):
         all its printed lines show."""
         with self.transaction():
             view = self.timeline.view if files else self.timeline.header
-            ordered = self.timeline.ordered()
+            last = self.timeline.last_entry()
             open_states = self.timeline.open_turns()
             undo, redo, _settled = self.targets(files)  # the operations' own rule (``Operations.targets``)
             undo_target = undo.number if undo is not None else None
@@ -110,11 +111,11 @@ class Reading(EngineParts):
                 workspace=str(self.workspace.root),
                 store=str(self.store.path),
                 store_bytes=self.store.size_bytes(),
-                entries=len(ordered),
-                turns=sum(1 for s in ordered if s.begun.kind == "turn"),
+                entries=self.timeline.entry_count,
+                turns=self.timeline.turn_count,
                 open_turn=view(open_states[-1]) if open_states else None,
                 open_turns=[view(s) for s in open_states],
-                last_entry=view(ordered[-1]) if ordered else None,
+                last_entry=view(last) if last is not None else None,
                 undo_target=undo_target,
                 redo_target=redo_target,
                 git_repository=bool(self._user_repo),

@@ -5,7 +5,8 @@ every kept entry are copied unchanged, so ids and numbers stay), tops it with a 
 retention has dropped so far (numbers, when, why: a dropped turn is then named as dropped, not
 unknown), moves the ref by compare-and-swap, then deletes the objects nothing references any
 more. Blobs still named by an open bracket or the stat cache are kept. The open turn is never
-dropped.
+dropped. The index copies no open step links (``brackets.sweep``: the one kept for the next
+step) are removed first, so they never count against the bytes the policy allows.
 """
 
 from __future__ import annotations
@@ -116,6 +117,7 @@ def _rewrite(engine: Engine, drop: dict[str, str]) -> list[DroppedSpan]:
 def collect(engine: Engine) -> GcReport:
     """Run inside a transaction (``Engine.gc``) that has nothing left to publish."""
     store = engine.store
+    brackets.sweep(store.path / "brackets", store.path / brackets.INDEX_COPIES)  # index copies no step holds
     bytes_before = store.size_bytes()
     entries_before = len(engine.timeline.order)
     removed_objects = 0

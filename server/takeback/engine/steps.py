@@ -90,6 +90,7 @@ class Steps(EngineParts):
                 brackets.write(
                     self._brackets, begun, snapshot, scanner.index_file(), self.config.fsync,
                     nested_sources=scanner.nested_indexes, config=self.config.model_dump(mode="json"), name=_file_name(key),
+                    index_copies=self.store.path / brackets.INDEX_COPIES,
                 )
             except OSError as exc:
                 raise StoreError(f"cannot write to the store {self.store.path}: {exc}") from exc
@@ -103,7 +104,7 @@ class Steps(EngineParts):
             if opened is None or opened.begun is None or opened.scan is None:
                 return None
             step = opened.begun
-            began_in = self.timeline.entries.get(step.entry)
+            began_in = self.timeline.find(step.entry)
             joined = began_in if began_in is not None and began_in in self.timeline.open_turns() else None
             seen = self._recorded_since(step)
             if opened.scan.get("kind") == PATHS_KIND:
@@ -131,7 +132,7 @@ class Steps(EngineParts):
             tx.after_publish(opened.remove)
             if not records:
                 return None
-            return self.timeline.view(self.timeline.entries[records[-1].entry])
+            return self.timeline.view(self.timeline.state(records[-1].entry))
 
     def record_made_edit(
         self, path: str, edits: list[tuple[str, str]], label: str, session: str | None = None, agent: str | None = None,
@@ -172,10 +173,9 @@ class Steps(EngineParts):
         checkpoint recorded for it, git's HEAD and index versions (each when there is one)."""
         found: list[bytes] = []
         timeline = self.timeline
-        for cp_id in reversed(timeline.checkpoint_seq):
-            owner = timeline.entries[timeline.checkpoint_owner[cp_id]]
-            change = next((c for c in timeline.checkpoint(owner.begun.entry, cp_id).changes if c.path == rel), None)
-            if change is not None and owner.applied.get(cp_id, True):
+        for owner, cp in timeline.checkpoints_newest_first():
+            change = next((c for c in cp.changes if c.path == rel), None)
+            if change is not None and owner.applied.get(cp.id, True):
                 if change.after is not None and not change.after.withheld and self.store.has(change.after.oid):
                     found.append(self.capture.content(change.after))
                 break
@@ -199,6 +199,7 @@ class Steps(EngineParts):
                 if opened is not None and opened.begun is not None and opened.begun.session == session:
                     opened.remove()
                     removed += 1
+            brackets.sweep(self._brackets)  # the links those steps held (their index copy stays for the next step)
         return removed
 
     def _recorded_since(self, step: EntryBegun) -> FoldedEntry:
@@ -207,13 +208,11 @@ class Steps(EngineParts):
         timeline = self.timeline
         since: list[CheckpointRecorded] = []
         applied: dict[str, bool] = {}
-        for cp_id in reversed(timeline.checkpoint_seq):
-            owner = timeline.entries[timeline.checkpoint_owner[cp_id]]
-            cp = timeline.checkpoint(owner.begun.entry, cp_id)
+        for owner, cp in timeline.checkpoints_newest_first():
             if cp.at < step.at:
                 break  # the log is written in time order, under the store's lock
             since.append(cp)
-            applied[cp_id] = owner.applied.get(cp_id, True)
+            applied[cp.id] = owner.applied.get(cp.id, True)
         return FoldedEntry(begun=step, checkpoints=since[::-1], applied=applied)
 
     def _without_others(self, cp: CheckpointRecorded, seen: FoldedEntry) -> CheckpointRecorded | None:

@@ -93,7 +93,7 @@ class Turns(EngineParts):
             except OSError as exc:
                 raise StoreError(f"cannot write to the store {self.store.path}: {exc}") from exc
             self.timeline.add_tentative(record)
-            entry = self.timeline.view(self.timeline.entries[entry_id])
+            entry = self.timeline.view(self.timeline.state(entry_id))
             return entry.model_copy(update={"notices": [*notices, *entry.notices]}) if notices else entry
 
     def end_turn(

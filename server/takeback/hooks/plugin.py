@@ -123,20 +123,21 @@ def _real_hook(line: object, project: str | None, search: str | None, own: bool 
     command) and TAKEBACK really is Takeback: this very one (the words ``takeback install``
     writes), or, in the person's own files, another install's ``takeback`` console script outside
     the project (``search``: the hook's ``PATH``)."""
-    from ..install.command import hook_argv
+    from ..install.command import hook_argv, takeback_argv
 
     try:
         words = shlex.split(line) if isinstance(line, str) else None
     except ValueError:
         return False
-    this = hook_argv("claude")
-    if words is None or not words or words[1:] != this[1:] and words[1:] != ["hook", "claude"]:
+    # as install writes it now, and as an earlier install wrote it (``TAKEBACK hook claude``)
+    these = (hook_argv("claude"), [*takeback_argv(), "hook", "claude"])
+    if words is None or not words or all(words[1:] != this[1:] for this in these) and words[1:] != ["hook", "claude"]:
         return False
     found = shutil.which(words[0], path=search) if os.sep not in words[0] else words[0]
     if found is None or not os.path.isfile(found) or not os.access(found, os.X_OK):
         return False
-    if words[1:] == this[1:] and _same_program(found, this):
-        return True  # this Takeback, as install writes it
+    if any(words[1:] == this[1:] and _same_program(found, this) for this in these):
+        return True  # this Takeback, as install writes it (or wrote it)
     if not own or words[1:] != ["hook", "claude"]:
         return False
     real = Path(os.path.realpath(found))
@@ -149,10 +150,11 @@ def _real_hook(line: object, project: str | None, search: str | None, own: bool 
 
 def _same_program(found: str, this: list[str]) -> bool:
     """``found`` is this Takeback's executable: the same console script (through any link), or
-    for ``python -m takeback`` the same interpreter path (not its target: every virtualenv's
-    python links to one interpreter, and another one may not have Takeback). Both exist: ``found``
+    for ``python -m takeback`` or ``python -S …/takeback`` the same interpreter path (not its
+    target: every virtualenv's python links to one interpreter, and another one may not have
+    Takeback). Both exist: ``found``
     was just checked, ``this[0]`` is what runs this process (``takeback_argv``)."""
-    if this[1:2] == ["-m"]:
+    if this[1:2] in (["-m"], ["-S"]):
         return os.path.abspath(found) == os.path.abspath(this[0])
     return os.path.samefile(found, this[0])
 

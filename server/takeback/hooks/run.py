@@ -7,7 +7,10 @@ keeps the engine loaded, reads the payload and records it (``handle.py``), and a
 is done (a step's before-images are taken before the agent's tool runs). Nothing here imports
 more than the standard library's smallest modules. When that process is not there, refuses, or
 goes away before answering, this process starts one for the next hooks and does the same work
-itself: a step is never lost.
+itself: a step is never lost. The process it starts is told the workspace this hook records
+into (but after a turn's or a session's end), which it makes ready at once
+(``resident/server.py``, ``Resident.warm_up``): the session's next hook, often its first shell
+step, then finds the work tree watched and listed.
 
 A failure is appended to the store's hook failure log (``failures.py``), which ``takeback
 status`` shows; when not even the store can be found it goes to stderr (which agents keep out of
@@ -24,6 +27,9 @@ from ..resident import address, client, wire
 TYPE_CHECKING = False  # typing's own costs milliseconds on a hook's path
 if TYPE_CHECKING:
     from .events import Event
+
+
+_LAST_EVENTS = ("stop", "session_end")  # no hook of the session may follow: nothing to make ready
 
 
 def run(agent: str, event_name: str | None) -> int:
@@ -46,11 +52,23 @@ def run(agent: str, event_name: str | None) -> int:
     if answer is not None:
         unlogged = answer[0].decode("utf-8", "replace") if answer else ""
     else:
-        if address.enabled():
-            client.start()
+        if sys.flags.no_site:  # started as the installed hook line (``__main__.py``): the engine needs them
+            import site
+
+            site.main()
         from .handle import handle
 
-        unlogged = handle(agent, event_name, cwd, data, env, _record_here) or ""
+        started: list[str] = []
+
+        def record_here(workspace: str, event: Event, event_name: str | None) -> str | None:
+            if address.enabled():  # started before the work, naming the workspace the session goes on in
+                client.start(None if event.kind in _LAST_EVENTS else workspace)
+                started.append(workspace)
+            return _record_here(workspace, event, event_name)
+
+        unlogged = handle(agent, event_name, cwd, data, env, record_here) or ""
+        if address.enabled() and not started:
+            client.start()
     if unlogged:  # it may name the hook's folder or a file: nothing a terminal acts on gets through
         from ..core.terminal import escape
 

@@ -1,6 +1,7 @@
 """The command line an agent runs to reach Takeback: the absolute path of this very
 ``takeback`` (the console script beside the running interpreter, else ``sys.argv[0]``, else
-``python -m takeback``), quoted for a POSIX shell. Nothing else is needed at run time: no
+``python -m takeback``), quoted for a POSIX shell; a hook's line is ``PYTHON -S
+…/takeback/__main__.py`` (the package's entry run without ``site``: ``hook_argv``). Nothing else is needed at run time: no
 ``jq``, no pipes, no PATH lookup, so it works from any subfolder or git worktree.
 """
 
@@ -29,8 +30,17 @@ def shell_line(argv: list[str]) -> str:
 
 
 def hook_argv(agent: str, event: str | None = None) -> list[str]:
-    """``takeback hook AGENT [EVENT]``."""
-    return [*takeback_argv(), "hook", agent, *([event] if event else [])]
+    """``takeback hook AGENT [EVENT]``, as ``PYTHON -S …/takeback/__main__.py hook AGENT
+    [EVENT]``: this interpreter runs this package's entry file without ``site`` (a third of a
+    hook's start; see ``__main__.py``), which loads only when the hook needs more than the
+    standard library. A file, not the folder: running a folder imports ``runpy`` and its dozen
+    modules."""
+    return [os.path.abspath(sys.executable), "-S", entry_file(), "hook", agent, *([event] if event else [])]
+
+
+def entry_file() -> str:
+    """This Takeback's ``…/takeback/__main__.py``, the program a hook line runs."""
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "__main__.py")
 
 
 def mcp_argv() -> list[str]:
@@ -47,9 +57,14 @@ def takeback_words(line: str | list[str]) -> list[str] | None:
     except ValueError:
         return None
     for i, word in enumerate(words):
-        if Path(word).name == "takeback" and (i == 0 or words[i - 1] == "-m"):
+        if _is_takeback(Path(word)) and (i == 0 or words[i - 1] in ("-m", "-S")):
             return words[i + 1 :]
     return None
+
+
+def _is_takeback(word: Path) -> bool:
+    """``takeback`` (a console script, ``-m takeback``) or ``…/takeback/__main__.py``."""
+    return word.name == "takeback" or (word.name == "__main__.py" and word.parent.name == "takeback")
 
 
 def is_hook_line(line: object, agent: str) -> bool:

@@ -23,6 +23,10 @@ import stat
 import sys
 import zlib
 
+TYPE_CHECKING = False  # typing's own import costs a hook milliseconds
+if TYPE_CHECKING:
+    import socket
+
 # Variables that never change what a request does (so they do not split processes).
 _NOT_SETTINGS = ("TAKEBACK_DEBUG", "TAKEBACK_RESIDENT", "TAKEBACK_RESIDENT_IDLE", "TAKEBACK_VIA", "TAKEBACK_BIN")
 _SETTINGS = ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL",
@@ -131,6 +135,31 @@ def take_lock(socket: str, wait_seconds: float) -> int | None:
     os.ftruncate(fd, 0)
     os.write(fd, f"{os.getpid()}\n".encode())
     return fd
+
+
+def listen(path: str) -> socket.socket:
+    """Listen at ``path`` (made readable by the user only; a socket left there by a process that
+    died is replaced: the caller holds the lock). Done as soon as the process holds the lock,
+    before it imports the engine: a hook made meanwhile connects and waits in the queue instead
+    of doing its work in-process (which would cost it that same import)."""
+    import socket  # not at the top: a hook never listens
+
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old_mask = os.umask(0o177)
+    try:
+        sock.bind(path)
+    except BaseException:
+        sock.close()
+        raise
+    finally:
+        os.umask(old_mask)
+    sock.listen(64)
+    sock.settimeout(1.0)
+    return sock
 
 
 def lock_held(socket: str) -> bool:

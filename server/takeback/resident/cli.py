@@ -1,4 +1,5 @@
-"""Serving the command line's reading commands in the resident process (the ``cli`` request).
+"""Serving the command line's commands in the resident process (the ``cli`` request): the
+reading ones, the operations and ``begin``/``end`` (``forward.py`` says which and why).
 
 The caller (``forward.py``) sends the arguments, the folder they were typed in, its time zone
 and whether its stdout and stderr are terminals. The command runs through the very same code as
@@ -13,8 +14,12 @@ stderr, as Python's last-resort handler prints it in a process that configured n
 The answer: the exit status, then what was written, in order, as chunks (``forward.STDOUT`` …),
 text as text and bytes (``cat``) as bytes, so the caller's own streams encode and buffer them as
 they would have. Refused (the caller then runs the command itself, nothing having been done):
-another time zone (dates are printed in local time), arguments that parse to a command that is
-not served (anything but reading and dry runs), a relative ``--workspace``, ``--help``.
+another time zone (dates are printed in local time), another umask (the files an operation
+makes get the caller's; it is this process's, set once for all its threads), arguments that parse to a command that is
+not served (``servable``), a relative ``--workspace``, ``--help``. A command that writes
+(``writes``: not a dry run) is accepted once parsed and found servable, before its engine is
+taken or anything is done for it (``serve``'s ``accept``: ``wire.ACCEPTED``), so the caller knows
+never to run it again.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..cli import answer
@@ -33,16 +39,29 @@ from . import forward, wire
 if TYPE_CHECKING:
     from ..cli.context import Lend
 
+def _umask() -> bytes:
+    mask = os.umask(0o022)  # (reading it means setting it: done once, before any request thread)
+    os.umask(mask)
+    return b"%o" % mask
+
+
+UMASK = _umask()
 _local = threading.local()
 _installed = threading.Lock()
 
 
 def servable(args: argparse.Namespace) -> bool:
-    """Whether the parsed command only reads (its folder named absolutely, if named)."""
+    """Whether the parsed command is one this process serves (its folder named absolutely, if
+    named): a reading command, an operation (dry run or not), ``begin`` or ``end``."""
     workspace = args.workspace
     if workspace is not None and workspace.strip() and not os.path.isabs(workspace):
         return False
-    return args.command in forward.READING or (args.command in forward.DRY_RUN and args.dry_run is True)
+    return args.command in forward.READING or args.command in forward.WRITING
+
+
+def writes(args: argparse.Namespace) -> bool:
+    """Whether the parsed (and servable) command writes: not a reading command, not a dry run."""
+    return args.command in forward.WRITING and getattr(args, "dry_run", False) is not True
 
 
 class _Capture:
@@ -122,11 +141,18 @@ def _install() -> None:
             logging.getLogger().addHandler(_Warnings())
 
 
-def serve(fields: list[bytes], lend: Lend | None = None) -> list[bytes]:
+def serve(fields: list[bytes], lend: Lend | None = None, accept: Callable[[], object] | None = None) -> list[bytes]:
     """The answer to a ``cli`` request's fields after the fingerprint: CWD ARGV ENVIRONMENT
-    TERMINALS (see ``forward.py``); ``lend``: the engines this process holds (``cli.answer``)."""
-    if len(fields) != 4:
+    TERMINALS [UMASK] (see ``forward.py``; without UMASK, nothing that writes is served);
+    ``lend``: the engines this process holds (``cli.answer``);
+    ``accept``: called once a command that writes is parsed and served, before anything else is
+    done for it (it tells the caller the command is this process's: ``wire.ACCEPTED``); one that
+    raises refuses it with nothing done. None: commands that write are refused."""
+    if len(fields) not in (4, 5):
         return [b"refused", b"unknown request"]
+    umask = fields[4] if len(fields) == 5 else None
+    if umask is not None and umask != UMASK:
+        return [b"refused", b"another umask"]  # the files an operation makes get the caller's
     cwd = os.fsdecode(fields[0])
     raw = [os.fsdecode(word) for word in fields[1].split(b"\0")] if fields[1] else []
     env = wire.read_environment(fields[2])
@@ -137,8 +163,17 @@ def serve(fields: list[bytes], lend: Lend | None = None) -> list[bytes]:
     out = _Capture(forward.STDOUT, fields[3][:1] == b"1", chunks)
     err = _Capture(forward.STDERR, fields[3][1:2] == b"1", chunks)
     _local.streams = {"stdout": TerminalStream(out), "stderr": TerminalStream(err)}  # type: ignore[arg-type]
+    def may_serve(args: argparse.Namespace) -> bool:
+        if not servable(args):
+            return False
+        if writes(args):
+            if accept is None or umask is None:
+                return False
+            accept()
+        return True
+
     try:
-        status = answer(raw, cwd, servable, lend)
+        status = answer(raw, cwd, may_serve, lend)
     except SystemExit:  # --help or --version after all: their layout is the caller's terminal's
         status = None
     finally:

@@ -2,7 +2,8 @@
 
 ``status`` says whether a process serves the current settings (its pid, since when, the
 workspaces it holds); ``stop`` ends it (the next hook starts another); ``run`` serves in the
-foreground (what a hook starts in the background). Exit 0, or 4 when there is nothing to stop,
+foreground (what a hook starts in the background; ``--warm FOLDER``: the workspace the starting
+hook recorded into, made ready at once). Exit 0, or 4 when there is nothing to stop,
 or 9 when no process can run because the sockets' folder cannot be used (another user's, open
 to others, a link): one line on stderr says what is wrong and what to do.
 """
@@ -10,6 +11,7 @@ to others, a link): one line on stderr says what is wrong and what to do.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 
@@ -20,9 +22,9 @@ EXIT_NO_FOLDER = 9
 _LOCK_WAIT_SECONDS = 3.0  # a process that answered 'stale' is leaving: wait for it
 
 
-def run(action: str, as_json: bool) -> int:
+def run(action: str, as_json: bool, warm: list[str] | None = None) -> int:
     if action == "run":
-        return _serve()
+        return _serve(warm or [])
     fields = client.call(action.encode())
     running = fields is not None
     problem = None if running else address.problem()
@@ -55,18 +57,25 @@ def _no_folder(problem: str, as_json: bool) -> int:
     return EXIT_NO_FOLDER
 
 
-def _serve() -> int:
-    """Take the lock first (before the engine is imported), so hooks made meanwhile see that a
-    process is starting; leave at once when another one holds it."""
+def _serve(warm: list[str]) -> int:
+    """Take the lock and listen first (before the engine is imported), so hooks made meanwhile
+    wait for this process rather than work in-process; leave at once when another one holds it. ``warm``: the workspaces of
+    these folders are made ready as soon as the process listens (``server.Resident.warm_up``)."""
     folder = address.private_folder(create=True)
     if folder is None:
         problem = address.problem() or f"{address.folder_path()} cannot be made"
         print(f"takeback: error: the resident process cannot run: {problem}", file=sys.stderr)
         return EXIT_NO_FOLDER
     print_ = address.fingerprint()
-    lock = address.take_lock(address.socket_path(folder, print_), _LOCK_WAIT_SECONDS)
+    path = address.socket_path(folder, print_)
+    lock = address.take_lock(path, _LOCK_WAIT_SECONDS)
     if lock is None:
         return 0  # another process serves these settings
+    try:
+        sock = address.listen(path)  # hooks queue from now on, while the engine is imported
+    except BaseException:  # (the command line says what the system refused)
+        os.close(lock)
+        raise
     from .server import serve
 
-    return serve(folder, print_, lock)
+    return serve(folder, print_, lock, warm, sock)

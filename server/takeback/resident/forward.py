@@ -1,22 +1,33 @@
-"""The command line's short path: hand a reading command to the resident process, print its answer.
+"""The command line's short path: hand a command to the resident process, print its answer.
 
-``takeback status``, ``log``, ``show``, ``diff``, ``cat`` and ``undo``/``redo``/``revert``/
-``restore --dry-run`` only read (a dry run writes nothing), so the resident process, which has
-the engine already imported, can run the very same command-line code for them (``cli.py``
-there) and send back the exit status and what was written on stdout and stderr, in order; this
-process writes it out through its own streams, so the bytes are the ones the command would have
-written here. Whatever keeps a full answer from coming (no process, other settings, another
-time zone, a process that is leaving or is killed half-way) sends the command to the full
-command line in this process, exactly as without a resident process: as nothing served here
-writes, doing it again in-process never does anything twice.
+``takeback status``, ``log``, ``show``, ``diff``, ``cat``, ``undo``/``redo``/``revert``/
+``restore`` (a dry run or not), ``begin`` and ``end`` are served by the resident process,
+which has the engine already imported and, for a workspace its hooks record into, the work tree
+watched: it runs the very same command-line code for them (``cli.py`` there) and sends back the
+exit status and what was written on stdout and stderr, in order; this process writes it out
+through its own streams, so the bytes are the ones the command would have written here. None of
+them asks a question, reads stdin or pages (``check`` runs a program: never sent).
 
-Never sent: every other command (they write, ask, read stdin or run a program), ``--help`` and
-``--version`` (their layout follows this terminal's width), a ``--workspace`` given as a
-relative path (it names a folder from here), calls with ``TAKEBACK_DEBUG`` set (a traceback is
-wanted from this process) or ``TAKEBACK_RESIDENT`` off. The resident process checks the parsed
-arguments again and refuses whatever it would not serve. When no process answered and this
-command runs at a terminal (a person typing, not a script), one is started in the background
-for the next command, as a hook starts one.
+Whatever keeps the resident process from accepting the command (no process, other settings,
+another time zone or umask, a process that is leaving, a refusal, a connection refused or closed before
+acceptance) sends it to the full command line in this process, exactly as without a resident
+process: nothing was done there. A reading command (a dry run too) is served without more ado,
+and one whose answer is lost half-way is run again here: it writes nothing, so that never does
+anything twice. A command that WRITES is accepted first (``wire.ACCEPTED``: the process checked
+everything that could refuse it and does nothing for it before saying so); once accepted it is
+the process's, and this process never runs it again (an undo run twice takes back two turns):
+the answer is waited for without a time limit, and if none comes (the process was killed
+meanwhile) one line says so and the exit status is 13 (``cli.output.EXIT_LOST``): the operation
+either finished or was rolled back by its journal, which ``takeback log`` shows. Ctrl-C while it
+waits says the process goes on with it (exit 130).
+
+Never sent: every other command, ``--help`` and ``--version`` (their layout follows this
+terminal's width), a ``--workspace`` given as a relative path (it names a folder from here),
+calls with ``TAKEBACK_DEBUG`` set (a traceback is wanted from this process) or
+``TAKEBACK_RESIDENT`` off. The resident process checks the parsed arguments again and refuses
+whatever it would not serve. When no process answered and this command runs at a terminal (a
+person typing, not a script), one is started in the background for the next command, as a hook
+starts one.
 
 Standard library only, and cheap to import (see ``client.py``).
 """
@@ -29,18 +40,20 @@ import sys
 from . import address, client, wire
 
 # What the resident process serves, here and after parsing there (``cli.servable``): the reading
-# commands, and the operations only with --dry-run.
+# commands, the operations (with --dry-run they only read) and the turns' brackets.
 READING = frozenset(("status", "log", "show", "diff", "cat"))
-DRY_RUN = frozenset(("undo", "redo", "revert", "restore"))
+DRY_RUN = frozenset(("undo", "redo", "revert", "restore"))  # (a dry run only reads)
+WRITING = DRY_RUN | frozenset(("begin", "end"))
 _GLOBAL_WITH_VALUE = ("--workspace", "-C")
 # What the answer's chunks are: which stream (o: stdout, e: stderr), then text (t) or bytes (b).
 STDOUT, STDERR, TEXT, BYTES = b"o", b"e", b"t", b"b"
 
 
-def eligible(raw: list[str]) -> bool:
+def eligible(raw: list[str]) -> bool | None:
     """Whether ``raw`` (the arguments after ``takeback``) looks like a command the resident
-    process may answer (a cheap first look; its parser has the last word)."""
-    words = raw[: raw.index("--")] if "--" in raw else raw
+    process may answer (a cheap first look; its parser has the last word): False when not,
+    True for one that only reads, None for one that writes (see ``answered``)."""
+    words = _words(raw)
     command = None
     expect_value = False
     for word in words:
@@ -57,15 +70,16 @@ def eligible(raw: list[str]) -> bool:
             return False
         elif command is None and not word.startswith("-"):
             command = word
-    if command in READING:
+    if command in READING or (command in DRY_RUN and "--dry-run" in words):
         return True
-    return command in DRY_RUN and "--dry-run" in words
+    return None if command in WRITING else False
 
 
 def answered(raw: list[str]) -> int | None:
     """Run ``raw`` through the resident process and write its answer out: the exit status, or
     None when there is no full answer (then nothing was written: run it in-process)."""
-    if sys.stdout is None or sys.stderr is None or not eligible(raw):
+    kind = eligible(raw)
+    if sys.stdout is None or sys.stderr is None or kind is False:
         return None  # (no stream to write an answer to: as in-process, whatever that does)
     if not address.enabled() or os.environ.get("TAKEBACK_DEBUG"):
         return None
@@ -76,12 +90,43 @@ def answered(raw: list[str]) -> int | None:
     terminals = b"".join(b"1" if _isatty(s) else b"0" for s in (sys.stdout, sys.stderr))
     env = wire.environment({"TZ": os.environ["TZ"]} if "TZ" in os.environ else {})
     argv = b"\0".join(os.fsencode(word) for word in raw)
-    fields = client.call(b"cli", os.fsencode(cwd), argv, env, terminals)
+    mask = os.umask(0o022)  # the files an operation makes get it: the process must share it
+    os.umask(mask)
+    request = (b"cli", os.fsencode(cwd), argv, env, terminals, b"%o" % mask)
+    try:
+        accepted, fields = client.call_accepted(*request) if kind is None else (False, client.call(*request))
+    except client.Interrupted:
+        print(f"takeback: interrupted; the resident process goes on with the {_command(raw)}: see 'takeback log'",
+              file=sys.stderr)
+        return 130
     if not fields or not fields[0].isdigit():
+        if accepted:
+            return _lost(raw)
         if _isatty(sys.stdout) or _isatty(sys.stderr):
             client.start()  # a person at a terminal: the next command is served
         return None
     return _write(fields[1:], int(fields[0]))
+
+
+def _lost(raw: list[str]) -> int:
+    """The command was accepted but no answer came (the resident process was killed meanwhile):
+    never run again here (it may have been done), said in one line (``output.EXIT_LOST``)."""
+    from ..cli.output import EXIT_LOST, fail
+
+    command = _command(raw)
+    return fail("--json" in _words(raw), "resident-lost", (
+        f"the resident process running this {command} ended before it answered; the {command} either finished or "
+        "was rolled back by its journal, and is not run again: see 'takeback log' and 'takeback status'"
+    ), EXIT_LOST)
+
+
+def _words(raw: list[str]) -> list[str]:
+    return raw[: raw.index("--")] if "--" in raw else raw
+
+
+def _command(raw: list[str]) -> str:
+    """The writing command ``raw`` runs (``eligible`` found it)."""
+    return next((word for word in _words(raw) if word in WRITING), "command")
 
 
 def _write(chunks: list[bytes], status: int) -> int:

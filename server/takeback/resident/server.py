@@ -4,14 +4,23 @@ Started in the background by the first hook that finds none (``client.start``), 
 a socket in the user's private folder (``address.py``), answers one JSON request per
 connection, and exits after ``TAKEBACK_RESIDENT_IDLE`` seconds (default 600) without a request,
 when its own code changed on disk (it answers "stale" and the caller works in-process, then
-starts a fresh one), when its socket was taken away, or on ``takeback resident stop``.
+starts a fresh one), when its socket was taken away, or on ``takeback resident stop``. A process
+that is leaving takes its socket away at once (the next caller starts a fresh process) and exits
+once the requests in flight are answered.
 
 What it holds: one long-lived ``Engine`` per workspace it was asked about (at most
 ``_MAX_ENGINES``, the least recently used closed first), each opened again when the files its
 settings come from change or its store was removed; the requests of one workspace run one at a time, in the order they
 arrive. The store's own lock still rules across processes (the language server, the CLI), so
 nothing is shared with them but the store on disk. Work no answer needs (merging a store's small
-packs) waits until the hook's connection is closed (``Engine.defer_upkeep``/``upkeep``).
+packs, setting up the work tree's watch) waits until the hook's connection is closed
+(``Engine.defer_upkeep``/``upkeep``); then, when no other request is in flight, the heap's free
+pages go back to the system (glibc's ``malloc_trim``: a shell step's look-ups free megabytes
+that glibc would otherwise keep; every thread allocates from one heap, so the pages it keeps are
+the main heap's, which the trim reaches). The hook that starts the process names the workspace it
+recorded into (``run --warm``): that one is made ready as soon as the process listens
+(``Resident.warm_up``), so the session's next hook, often its first shell step, finds the work
+tree watched and listed instead of listing it twice.
 
 Trust: only the user can enter the socket's folder, and a peer whose uid is not the user's is
 refused anyway (``SO_PEERCRED``); a request whose fingerprint is not this process's is refused,
@@ -21,8 +30,10 @@ Requests and answers are netstrings (``wire.py``): ``hook`` hands over a hook ca
 (the payload's bytes, the agent, the event, the hook's folder and environment), which is read
 and recorded as ``takeback hook`` would do it (``hooks/handle.py``), then answered; ``status``
 answers pid, start time, hook events recorded and the workspaces held; ``stop`` answers, then
-the process exits; ``cli`` runs a reading command of the command line (``cli.py``; ``status``
-counts them apart, as ``cli_requests``) with the engine held for its workspace, lent for the
+the process exits; ``cli`` runs a command of the command line (``cli.py``: a reading one, an
+operation, ``begin``/``end``; ``status`` counts them apart, as ``cli_requests``, those that write
+as ``cli_writes``: accepted on the connection before they run, ``wire.ACCEPTED``, and their
+workspace's engine kept up as a hook's) with the engine held for its workspace, lent for the
 whole command (``_Held.lent``: with the request lock and the store's lock; opened anew first
 when a new engine would answer otherwise, ``Engine.as_if_opened``). ``status`` also counts the
 engines opened for the workspaces held (``engines_opened``: a debugging aid).
@@ -41,7 +52,7 @@ import sys
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .. import config as config_module
@@ -49,6 +60,7 @@ from ..engine.engine import Engine
 from ..hooks.events import Event
 from ..hooks.handle import handle
 from ..hooks.record import record_logged
+from ..hooks.where import workspace_for
 from . import address, wire
 from . import cli as cli_requests  # imported now: its code (and the CLI's) is watched for staleness
 
@@ -159,6 +171,33 @@ class _Held:
                 log.exception("closing the engine of %s", self.workspace)
 
 
+def _malloc_trim() -> Callable[[int], object] | None:
+    """glibc's ``malloc_trim`` (None elsewhere: musl, macOS)."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+_TRIM = _malloc_trim()
+M_ARENA_MAX = -8  # glibc's mallopt parameter: how many heaps threads allocate from
+
+
+def _mallopt() -> Callable[[int, int], int] | None:
+    """glibc's ``mallopt`` (None elsewhere)."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return None
+
+
+_MALLOPT = _mallopt()
+
+
 class Resident:
     def __init__(self, folder: str, print_: str, idle: float) -> None:
         self.print_ = print_
@@ -167,6 +206,7 @@ class Resident:
         self.started = time.time()
         self.requests = 0
         self.cli_requests = 0
+        self.cli_writes = 0
         self.last_request = time.monotonic()
         self.active = 0
         self.stopping = False
@@ -179,8 +219,15 @@ class Resident:
 
     # ------------------------------------------------------------------ life cycle
 
-    def serve(self, lock: int) -> int:
-        """Serve while holding ``lock`` (``address.take_lock``), closed at the end."""
+    def serve(self, lock: int, warm: list[str] | None = None, sock: socket.socket | None = None) -> int:
+        """Serve while holding ``lock`` (``address.take_lock``), closed at the end, on ``sock``
+        when the caller listens already (``address.listen``); the workspaces of the folders
+        ``warm`` names are made ready meanwhile (``warm_up``)."""
+        if _MALLOPT is not None:
+            # One heap for every thread (each request and the warm-up run on their own): glibc
+            # would give threads heaps of their own, whose partly used pages ``malloc_trim`` cannot
+            # give back (100,000 files: 81 MB against 71 after a few steps, measured).
+            _MALLOPT(M_ARENA_MAX, 1)
         handler = logging.FileHandler(address.sibling(self.path, ".log"), mode="w", encoding="utf-8")
         os.chmod(address.sibling(self.path, ".log"), 0o600)
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
@@ -188,8 +235,10 @@ class Resident:
         logging.getLogger("takeback").setLevel(logging.INFO)
         signal.signal(signal.SIGTERM, self._on_term)
         try:
-            self._listen()
+            self._listen(sock)
             log.info("serving %s (pid %d)", self.path, os.getpid())
+            if warm:
+                self._warm_in_background(warm)
             self._loop()
         finally:
             self._close()
@@ -201,25 +250,20 @@ class Resident:
     def _on_term(self, _signum: int, _frame: object) -> None:
         self.stopping = True  # the loop ends within a second, once no request is in flight
 
-    def _listen(self) -> None:
-        try:
-            os.unlink(self.path)  # a socket left by a process that died (we hold the lock)
-        except FileNotFoundError:
-            pass
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        old_mask = os.umask(0o177)
-        try:
-            sock.bind(self.path)
-        finally:
-            os.umask(old_mask)
-        sock.listen(64)
-        sock.settimeout(1.0)
+    def _listen(self, sock: socket.socket | None) -> None:
+        if sock is None:
+            sock = address.listen(self.path)
         info = os.stat(self.path)
         self._sock, self._sock_id = sock, (info.st_dev, info.st_ino)
 
     def _loop(self) -> None:
+        """Accept until the process should leave. Once it is leaving (``stop``, SIGTERM, its
+        code changed), its socket goes first: a caller that came every few hundred milliseconds
+        would otherwise keep it from the quiet second it waited for, and be refused ("stale") by
+        it forever, every hook working in-process; with the socket gone the next hook starts a
+        fresh process, which takes the lock once the requests in flight here are answered."""
         assert self._sock is not None
-        while True:
+        while not self.stopping:
             try:
                 conn, _ = self._sock.accept()
             except TimeoutError:
@@ -230,6 +274,9 @@ class Resident:
                 self.active += 1
                 self.last_request = time.monotonic()
             threading.Thread(target=self._serve_one, args=(conn,), daemon=True).start()
+        self._stop_listening()
+        while not self._should_exit():
+            time.sleep(0.05)
 
     def _should_exit(self) -> bool:
         with self._state:
@@ -252,15 +299,20 @@ class Resident:
             return True
         return False
 
-    def _close(self) -> None:
+    def _stop_listening(self) -> None:
+        """Close the socket and take its file away (unless another process's socket is there now)."""
         if self._sock is not None:
             self._sock.close()
+            self._sock = None
             try:
                 info = os.stat(self.path)
                 if (info.st_dev, info.st_ino) == self._sock_id:
                     os.unlink(self.path)
             except OSError:
                 pass
+
+    def _close(self) -> None:
+        self._stop_listening()
         with self._state:
             held = list(self._held.values())
             self._held.clear()
@@ -277,11 +329,12 @@ class Resident:
                     return
                 conn.settimeout(30.0)
                 try:
-                    answer = self._answer(wire.unpack(self._read(conn)))
+                    answer = self._answer(wire.unpack(self._read(conn)), conn)
                 except ValueError as exc:
                     answer = [b"refused", str(exc).encode()]
                 conn.sendall(wire.pack(answer))
             self._upkeep()  # the connection is closed: the hook has its answer
+            self._give_back()
         except Exception:  # one bad connection never ends the process
             log.exception("a request failed")
         finally:
@@ -308,7 +361,7 @@ class Resident:
             if size > wire.MAX_BYTES:
                 raise ValueError("request too large")
 
-    def _answer(self, fields: list[bytes]) -> list[bytes]:
+    def _answer(self, fields: list[bytes], conn: socket.socket | None = None) -> list[bytes]:
         if len(fields) < 2:
             return [b"refused", b"not a request"]
         op, print_ = fields[0], fields[1].decode("utf-8", "surrogateescape")
@@ -320,7 +373,7 @@ class Resident:
             self.stopping = True
             return [b"done"]
         if op == b"cli":
-            return self._cli(fields[2:])
+            return self._cli(fields[2:], conn)
         if op != b"hook" or len(fields) != 7:
             return [b"refused", b"unknown request"]
         if self.stopping or self._stale():
@@ -331,20 +384,35 @@ class Resident:
         unlogged = handle(agent, event_name or None, cwd, fields[6], env, self._record)
         return [b"done", (unlogged or "").encode("utf-8", "surrogateescape")]
 
-    def _cli(self, fields: list[bytes]) -> list[bytes]:
-        """A reading command of the command line (``cli.py``), unless this process is leaving."""
+    def _cli(self, fields: list[bytes], conn: socket.socket | None = None) -> list[bytes]:
+        """A command of the command line (``cli.py``), unless this process is leaving. One that
+        writes is accepted on ``conn`` first (``wire.ACCEPTED``: the caller never runs it again)
+        and counted apart (``cli_writes``); its workspace's engine then gets the upkeep a hook's
+        does (its pack merges, the work tree's watch that makes the next ``begin``/``end`` cheap)."""
         if self.stopping or self._stale():
             self.stopping = True
             return [b"refused", b"stale"]
-        answer = cli_requests.serve(fields, self._lend)
+        writing: list[bool] = []
+
+        def accept() -> None:
+            if conn is None:
+                raise OSError("no connection to accept on")
+            conn.sendall(wire.pack([wire.ACCEPTED]))
+            writing.append(True)
+            with self._state:
+                self.cli_writes += 1
+
+        def lend(root: Path) -> contextlib.AbstractContextManager[Engine | None]:
+            held = self._held_for(str(root))  # (as hooks name it)
+            if writing:
+                held.recording = True
+            return held.lent()
+
+        answer = cli_requests.serve(fields, lend, accept)
         if answer[:1] == [b"done"]:
             with self._state:
                 self.cli_requests += 1
         return answer
-
-    def _lend(self, root: Path) -> contextlib.AbstractContextManager[Engine | None]:
-        """The engine this process holds for ``root`` (as hooks name it), for one command."""
-        return self._held_for(str(root)).lent()
 
     def _record(self, workspace: str, event: Event, event_name: str | None) -> str | None:
         """Record ``event`` with this process's engine for ``workspace`` (opened on first use)."""
@@ -370,6 +438,59 @@ class Resident:
                 if one.engine is not None and one.recording:
                     one.engine.upkeep()
 
+    def _warm_in_background(self, folders: list[str]) -> threading.Thread | None:
+        """Make the workspaces of ``folders`` ready (``warm_up``) on a thread (answered; None
+        when none could be found), their locks taken here, before any request is accepted: a
+        hook for one of them waits for it."""
+        try:
+            held = list({id(h): h for h in (self._held_for(workspace_for([], f)) for f in folders)}.values())
+        except Exception:  # the first request opens the engine itself
+            log.exception("finding the workspaces of %s", ", ".join(folders))
+            return None
+        for one in held:
+            one.lock.acquire()
+        with self._state:
+            self.active += 1  # not idle meanwhile; and no heap trim while it runs
+        thread = threading.Thread(target=self.warm_up, args=(held,), name="takeback-warm", daemon=True)
+        thread.start()
+        return thread
+
+    def warm_up(self, held: list[_Held]) -> None:
+        """Make ready, before any request names them, the workspaces the hook that started this
+        process recorded into (``client.start``), whose next hook is often the session's first
+        shell step: each one's engine opened and its upkeep run as after a hook's answer
+        (``Engine.upkeep``: the work tree watched and listed, the parsed index kept). Called with
+        their locks held and counted in ``active`` (``_warm_in_background``); releases them. A
+        hook that comes meanwhile waits, then asks only about what the watch saw touched. Best
+        effort: a failure is logged and the first request opens the engine as it would have."""
+        try:
+            for one in held:
+                try:
+                    if self.stopping or self._stale():
+                        continue
+                    one.recording = True  # a hook recorded there: its upkeep is worth doing
+                    began = time.monotonic()
+                    one.engine_now().upkeep()
+                    log.info("made %s ready in %.2f s", one.workspace, time.monotonic() - began)
+                except Exception:  # the first request opens the engine itself
+                    log.exception("making %s ready", one.workspace)
+                finally:
+                    one.lock.release()
+        finally:
+            with self._state:
+                self.active -= 1
+                self.last_request = time.monotonic()
+            self._give_back(alone_at=0)
+
+    def _give_back(self, alone_at: int = 1) -> None:
+        """Hand the heap's free pages back to the system once no other request is in flight
+        (``alone_at``: how many are in flight counting the caller's own): glibc keeps what a
+        shell step's listing and index look-ups freed (``malloc_trim``)."""
+        with self._state:
+            alone = self.active == alone_at
+        if alone and _TRIM is not None:
+            _TRIM(0)
+
     def _held_for(self, workspace: str) -> _Held:
         closing = []
         with self._state:
@@ -390,7 +511,7 @@ class Resident:
             workspaces = [w for w, held in self._held.items() if held.engine is not None]
             return {
                 "pid": os.getpid(), "socket": self.path, "since": self.started, "requests": self.requests,
-                "cli_requests": self.cli_requests,
+                "cli_requests": self.cli_requests, "cli_writes": self.cli_writes,
                 "engines_opened": sum(held.opened for held in self._held.values()),
                 "idle_exit_seconds": self.idle, "workspaces": workspaces,
             }
@@ -413,6 +534,8 @@ class Resident:
         return _stamp(self._sources) != self._sources_stamp
 
 
-def serve(folder: str, print_: str, lock: int) -> int:
-    """``takeback resident run``, once it holds the lock: serve until idle (see above)."""
-    return Resident(folder, print_, idle_seconds()).serve(lock)
+def serve(folder: str, print_: str, lock: int, warm: list[str] | None = None, sock: socket.socket | None = None) -> int:
+    """``takeback resident run``, once it holds the lock (and, ``sock``, listens): serve until
+    idle (see above); ``warm``: folders whose workspaces are made ready at once
+    (``Resident.warm_up``)."""
+    return Resident(folder, print_, idle_seconds()).serve(lock, warm, sock)

@@ -5,16 +5,24 @@ separators and refuses anything else with ``ValueError``.
 
 Requests: ``hook FINGERPRINT AGENT EVENT CWD ENVIRONMENT PAYLOAD`` (EVENT empty when the payload
 names it; ENVIRONMENT ``NAME=VALUE`` pairs separated by NUL bytes; PAYLOAD the agent's bytes as
-they came), ``cli FINGERPRINT CWD ARGV ENVIRONMENT TERMINALS`` (ARGV the command line's words
-separated by NUL bytes; TERMINALS ``0``/``1`` for stdout and stderr; ``resident/forward.py``),
+they came), ``cli FINGERPRINT CWD ARGV ENVIRONMENT TERMINALS UMASK`` (ARGV the command line's words
+separated by NUL bytes; TERMINALS ``0``/``1`` for stdout and stderr; UMASK in octal, which a
+request may leave out if it writes nothing; ``resident/forward.py``),
 ``status FINGERPRINT``, ``stop FINGERPRINT``. Answers: ``done TEXT`` (for a hook, TEXT is a
 failure no store could take, else empty; for status, the status as JSON text; for ``cli``, the
 exit status then the chunks written) or ``refused REASON``.
+
+Acceptance: before it runs a ``cli`` command that writes, the resident process sends
+``accepted`` (``ACCEPTED``, a netstring of its own) ahead of the answer, once it has checked
+everything that could refuse it; from then on the command is that process's, whatever happens to
+the connection (the caller never runs it again: ``forward.py``). Nothing else is ever sent ahead.
 """
 
 from __future__ import annotations
 
 MAX_BYTES = 32 << 20
+ACCEPTED = b"accepted"
+ACCEPTED_FRAME = b"8:accepted,"  # ``pack([ACCEPTED])``
 
 
 def pack(fields: list[bytes]) -> bytes:

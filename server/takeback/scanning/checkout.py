@@ -8,7 +8,8 @@ answers with the bytes checkout writes:
 
 * no conversion can apply to the path (``core.autocrlf`` is not ``true`` and no ``text``,
   ``eol``, ``filter``, ``ident`` or ``working-tree-encoding`` attribute is set for it): the
-  blob, read in-process, as fast as before;
+  blob, read in-process, as fast as before (and where no attribute file exists on the way to
+  the path, ``Attributes``, libgit2 is not even asked);
 * otherwise git itself converts the blob (``git cat-file --filters --path=PATH BLOB``: the
   line endings, the smudge filter the person configured, as checkout does). One process per
   such path: git 2.39's ``--batch --filters`` announces the unconverted size, so its answers
@@ -25,10 +26,12 @@ writes a file that was not there.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from typing import cast
 
 import pygit2
+from pygit2.enums import ConfigLevel
 
 from .. import gitenv
 
@@ -62,13 +65,67 @@ def _entry(index: pygit2.Index, path: str) -> tuple[pygit2.Oid, int, int | None,
     return oid, entry.mode, entry.file_size, bool(entry.flags_extended & _SKIP_WORKTREE)
 
 
-def _converts(repo: pygit2.Repository, path: str) -> bool:
+class Attributes:
+    """Which paths no attribute file reaches, for the paths of one scan (``worktree_form``'s
+    ``reach``): libgit2's lookup (``get_attr``, five names a path) reads the attribute files of
+    every folder above the path each time; most repositories have none, so where neither the
+    repository's nor the person's attribute files exist and no folder on the way holds a
+    ``.gitattributes`` (on disk, or in the index: libgit2 reads the file, else the index
+    entry), no attribute is set and libgit2 is not asked. Looked up once per folder; made
+    afresh for each scan (files may come and go between scans)."""
+
+    def __init__(self, repo: pygit2.Repository) -> None:
+        self.repo = repo
+        self._anywhere: bool | None = None  # a repository-wide or personal attribute file exists
+        self._folders: dict[str, bool] = {}  # folder -> a .gitattributes is there or above it
+
+    def may_set(self, path: str) -> bool:
+        """Whether an attribute may be set for the repository path ``path`` (False: surely none)."""
+        if self._anywhere is None:
+            self._anywhere = self._global_files()
+        return self._anywhere or self._in_folder(path.rpartition("/")[0])
+
+    def _in_folder(self, folder: str) -> bool:
+        known = self._folders.get(folder)
+        if known is None:
+            above = self._in_folder(folder.rpartition("/")[0]) if folder else False
+            name = f"{folder}/.gitattributes" if folder else ".gitattributes"
+            known = above or os.path.lexists(os.path.join(self.repo.workdir or "", name)) or self._indexed(name)
+            self._folders[folder] = known
+        return known
+
+    def _indexed(self, name: str) -> bool:
+        try:
+            return name in self.repo.index
+        except (pygit2.GitError, OSError):
+            return True  # cannot tell: ask libgit2
+
+    def _global_files(self) -> bool:
+        """Whether an attribute file outside the work tree may apply: ``core.attributesFile``,
+        ``info/attributes`` (of the repository and its common folder), the system's and the
+        person's (libgit2's search paths)."""
+        try:
+            if self.repo.config["core.attributesFile"] is not None:
+                return True
+        except KeyError:
+            pass
+        files = [os.path.join(self.repo.path, "info", "attributes"),
+                 os.path.join(gitenv.common_dir(self.repo.path), "info", "attributes")]
+        for level, name in ((ConfigLevel.SYSTEM, "gitattributes"), (ConfigLevel.XDG, "attributes"),
+                            (ConfigLevel.GLOBAL, "attributes")):
+            files += [os.path.join(d, name) for d in (pygit2.settings.search_path[level] or "").split(os.pathsep) if d]
+        return any(os.path.lexists(f) for f in files)
+
+
+def _converts(repo: pygit2.Repository, path: str, reach: Attributes | None = None) -> bool:
     """Whether checkout may write something other than the blob for ``path``."""
     try:
         if str(repo.config["core.autocrlf"]).strip().lower() in ("true", "yes", "on", "1"):
             return True  # ("input" converts only when a file is added, never on checkout)
     except KeyError:
         pass
+    if reach is not None and not reach.may_set(path):
+        return False
     return any(repo.get_attr(path, name) not in (None, False) for name in _ATTRIBUTES)
 
 
@@ -86,10 +143,11 @@ def _filtered(git: str, workdir: str, path: str, oid: pygit2.Oid) -> bytes:
 
 
 def worktree_form(
-    repo: pygit2.Repository, git: str, index: pygit2.Index | None, path: str
+    repo: pygit2.Repository, git: str, index: pygit2.Index | None, path: str, reach: Attributes | None = None
 ) -> tuple[bytes, int] | None:
     """(bytes, mode) the clean file at repository path ``path`` has on disk, or None when the
-    index has no file there that is on disk. Raises ``NotKnown``."""
+    index has no file there that is on disk (``reach``: the scan's ``Attributes``, which
+    spares the attribute lookups where no attribute file reaches). Raises ``NotKnown``."""
     found = _entry(index, path) if index is not None else None
     if found is None:
         return None
@@ -100,7 +158,7 @@ def worktree_form(
         content = cast(pygit2.Blob, repo[oid]).data
     except KeyError:
         return None
-    if mode != _SYMLINK and _converts(repo, path):  # checkout writes a link's target as it is
+    if mode != _SYMLINK and _converts(repo, path, reach):  # checkout writes a link's target as it is
         content = _filtered(git, repo.workdir, path, oid)
     # git records size 0 for an entry it could not trust ("racily clean"; it compares content then)
     if size and size != len(content) & 0xFFFFFFFF:

@@ -415,13 +415,44 @@ def split_paths(root: bytes, plan: list[tuple[bytes, bytes, set[bytes]]]) -> lis
 # ---------------------------------------------------------------- the diff
 
 
-def _diff(repo: pygit2.Repository, pathlist: list[bytes] | None) -> list[tuple[int, bytes]]:
+_LOOK_UP_MAX = 32  # past this many named paths one walk of the index costs less than a diff each
+_PATTERN_BYTES = frozenset(b"*?[]\\!#")  # what libgit2's pathspec would read as a pattern
+
+
+def _look_up(repo: pygit2.Repository, paths: list[bytes]) -> list[tuple[int, bytes]]:
+    """``_diff`` of the few literal ``paths`` a watch saw touched, one path at a time.
+
+    With a literal path list (``DISABLE_PATHSPEC_MATCH``) libgit2's index iterator visits every
+    entry and checks it against the list (perf at 100,000 entries: ~1 ms a call, whatever the
+    count of paths); given one path as a pathspec it starts and ends its walks at that path
+    (the pathspec's prefix is the iterators' range): ~0.4 ms. A pathspec is a pattern, so a
+    path is passed so only when it is one as it stands: none of ``*?[]\\!#``, no control
+    character or space at its ends, no trailing ``/``; otherwise, or past ``_LOOK_UP_MAX`` paths,
+    the literal list is used."""
+    if len(paths) > _LOOK_UP_MAX or not all(_plain(p) for p in paths):
+        return _diff(repo, paths)
+    found: dict[bytes, int] = {}
+    for path in paths:
+        for status, raw in _diff(repo, [path], literal=False):
+            found.setdefault(raw, status)  # a folder named beside a file in it lists that file once
+    return [(status, raw) for raw, status in found.items()]
+
+
+def _plain(path: bytes) -> bool:
+    """Whether libgit2's pathspec of ``path`` matches exactly what the literal path does."""
+    return (
+        bool(path) and path[0] > 0x20 and path[-1] > 0x20 and not path.endswith(b"/")
+        and min(path) >= 0x20 and _PATTERN_BYTES.isdisjoint(path)
+    )
+
+
+def _diff(repo: pygit2.Repository, pathlist: list[bytes] | None, literal: bool = True) -> list[tuple[int, bytes]]:
     """(status, path) of index-to-work-tree deltas (dirty, deleted, conflicted, untracked,
     ignored), optionally limited to ``pathlist`` (literal paths: files, or folders with all
-    they hold)."""
+    they hold; or, not ``literal``, libgit2 pathspecs: ``_look_up``)."""
     opts = ffi.new("git_diff_options *")
     pygit2.errors.check_error(C.git_diff_options_init(opts, 1))
-    opts.flags = int(_FLAGS | (DiffOption.DISABLE_PATHSPEC_MATCH if pathlist is not None else 0))
+    opts.flags = int(_FLAGS | (DiffOption.DISABLE_PATHSPEC_MATCH if pathlist is not None and literal else 0))
     keep = []
     if pathlist is not None:
         keep = [ffi.new("char[]", p) for p in pathlist]
@@ -524,7 +555,7 @@ class Lister:
             assert only is not None
             wanted = [prefix_b + p for p in only]
             self._negations.check([os.fsdecode(p) for p in _rules_above(root, wanted)] + global_ignores)
-            return self._kept(root, _diff(repos[0], wanted) if wanted else [])
+            return self._kept(root, _look_up(repos[0], wanted) if wanted else [])
         self._index_changed(data)
         self._negations.check([os.fsdecode(os.path.join(root, p)) for p in self._ignore_files] + global_ignores)
         if prefix_b not in self._plans:
@@ -538,6 +569,15 @@ class Lister:
         else:
             found = self._parallel(lists)
         return self._kept(root, found)
+
+    def ready(self) -> None:
+        """Do ahead what the first look-up at a few files would do first (a long-lived
+        process's upkeep, off any hook's path): the configuration checked, the repository the
+        look-ups use opened under it, and its index parsed (about 0.1 s at 100,000 entries;
+        libgit2 then reads the file again only when its stamp or checksum changes). Raises
+        ``Unsupported`` or ``pygit2.GitError`` as a listing would."""
+        self._config.check()
+        self._walkers(1)[0].index.read(False)
 
     def _index_changed(self, data: bytes | None) -> None:
         """Work out again what depends on a small index's paths, if it changed."""

@@ -346,7 +346,9 @@ class GitScanner:
 
     def warm(self) -> None:
         """Set up the tree's watch and keep a listing made under it (a long-lived engine's
-        upkeep after an answer, so the next bracket asks only about the files touched since)."""
+        upkeep after an answer, so the next bracket asks only about the files touched since),
+        and have libgit2 parse the index it keeps (the first question about touched files would
+        otherwise parse it: about 0.1 s at 100,000 entries)."""
         if self.cache is None or not self.cache.cold:
             return
         deferred, self.cache.defer_watch = self.cache.defer_watch, False
@@ -354,6 +356,11 @@ class GitScanner:
             self._list()
         finally:
             self.cache.defer_watch = deferred
+        if self.lister is not None and self.cache.watching:
+            try:
+                self.lister.ready()
+            except (listing.Unsupported, pygit2.GitError, OSError) as exc:
+                log.debug("the look-ups were not made ready: %s", exc)
 
     def _ignored(self, rel: str) -> bool:
         try:
@@ -513,6 +520,7 @@ class GitScanner:
         dirty_now, folders_now = self._list_split()
         look = _Look(self.workspace, capture, self.skipped)
         begin_index, staged = self._index_at_begin(begin_copy)
+        reach = checkout.Attributes(self.repo)  # which folders an attribute file reaches, this scan
         changes: list[Changed] = []
         for rel in sorted(set(dirty_before) | dirty_now | staged):
             problem = name_problem(rel)  # a staged path comes from the index, not the listing
@@ -526,7 +534,7 @@ class GitScanner:
                 before = dirty_before[rel]
             else:
                 try:
-                    before = self._from_index(begin_index(), rel, capture_content)
+                    before = self._from_index(begin_index(), rel, capture_content, reach)
                 except checkout.NotKnown as exc:
                     self.notices.append(f"{rel}: not recorded: {exc}; undo leaves it as it is")
                     continue
@@ -580,9 +588,11 @@ class GitScanner:
                     out.add(rel)
         return out
 
-    def _from_index(self, index: pygit2.Index | None, rel: str, capture_content: CaptureContent) -> FileVersion | None:
+    def _from_index(
+        self, index: pygit2.Index | None, rel: str, capture_content: CaptureContent, reach: checkout.Attributes,
+    ) -> FileVersion | None:
         """The file as it was on disk while clean against ``index`` (raises ``checkout.NotKnown``)."""
-        found = checkout.worktree_form(self.repo, self.git, index, self._repo_path(rel))
+        found = checkout.worktree_form(self.repo, self.git, index, self._repo_path(rel), reach)
         return capture_content(rel, *found) if found is not None else None
 
 

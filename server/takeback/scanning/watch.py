@@ -137,31 +137,37 @@ class TreeWatch:
         its watch (its events only make the next begin list, which is always safe)."""
         self._reshape = False
         count = 0
+        add = self._libc.inotify_add_watch
+        mask = _EVENTS | _IN_ONLYDIR | _IN_DONT_FOLLOW
+        skip, ignored = self._skip, self._ignored
         stack = [""]
         while stack:
             rel = stack.pop()
-            path = os.path.join(self.root, rel) if rel else self.root
-            wd = self._libc.inotify_add_watch(self._fd, os.fsencode(path), _EVENTS | _IN_ONLYDIR | _IN_DONT_FOLLOW)
+            path = f"{self.root}/{rel}" if rel else self.root
+            wd = add(self._fd, os.fsencode(path), mask)  # watched before it is listed: a folder
+            # made in it meanwhile is in the listing or has its event (listed first, one made
+            # between the two would go unwatched, and the files put in it unseen)
             if wd < 0:
                 err = ctypes.get_errno()
                 if err in (errno.ENOENT, errno.ENOTDIR):
                     continue  # gone since it was listed: an event says so, or nothing is there
                 raise Unavailable(f"cannot watch {path}: {os.strerror(err)}")
-            count += 1
-            self._folder_of[wd] = rel
             try:
                 with os.scandir(path) as entries:
-                    for entry in entries:
-                        if entry.name == ".git" or not entry.is_dir(follow_symlinks=False):
-                            continue
-                        child = f"{rel}/{entry.name}" if rel else entry.name
-                        if os.path.lexists(os.path.join(entry.path, ".git")):
-                            continue  # a nested repository: git lists it as one entry
-                        if (self._skip is not None and self._skip(child)) or self._ignored(child + "/"):
-                            continue
-                        stack.append(child)
+                    folders = [e.name for e in entries if e.name != ".git" and e.is_dir(follow_symlinks=False)]
             except (FileNotFoundError, NotADirectoryError):
-                continue
+                continue  # gone since it was watched: its watch went with it
+            except OSError as exc:  # past PATH_MAX, not readable
+                raise Unavailable(f"cannot watch {path}: {exc.strerror}") from exc
+            count += 1
+            self._folder_of[wd] = rel
+            for name in folders:
+                child = f"{rel}/{name}" if rel else name
+                if os.path.lexists(f"{path}/{name}/.git"):
+                    continue  # a nested repository (a .git folder, file or link): git lists it as one entry
+                if (skip is not None and skip(child)) or ignored(child + "/"):
+                    continue
+                stack.append(child)
         self.folders = count
 
     def _drain(self) -> bool:

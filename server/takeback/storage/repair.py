@@ -5,7 +5,8 @@ power cut the newest pack or index can be empty or cut short, a rename can be mi
 temporary file is there, the new name is not), and the log ref can name a commit whose pack
 never reached the disk. None of that may cost more than the newest entries, nor be lost without
 a word. This module owns the checks and the ``quarantine/`` folder; ``store.py`` runs them when
-it opens (cheap: the packs' ends, the ref, the head commit) and, deeply, when a read fails.
+it opens (cheap: the packs' ends, the ref, the head commit, which ``checked.py``'s stamp spares
+once a big head was checked) and, deeply, when a read fails.
 
 A file found torn is **moved**, never deleted, into ``quarantine/<UTC time>/`` inside the store,
 under its path relative to the store, and ``report.json`` there names each file, what was wrong
@@ -126,17 +127,20 @@ class LogWalk:
     """The log's commits as what survived holds them: which can be read whole, back to the
     first, and which is the newest such (where the log goes back to when its head is lost).
 
-    ``read`` answers a raw object's bytes (``StoreError`` when it cannot), ``has`` whether the
-    store holds an object, ``all_commits`` every commit id the packs hold.
+    ``read`` answers a raw object's bytes (``StoreError`` when it cannot), ``has_all`` whether the
+    store holds every one of some objects, ``all_commits`` every commit id the packs hold.
     """
 
-    def __init__(self, read: Callable[[str], bytes], has: Callable[[str], bool], all_commits: Callable[[], list[str]]) -> None:
+    def __init__(
+        self, read: Callable[[str], bytes], has_all: Callable[[list[str]], bool], all_commits: Callable[[], list[str]]
+    ) -> None:
         self._read = read
-        self._has = has
+        self._has_all = has_all
         self._all_commits = all_commits
         self._whole: dict[str, bool] = {}  # commit: it and every commit before it can be read
         self._depth: dict[str, int] = {}
         self._owned: dict[str, bytes] = {}  # commits ``_own`` found whole (a big turn's tree costs its size)
+        self._objects: dict[str, list[str]] = {}  # what ``_own`` checked of each: commit, tree, meta.json, blobs
 
     def _own(self, oid: str) -> bytes | None:
         """The commit's bytes when it, its tree, its ``meta.json`` and every blob it names are
@@ -145,14 +149,21 @@ class LogWalk:
             return self._owned[oid]
         try:
             data = self._read(oid)
-            entries = commits.parse_tree(self._read(commits.header(data, b"tree")))
+            tree = commits.header(data, b"tree")
+            entries = commits.parse_tree(self._read(tree))
             self._read(entries["meta.json"])
-            if all(self._has(blob) for name, blob in entries.items() if name != "meta.json"):
+            if self._has_all([blob for name, blob in entries.items() if name != "meta.json"]):
                 self._owned[oid] = data
+                self._objects[oid] = [oid, tree, *entries.values()]
                 return data
         except (StoreError, KeyError, ValueError):
             pass
         return None
+
+    def objects(self, oid: str) -> list[str]:
+        """The objects checked of ``oid`` when it was found whole (itself, its tree, everything the
+        tree names); none when it was not checked or not whole."""
+        return self._objects.get(oid, [])
 
     def readable(self, head: str, whole: bool) -> bool:
         """Whether ``head`` can be read (with ``whole``: and every commit before it)."""
@@ -222,11 +233,12 @@ def go_back(aside: Quarantine, walk: LogWalk, head: str | None, ref_file: Path) 
 
 
 def leftovers(store: Path) -> list[tuple[list[Path], str]]:
-    """Temporary files a writer left in the store's folder or ``brackets/`` (``.<name>.*.tmp``,
-    ``open-turn.tmp``): a rename into place that a crash or power cut kept from happening. Only
-    ever read with the store's lock held, when no writer of the store is at work."""
+    """Temporary files a writer left in the store's folder, ``brackets/`` or the timeline cache's
+    ``timeline-pages/`` (``.<name>.*.tmp``, ``open-turn.tmp``): a rename into place that a crash or
+    power cut kept from happening. Only ever read with the store's lock held, when no writer of the
+    store is at work."""
     found = []
-    for folder in (store, store / "brackets"):
+    for folder in (store, store / "brackets", store / "timeline-pages"):
         for path in sorted(folder.glob("*.tmp")) if folder.is_dir() else []:
             if path.is_file():
                 found.append(([path], "a temporary file a writer left: its rename into place did not happen"))

@@ -13,8 +13,10 @@ so nothing a repository writes (a ``!*`` included) can un-match one of the perso
 from __future__ import annotations
 
 import functools
+import re
 
 import pathspec
+from pathspec.util import normalize_file
 
 from ..config import Config
 from ..core.models import FileVersion
@@ -23,11 +25,42 @@ from ..storage.store import Store
 from .files import Version, Workspace
 
 
+class SecretSpec:
+    """One gitignore spec of secrets patterns, asked first as one regular expression.
+
+    pathspec tries each pattern in turn (36 regular expressions by default: 35 µs a path, the
+    largest part of planning a big operation in a fresh process). A path no pattern that
+    *includes* matches is never a secret whatever the rest say (a ``!pattern`` only un-matches),
+    so one search of all the including patterns joined answers most paths; a path one of them
+    matches is asked of the whole spec, in gitignore's order."""
+
+    def __init__(self, patterns: tuple[str, ...]) -> None:
+        self.spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+        regexes = [getattr(p, "regex", None) for p in self.spec.patterns if p.include]
+        including = [r.pattern for r in regexes if isinstance(r, re.Pattern) and isinstance(r.pattern, str)]
+        self._any: re.Pattern[str] | None = None
+        try:
+            self._any = re.compile("|".join(f"(?:{_unnamed(r)})" for r in including)) if including else None
+        except re.error:  # not joinable (a flag inside one): the whole spec answers every path
+            including = []
+        self._exact = len(including) == sum(1 for p in self.spec.patterns if p.include)  # every one joined
+
+    def match(self, rel: str) -> bool:
+        if self._exact and (self._any is None or self._any.search(normalize_file(rel)) is None):
+            return False
+        return self.spec.match_file(rel)
+
+
+def _unnamed(regex: str) -> str:
+    """``regex`` with its named groups made plain ones (joined, their names would repeat)."""
+    return re.sub(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>", "(?:", regex)
+
+
 @functools.lru_cache(maxsize=64)
-def _spec(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
+def _spec(patterns: tuple[str, ...]) -> SecretSpec:
     """The compiled patterns (remembered, and only read: a process that opens many engines, the
     resident one, would compile the same secrets patterns at every open)."""
-    return pathspec.GitIgnoreSpec.from_lines(patterns)
+    return SecretSpec(patterns)
 
 
 class Capturer:
@@ -46,7 +79,7 @@ class Capturer:
         if known is None:
             if len(self._secret_paths) > 10_000:
                 self._secret_paths.clear()
-            known = self._secret_paths[rel] = any(spec.match_file(rel) for spec in self._secret_specs)
+            known = self._secret_paths[rel] = any(spec.match(rel) for spec in self._secret_specs)
         return known
 
     def version(self, rel: str, content: bytes, mode: int) -> FileVersion:
@@ -56,6 +89,17 @@ class Capturer:
         if len(content) > self.max_bytes:
             return FileVersion(oid=self.store.secret_digest(content), mode=mode, size=len(content), withheld="oversize")
         return FileVersion(oid=self.store.write_blob(content), mode=mode, size=len(content))
+
+    def recorded(self, rel: str, content: bytes, mode: int, known: FileVersion | None) -> FileVersion:
+        """``version``, without hashing and storing ``content`` again when it is ``known``, a
+        recorded version planning found it to be (``PathPlan.ours_recorded``): one the store
+        holds, whose bytes the policies would store today."""
+        if (
+            known is not None and not known.withheld and known.mode == mode and known.size == len(content)
+            and len(content) <= self.max_bytes and not self.is_secret(rel) and self.store.has(known.oid)
+        ):
+            return known
+        return self.version(rel, content, mode)
 
     def from_disk(self, rel: str) -> FileVersion | None:
         disk = self.workspace.read(rel)

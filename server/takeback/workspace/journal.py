@@ -8,10 +8,11 @@ the journal names is on disk before the journal is: ``start`` first writes the o
 store holds in memory (as a pack), then the backups, then the journal, each flushed with its
 folder. The workspace is then written (``forward``: deletions, then the emptied folders, then
 the writes, so a file can take a folder's place and the reverse; each file flushed before its
-rename, then every folder it changed; from ``SYNCFS_FROM`` files on, all written under temporary
-names, flushed with one ``syncfs``, then renamed, by several threads from
-``PUT_IN_PARALLEL_FROM`` on), the operation's records are appended to the log in one
-ref update, and the journal is removed. Operations are rare and a person waits for them, so
+rename, then every folder it changed; from ``SYNCFS_FROM`` files on, those that may be
+rewritten in place (``JournalFile.in_place``, decided by ``start`` and written in the journal),
+the others written under temporary names, all flushed with one ``syncfs``, then the temporary
+ones renamed, by several threads from ``PUT_IN_PARALLEL_FROM`` on), the operation's records are
+appended to the log in one ref update, and the journal is removed. Operations are rare and a person waits for them, so
 they pay for this durability whatever the ``fsync`` setting (``Store.durable``; the cost is in
 docs/performance.md): once the answer is shown, a power cut leaves the workspace all-after.
 
@@ -19,7 +20,8 @@ A failure rolls back what was written, newest first, with the exact permission b
 that cannot be put back either (the disk is full) keeps the journal, and the error says which
 (``RollBackFailed``). If the process dies in between, ``recover`` (run when the engine opens)
 looks whether the operation reached the log: if so it rolls every path forward, otherwise
-back; but only a path that holds exactly one side or the other: one changed since (the person
+back; but only a path that holds exactly one side or the other, or a file rewritten in place
+that holds blocks of each (``torn``: cut in the middle); one changed since (the person
 typed on after the crash), or whose content cannot be read (the store lost it, the disk
 fails), is left as it is and named in the report kept for ``takeback status``, with why.
 Recovery never raises: a journal it cannot read (torn by a power cut in an older version, empty)
@@ -32,17 +34,29 @@ import contextlib
 import logging
 import os
 import shutil
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 from pydantic import BaseModel
 
-from ..core.models import FileVersion, RecoveryReport
+from ..core.models import MODE_LINK, FileVersion, RecoveryReport
 from ..errors import CannotWrite, StoreError, TakebackError
 from ..storage import atomic
 from ..storage.store import Store
-from .files import Staged, Version, Workspace, discard, flush_staged, syncfs_from
+from .files import (
+    Staged,
+    Version,
+    Workspace,
+    discard,
+    flush_staged,
+    may_write_in_place,
+    regular_file,
+    rewrite_in_place,
+    syncfs_from,
+    torn_between,
+)
 
 log = logging.getLogger("takeback.journal")
 
@@ -58,6 +72,7 @@ class JournalFile(BaseModel):
     backup: str | None = None  # file name in journal-backup/ for withheld before-content
     perm: int | None = None  # the file's exact permission bits before (set by start)
     new_folders: list[str] = []  # folders writing the after-side creates (removed on roll-back)
+    in_place: bool = False  # rewritten in place (``rewrite_in_place``): recovery rolls it if torn (``Journal.torn``)
 
 
 class JournalDoc(BaseModel):
@@ -72,6 +87,10 @@ def _ordered(files: list[JournalFile]) -> list[JournalFile]:
     """Deletions before writes: a folder the deletions empty can then give way to a file."""
     return [f for f in files if f.after is None] + [f for f in files if f.after is not None]
 
+
+IN_PLACE = True
+"""Whether a big batch (``SYNCFS_FROM`` files on) rewrites in place the files that may be
+(``JournalFile.in_place``); the others go through a temporary file and a rename."""
 
 PUT_THREADS = 4
 PUT_IN_PARALLEL_FROM = 256  # files renamed into place by PUT_THREADS threads from this many on
@@ -97,6 +116,13 @@ def _at(item: JournalFile) -> Iterator[None]:
         raise CannotWrite.at(item.path, exc) from exc
 
 
+def _may_rewrite(item: JournalFile) -> bool:
+    """Whether both sides of ``item`` are files whose bytes the store holds: what a file written
+    in place needs, so recovery can make it either side whatever a crash left in it."""
+    sides = (item.before, item.after)
+    return all(v is not None and v.mode != MODE_LINK and not v.withheld for v in sides)
+
+
 def _touched(files: Iterable[JournalFile], folders: Iterable[str]) -> list[str]:
     """Every path whose folder an operation changes: its files, the folders they made, the
     folders it removed (``Workspace.sync_folders`` flushes the folders holding them)."""
@@ -118,8 +144,11 @@ class Journal:
         """Write the journal for ``files`` (and the ``folders`` to remove) before any of them,
         once every object it names is on disk. A disk error is ``StoreError`` naming the
         journal; nothing was written to the workspace then."""
+        in_place = IN_PLACE and sum(1 for f in files if f.after is not None) >= syncfs_from()
         for item in files:
-            item.perm = self.workspace.permissions(item.path)
+            st = regular_file(self.workspace.abs(item.path))
+            item.perm = stat.S_IMODE(st.st_mode) if st is not None else None
+            item.in_place = in_place and st is not None and _may_rewrite(item) and may_write_in_place(st)
         doc = JournalDoc(
             entry=entry, operation=operation, started=datetime.now(UTC), files=_ordered(files), folders=list(folders)
         )
@@ -219,17 +248,27 @@ class Journal:
     def _write_all_at_once(
         self, writes: list[JournalFile], written: list[JournalFile], content: Callable[[JournalFile], bytes]
     ) -> None:
-        """Many files: every one written under a temporary name, all flushed at once
-        (``Workspace.flush_staged``), then all renamed into place; a failure before the renames
-        leaves nothing written (the temporary files go)."""
+        """Many files: those the journal marks ``in_place`` rewritten in place (each added to
+        ``written`` before its first byte: a failure in the middle leaves it torn, and
+        ``roll_back`` puts it back whole), every other one written under a temporary name; all
+        flushed at once (``flush_staged``), then the temporary ones renamed into place. A failure
+        before the renames leaves no temporary file, and the files rewritten in place to be put
+        back."""
         staged: list[tuple[JournalFile, Staged | None]] = []
+        rewritten: list[tuple[int, str]] = []
         try:
             for item in writes:
                 assert item.after is not None
                 with _at(item):
-                    staged.append((item, self.workspace.stage(item.path, content(item), item.after.mode)))
+                    if item.in_place and item.perm is not None:
+                        written.append(item)
+                        self.workspace.check(item.path)
+                        rewritten.append(rewrite_in_place(
+                            str(self.workspace.abs(item.path)), item.path, content(item), item.after.mode, item.perm))
+                    else:
+                        staged.append((item, self.workspace.stage(item.path, content(item), item.after.mode)))
             try:
-                flush_staged([s for _, s in staged if s is not None])
+                flush_staged([s for _, s in staged if s is not None], rewritten)
             except OSError as exc:
                 raise CannotWrite(f"cannot flush {writes[0].path} and the rest to disk: {wording_of(exc)}; "
                                   "nothing was written") from exc
@@ -430,13 +469,21 @@ class Journal:
                 if target is None and side == "before":
                     self.workspace.remove_folders(item.new_folders)  # killed after making them
                 return None
-            if not matches(item.path, other, disk):
+            if not matches(item.path, other, disk) and not self.torn(item, disk):
                 return CHANGED
             self.write_side(item, side)
         except (OSError, TakebackError) as exc:
             log.warning("recovery left %s as it is: %s", item.path, wording_of(exc))
             return f"it could not be {'read' if isinstance(exc, StoreError) else 'read or written'} ({wording_of(exc)})"
         return None
+
+    def torn(self, item: JournalFile, disk: Version | None) -> bool:
+        """Whether ``disk``, holding neither side of ``item``, is what a crash in the middle of
+        rewriting it in place leaves: a regular file whose every block holds one side's or
+        zeros (``torn_between``). Anything else is the person's, and stays."""
+        if not item.in_place or item.before is None or item.after is None or disk is None or disk.mode == MODE_LINK:
+            return False
+        return torn_between(disk.content, self.content_of(item, "before"), self.content_of(item, "after"))
 
     def last_report(self) -> RecoveryReport | None:
         try:

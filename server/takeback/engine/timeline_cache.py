@@ -1,0 +1,189 @@
+"""The timeline cache's files: the folded timeline kept in pages, so opening reads what is new.
+
+``timeline.json`` (the index) holds the log head the cache was folded up to, the timeline's
+counts (``Timeline``'s scalars: numbers, records, entries, turns, checkpoints, open turns,
+what retention dropped), the newest entries' folded state inline (the tail, at most
+``TAIL_ENTRIES``), and the list of pages that hold the older entries in log order. A page
+(``timeline-pages/<sha256>.json``) holds ``PAGE_ENTRIES`` entries' folded state (the last page
+may hold fewer) and is named by the SHA-256 of its bytes: a page is never rewritten, a changed
+one is a new file, and a page whose bytes do not hash to its name, or whose entries are not
+the ones the index says (count, first and last numbers), is refused (``PageRefused``).
+
+Each entry is kept as ``CachedEntry``: its begin, its checkpoints without their file lists
+(with the log commit that holds each, and its place in log order), the applied flags, its end,
+checks, operation, state, who reverted it, and the (files, additions, deletions) of its view.
+
+Writing puts the pages first, then the index (``storage/atomic.py``), then removes the pages no
+index names any more: a crash in between leaves the old index and its pages, or the new ones.
+This module reads and writes bytes and checks what it reads against the index; what the
+entries mean, and checking their paths, is ``history.py``'s.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Final, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ..core.models import Check, CheckpointRecorded, DroppedSpan, EntryBegun, EntryState, OperationDone, TurnEnded
+from ..errors import StoreError
+from ..storage import atomic, repair
+
+CACHE_FILE = "timeline.json"
+PAGES_DIR = "timeline-pages"
+FORMAT: Final = 6  # bump when the shape changes (and the models' ``format`` with it); 5 held every record
+PAGE_ENTRIES = 200  # entries in a full page
+TAIL_ENTRIES = 20  # the newest entries, kept inline in the index (what opening reads)
+
+
+class PageRefused(StoreError):
+    """A page that is missing, torn, or not what the index says."""
+
+
+class CachedEntry(BaseModel):
+    """One entry's folded state (``timeline.FoldedEntry``), each checkpoint without its file list,
+    with the log commit that holds it (``commits``) and its place in log order (``positions``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    begun: EntryBegun
+    checkpoints: list[CheckpointRecorded]
+    commits: list[str]
+    positions: list[int]
+    applied: dict[str, bool]
+    ended: TurnEnded | None
+    checks: list[Check]
+    operation: OperationDone | None
+    state: EntryState
+    reverted_by: str | None
+    summary: tuple[int, int, int] | None
+
+
+class PageRef(BaseModel):
+    """A page as the index names it: its SHA-256 (also its file name), how many entries, the
+    first and last entry's numbers, what its entries may answer (``timeline.marks``) and the
+    latest place in log order of their checkpoints (-1: none)."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    count: int
+    first: int
+    last: int
+    marks: list[str]
+    last_position: int
+
+
+class Page(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    format: Literal[6]
+    entries: list[CachedEntry]
+
+
+class Index(BaseModel):
+    """What ``timeline.json`` holds (see the module's docstring)."""
+
+    model_config = ConfigDict(extra="forbid")
+    format: Literal[6]
+    head: str
+    max_number: int
+    record_count: int
+    entry_count: int
+    turn_count: int
+    checkpoint_count: int
+    open_ids: list[str]
+    dropped: list[DroppedSpan]
+    pages: list[PageRef]
+    tail: list[CachedEntry]
+
+
+def read_index(data: bytes) -> Index:
+    """The index in ``data``, validated (strict): pydantic's ``ValidationError`` when it is not
+    valid, ``StoreError`` when its counts do not add up."""
+    index = Index.model_validate_json(data, strict=True)
+    if sum(p.count for p in index.pages) + len(index.tail) != index.entry_count:
+        raise StoreError("the timeline cache's pages and tail do not hold as many entries as it counts")
+    return index
+
+
+def read_page(store: Path, ref: PageRef) -> list[CachedEntry]:
+    """A page's entries, refused (``PageRefused``: the file is then set aside when torn, else
+    removed) unless its bytes hash to its name and it holds the entries the index says."""
+    path = store / PAGES_DIR / f"{ref.name}.json"
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise PageRefused(f"the timeline page {ref.name} cannot be read: {exc}") from exc
+    try:
+        if hashlib.sha256(data).hexdigest() != ref.name:
+            raise ValueError("its content does not match its name")
+        entries = Page.model_validate_json(data, strict=True).entries
+        if len(entries) != ref.count or not entries or (entries[0].begun.number, entries[-1].begun.number) != (
+            ref.first, ref.last
+        ):
+            raise ValueError("it does not hold the entries the index names")
+    except ValueError as exc:
+        discard(store, path, "a timeline page")
+        raise PageRefused(f"the timeline page {ref.name} is refused: {exc}") from exc
+    return entries
+
+
+def write_page(store: Path, entries: list[CachedEntry], marks: set[str]) -> PageRef:
+    """Write a page of ``entries`` (unless a page with these bytes is there already)."""
+    data = Page(format=FORMAT, entries=entries).model_dump_json().encode("utf-8")
+    name = hashlib.sha256(data).hexdigest()
+    folder = store / PAGES_DIR
+    folder.mkdir(mode=0o700, exist_ok=True)
+    path = folder / f"{name}.json"
+    if not path.is_file() or path.stat().st_size != len(data):
+        atomic.write(path, data)
+    return PageRef(name=name, count=len(entries), first=entries[0].begun.number, last=entries[-1].begun.number,
+                   marks=sorted(marks), last_position=max((p for e in entries for p in e.positions), default=-1))
+
+
+def write_index(store: Path, data: bytes, named: set[str]) -> None:
+    """Write the index ``data`` (the pages it ``named`` are written already), then remove the
+    pages it does not name."""
+    atomic.write(store / CACHE_FILE, data)
+    sweep(store, named)
+
+
+def sweep(store: Path, kept: set[str]) -> None:
+    """Remove the pages (and a crash's temporary files) that are not in ``kept``."""
+    try:
+        found = list((store / PAGES_DIR).iterdir())
+    except OSError:
+        return
+    for path in found:
+        if path.name.removesuffix(".json") not in kept:
+            try:
+                path.unlink(missing_ok=True)
+            except OSError:
+                continue  # (a folder someone put there: left alone)
+
+
+def remove(store: Path) -> None:
+    """Remove the cache: the index, then its pages."""
+    (store / CACHE_FILE).unlink(missing_ok=True)
+    sweep(store, set())
+
+
+def discard(store: Path, path: Path, what: str = "the timeline cache") -> None:
+    """Drop a cache file that is not valid: one that is not even JSON (empty or cut short: a
+    crash or power cut tore it), or a folder in its place, is set aside (``repair.py``); one of
+    an older format, or one that cannot be read (a symlink loop), is removed."""
+    problem = None
+    try:
+        json.loads(path.read_bytes())
+    except ValueError:
+        problem = f"{what} is empty or cut short (it is rebuilt from the log)"
+    except IsADirectoryError:
+        problem = f"a folder stood where {what} goes (the cache is rebuilt from the log)"
+    except OSError:
+        pass
+    if problem is not None:
+        aside = repair.Quarantine(store)
+        aside.set_aside(path, problem)
+        aside.save()
+    path.unlink(missing_ok=True)
