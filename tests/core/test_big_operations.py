@@ -296,3 +296,55 @@ def test_the_record_of_a_big_operation_names_the_versions_planning_found(
         assert change.before.oid == real_hash(started[change.path].encode())
         assert change.after.oid == real_hash(wanted[change.path].encode())
         assert engine.store.has(change.before.oid) and engine.store.has(change.after.oid)
+
+
+@pytest.mark.parametrize("op", ["undo", "redo"])
+def test_a_big_operation_takes_its_line_counts_from_the_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, op: str
+) -> None:
+    """Counted with a real counter: an undo (and the redo after it) of 60 files, each as the
+    turn left it, diffs none of them: each file's counts are its recorded change's, swapped
+    (``PathPlan.counted``), and they are what a diff of the two contents gives."""
+    from takeback.core import textdiff
+
+    ws, before, after = _big_turn(tmp_path)
+    engine = open_engine(ws)
+    if op == "redo":
+        assert engine.undo().applied
+    diffed: list[tuple[bytes | None, bytes | None]] = []
+    real = textdiff._line_stats
+    monkeypatch.setattr(textdiff, "_line_stats", lambda old, new: diffed.append((old, new)) or real(old, new))
+    monkeypatch.setattr(textdiff, "_remembered_line_stats", textdiff._line_stats)
+    result = getattr(engine, op)()
+    monkeypatch.undo()
+    assert result.applied and diffed == []
+    started, wanted = (after, before) if op == "undo" else (before, after)
+    assert {o.path for o in result.restored} == set(before)
+    for item in result.restored:
+        assert (item.additions, item.deletions) == real(started[item.path].encode(), wanted[item.path].encode())
+    assert result.entry is not None
+    record = engine.timeline.entries[result.entry.id].checkpoints[-1]
+    assert {(c.path, c.additions, c.deletions) for c in record.changes} == {
+        (o.path, o.additions, o.deletions) for o in result.restored
+    }
+
+
+def test_a_file_changed_since_the_turn_is_counted_from_its_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counted with a real counter: the one file edited after the turn (merged on undo) is
+    diffed; the 59 others take the record's counts."""
+    from takeback.core import textdiff
+
+    ws, before, after = _big_turn(tmp_path)
+    edited = "pkg/core/src/f3.py"
+    (ws / edited).write_text(after[edited] + "# mine\n")
+    engine = open_engine(ws)
+    diffed: list[tuple[bytes | None, bytes | None]] = []
+    real = textdiff._line_stats
+    monkeypatch.setattr(textdiff, "_line_stats", lambda old, new: diffed.append((old, new)) or real(old, new))
+    monkeypatch.setattr(textdiff, "_remembered_line_stats", textdiff._line_stats)
+    result = engine.undo()
+    monkeypatch.undo()
+    assert result.applied
+    assert {old for old, _new in diffed} == {(after[edited] + "# mine\n").encode()}
+    item = next(o for o in result.restored if o.path == edited)
+    assert item.merged and (item.additions, item.deletions) == (0, 1)

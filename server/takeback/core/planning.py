@@ -79,6 +79,10 @@ class PathPlan:
     # record names them without hashing and storing the same bytes again.
     ours_recorded: FileVersion | None = None
     result_recorded: FileVersion | None = None
+    # (+lines, -lines) from ``ours`` to ``result`` when the record already counted them: the
+    # path's one change taken back as recorded (the file as it left it, put back as it was
+    # before), its counts swapped; None: counted from the bytes (``outcome``).
+    counted: tuple[int, int] | None = None
 
     @property
     def writes(self) -> bool:
@@ -242,7 +246,7 @@ class Planner:
                 continue
             return self._conflict(path, ours, current, outcome)
         return PathPlan(path, ours, current, merged=merged_any, conflict=forced, forced=forced is not None,
-                        ours_recorded=known[0], result_recorded=known[1])
+                        ours_recorded=known[0], result_recorded=known[1], counted=_counted(changes, known))
 
     def _conflict(self, path: str, ours: Version | None, current: Version | None, outcome: MergeResult) -> PathPlan:
         binary = outcome.markers is None and outcome.hunks == 0 and "binary" in (outcome.conflict or "")
@@ -254,6 +258,21 @@ class Planner:
             conflict.markers_written = True
             return PathPlan(path, ours, Version(outcome.markers, current.mode), conflict=conflict)
         return PathPlan(path, ours, ours, conflict=conflict)
+
+
+def _counted(changes: list[PathChange], known: list[FileVersion | None]) -> tuple[int, int] | None:
+    """The line counts of taking back a path's one change from the record (its own counts,
+    swapped), when the file was found to be what the change left and the result is what was
+    there before it, neither side withheld (its counts are of the stored bytes): no diff of
+    the same two contents again. None: ``outcome`` counts them."""
+    if len(changes) != 1:
+        return None
+    change = changes[0]
+    if known[0] != change.after or known[1] != change.before or None in known:
+        return None  # not the plain inverse (a merge, a file changed since, a file made or removed)
+    if any(v is not None and v.withheld for v in (change.before, change.after)):
+        return None
+    return change.deletions, change.additions
 
 
 def _known(known: list[FileVersion | None], is_ours: bool, version: FileVersion | None) -> None:
@@ -345,10 +364,14 @@ def set_aside(plan: Plan, out_of_reach: dict[str, tuple[str | None, str]]) -> No
             plan.paths[i] = PathPlan(planned.path, None, None, skipped=reason)
 
 
-def outcome(path: str, ours: Version | None, result: Version | None, merged: bool) -> FileOutcome:
+def outcome(
+    path: str, ours: Version | None, result: Version | None, merged: bool, counted: tuple[int, int] | None = None,
+) -> FileOutcome:
+    """What writing ``result`` over ``ours`` does to ``path``; ``counted``: its (+lines, -lines)
+    when the record counted them already (``PathPlan.counted``)."""
     old = ours.content if ours else None
     new = result.content if result else None
-    additions, deletions = line_stats(old, new)
+    additions, deletions = counted if counted is not None else line_stats(old, new)
     action: Literal["delete", "create", "write"] = "delete" if result is None else ("create" if ours is None else "write")
     return FileOutcome(path=path, action=action, additions=additions, deletions=deletions, merged=merged)
 

@@ -261,7 +261,7 @@ class Operations(EngineParts):
         overlay = {self.workspace.rel(p): v for p, v in (overlay or {}).items()}
         plan = self._plan(target, steps, on_conflict, overlay)
         number = target.begun.number
-        outcomes = [outcome(p.path, p.ours, p.result, p.merged) for p in plan.writes]
+        outcomes = [outcome(p.path, p.ours, p.result, p.merged, p.counted) for p in plan.writes]
         plan.stats = {o.path: (o.additions, o.deletions) for o in outcomes}  # counted once: the change records them too
         if ending is None:
             ending = self._turns_ending(target)

@@ -371,6 +371,10 @@ class Workspace:
     def abs(self, rel: str) -> Path:
         return self.root / rel
 
+    def at(self, rel: str) -> str:
+        """``abs`` as a string, with no ``Path`` made: asked of every file a big operation writes."""
+        return os.path.join(self._root, rel)
+
     def link_above(self, rel: str) -> str | None:
         """The first folder on the way to ``rel`` that is a symlink, or None. Nothing behind
         such a link is part of the workspace (git sees it so too): it is never read through."""
@@ -415,7 +419,7 @@ class Workspace:
         folders the same operation removes first (they are no obstacle). Takeback never removes
         a folder or a file it was not asked to change, so such a path is skipped, with this reason."""
         try:
-            if stat.S_ISDIR(os.lstat(self.root / rel).st_mode) and rel not in going:
+            if stat.S_ISDIR(os.lstat(self.at(rel)).st_mode) and rel not in going:
                 return "a folder is in the way (Takeback does not remove folders); move it away and run this again"
             return None
         except FileNotFoundError:

@@ -146,7 +146,7 @@ class Journal:
         journal; nothing was written to the workspace then."""
         in_place = IN_PLACE and sum(1 for f in files if f.after is not None) >= syncfs_from()
         for item in files:
-            st = regular_file(self.workspace.abs(item.path))
+            st = regular_file(self.workspace.at(item.path))
             item.perm = stat.S_IMODE(st.st_mode) if st is not None else None
             item.in_place = in_place and st is not None and _may_rewrite(item) and may_write_in_place(st)
         doc = JournalDoc(
@@ -264,7 +264,7 @@ class Journal:
                         written.append(item)
                         self.workspace.check(item.path)
                         rewritten.append(rewrite_in_place(
-                            str(self.workspace.abs(item.path)), item.path, content(item), item.after.mode, item.perm))
+                            self.workspace.at(item.path), item.path, content(item), item.after.mode, item.perm))
                     else:
                         staged.append((item, self.workspace.stage(item.path, content(item), item.after.mode)))
             try:
