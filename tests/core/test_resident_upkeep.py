@@ -70,7 +70,7 @@ def test_the_resident_merges_after_the_answer_is_out(tmp_path: Path, monkeypatch
     assert engine.store.merge_later
     _record(engine, store_module.MAX_PACKS + 3)
     order: list[str] = []
-    monkeypatch.setattr(resident, "_answer", lambda fields: order.append("answer") or [b"done", b""])
+    monkeypatch.setattr(resident, "_answer", lambda fields, conn=None: order.append("answer") or [b"done", b""])
     merge_due = store_module.merge_due
     mine, theirs = socket.socketpair()
     monkeypatch.setattr(store_module, "merge_due", lambda s: (order.append(f"merge, closed: {mine.fileno() == -1}"), merge_due(s)))
@@ -92,7 +92,7 @@ def test_the_resident_gives_the_heap_back_after_an_answer_when_alone(tmp_path: P
     (it would hold the allocator from it)."""
     resident = server.Resident(str(tmp_path / "run"), "print", 60.0)
     order: list[str] = []
-    monkeypatch.setattr(resident, "_answer", lambda fields: order.append("answer") or [b"done", b""])
+    monkeypatch.setattr(resident, "_answer", lambda fields, conn=None: order.append("answer") or [b"done", b""])
     monkeypatch.setattr(server, "_TRIM", lambda pad: order.append(f"trim {pad}"))
     mine, theirs = socket.socketpair()
     with theirs:
