@@ -34,7 +34,7 @@ between the call's start and end) or ``{"kind": "paths", "files": {path: version
 (an edit step: the before-images of the files the tool names, and under ``"scan"`` a scanner's
 snapshot too, which tells whether those files account for what the tool changed). A step's
 index copy is not embedded: its header's ``"index_link": [name, size]`` names
-``brackets/ilink-step-<key>``, a hard link to ``brackets/icopy-<checksum>-<size>``, the copy
+``brackets/ilink-step-<key>``, a hard link to ``index-copies/<checksum>-<size>`` (the store's), the copy
 of that version of the index that every step beginning on it shares. The copy is made when a
 step begins on an index no copy holds (written to a temporary name, then renamed); a step that
 begins on the index the last one saw (the common case: a shell command that stages nothing)

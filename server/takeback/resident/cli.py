@@ -39,13 +39,7 @@ from . import forward, wire
 if TYPE_CHECKING:
     from ..cli.context import Lend
 
-def _umask() -> bytes:
-    mask = os.umask(0o022)  # (reading it means setting it: done once, before any request thread)
-    os.umask(mask)
-    return b"%o" % mask
-
-
-UMASK = _umask()
+UMASK = forward.umask()  # read once, at import, before any request thread (server.py imports this module)
 _local = threading.local()
 _installed = threading.Lock()
 

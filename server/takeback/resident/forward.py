@@ -90,9 +90,7 @@ def answered(raw: list[str]) -> int | None:
     terminals = b"".join(b"1" if _isatty(s) else b"0" for s in (sys.stdout, sys.stderr))
     env = wire.environment({"TZ": os.environ["TZ"]} if "TZ" in os.environ else {})
     argv = b"\0".join(os.fsencode(word) for word in raw)
-    mask = os.umask(0o022)  # the files an operation makes get it: the process must share it
-    os.umask(mask)
-    request = (b"cli", os.fsencode(cwd), argv, env, terminals, b"%o" % mask)
+    request = (b"cli", os.fsencode(cwd), argv, env, terminals, umask())
     try:
         accepted, fields = client.call_accepted(*request) if kind is None else (False, client.call(*request))
     except client.Interrupted:
@@ -106,6 +104,15 @@ def answered(raw: list[str]) -> int | None:
             client.start()  # a person at a terminal: the next command is served
         return None
     return _write(fields[1:], int(fields[0]))
+
+
+def umask() -> bytes:
+    """This process's umask in octal, as a ``cli`` request carries it (the files an operation
+    makes get it, so a process serving one must have the same: ``cli.py``). Reading it means
+    setting it for a moment: call it before any other thread makes files."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return b"%o" % mask
 
 
 def _lost(raw: list[str]) -> int:
