@@ -142,17 +142,22 @@ def test_a_resident_process_that_dies_while_a_hook_waits_for_it_loses_nothing(tb
     assert failures(tb) == (0, None)
 
 
-def test_changed_code_makes_the_process_step_aside_and_the_event_is_still_recorded(tb: Takeback) -> None:
+def test_changed_code_makes_the_process_step_aside_and_the_event_is_still_recorded(tb: Takeback, tmp_path: Path) -> None:
+    """The change is made to a private copy of the package (``PYTHONPATH``: its own fingerprint,
+    its own process): touching the checkout's own code would make every resident that the
+    other test worker runs at that moment step aside too."""
+    package = Path(address.__file__).resolve().parent.parent
+    copy = tmp_path / "upgraded"
+    shutil.copytree(package, copy / "takeback", ignore=shutil.ignore_patterns("__pycache__"))
+    tb.env = {**tb.env, "PYTHONPATH": str(copy)}
     pid = started(tb)["pid"]
-    source = Path(address.__file__)
+    assert str(copy / "takeback") in Path(f"/proc/{pid}/cmdline").read_text()  # the copy runs
+    source = copy / "takeback" / "resident" / "address.py"
     info = source.stat()
-    try:
-        os.utime(source, ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000_000))  # as an upgrade would
-        hook(tb, "claude", captured("claude", "UserPromptSubmit", tb.cwd))  # answered "stale": in-process
-        write_step(tb, "two.txt", "two\n", "toolu_2")
-        hook(tb, "claude", captured("claude", "Stop", tb.cwd))
-    finally:
-        os.utime(source, ns=(info.st_atime_ns, info.st_mtime_ns))
+    os.utime(source, ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000_000))  # as an upgrade would
+    hook(tb, "claude", captured("claude", "UserPromptSubmit", tb.cwd))  # answered "stale": in-process
+    write_step(tb, "two.txt", "two\n", "toolu_2")
+    hook(tb, "claude", captured("claude", "Stop", tb.cwd))
     wait_gone(tb, pid)
     [turn] = turns(tb)
     assert [cp["label"] for cp in turn["checkpoints"]] == ["Write two.txt"]
