@@ -37,9 +37,15 @@ on both sides). A second store holds ``--huge``
 turns of ``--huge-files`` files each (every file of a workspace that size rewritten): open,
 status and log there against the 10-entry figures.
 
-Goals (issue 18): open, status and ``log --limit 20`` at the longest timeline and in the
-huge-entry store ≤ 1.3× their figure at 10 entries; ``log`` ≤ 2× ``git log`` (the CLI, and its
-work in-process); the revert plan at
+Then *side by side*: a second 3,000-file store holding the shortest length (recorded the same
+way), the long store at its longest length and the huge-entry store, every read cost of all
+three measured in the same ``--repeat`` rounds, their order reversed every other round, so a
+length's figure never sits minutes of load away from its baseline's (as the figures measured
+while the timeline grew do: those are printed too, and judge only ``log`` against ``git log``).
+
+Goals (issue 18), the flatness ones judged side by side: open, status and ``log --limit 20`` at
+the longest timeline and in the huge-entry store ≤ 1.3× their figure at the shortest; ``log``
+≤ 2× ``git log`` (the CLI, and its work in-process); the revert plan at
 the longest ≤ 1.3× at 10 entries; per-turn cost and disk per turn below the shadow repository's.
 A benchmark, not a test: prints PASS/FAIL and exits 0 unless it crashed.
 """
@@ -147,33 +153,41 @@ class Bench:
 
     def measure(self, repeat: int, revert: bool = True) -> dict:
         """The read costs at this length, in alternating rounds."""
-
-        back = max(1, self.turns - 1000 + 1)  # turn numbers start at 1
-        commit = self.commits[back - 1]
-        timed: dict[str, list[float]] = {k: [] for k in
-                                          ("open", "status", "log", "log20", "log_work", "git_log", "revert", "git_revert", "floor")}
+        timed: dict[str, list[float]] = {}
         for _ in range(repeat):
-            timed["open"].append(self.in_process("open"))
-            for key, argv in (("status", ["status"]), ("log", ["log"]), ("log20", ["log", "--limit", "20"])):
-                t0 = time.perf_counter_ns()
-                self.cli(*argv)
-                timed[key].append(_ms(t0))
+            self.measure_round(timed, revert)
+        return self.summary(timed)
+
+    def measure_round(self, timed: dict[str, list[float]], revert: bool = True) -> None:
+        """One round of every read cost (and the floor) at this store's length, into ``timed``."""
+        def add(key: str, t0: int) -> None:
+            timed.setdefault(key, []).append(_ms(t0))
+
+        timed.setdefault("open", []).append(self.in_process("open"))
+        for key, argv in (("status", ["status"]), ("log", ["log"]), ("log20", ["log", "--limit", "20"])):
             t0 = time.perf_counter_ns()
-            self.git("log", out=True)
-            timed["git_log"].append(_ms(t0))
-            timed["log_work"].append(self.in_process("log"))
+            self.cli(*argv)
+            add(key, t0)
+        t0 = time.perf_counter_ns()
+        self.git("log", out=True)
+        add("git_log", t0)
+        timed.setdefault("log_work", []).append(self.in_process("log"))
+        t0 = time.perf_counter_ns()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        add("floor", t0)
+        if revert:
+            back = max(1, self.turns - 1000 + 1)  # turn numbers start at 1
             t0 = time.perf_counter_ns()
-            subprocess.run([sys.executable, "-c", "pass"], check=True)
-            timed["floor"].append(_ms(t0))
-            if revert:
-                t0 = time.perf_counter_ns()
-                result = self.engine.revert(f"#{back}", dry_run=True)
-                timed["revert"].append(_ms(t0))
-                assert result.verdict == "safe", result
-                t0 = time.perf_counter_ns()
-                self.git("revert", "--no-commit", commit)
-                timed["git_revert"].append(_ms(t0))
-                self.git("reset", "-q", "--hard", "HEAD")
+            result = self.engine.revert(f"#{back}", dry_run=True)
+            add("revert", t0)
+            assert result.verdict == "safe", result
+            t0 = time.perf_counter_ns()
+            self.git("revert", "--no-commit", self.commits[back - 1])
+            add("git_revert", t0)
+            self.git("reset", "-q", "--hard", "HEAD")
+
+    def summary(self, timed: dict[str, list[float]]) -> dict:
+        """``timed``'s medians and spreads, with this store's length, per-turn cost and disk."""
         out = {k: summarise(v) for k, v in timed.items() if v}
         tail = slice(-min(len(self.record_ms), 200), None)
         out.update(
@@ -184,6 +198,19 @@ class Bench:
             shadow_bytes=dir_bytes(self.shadow) - self.shadow_start,
         )
         return out
+
+
+def side_by_side(benches: dict[str, Bench], repeat: int) -> dict[str, dict]:
+    """The read costs of every store measured in the same rounds, the stores' order reversed
+    every other round: the flatness goals compare these, so the load of one minute never
+    passes for the cost of a length (measured one after another while the timeline grows,
+    the lengths sit minutes apart)."""
+    timed: dict[str, dict[str, list[float]]] = {name: {} for name in benches}
+    order = list(benches)
+    for i in range(repeat):
+        for name in (order if i % 2 == 0 else order[::-1]):
+            benches[name].measure_round(timed[name], revert=name != "huge")
+    return {name: bench.summary(timed[name]) for name, bench in benches.items()}
 
 
 def _timed_work(what: str, ws: Path) -> float:
@@ -205,13 +232,13 @@ def _timed_work(what: str, ws: Path) -> float:
     return took
 
 
-def huge_store(base: Path, env: dict[str, str], turns: int, files: int, repeat: int) -> dict:
+def huge_store(base: Path, env: dict[str, str], turns: int, files: int) -> Bench:
     """A store of ``turns`` turns that each rewrote every one of ``files`` files."""
     bench = Bench(base, "huge", files, env)
     for i in range(turns):
         progress(f"    huge turn {i + 1} of {turns} ({len(bench.pool):,} files) ...")
         bench.turn(bench.pool)
-    return bench.measure(repeat, revert=False)
+    return bench
 
 
 def _row(label: str, r: dict, key: str) -> str:
@@ -219,8 +246,11 @@ def _row(label: str, r: dict, key: str) -> str:
     return f"  {label:<26} {s['median']:9.1f} ms  (p10 {s['p10']:.1f}, p90 {s['p90']:.1f})"
 
 
-def verdicts(points: list[dict], huge: dict | None) -> list[tuple[str, str, bool]]:
-    first, last = points[0], points[-1]
+def verdicts(points: list[dict], side: dict[str, dict]) -> list[tuple[str, str, bool]]:
+    """PASS/FAIL per goal: the flatness goals from ``side`` (the stores side by side), the
+    ``log`` against ``git log`` goals at every length as the timeline grew and side by side."""
+    first, last = side["short"], side["long"]
+    huge = side.get("huge")
     n0, n1 = first["entries"], last["entries"]
     out = []
     for key, name in (("open", "engine open"), ("status", "status"), ("log20", "log --limit 20")):
@@ -229,40 +259,51 @@ def verdicts(points: list[dict], huge: dict | None) -> list[tuple[str, str, bool
         if huge is not None:
             ratio = huge[key]["median"] / first[key]["median"]
             out.append((f"{name} with {huge['entries']} huge entries ≤ {FLAT}× at {n0}", f"{ratio:.2f}×", ratio <= FLAT))
-    for point in points:
+    for point, when in [*((p, "as it grew") for p in points), (first, "side by side"), (last, "side by side")]:
         for key, name in (("log", "log (CLI, in-process)"), ("log_work", "log's work once imported")):
             ratio = point[key]["median"] / point["git_log"]["median"]
-            out.append((f"{name} ≤ {LOG_VS_GIT}× git log at {point['entries']}", f"{ratio:.2f}×", ratio <= LOG_VS_GIT))
+            out.append((f"{name} ≤ {LOG_VS_GIT}× git log at {point['entries']} ({when})", f"{ratio:.2f}×",
+                        ratio <= LOG_VS_GIT))
     ratio = last["revert"]["median"] / first["revert"]["median"]
     out.append((f"revert 1,000 back at {n1} ≤ {FLAT}× at {n0}", f"{ratio:.2f}×", ratio <= FLAT))
-    ratio = last["record"]["median"] / last["add_commit"]["median"]
+    grown = points[-1]
+    ratio = grown["record"]["median"] / grown["add_commit"]["median"]
     out.append((f"per-turn cost < shadow add+commit at {n1}", f"{ratio:.2f}×", ratio < 1))
-    ratio = last["store_bytes"] / max(1, last["shadow_bytes"])
+    ratio = grown["store_bytes"] / max(1, grown["shadow_bytes"])
     out.append((f"disk < shadow repository at {n1}", f"{ratio:.2f}×", ratio < 1))
     if len(points) > 1:  # where every before-image is an earlier turn's after-image on both sides
         prev = points[-2]
-        ratio = (last["store_bytes"] - prev["store_bytes"]) / max(1, last["shadow_bytes"] - prev["shadow_bytes"])
+        ratio = (grown["store_bytes"] - prev["store_bytes"]) / max(1, grown["shadow_bytes"] - prev["shadow_bytes"])
         out.append((f"disk per turn from {prev['entries']} to {n1} < shadow repository's", f"{ratio:.2f}×", ratio < 1))
     return out
 
 
-def report(points: list[dict], huge: dict | None, meta: dict) -> str:
+def _figures(lines: list[str], title: str, r: dict) -> None:
+    lines.append(f"\n{title}:")
+    for label, key in (("engine open (in-process)", "open"), ("status (CLI)", "status"), ("log (CLI)", "log"),
+                       ("log --limit 20 (CLI)", "log20"), ("log's work once imported", "log_work"),
+                       ("git log (shadow)", "git_log"),
+                       ("revert plan 1,000 back", "revert"), ("git revert (shadow)", "git_revert"),
+                       ("python -c pass", "floor"), ("record a turn", "record"), ("add -A + commit", "add_commit")):
+        if r.get(key):
+            lines.append(_row(label, r, key))
+    turns = max(1, r["entries"])
+    lines.append(f"  disk per turn: store {r['store_bytes'] / turns / 1024:.1f} KiB, "
+                 f"shadow {r['shadow_bytes'] / turns / 1024:.1f} KiB")
+
+
+def report(points: list[dict], side: dict[str, dict], meta: dict) -> str:
     lines = [f"load {meta['load_before']} → {meta['load_after']}; speed probe {meta['probe_before']} → "
              f"{meta['probe_after']} ms; {meta['cpus']} cpus, {meta['platform']}, python {meta['python']}, {meta['git']}"]
-    for r in [*points, *([huge] if huge else [])]:
-        lines.append(f"\n{r['entries']} entries{' (huge: ' + str(meta['huge_files']) + ' files each)' if r is huge else ''}:")
-        for label, key in (("engine open (in-process)", "open"), ("status (CLI)", "status"), ("log (CLI)", "log"),
-                           ("log --limit 20 (CLI)", "log20"), ("log's work once imported", "log_work"),
-                           ("git log (shadow)", "git_log"),
-                           ("revert plan 1,000 back", "revert"), ("git revert (shadow)", "git_revert"),
-                           ("python -c pass", "floor"), ("record a turn", "record"), ("add -A + commit", "add_commit")):
-            if r.get(key):
-                lines.append(_row(label, r, key))
-        turns = max(1, r["entries"])
-        lines.append(f"  disk per turn: store {r['store_bytes'] / turns / 1024:.1f} KiB, "
-                     f"shadow {r['shadow_bytes'] / turns / 1024:.1f} KiB")
+    lines.append("\nAs the timeline grew (each length measured when reached, minutes apart):")
+    for r in points:
+        _figures(lines, f"{r['entries']} entries", r)
+    lines.append("\nSide by side (every store in the same alternating rounds; the flatness verdicts):")
+    for name, r in side.items():
+        huge = f" (huge: {meta['huge_files']} files each)" if name == "huge" else ""
+        _figures(lines, f"{r['entries']} entries{huge}", r)
     lines.append("")
-    for target, measured, passed in verdicts(points, huge):
+    for target, measured, passed in verdicts(points, side):
         lines.append(f"  {'PASS' if passed else 'FAIL'}  {target}: {measured}")
     return "\n".join(lines)
 
@@ -291,8 +332,9 @@ def main(argv: list[str] | None = None) -> int:
     meta.update(load_before=loadavg(), probe_before=speed_probe(), entries=lengths, repeat=args.repeat,
                 huge_files=args.huge_files, python3_pass_ms=_python3_pass())
     points: list[dict] = []
-    huge = None
     try:
+        short = Bench(base, "short", POOL, env)  # the shortest length, kept for the side-by-side rounds
+        short.grow(lengths[0])
         bench = Bench(base, "long", POOL, env)
         for n in lengths:
             bench.grow(n - bench.turns)
@@ -300,15 +342,19 @@ def main(argv: list[str] | None = None) -> int:
             points.append(bench.measure(args.repeat))
             progress(f"    open {points[-1]['open']['median']:.1f} ms, log {points[-1]['log']['median']:.1f} ms, "
                      f"git log {points[-1]['git_log']['median']:.1f} ms")
-        bench.engine.close()
+        benches = {"short": short, "long": bench}
         if args.huge:
-            huge = huge_store(base, env, args.huge, args.huge_files, args.repeat)
+            benches["huge"] = huge_store(base, env, args.huge, args.huge_files)
+        progress(f"  side by side: {', '.join(benches)}, {args.repeat} alternating rounds ...")
+        side = side_by_side(benches, args.repeat)
+        for each in benches.values():
+            each.engine.close()
         meta.update(load_after=loadavg(), probe_after=speed_probe())
-        print(report(points, huge, meta))
+        print(report(points, side, meta))
         if args.json_out:
             Path(args.json_out).write_text(json.dumps(
-                {"meta": meta, "points": points, "huge": huge,
-                 "verdicts": [{"target": t, "measured": m, "passed": p} for t, m, p in verdicts(points, huge)]}, indent=2))
+                {"meta": meta, "points": points, "side": side,
+                 "verdicts": [{"target": t, "measured": m, "passed": p} for t, m, p in verdicts(points, side)]}, indent=2))
     finally:
         clean_up(base, args.keep)
     return 0
