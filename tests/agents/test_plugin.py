@@ -39,7 +39,7 @@ PLUGIN = ROOT / "plugins" / "claude-code" / "takeback"
 LAUNCHER = PLUGIN / "bin" / "takeback"
 TAKEBACK = Path(sys.executable).parent / "takeback"
 PAYLOADS = json.loads((ROOT / "tests" / "cli" / "hook_payloads" / "claude.json").read_text())["payloads"]
-PLUGIN_EVENTS = {"UserPromptSubmit": None, "PreToolUse": "*", "PostToolUse": "*", "Stop": None, "SessionEnd": None}
+PLUGIN_EVENTS = {"SessionStart": None, "UserPromptSubmit": None, "PreToolUse": "*", "PostToolUse": "*", "Stop": None, "SessionEnd": None}
 
 
 def _json(path: Path) -> dict:

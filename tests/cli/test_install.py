@@ -32,6 +32,14 @@ EVENTS = {
     "cursor": ["beforeSubmitPrompt", "beforeShellExecution", "afterShellExecution", "afterFileEdit", "stop"],
 }
 TOOL_MATCHER = {"claude": "*", "codex": "*", "gemini": ".*", "qwen": ".*"}
+SESSION_START = {"claude": "SessionStart", "codex": "SessionStart", "gemini": "SessionStart", "copilot": "sessionStart"}
+"""The session-start event install writes for the agents that have one (it records nothing: the
+workspace is made ready before the first prompt); EVENTS are the turn's events."""
+
+
+def installed_events(agent: str) -> list[str]:
+    """Every event install writes for ``agent``, in the order it writes them."""
+    return [*([SESSION_START[agent]] if agent in SESSION_START else []), *EVENTS[agent]]
 
 
 def user_file(agent: str, env: dict[str, str]) -> Path:
@@ -121,13 +129,14 @@ def test_install_merges_hooks_beside_the_persons_own(tb: Takeback, env: dict[str
     assert text.splitlines()[1].startswith(" " * indent + '"') and not text.splitlines()[1].startswith(" " * (indent + 1))
     # One Takeback hook per event, naming the agent (and, for Copilot, the event).
     found = ours(agent, doc)
-    assert sorted(found) == sorted(EVENTS[agent]) and all(len(lines) == 1 for lines in found.values())
+    assert sorted(found) == sorted(installed_events(agent)) and all(len(lines) == 1 for lines in found.values())
     for event, (line,) in found.items():
         assert shlex.split(line)[-2:] == (["copilot", event] if agent == "copilot" else ["hook", agent])
     if agent in TOOL_MATCHER:
         groups = [g for g in doc["hooks"][EVENTS[agent][1]] if ours(agent, {"hooks": {"e": [g]}})]
         assert [g["matcher"] for g in groups] == [TOOL_MATCHER[agent]]
         assert all("matcher" not in g for g in doc["hooks"][EVENTS[agent][0]])
+        assert agent not in SESSION_START or all("matcher" not in g for g in doc["hooks"][SESSION_START[agent]])
 
     expect_ok(tb("install", agent))
     assert path.read_text() == text, "a second install changed the file"
@@ -168,7 +177,7 @@ def test_uninstall_restores_exactly_what_was_there_before_install_all(tb: Takeba
     assert installed != before
     expect_ok(tb("install", "all", "--mcp"))
     assert homes(env) == installed, "a second install changed something"
-    assert "\t\"hooks\": {\n\t\t\"UserPromptSubmit\"" in claude.read_text()
+    assert "\t\"hooks\": {\n\t\t\"SessionStart\"" in claude.read_text()
     toml_text = codex_toml.read_text()
     assert toml_text.startswith('# my codex\nmodel = "gpt-5.5"  # the one I like\n')
     assert tomllib.loads(toml_text)["mcp_servers"]["takeback"]["args"][-1] == "mcp"
@@ -250,7 +259,7 @@ def test_project_scope_writes_claudes_personal_file_from_a_subfolder(tb: Takebac
     homes_before = homes(env)
     result = tb.json("install", "claude", "--scope", "project", cwd=tb.cwd / "src")
     personal = tb.cwd / ".claude" / "settings.local.json"
-    assert list(ours("claude", json.loads(personal.read_text()))) == EVENTS["claude"]
+    assert list(ours("claude", json.loads(personal.read_text()))) == installed_events("claude")
     assert shared.read_text() == '{\n  "hooks": {}\n}\n'
     assert homes(env) == homes_before, "project scope wrote into the home folder"
     assert [c["path"] for c in result[0]["changes"]] == [str(personal)]
@@ -432,7 +441,7 @@ def test_uninstall_with_nothing_installed_changes_nothing(tb: Takeback, env: dic
 def test_human_output_names_files_and_next_steps(tb: Takeback, env: dict[str, str]) -> None:
     out = expect_ok(tb("install", "codex")).text
     assert f"created   {user_file('codex', env)}" in out
-    assert "hooks: UserPromptSubmit, PreToolUse, PostToolUse, Stop, SessionEnd" in out
+    assert "hooks: SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, SessionEnd" in out
     assert "next: Codex runs new hooks only once you trust them" in out
     again = expect_ok(tb("install", "codex")).text
     assert f"unchanged {user_file('codex', env)}" in again

@@ -11,6 +11,7 @@ home (the disk's refusal, named, in one line).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -20,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from helpers import git, make_repo
+from takeback.install.agents import CLAUDE_EVENTS
 
 from .conftest import Takeback, expect_error, expect_ok
 from .test_install import HOME_VARS, homes, persons_config, tree, user_file
@@ -76,7 +78,7 @@ def test_half_a_character_escaped_in_a_config_is_kept_as_its_escape(tb: Takeback
     settings.write_bytes(original)
     expect_ok(tb("install", "claude"))
     text = settings.read_text(encoding="utf-8")
-    assert '"name": "Jörg \\ud800"' in text and len(hook_lines(settings)) == 5
+    assert '"name": "Jörg \\ud800"' in text and len(hook_lines(settings)) == len(CLAUDE_EVENTS)
     expect_ok(tb("uninstall", "claude"))
     assert settings.read_bytes() == original
 
@@ -113,7 +115,7 @@ def test_a_project_git_does_not_track_needs_no_force(tb: Takeback, env: dict[str
     assert [(c["path"], c["action"]) for c in report["changes"]] == [
         (str(local), "updated" if project == "an-index-git-cannot-read" else "created")]
     assert not any("tracked by git" in step for step in report["next_steps"])
-    assert len(hook_lines(local)) == 5
+    assert len(hook_lines(local)) == len(CLAUDE_EVENTS)
     expect_ok(tb("uninstall", "claude", *args, cwd=cwd))
     assert tree(folder) == before
 
@@ -143,7 +145,7 @@ def test_an_older_installs_entries_are_brought_up_to_date_in_place(tb: Takeback,
     assert doc["hooks"]["UserPromptSubmit"] == [{"hooks": [mine, {"type": "command", "command": this}, odd]}]
     assert doc["hooks"]["Stop"] == [{"hooks": [{"type": "command", "command": this}]}]
     assert not any(line == old for line in hook_lines(settings))
-    assert sorted(doc["hooks"]) == sorted(["UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"])
+    assert sorted(doc["hooks"]) == sorted(["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"])
     # uninstall: the file changed since (an older install's): only Takeback's entries go, the group keeps the person's
     (out,) = tb.json("uninstall", "claude")
     assert out["changes"][0]["action"] == "cleaned"
@@ -233,6 +235,48 @@ def test_an_install_over_an_edited_install_is_cleaned_not_restored(tb: Takeback,
     (out,) = tb.json("uninstall", "claude")
     assert out["changes"][0]["action"] == "cleaned"
     assert json.loads(settings.read_text()) == {"theme": "dark"}
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini", "copilot", "opencode"])
+def test_an_install_made_before_the_session_start_event_is_upgraded_and_still_restored(
+    tb: Takeback, env: dict[str, str], agent: str,
+) -> None:
+    """An install made by a Takeback that wrote no session-start hook (its file and its ledger
+    as that install left them): installing again adds the event, once, beside the others, and
+    uninstall still gives the person's file back byte for byte."""
+    from .test_install import SESSION_START
+
+    path = user_file(agent, env)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    original = json.dumps(persons_config(agent), indent=2).encode() + b"\n"
+    path.write_bytes(original)
+    expect_ok(tb("install", agent))
+    plugin = Path(env["XDG_CONFIG_HOME"]) / "opencode" / "takeback-plugin.js"
+    doc = json.loads(path.read_text())
+    if agent == "opencode":  # the plugin of an older install hands over no session.created
+        old = plugin.read_text().replace('event.type === "session.created"', 'event.type === "never"')
+        plugin.write_text(old)
+    else:  # the older install's file: every hook but the session start's
+        del doc["hooks"][SESSION_START[agent]]
+        path.write_text(json.dumps(doc, indent=2) + "\n")
+    files = json.loads(ledger(env).read_text())
+    for written in (path, plugin):
+        if str(written) in files:
+            files[str(written)]["after"] = hashlib.sha256(written.read_bytes()).hexdigest()
+    ledger(env).write_text(json.dumps(files))
+
+    (again,) = tb.json("install", agent)
+    assert {c["action"] for c in again["changes"]} >= {"updated"}
+    if agent == "opencode":
+        assert 'event.type === "session.created"' in plugin.read_text()
+    else:
+        doc = json.loads(path.read_text())
+        assert [len(g["hooks"]) if "hooks" in g else 1 for g in doc["hooks"][SESSION_START[agent]]] == [1]
+        assert list(doc["hooks"])[-1] == SESSION_START[agent], "added after the events already there"
+    (third,) = tb.json("install", agent)
+    assert {c["action"] for c in third["changes"]} == {"unchanged"}
+    expect_ok(tb("uninstall", agent))
+    assert path.read_bytes() == original and not plugin.exists()
 
 
 def test_a_folder_install_made_is_kept_when_it_holds_the_persons_file(tb: Takeback, env: dict[str, str]) -> None:

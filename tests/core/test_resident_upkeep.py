@@ -6,7 +6,8 @@ closed; past ``MAX_PACKS_WAITING`` packs a write merges at once, so the packs ne
 without the setting a write merges as before. The work tree's watch: never set up on a
 bracket's path there (each bracket lists afresh until then), but by the upkeep, with a first
 listing, after which a step asks only about the files it touched; a workspace named when the
-process starts (``resident run --warm``) is made so before any request, which waits for it. The
+process starts (``resident run --warm``) is made so before any request, which waits for it; a
+session's start has its workspace made so on a thread, answered before that work is done. The
 heap's free pages go back to the system after an answer when no other request is in flight.
 """
 
@@ -184,6 +185,39 @@ def test_a_hook_that_comes_while_the_workspace_is_made_ready_waits_for_it(tmp_pa
     thread.join()
     assert not held.lock.locked() and resident.active == 0
     held.close()
+
+
+def test_a_session_start_readies_its_workspace_on_a_thread_unless_a_request_holds_it(tmp_path: Path) -> None:
+    """A session's start (``Resident.warm_soon``, through ``_record``) returns before the work:
+    the workspace's lock is taken without waiting and the warm-up runs on a thread; nothing is
+    recorded nor counted; a workspace a request holds is left to that request's upkeep, and one
+    already ready is not made so again."""
+    ws = make_repo(tmp_path / "ws")
+    resident = server.Resident(str(tmp_path / "run"), "print", 60.0)
+    held = resident._held_for(str(ws))
+    with held.lock:  # a request in flight: the start does not wait for it
+        assert resident.warm_soon(str(ws)) is None
+    assert held.engine is None and not held.ready and resident.active == 0
+    going_on = threading.Event()
+    upkeep = Engine.upkeep
+
+    def slow_upkeep(engine: Engine) -> None:
+        going_on.wait(10)
+        upkeep(engine)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Engine, "upkeep", slow_upkeep)
+        _hook(resident, ws, "SessionStart", source="startup")  # answered (done, nothing unlogged) ...
+        assert held.lock.locked() and not held.ready  # ... while the work goes on
+        assert resident.status()["ready"] == [] and resident.active == 1
+        going_on.set()
+        with held.lock:
+            pass
+    assert held.ready and resident.status()["ready"] == [str(ws)] and resident.status()["requests"] == 0
+    assert resident.warm_soon(str(ws)) is None and resident.status()["engines_opened"] == 1  # ready already
+    assert held.engine is not None and held.engine.entries() == []  # nothing recorded
+    held.close()
+    assert not held.ready
 
 
 def test_the_resident_s_threads_allocate_from_one_heap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

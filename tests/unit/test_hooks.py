@@ -57,7 +57,17 @@ def test_each_agents_prompt_opens_a_turn_with_its_text_and_session(agent: str, n
     assert event.session
 
 
-@pytest.mark.parametrize("agent,name", [("claude", "SessionStart"), ("codex", "PreModelRequest"), ("gemini", "PreCompress"),
+@pytest.mark.parametrize("agent,name", [("claude", "SessionStart"), ("codex", "SessionStart"), ("gemini", "SessionStart"),
+                                        ("copilot", "sessionStart"), ("opencode", "session.created")])
+def test_each_agents_session_start_is_read_with_its_folder_and_is_no_step(agent: str, name: str) -> None:
+    """A session's start records nothing (hooks/record.py); it is read so that its workspace,
+    found from its folder as a prompt's is, can be made ready before the first prompt."""
+    event = parse(agent, name if EDIT_EVENTS[agent][1] else None, captured(agent)[name], EDIT_EVENTS[agent][2])
+    assert (event.kind, event.agent, event.is_step, event.prompt) == ("session_start", agent, False, None)
+    assert event.folders[0] == "<OUT>/repo" and event.session
+
+
+@pytest.mark.parametrize("agent,name", [("claude", "PostToolBatch"), ("codex", "PreModelRequest"), ("gemini", "PreCompress"),
                                         ("opencode", "session.status")])
 def test_events_takeback_does_not_use_are_none(agent: str, name: str) -> None:
     assert parse(agent, name if EDIT_EVENTS[agent][1] else None, captured(agent)[name], EDIT_EVENTS[agent][2]) is None

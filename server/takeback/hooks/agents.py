@@ -60,7 +60,7 @@ _READ_ONLY_TOOLS = {
 
 # Event names of the agents that use Claude Code's hook format (Codex and Qwen Code do).
 _CLAUDE_EVENTS = {
-    "UserPromptSubmit": "prompt", "PreToolUse": "pre_tool", "PostToolUse": "post_tool",
+    "SessionStart": "session_start", "UserPromptSubmit": "prompt", "PreToolUse": "pre_tool", "PostToolUse": "post_tool",
     "PostToolUseFailure": "post_tool", "Stop": "stop", "StopFailure": "stop", "SessionEnd": "session_end",
 }
 _EVENTS = {
@@ -68,15 +68,15 @@ _EVENTS = {
     "codex": _CLAUDE_EVENTS,
     "qwen": _CLAUDE_EVENTS,
     "gemini": {
-        "BeforeAgent": "prompt", "BeforeTool": "pre_tool", "AfterTool": "post_tool", "AfterAgent": "stop",
+        "SessionStart": "session_start", "BeforeAgent": "prompt", "BeforeTool": "pre_tool", "AfterTool": "post_tool", "AfterAgent": "stop",
         "SessionEnd": "session_end",
     },
     "copilot": {
-        "userPromptSubmitted": "prompt", "preToolUse": "pre_tool", "postToolUse": "post_tool",
+        "sessionStart": "session_start", "userPromptSubmitted": "prompt", "preToolUse": "pre_tool", "postToolUse": "post_tool",
         "agentStop": "stop", "sessionEnd": "session_end",
     },
     "opencode": {
-        "chat.message": "prompt", "tool.execute.before": "pre_tool", "tool.execute.after": "post_tool",
+        "session.created": "session_start", "chat.message": "prompt", "tool.execute.before": "pre_tool", "tool.execute.after": "post_tool",
         "session.idle": "stop", "session.deleted": "session_end",
     },
     "cursor": {
@@ -123,7 +123,7 @@ def parse(agent: str, event_name: str | None, payload: dict, env: Mapping[str, s
         raise PayloadError(f"no event name in the {agent} payload nor on the command line")
     kind = _EVENTS[agent].get(str(name))
     if kind is None:
-        return None  # an event Takeback does not use (SessionStart, PreCompress, …)
+        return None  # an event Takeback does not use (PreCompress, PostToolBatch, …)
     event = _READERS.get(agent, _read_claude)(agent, kind, payload)
     project = env.get(_PROJECT_ENV.get(agent, ""))
     if project:

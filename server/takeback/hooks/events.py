@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-# prompt: opens a turn; pre_tool / post_tool: a tool call's start and end (a step); edited: an
+# session_start: a session begins (nothing is recorded: its workspace is made ready, hooks/run.py
+# and resident/server.py); prompt: opens a turn; pre_tool / post_tool: a tool call's start and end (a step); edited: an
 # edit already made, with what it replaced (Cursor's afterFileEdit); stop: the agent's turn is
 # over; session_end: the conversation is over.
-Kind = Literal["prompt", "pre_tool", "post_tool", "edited", "stop", "session_end"]
+Kind = Literal["session_start", "prompt", "pre_tool", "post_tool", "edited", "stop", "session_end"]
 
 
 @dataclass

@@ -1,5 +1,7 @@
 """Normalized hook events → engine calls: what the hooks record.
 
+* ``session_start`` records nothing (its workspace is made ready instead: ``run.py``, the
+  resident process's ``Resident.warm_soon``); should it reach an engine, it is ignored here.
 * ``prompt`` opens a turn (label: the prompt on one line, shortened; session; agent) with no
   bracket: the turn's changes are the union of its steps, so what the person changes between
   two tool calls is not in it. An empty prompt (Qwen Code sends one after each round of tool
@@ -69,6 +71,8 @@ def _inside(engine: Engine, paths: list[str], cwd: str | None) -> list[str]:
 
 
 def record(engine: Engine, event: Event) -> None:
+    if event.kind == "session_start":
+        return  # nothing to record: the session's first hooks find the workspace ready
     if event.paths is not None:
         event.paths = _inside(engine, event.paths, event.cwd)
         if not event.paths and event.kind != "edited":

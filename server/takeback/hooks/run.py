@@ -12,6 +12,13 @@ into (but after a turn's or a session's end), which it makes ready at once
 (``resident/server.py``, ``Resident.warm_up``): the session's next hook, often its first shell
 step, then finds the work tree watched and listed.
 
+A session's start (Claude Code's and Codex's ``SessionStart``, Gemini CLI's, Copilot CLI's
+``sessionStart``, OpenCode's ``session.created``) records nothing: it only has the workspace the
+session's prompt would record into (the same rule, ``handle.py``) made ready before the person
+has typed it. Through the resident process that is started on a thread there and answered at
+once (``Resident.warm_soon``); without one, this process starts one naming the workspace and
+exits, opening no engine. With the resident process off it does nothing at all.
+
 A failure is appended to the store's hook failure log (``failures.py``), which ``takeback
 status`` shows; when not even the store can be found it goes to stderr (which agents keep out of
 the model's context).
@@ -64,6 +71,8 @@ def run(agent: str, event_name: str | None) -> int:
             if address.enabled():  # started before the work, naming the workspace the session goes on in
                 client.start(None if event.kind in _LAST_EVENTS else workspace)
                 started.append(workspace)
+            if event.kind == "session_start":
+                return None  # nothing to record: the process just started makes the workspace ready
             return _record_here(workspace, event, event_name)
 
         unlogged = handle(agent, event_name, cwd, data, env, record_here) or ""

@@ -14,8 +14,12 @@ from pathlib import Path
 from .hookentries import HookSpec
 from .mcpentries import McpSpec
 
-CLAUDE_EVENTS = {"UserPromptSubmit": None, "PreToolUse": "*", "PostToolUse": "*", "Stop": None, "SessionEnd": None}
-"""Claude Code's hook events Takeback listens to (``*``: every tool). Codex reads the same."""
+CLAUDE_EVENTS = {
+    "SessionStart": None, "UserPromptSubmit": None, "PreToolUse": "*", "PostToolUse": "*", "Stop": None, "SessionEnd": None,
+}
+"""Claude Code's hook events Takeback listens to (``*``: every tool). Codex reads the same.
+``SessionStart`` (and each agent's own session start below) records nothing: it has the
+workspace made ready before the session's first prompt (hooks/run.py)."""
 
 CLAUDE_READERS_NOTE = (
     "{title} also runs the hooks in Claude Code's settings (.claude/settings.json); Takeback's "
@@ -126,7 +130,10 @@ AGENTS: dict[str, Agent] = {
             "Gemini CLI",
             hooks_file=_scoped(lambda: _gemini_dir() / "settings.json", ".gemini/settings.json"),
             mcp_file=_scoped(lambda: _gemini_dir() / "settings.json", ".gemini/settings.json"),
-            hooks=HookSpec({"BeforeAgent": None, "BeforeTool": ".*", "AfterTool": ".*", "AfterAgent": None, "SessionEnd": None}),
+            hooks=HookSpec({
+                "SessionStart": None, "BeforeAgent": None, "BeforeTool": ".*", "AfterTool": ".*", "AfterAgent": None,
+                "SessionEnd": None,
+            }),
             mcp=McpSpec(),
             hooks_off=(("hooksConfig", "enabled"), False),
             next_steps=("Gemini CLI reads hooks when a session starts: start a new session (/hooks lists them).",),
@@ -138,7 +145,7 @@ AGENTS: dict[str, Agent] = {
             hooks_file=_scoped(lambda: _copilot_dir() / "settings.json", ".github/hooks/takeback.json"),
             mcp_file=lambda scope, root: _copilot_dir() / "mcp-config.json",
             hooks=HookSpec(
-                dict.fromkeys(("userPromptSubmitted", "preToolUse", "postToolUse", "agentStop", "sessionEnd")),
+                dict.fromkeys(("sessionStart", "userPromptSubmitted", "preToolUse", "postToolUse", "agentStop", "sessionEnd")),
                 grouped=False,
                 key="bash",
                 extra={"type": "command", "timeoutSec": 30},

@@ -1,6 +1,7 @@
 """OpenCode's plugin: OpenCode runs no command hooks, so Takeback installs a small JavaScript
 plugin file that hands each event to ``takeback hook opencode EVENT`` as JSON on stdin
-(``chat.message``, ``tool.execute.before``, ``tool.execute.after``, and the bus event
+(``chat.message``, ``tool.execute.before``, ``tool.execute.after``, and the bus events
+``session.created``, which records nothing but has the workspace made ready, and
 ``session.idle``), and lists it in ``opencode.json``'s ``"plugin"`` as a ``file://`` URL.
 
 The JSON has the fields of the payloads captured in the live runs
@@ -93,6 +94,11 @@ export const Takeback = async ({ directory, worktree }) => {
       await send("tool.execute.after", { ...where, session_id: input.sessionID, call_id: input.callID, tool_name: input.tool, tool_input: toolInput, title: output && output.title, tool_output: output && output.output });
     }),
     event: guarded(async ({ event }) => {
+      if (event && event.type === "session.created") {
+        // Nothing is recorded: Takeback makes the workspace ready before the first prompt.
+        const props = event.properties || {};
+        await send("session.created", { ...where, session_id: props.sessionID || (props.info && props.info.id), properties: props });
+      }
       if (event && event.type === "session.idle") {
         await send("session.idle", { ...where, session_id: event.properties && event.properties.sessionID, properties: event.properties });
       }

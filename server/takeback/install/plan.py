@@ -173,7 +173,7 @@ def _add(agent: Agent, scope: str, root: Path, with_mcp: bool, files: Pending) -
         if files.read(plugin) is not None and not opencode.is_ours(files.read(plugin)):
             raise jsonconfig.BadConfig(f"{plugin} exists and is not Takeback's plugin: move it away, then run again; nothing was written")
         files.put(plugin, opencode.plugin_source(takeback_argv()).encode())
-        what.setdefault(plugin, []).append("the plugin (chat.message, tool.execute.before/after, session.idle)")
+        what.setdefault(plugin, []).append("the plugin (session.created, chat.message, tool.execute.before/after, session.idle)")
         if not opencode.has_package(plugin.parent, files.read(plugin.parent / "package-lock.json")):
             warnings.append(opencode.package_note(plugin.parent))
         plugins = jsonconfig.member(doc, "plugin", list, hooks_path, [])

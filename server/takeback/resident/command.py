@@ -1,7 +1,8 @@
 """``takeback resident [status|stop|run]``: see, end or run the resident process by hand.
 
 ``status`` says whether a process serves the current settings (its pid, since when, the
-workspaces it holds); ``stop`` ends it (the next hook starts another); ``run`` serves in the
+workspaces it holds, and which of them are ready: watched and listed); ``stop`` ends it (the
+next hook starts another); ``run`` serves in the
 foreground (what a hook starts in the background; ``--warm FOLDER``: the workspace the starting
 hook recorded into, made ready at once). Exit 0, or 4 when there is nothing to stop,
 or 9 when no process can run because the sockets' folder cannot be used (another user's, open
@@ -41,7 +42,7 @@ def run(action: str, as_json: bool, warm: list[str] | None = None) -> int:
               f"exits after {answer['idle_exit_seconds']:.0f} s idle")
         print(f"socket     {answer['socket']}")
         for workspace in answer["workspaces"]:
-            print(f"workspace  {workspace}")
+            print(f"workspace  {workspace}" + ("  (ready)" if workspace in answer.get("ready", ()) else ""))
     else:
         off = "" if address.enabled() else " (TAKEBACK_RESIDENT is off: hooks work in-process)"
         print(f"no resident process is running{off}; the next hook starts one")

@@ -20,7 +20,9 @@ that glibc would otherwise keep; every thread allocates from one heap, so the pa
 the main heap's, which the trim reaches). The hook that starts the process names the workspace it
 recorded into (``run --warm``): that one is made ready as soon as the process listens
 (``Resident.warm_up``), so the session's next hook, often its first shell step, finds the work
-tree watched and listed instead of listing it twice.
+tree watched and listed instead of listing it twice. A session's start (its agent's
+session-start hook) asks for the same for its workspace, answered before the work is done
+(``Resident.warm_soon``): by the session's first prompt the work is over.
 
 Trust: only the user can enter the socket's folder, and a peer whose uid is not the user's is
 refused anyway (``SO_PEERCRED``); a request whose fingerprint is not this process's is refused,
@@ -29,7 +31,9 @@ so a caller with other settings never gets work done under these.
 Requests and answers are netstrings (``wire.py``): ``hook`` hands over a hook call as it came
 (the payload's bytes, the agent, the event, the hook's folder and environment), which is read
 and recorded as ``takeback hook`` would do it (``hooks/handle.py``), then answered; ``status``
-answers pid, start time, hook events recorded and the workspaces held; ``stop`` answers, then
+answers pid, start time, hook events recorded (a session's start is not one), the workspaces
+held and those of them made ready (``ready``: their engine's upkeep ran, the work tree watched
+and listed); ``stop`` answers, then
 the process exits; ``cli`` runs a command of the command line (``cli.py``: a reading one, an
 operation, ``begin``/``end``; ``status`` counts them apart, as ``cli_requests``, those that write
 as ``cli_writes``: accepted on the connection before they run, ``wire.ACCEPTED``, and their
@@ -111,6 +115,7 @@ class _Held:
         self.store: tuple[int, int] | None = None
         self.opened = 0  # engines opened for this workspace (``status``: ``engines_opened``)
         self.recording = False  # a hook recorded with it: its upkeep (watch, merges) is worth doing
+        self.ready = False  # its engine's upkeep ran (the work tree watched and listed): ``status``'s ``ready``
 
     def engine_now(self) -> Engine:
         """The engine, opened again when the files its settings come from changed or its store
@@ -164,6 +169,7 @@ class _Held:
 
     def close(self) -> None:
         engine, self.engine = self.engine, None
+        self.ready = False
         if engine is not None:
             try:
                 engine.close()
@@ -415,7 +421,11 @@ class Resident:
         return answer
 
     def _record(self, workspace: str, event: Event, event_name: str | None) -> str | None:
-        """Record ``event`` with this process's engine for ``workspace`` (opened on first use)."""
+        """Record ``event`` with this process's engine for ``workspace`` (opened on first use);
+        a session's start records nothing and is answered at once (``warm_soon``)."""
+        if event.kind == "session_start":
+            self.warm_soon(workspace)
+            return None
         held = self._held_for(workspace)
         with held.lock:
             with self._state:
@@ -437,6 +447,7 @@ class Resident:
             with one.lock:
                 if one.engine is not None and one.recording:
                     one.engine.upkeep()
+                    one.ready = True
 
     def _warm_in_background(self, folders: list[str]) -> threading.Thread | None:
         """Make the workspaces of ``folders`` ready (``warm_up``) on a thread (answered; None
@@ -449,6 +460,22 @@ class Resident:
             return None
         for one in held:
             one.lock.acquire()
+        return self._start_warm(held)
+
+    def warm_soon(self, workspace: str) -> threading.Thread | None:
+        """A session began in ``workspace`` (its agent's session-start hook): make it ready
+        (``warm_up``) on a thread, and return at once, so the hook is answered before the
+        work is done; its lock is taken here, so the session's first prompt, which comes after
+        the person typed it, waits for what is left of it rather than doing it again. Nothing
+        when it is ready already, or when a request holds it (that request's upkeep makes it
+        ready: ``_upkeep``)."""
+        held = self._held_for(workspace)
+        if held.ready or not held.lock.acquire(blocking=False):
+            return None
+        return self._start_warm([held])
+
+    def _start_warm(self, held: list[_Held]) -> threading.Thread:
+        """Run ``warm_up`` for ``held`` (their locks taken by the caller) on a thread."""
         with self._state:
             self.active += 1  # not idle meanwhile; and no heap trim while it runs
         thread = threading.Thread(target=self.warm_up, args=(held,), name="takeback-warm", daemon=True)
@@ -471,6 +498,7 @@ class Resident:
                     one.recording = True  # a hook recorded there: its upkeep is worth doing
                     began = time.monotonic()
                     one.engine_now().upkeep()
+                    one.ready = True
                     log.info("made %s ready in %.2f s", one.workspace, time.monotonic() - began)
                 except Exception:  # the first request opens the engine itself
                     log.exception("making %s ready", one.workspace)
@@ -509,11 +537,12 @@ class Resident:
     def status(self) -> dict:
         with self._state:
             workspaces = [w for w, held in self._held.items() if held.engine is not None]
+            ready = [w for w, held in self._held.items() if held.engine is not None and held.ready]
             return {
                 "pid": os.getpid(), "socket": self.path, "since": self.started, "requests": self.requests,
                 "cli_requests": self.cli_requests, "cli_writes": self.cli_writes,
                 "engines_opened": sum(held.opened for held in self._held.values()),
-                "idle_exit_seconds": self.idle, "workspaces": workspaces,
+                "idle_exit_seconds": self.idle, "workspaces": workspaces, "ready": ready,
             }
 
     # ------------------------------------------------------------------ its own code
