@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from pygit2.ffi import C, ffi
 
 from helpers import git, make_repo, write_files
+from takeback.engine.engine import Engine
 from takeback.scanning import indexfile, listing
 
 from .support import open_engine
@@ -101,10 +102,10 @@ def test_the_reader_and_libgit2_agree(tmp_path_factory: pytest.TempPathFactory, 
         assert table.contains(path) == any(e[0] == path for e in everything)
     own = pygit2.Repository(str(ws))
     expected = sorted(listing._look_up(own, asked)) if asked else []
-    for given in (small, _whole(table, asked)):  # past SMALL_MAX paths: the whole file, parsed
+    for lent in (small, _whole(table, asked)):  # past SMALL_MAX paths: the whole file, parsed
         lender = pygit2.Repository(str(ws))
-        with indexfile.lent(lender, given):
-            found = sorted(listing._look_up(lender, asked, given)) if asked else []
+        with indexfile.lent(lender, lent):
+            found = sorted(listing._look_up(lender, asked, lent)) if asked else []
         assert found == expected
 
 
@@ -202,12 +203,9 @@ def test_a_look_up_at_a_big_index_leaves_no_parsed_index_held(tmp_path: Path, mo
         lister.repository().index  # noqa: B018 - a held index would be handed out without reading the file
 
 
-def test_a_long_lived_engines_shell_steps_leave_no_parsed_index_held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The resident process's way: a long-lived engine, a watch, shell steps whose look-ups and
-    ends read entries of a big index (a clean file changed: its before-image comes from the
-    index). Between steps its repository holds no parsed index."""
-    monkeypatch.setattr(listing, "MAX_ENTRIES", 3)
-    ws = make_repo(tmp_path / "ws", {"a.txt": "a\n", "b.txt": "b\n", "src/c.py": "c\n", "src/d.py": "d\n"})
+def _two_steps(ws: Path) -> Engine:
+    """A long-lived engine that recorded two shell steps (a clean file changed; a file changed
+    and one made) the second of which was looked up in-process."""
     engine = open_engine(ws, long_lived=True)
     recorded = []
     for key, change in (("one", {"src/c.py": "c2\n"}), ("two", {"a.txt": "a2\n", "new.txt": "n\n"})):
@@ -218,9 +216,34 @@ def test_a_long_lived_engines_shell_steps_leave_no_parsed_index_held(tmp_path: P
         recorded.append(sorted(f.path for f in engine.entry(entry.id).files))
     assert recorded == [["src/c.py"], ["a.txt", "new.txt"]]
     assert engine._scan_cache.relisted >= 1  # the second step's files were looked up in-process
+    return engine
+
+
+def test_a_long_lived_engines_shell_steps_leave_no_parsed_index_held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The resident process's way: a long-lived engine, a watch, shell steps whose look-ups and
+    ends read entries of a big index (a clean file changed: its before-image comes from the
+    index). Between steps its repository holds no parsed index."""
+    monkeypatch.setattr(listing, "MAX_ENTRIES", 3)
+    ws = make_repo(tmp_path / "ws", {"a.txt": "a\n", "b.txt": "b\n", "src/c.py": "c\n", "src/d.py": "d\n"})
+    engine = _two_steps(ws)
     lister = engine._scan_cache._lister
     assert lister is not None
     (ws / ".git" / "index").write_bytes(b"DIRC not an index at all, libgit2 refuses it" + bytes(40))
     with pytest.raises(pygit2.GitError):
         lister.repository().index  # noqa: B018 - a held index would be handed out without reading the file
+    engine.close()
+
+
+def test_where_the_reader_declines_the_index_libgit2_keeps_it_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No table (a version-4 index here, as on a system without memfd_create): the look-ups and
+    a turn's end use libgit2's own parsed index as before, and record the same."""
+    monkeypatch.setattr(listing, "MAX_ENTRIES", 3)
+    ws = make_repo(tmp_path / "ws", {"a.txt": "a\n", "b.txt": "b\n", "src/c.py": "c\n", "src/d.py": "d\n"})
+    git(ws, "update-index", "--index-version", "4")
+    assert indexfile.IndexTable.build(str(ws / ".git" / "index")) is None
+    engine = _two_steps(ws)
+    lister = engine._scan_cache._lister
+    assert lister is not None and lister.table() is None
+    (ws / ".git" / "index").write_bytes(b"DIRC not an index at all, libgit2 refuses it" + bytes(40))
+    assert len(lister.repository().index) == 4  # the index libgit2 keeps, parsed before
     engine.close()
