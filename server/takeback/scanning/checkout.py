@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable
 from typing import cast
 
 import pygit2
@@ -74,8 +75,9 @@ class Attributes:
     entry), no attribute is set and libgit2 is not asked. Looked up once per folder; made
     afresh for each scan (files may come and go between scans)."""
 
-    def __init__(self, repo: pygit2.Repository) -> None:
+    def __init__(self, repo: pygit2.Repository, indexed: Callable[[str], bool] | None = None) -> None:
         self.repo = repo
+        self.indexed = indexed  # whether the index has a path (else libgit2's parsed index says)
         self._anywhere: bool | None = None  # a repository-wide or personal attribute file exists
         self._folders: dict[str, bool] = {}  # folder -> a .gitattributes is there or above it
 
@@ -96,7 +98,7 @@ class Attributes:
 
     def _indexed(self, name: str) -> bool:
         try:
-            return name in self.repo.index
+            return self.indexed(name) if self.indexed is not None else name in self.repo.index
         except (pygit2.GitError, OSError):
             return True  # cannot tell: ask libgit2
 

@@ -19,9 +19,11 @@ It answers only where its answer is git's. Anything it cannot vouch for raises
   checkouts) or that libgit2 refuses (split index, sparse index: a ``GitError``), or, for a
   listing of the whole tree, one with more than ``MAX_ENTRIES`` entries (there git's own
   parallel listing is as fast). A listing of a few named files (those a tree watch saw
-  touched, ``scan.GitScanner._relist``) is answered at any size: libgit2 keeps the index
-  parsed between calls and looks at those paths alone (about 2 ms at 100,000 entries, where
-  each git process re-reads the whole index file: 50-60 ms); there the ignore files that
+  touched, ``scan.GitScanner._relist``) is answered at any size: libgit2 diffs those paths
+  alone against an index of their entries only, which ``indexfile`` reads out of the index
+  file (a table of where each entry starts is kept, not libgit2's parsed index: 17 MB at
+  100,000 entries), in about 1 ms at 100,000 entries, where each git process re-reads the
+  whole index file: 50-60 ms; there the ignore files that
   count are the ``.gitignore`` of every folder above a named file, and a ``.gitattributes``
   in one of those folders, or a named path that is a folder, declines;
 * a negated pattern (``!...``) in any ignore file git reads (every ``.gitignore`` in the
@@ -57,7 +59,7 @@ import stat
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import pygit2
 from pygit2.enums import ConfigLevel, DiffOption
@@ -65,6 +67,7 @@ from pygit2.ffi import C, ffi
 
 from .. import gitenv
 from ..workspace.files import file_stamp
+from . import indexfile
 
 #: Largest index (entries) listed in-process; bigger trees start git. Measured on the
 #: benchmark's trees (docs/performance.md): in-process is ahead below about 2,000 entries,
@@ -419,7 +422,9 @@ _LOOK_UP_MAX = 32  # past this many named paths one walk of the index costs less
 _PATTERN_BYTES = frozenset(b"*?[]\\!#")  # what libgit2's pathspec would read as a pattern
 
 
-def _look_up(repo: pygit2.Repository, paths: list[bytes]) -> list[tuple[int, bytes]]:
+def _look_up(
+    repo: pygit2.Repository, paths: list[bytes], index: pygit2.Index | None = None,
+) -> list[tuple[int, bytes]]:
     """``_diff`` of the few literal ``paths`` a watch saw touched, one path at a time.
 
     With a literal path list (``DISABLE_PATHSPEC_MATCH``) libgit2's index iterator visits every
@@ -428,12 +433,14 @@ def _look_up(repo: pygit2.Repository, paths: list[bytes]) -> list[tuple[int, byt
     (the pathspec's prefix is the iterators' range): ~0.4 ms. A pathspec is a pattern, so a
     path is passed so only when it is one as it stands: none of ``*?[]\\!#``, no control
     character or space at its ends, no trailing ``/``; otherwise, or past ``_LOOK_UP_MAX`` paths,
-    the literal list is used."""
+    the literal list is used. ``index``: the index to diff against (``indexfile``'s small index
+    of those paths' entries), else the repository's own."""
+    against: dict[str, Any] = {} if index is None else {"index": index}
     if len(paths) > _LOOK_UP_MAX or not all(_plain(p) for p in paths):
-        return _diff(repo, paths)
+        return _diff(repo, paths, **against)
     found: dict[bytes, int] = {}
     for path in paths:
-        for status, raw in _diff(repo, [path], literal=False):
+        for status, raw in _diff(repo, [path], literal=False, **against):
             found.setdefault(raw, status)  # a folder named beside a file in it lists that file once
     return [(status, raw) for raw, status in found.items()]
 
@@ -446,10 +453,13 @@ def _plain(path: bytes) -> bool:
     )
 
 
-def _diff(repo: pygit2.Repository, pathlist: list[bytes] | None, literal: bool = True) -> list[tuple[int, bytes]]:
+def _diff(
+    repo: pygit2.Repository, pathlist: list[bytes] | None, literal: bool = True, index: pygit2.Index | None = None,
+) -> list[tuple[int, bytes]]:
     """(status, path) of index-to-work-tree deltas (dirty, deleted, conflicted, untracked,
     ignored), optionally limited to ``pathlist`` (literal paths: files, or folders with all
-    they hold; or, not ``literal``, libgit2 pathspecs: ``_look_up``)."""
+    they hold; or, not ``literal``, libgit2 pathspecs: ``_look_up``), against ``index`` or
+    else the repository's own index."""
     opts = ffi.new("git_diff_options *")
     pygit2.errors.check_error(C.git_diff_options_init(opts, 1))
     opts.flags = int(_FLAGS | (DiffOption.DISABLE_PATHSPEC_MATCH if pathlist is not None and literal else 0))
@@ -462,7 +472,7 @@ def _diff(repo: pygit2.Repository, pathlist: list[bytes] | None, literal: bool =
     out = ffi.new("git_diff **")
     # A NULL index: libgit2 re-reads the repository's index if the file changed (and checks
     # racily clean entries by content, as git does). Nothing is written.
-    err = C.git_diff_index_to_workdir(out, repo._repo, ffi.NULL, opts)
+    err = C.git_diff_index_to_workdir(out, repo._repo, ffi.NULL if index is None else index._index, opts)
     pygit2.errors.check_error(err)  # raises for any error code
     diff = pygit2.Diff.from_c(bytes(ffi.buffer(out)[:]), repo)
     del keep
@@ -489,6 +499,7 @@ class Lister:
         self._ignore_files: list[bytes] = []
         self._plans: dict[bytes, list | None] = {}
         self._negations = _Negations()
+        self._table: indexfile.IndexTable | None = None
 
     def repository(self) -> pygit2.Repository:
         """The repository the listing's first walk uses (also fine for reading objects)."""
@@ -536,8 +547,8 @@ class Lister:
         ``pygit2.GitError`` when git must be asked instead.
 
         Past ``MAX_ENTRIES`` index entries only ``only`` is answered (the few files a watch saw
-        touched): libgit2 keeps the index parsed and looks at those paths alone, where git
-        would re-read the whole index file once per process."""
+        touched): libgit2 diffs those paths alone against their entries (``_looked_up``),
+        where git would re-read the whole index file once per process."""
         data = self._read_index(os.path.join(self.git_dir, "index"))  # first: decides big trees
         if isinstance(data, int) and only is None:
             raise Unsupported(f"{data} index entries")
@@ -555,7 +566,7 @@ class Lister:
             assert only is not None
             wanted = [prefix_b + p for p in only]
             self._negations.check([os.fsdecode(p) for p in _rules_above(root, wanted)] + global_ignores)
-            return self._kept(root, _look_up(repos[0], wanted) if wanted else [])
+            return self._kept(root, self._looked_up(repos[0], wanted) if wanted else [])
         self._index_changed(data)
         self._negations.check([os.fsdecode(os.path.join(root, p)) for p in self._ignore_files] + global_ignores)
         if prefix_b not in self._plans:
@@ -573,11 +584,51 @@ class Lister:
     def ready(self) -> None:
         """Do ahead what the first look-up at a few files would do first (a long-lived
         process's upkeep, off any hook's path): the configuration checked, the repository the
-        look-ups use opened under it, and its index parsed (about 0.1 s at 100,000 entries;
-        libgit2 then reads the file again only when its stamp or checksum changes). Raises
-        ``Unsupported`` or ``pygit2.GitError`` as a listing would."""
+        look-ups use opened under it, and the index file's table of entries built
+        (``indexfile``: about 60 ms at 100,000 entries, built again only when the file
+        changes), or, for an index that reader declines, libgit2's parsed index (about 0.1 s;
+        libgit2 then keeps it). Raises ``Unsupported`` or ``pygit2.GitError`` as a listing
+        would."""
         self._config.check()
-        self._walkers(1)[0].index.read(False)
+        repo = self._walkers(1)[0]
+        if self.table() is None:
+            repo.index.read(False)
+
+    def table(self) -> indexfile.IndexTable | None:
+        """The table of the index file's entries (``indexfile``), built again if the file
+        changed; None when there is no index or that reader declines it."""
+        if self._table is None or not self._table.current():
+            self._table = indexfile.IndexTable.build(os.path.join(self.git_dir, "index"))
+        return self._table
+
+    def entries(self, paths: list[str] | None) -> pygit2.Index | None:
+        """The user's index as far as ``paths`` (repository paths; None: all of it) need:
+        those paths' entries read out of the file (``indexfile``), or, where that reader
+        declines the file, the index the repository keeps parsed (libgit2 reads the file again
+        only when its stamp or checksum changed). None: parse the file."""
+        table = self.table()
+        if table is None:
+            held = self.repository().index
+            held.read(False)
+            return held
+        return table.index_for([os.fsencode(p) for p in paths]) if paths is not None else None
+
+    def indexed(self, path: str) -> bool:
+        """Whether the user's index has an entry at the repository path ``path``."""
+        table = self.table()
+        found = table.contains(os.fsencode(path)) if table is not None else None
+        return path in self.repository().index if found is None else found
+
+    def _looked_up(self, repo: pygit2.Repository, wanted: list[bytes]) -> list[tuple[int, bytes]]:
+        """``_look_up`` of a big index's ``wanted`` paths against an index of their entries
+        alone (libgit2 then never holds the whole index parsed), or, where ``indexfile``
+        declines the file, against the repository's own."""
+        table = self.table()
+        small = table.index_for(wanted) if table is not None else None
+        if small is None:
+            return _look_up(repo, wanted)
+        with indexfile.lent(repo, small):
+            return _look_up(repo, wanted, small)
 
     def _index_changed(self, data: bytes | None) -> None:
         """Work out again what depends on a small index's paths, if it changed."""
