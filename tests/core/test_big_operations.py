@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from helpers import make_repo, tree_state, write_files
+from takeback.engine.engine import Engine
 from takeback.errors import CannotWrite
 from takeback.workspace import files
 
@@ -39,6 +40,15 @@ def _big_turn(tmp_path: Path, per_folder: int = 20) -> tuple[Path, dict[str, str
     return ws, before, after
 
 
+def _to_undo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> tuple[Path, dict[str, str], Engine]:
+    """``_big_turn``'s workspace, the files before the turn, and an engine to undo it with,
+    ``how``: "one by one" or "all at once" (every operation written the way a big one is)."""
+    ws, before, _after = _big_turn(tmp_path)
+    if how == "all at once":
+        monkeypatch.setenv("TAKEBACK_SYNCFS_FROM", "1")
+    return ws, before, open_engine(ws)
+
+
 def _contents(ws: Path, rels: dict[str, str]) -> dict[str, str]:
     return {rel: (ws / rel).read_text() for rel in rels}
 
@@ -52,10 +62,7 @@ def test_an_undo_looks_at_each_folder_once_not_at_every_folder_of_every_path(
     whether it may be written, its bits for the journal, its owner and bits before the write),
     and each folder once when planning and once when writing — not every folder on the way at
     every check (26 lstat per file before)."""
-    ws, before, _after = _big_turn(tmp_path)
-    if how == "all at once":
-        monkeypatch.setenv("TAKEBACK_SYNCFS_FROM", "1")
-    engine = open_engine(ws)
+    ws, before, engine = _to_undo(tmp_path, monkeypatch, how)
     real = os.lstat
     counted: list[str] = []
 
@@ -348,3 +355,81 @@ def test_a_file_changed_since_the_turn_is_counted_from_its_bytes(tmp_path: Path,
     assert {old for old, _new in diffed} == {(after[edited] + "# mine\n").encode()}
     item = next(o for o in result.restored if o.path == edited)
     assert item.merged and (item.additions, item.deletions) == (0, 1)
+
+
+def test_a_big_turn_end_asks_the_secrets_patterns_nothing_it_asked_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counted with a real counter: the second turn over the same 60 files (dirty at its begin,
+    so read there) asks the secrets patterns about none of them at its end: under the settings
+    the turn began with, the engine's own capturer (which remembers its answers) records the
+    end, not a fresh one asking every file again (120 questions before)."""
+    from takeback.workspace import capture
+
+    ws, _before, after = _big_turn(tmp_path)
+    engine = open_engine(ws)
+    engine.begin_turn(label="again")
+    again = {rel: text + "# again\n" for rel, text in after.items()}
+    write_files(ws, again)
+    asked: list[str] = []
+    real = capture.SecretSpec.match
+    monkeypatch.setattr(capture.SecretSpec, "match", lambda self, rel: asked.append(rel) or real(self, rel))
+    entry = engine.end_turn()
+    monkeypatch.undo()
+    assert asked == []
+    assert {c.path for c in engine.timeline.entries[entry.id].checkpoints[-1].changes} == set(again)
+
+
+@pytest.mark.parametrize("how", ["one by one", "all at once"])
+def test_an_undo_opens_each_file_it_writes_once_to_read_and_once_to_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """Counted with a real counter: the files an undo of 60 files opens. The check that a file
+    may be written (not immutable, append-only or on a read-only mount) asks the inode its
+    planning read opened (``FolderLook.file_flags``), not the file opened a third time."""
+    ws, before, engine = _to_undo(tmp_path, monkeypatch, how)
+    real = os.open
+    opened: list[str] = []
+
+    def counted(path: object, flags: int, *args: object, **kwargs: object) -> int:
+        if str(path).startswith(f"{ws}/") and not flags & os.O_DIRECTORY:
+            opened.append(str(path))
+        return real(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", counted)
+    result = engine.undo()
+    monkeypatch.setattr(os, "open", real)
+    assert result.applied and _contents(ws, before) == before
+    files = [p for p in opened if os.path.relpath(p, ws) in before]
+    assert len(files) <= 2 * len(before), f"{len(files) / len(before):.1f} opens per file"
+
+
+def test_an_undo_reads_its_files_without_making_a_file_object_for_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counted with a real counter: the file objects an undo of 60 files makes over a descriptor
+    (``open(fd)``: each asks the descriptor whether it is a terminal and seeks it twice). The
+    files it reads are read with ``os.read`` alone; what it reads is what is there (empty and
+    larger-than-a-read files included)."""
+    import builtins
+
+    ws, before, _after = _big_turn(tmp_path)
+    engine = open_engine(ws)
+    made: list[int] = []
+    real = builtins.open
+
+    def counted(file: object, *args: object, **kwargs: object) -> object:
+        if isinstance(file, int) and os.readlink(f"/proc/self/fd/{file}").startswith(f"{ws}/"):
+            made.append(file)  # a workspace file's (the store's own files are not counted)
+        return real(file, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(builtins, "open", counted)
+    result = engine.undo()
+    monkeypatch.setattr(builtins, "open", real)
+    assert result.applied and _contents(ws, before) == before
+    assert made == []
+    big = "x" * 200_000 + "\n"
+    (ws / "empty.txt").write_bytes(b"")
+    (ws / "big.txt").write_text(big)
+    assert engine.workspace.read("empty.txt").content == b""
+    assert engine.workspace.read("big.txt").content == big.encode()

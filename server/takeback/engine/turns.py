@@ -195,6 +195,11 @@ class Turns(EngineParts):
             config = Config.model_validate(opened.config)
         except ValidationError as exc:
             raise StoreError(f"unreadable settings in the open turn's file in {self._brackets}: {exc}") from exc
+        if config == self.config:
+            # The settings did not change since begin (as nearly always): the engine's own
+            # capturer, whose answers about secret paths are remembered (a fresh one asks the
+            # patterns again for every file of a big turn's end).
+            return self.capture
         return Capturer(self.store, self.workspace, config)
 
     def _bracket_checkpoint(self, state: FoldedEntry, opened: brackets.OpenTurn) -> CheckpointRecorded | None:

@@ -24,12 +24,15 @@ by the same ``syncfs``; the journal names it so, and recovery rolls it whatever 
 
 The checks of an operation's many paths look at each folder once (``FolderLook``, while
 ``Workspace.folders.steady()`` holds): what it is (a folder, a symlink, missing), whether it may be
-written into; Takeback's own changes to folders keep that true.
+written into; Takeback's own changes to folders keep that true. Within it, reading a file also
+notes its inode flags and mount (from the descriptor the read opened), so the check that it may
+be written (``unwritable``) does not open it again. A file is read with ``os.read`` alone.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import stat
@@ -147,6 +150,10 @@ class FolderLook:
         self.root = root
         self._kinds: dict[str, int] | None = None  # folder -> what it is, while ``steady`` holds
         self._facts: dict[str, tuple[os.stat_result | None, bool]] = {}  # folder -> (stat, writable), the same
+        # file (absolute path) -> (device, inode, inode flags, on a read-only mount), noted by a
+        # read while ``steady`` holds: the check before writing asks the flags of that very inode
+        # without opening the file a second time (``Workspace.unwritable``)
+        self._files: dict[str, tuple[int, int, int, bool]] = {}
 
     @contextlib.contextmanager
     def steady(self) -> Iterator[None]:
@@ -159,16 +166,16 @@ class FolderLook:
         if self._kinds is not None:
             yield
             return
-        self._kinds, self._facts = {}, {}
+        self._kinds, self._facts, self._files = {}, {}, {}
         try:
             yield
         finally:
-            self._kinds, self._facts = None, {}
+            self._kinds, self._facts, self._files = None, {}, {}
 
     def forget(self) -> None:
         """Takeback changed what stands at a folder it looked at: look again."""
         if self._kinds:
-            self._kinds, self._facts = {}, {}
+            self._kinds, self._facts, self._files = {}, {}, {}
 
     def looked_at(self, rel: str) -> bool:
         """Whether ``rel`` was looked at as a folder since ``steady`` began."""
@@ -201,6 +208,23 @@ class FolderLook:
             if kind != _DIR:
                 return
 
+    def note_file(self, path: str, fd: int, st: os.stat_result) -> None:
+        """While ``steady`` holds, note the inode flags and the mount of the file open as ``fd``
+        (read from ``path``; ``st``: its ``fstat``), for ``file_flags``."""
+        if self._kinds is not None:
+            self._files[path] = (st.st_dev, st.st_ino, *_fd_facts(fd))
+
+    def file_flags(self, path: str, st: os.stat_result) -> tuple[int, bool]:
+        """The inode flags of the regular file at ``path`` (``st``: its ``lstat``) and whether it
+        is on a read-only mount: as a read noted them while ``steady`` holds, when it is the same
+        inode still, else asked of the file now ((0, False) for what is not a regular file)."""
+        if not stat.S_ISREG(st.st_mode):
+            return 0, False
+        known = self._files.get(path)
+        if known is not None and known[:2] == (st.st_dev, st.st_ino):
+            return known[2], known[3]
+        return _file_flags(path)
+
     def facts(self, folder: str | os.PathLike[str]) -> tuple[os.stat_result | None, bool]:
         """The folder's stat (None: cannot be had) and whether it may be written into; remembered
         while ``steady`` holds."""
@@ -215,6 +239,24 @@ class FolderLook:
         if self._kinds is not None:
             self._facts[key] = facts
         return facts
+
+
+def _read_open(fd: int, path: str, folders: FolderLook) -> bytes:
+    """All the bytes of the file open as ``fd`` (opened from ``path``), read with ``os.read``
+    alone, and ``fd`` closed: no file object (whose making asks the descriptor whether it is a
+    terminal and where it stands, three calls per file a big operation reads). A folder found
+    there is ``IsADirectoryError``, as ``open`` says it."""
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+        folders.note_file(path, fd, st)
+        parts = [os.read(fd, st.st_size + 1)]  # the whole file at once, unless it grew meanwhile
+        while parts[-1]:
+            parts.append(os.read(fd, max(st.st_size, 1 << 16)))
+    finally:
+        os.close(fd)
+    return parts[0] if len(parts) == 2 else b"".join(parts)
 
 
 def flush_staged(staged: list[Staged], in_place: Iterable[tuple[int, str]] = ()) -> None:
@@ -386,9 +428,8 @@ class Workspace:
     # ------------------------------------------------------------------ reading
 
     def read(self, rel: str) -> Version | None:
-        """The file at ``rel`` now, or None when absent (a folder counts as absent). Raises
-        ``OSError`` when it cannot be read (permission denied …); a file replaced meanwhile by a
-        symlink or a FIFO is not followed or waited on."""
+        """The file at ``rel`` now, or None when absent (a folder counts as absent). Raises ``OSError`` when it cannot
+        be read (permission denied …); a file replaced meanwhile by a symlink or a FIFO is not followed or waited on."""
         path = os.path.join(self._root, rel)
         try:
             st = os.lstat(path)
@@ -402,8 +443,7 @@ class Workspace:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except FileNotFoundError:
             return None  # removed since it was seen
-        with open(fd, "rb") as handle:
-            return Version(handle.read(), mode_of(st))
+        return Version(_read_open(fd, path, self.folders), mode_of(st))
 
     def size(self, rel: str) -> int | None:
         try:
@@ -460,7 +500,7 @@ class Workspace:
                 folder = os.path.dirname(folder)
         held, writable = self.folders.facts(folder)
         if st is not None and not stat.S_ISDIR(st.st_mode):
-            why = _file_locked(path, st, folder, held)
+            why = _file_locked(path, st, folder, held, self.folders.file_flags(path, st))
             if why is not None:
                 return f"permission denied: {rel} {why}"
         if writable:
@@ -744,20 +784,28 @@ def _file_flags(path: str) -> tuple[int, bool]:
     except OSError:  # no permission to read it: no flags to tell, the mount asked by path
         return 0, _read_only_mount(path)
     try:
-        try:
-            read_only = bool(os.fstatvfs(fd).f_flag & os.ST_RDONLY)
-        except OSError:
-            read_only = False
-        return _fd_flags(fd), read_only
+        return _fd_facts(fd)
     finally:
         os.close(fd)
 
 
-def _file_locked(path: str, st: os.stat_result, folder: str, held: os.stat_result | None) -> str | None:
+def _fd_facts(fd: int) -> tuple[int, bool]:
+    """The open file's inode flags and whether it is on a read-only mount."""
+    try:
+        read_only = bool(os.fstatvfs(fd).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only = False
+    return _fd_flags(fd), read_only
+
+
+def _file_locked(
+    path: str, st: os.stat_result, folder: str, held: os.stat_result | None, facts: tuple[int, bool],
+) -> str | None:
     """Why the file (or link) at ``path`` cannot be replaced or removed whatever the folder
-    (``held``: its stat) allows (even by root), or None."""
+    (``held``: its stat) allows (even by root), or None; ``facts``: a regular file's inode
+    flags and whether it is on a read-only mount (``FolderLook.file_flags``)."""
     if stat.S_ISREG(st.st_mode):
-        flags, read_only = _file_flags(path)
+        flags, read_only = facts
         if flags & _FS_IMMUTABLE_FL:
             return "is immutable (chattr +i); 'chattr -i' it and run this again"
         if flags & _FS_APPEND_FL:
