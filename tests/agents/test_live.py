@@ -244,10 +244,10 @@ class CodexCli(Agent):
         try:
             terminal.wait_for("Hooks need review", 60)
             terminal.choose("Trust all and continue")
-            terminal.until(lambda: len(trusted()) == 5, 30, "Codex kept no trust for the 5 hooks in config.toml")
+            terminal.until(lambda: len(trusted()) == 6, 30, "Codex kept no trust for the 6 hooks in config.toml")
         finally:
             terminal.close()
-        assert trusted() == ["post_tool_use", "pre_tool_use", "session_end", "stop", "user_prompt_submit"]
+        assert trusted() == ["post_tool_use", "pre_tool_use", "session_end", "session_start", "stop", "user_prompt_submit"]
 
     def command(self, prompt: str, resume: bool) -> list[str]:
         return [str(self.binary), "exec", "-c", 'model_providers.mock.base_url="http://127.0.0.1:{PORT}/v1"',
