@@ -72,7 +72,7 @@ def make_workspace(ws: Path, turns: int, env: dict[str, str]) -> None:
         "import sys\nfrom pathlib import Path\nfrom takeback.engine.engine import Engine\n"
         "from takeback.core.models import BatchChange\n"
         "ws, n, hot = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]\nengine = Engine(ws)\n"
-        f"from run import edited\n"
+        "from run import edited\n"
         "for i in range(n):\n"
         "    path = ws / hot[i % len(hot)]\n"
         "    after = edited(path.read_bytes(), f'turn {i}')\n"
