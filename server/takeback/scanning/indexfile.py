@@ -123,17 +123,26 @@ class IndexTable:
         """An index of the entries (every stage) at ``paths``, under them (``path/``) and at
         each folder above them; None when the file changed since the table was built."""
         try:
-            with open(self.path, "rb") as handle:
-                if _stamp(os.fstat(handle.fileno())) != self.stamp:
+            with self._mapped() as data:
+                if data is None:
                     return None
-                with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                    if data[-20:] != self.checksum:
-                        return None
-                    chosen = self._chosen(data, paths)
-                    body = b"".join(data[start:end] for start, end in chosen)
+                chosen = self._chosen(data, paths)
+                body = b"".join(data[start:end] for start, end in chosen)
         except (OSError, ValueError):
             return None
         return _parsed(self.version, len(chosen), body, self.mtime_ns)
+
+    @contextmanager
+    def _mapped(self) -> Iterator[mmap.mmap | None]:
+        """The index file mapped for the block (unmapped and closed afterwards, so its pages do
+        not stay in the process's RSS), or None when it is no longer the file this table was
+        built from (its stamp or checksum changed). Raises ``OSError`` as opening it does."""
+        with open(self.path, "rb") as handle:
+            if _stamp(os.fstat(handle.fileno())) != self.stamp:
+                yield None
+                return
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                yield data if data[-20:] == self.checksum else None
 
     def _chosen(self, data: mmap.mmap, paths: list[bytes]) -> list[tuple[int, int]]:
         """(start, end) of the entries kept for ``paths``, in index order, each once."""
@@ -160,15 +169,12 @@ class IndexTable:
         """Whether the index has an entry (of any stage) at ``path``; None when the file
         changed since the table was built."""
         try:
-            with open(self.path, "rb") as handle:
-                if _stamp(os.fstat(handle.fileno())) != self.stamp:
+            with self._mapped() as data:
+                if data is None:
                     return None
-                with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                    if data[-20:] != self.checksum:
-                        return None
-                    keys = _Keys(data, self.offsets)
-                    at = bisect.bisect_left(keys, path)
-                    return at < len(keys) and keys[at] == path
+                keys = _Keys(data, self.offsets)
+                at = bisect.bisect_left(keys, path)
+                return at < len(keys) and keys[at] == path
         except (OSError, ValueError):
             return None
 
