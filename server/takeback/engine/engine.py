@@ -211,6 +211,12 @@ class Engine(Turns, Batches, Reading, Operations, Steps):
                 else:
                     self._scan_cache.stop_watching()  # a walked folder: its scanner keeps a stat cache instead
 
+    @property
+    def ready(self) -> bool:
+        """Whether ``upkeep`` has nothing left to set up: the work tree's watch is in place
+        with its first listing, or no watch is wanted."""
+        return not self._scan_cache.cold
+
     def close(self) -> None:
         """Let go of what a long-lived engine holds besides its store (the work tree's watch).
         Needs the lock (a scan may use the watch) but not the timeline: no transaction."""

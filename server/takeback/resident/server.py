@@ -32,8 +32,8 @@ Requests and answers are netstrings (``wire.py``): ``hook`` hands over a hook ca
 (the payload's bytes, the agent, the event, the hook's folder and environment), which is read
 and recorded as ``takeback hook`` would do it (``hooks/handle.py``), then answered; ``status``
 answers pid, start time, hook events recorded (a session's start is not one), the workspaces
-held and those of them made ready (``ready``: their engine's upkeep ran, the work tree watched
-and listed); ``stop`` answers, then
+held and those of them made ready (``ready``: their engine's upkeep has nothing left to set up,
+the work tree watched and listed: ``Engine.ready``); ``stop`` answers, then
 the process exits; ``cli`` runs a command of the command line (``cli.py``: a reading one, an
 operation, ``begin``/``end``; ``status`` counts them apart, as ``cli_requests``, those that write
 as ``cli_writes``: accepted on the connection before they run, ``wire.ACCEPTED``, and their
@@ -115,7 +115,13 @@ class _Held:
         self.store: tuple[int, int] | None = None
         self.opened = 0  # engines opened for this workspace (``status``: ``engines_opened``)
         self.recording = False  # a hook recorded with it: its upkeep (watch, merges) is worth doing
-        self.ready = False  # its engine's upkeep ran (the work tree watched and listed): ``status``'s ``ready``
+
+    @property
+    def ready(self) -> bool:
+        """Whether its engine is open and its upkeep set up what it would (``Engine.ready``:
+        the work tree watched and listed): ``status``'s ``ready``."""
+        engine = self.engine
+        return engine is not None and engine.ready
 
     def engine_now(self) -> Engine:
         """The engine, opened again when the files its settings come from changed or its store
@@ -169,7 +175,6 @@ class _Held:
 
     def close(self) -> None:
         engine, self.engine = self.engine, None
-        self.ready = False
         if engine is not None:
             try:
                 engine.close()
@@ -447,7 +452,6 @@ class Resident:
             with one.lock:
                 if one.engine is not None and one.recording:
                     one.engine.upkeep()
-                    one.ready = True
 
     def _warm_in_background(self, folders: list[str]) -> threading.Thread | None:
         """Make the workspaces of ``folders`` ready (``warm_up``) on a thread (answered; None
@@ -498,7 +502,6 @@ class Resident:
                     one.recording = True  # a hook recorded there: its upkeep is worth doing
                     began = time.monotonic()
                     one.engine_now().upkeep()
-                    one.ready = True
                     log.info("made %s ready in %.2f s", one.workspace, time.monotonic() - began)
                 except Exception:  # the first request opens the engine itself
                     log.exception("making %s ready", one.workspace)
@@ -537,7 +540,7 @@ class Resident:
     def status(self) -> dict:
         with self._state:
             workspaces = [w for w, held in self._held.items() if held.engine is not None]
-            ready = [w for w, held in self._held.items() if held.engine is not None and held.ready]
+            ready = [w for w, held in self._held.items() if held.ready]
             return {
                 "pid": os.getpid(), "socket": self.path, "since": self.started, "requests": self.requests,
                 "cli_requests": self.cli_requests, "cli_writes": self.cli_writes,
