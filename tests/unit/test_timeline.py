@@ -7,8 +7,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from takeback.core.models import Check, DroppedSpan, EntriesDropped, PathChange
+from takeback.core.models import Check, DroppedSpan, EntriesDropped, FileChange, PathChange
 from takeback.core.timeline import Timeline, aggregate_files, relevant_steps, state_hash
 from takeback.errors import InvalidInput, NotFound, NothingToDo
 
@@ -542,3 +544,43 @@ def _checkpoints(*changes):
     for item in changes:
         log.checkpoint(turn, item)
     return log.fold().entries[turn].checkpoints
+
+
+_PATHS = ("a.txt", "b.txt", "c/d.txt", ".env")
+_CONTENTS = (None, "1\n", "2\n", "1\n2\n", "x\n")
+
+
+@st.composite
+def _entries(draw) -> tuple[Log, str]:
+    """A turn of 1-4 checkpoints over a few paths (adds, edits, deletes, renames, secrets,
+    bracket checkpoints, batches the editor refused or took later)."""
+    log = Log()
+    turn = log.begin()
+    for _ in range(draw(st.integers(1, 4))):
+        changes = []
+        for path in draw(st.lists(st.sampled_from(_PATHS), min_size=1, max_size=3, unique=True)):
+            before, after = draw(st.sampled_from(_CONTENTS)), draw(st.sampled_from(_CONTENTS))
+            renamed = draw(st.sampled_from([None, *(p for p in _PATHS if p != path)])) if before is None else None
+            changes.append(change(path, before, after, renamed_from=renamed, additions=draw(st.integers(0, 3)),
+                                  deletions=draw(st.integers(0, 3))))
+        cp = log.checkpoint(turn, *changes, bracket=draw(st.booleans()), applied=draw(st.booleans()))
+        if draw(st.booleans()):
+            log.applied(turn, cp, draw(st.booleans()))
+    if draw(st.booleans()):
+        log.end(turn)
+    return log, turn
+
+
+@settings(max_examples=200, deadline=None)
+@given(_entries())
+def test_an_entrys_summary_alone_and_its_view_agree(built: tuple[Log, str]) -> None:
+    """``Timeline.summary`` (what the cache's pages keep for entries this process never showed)
+    is worked out without the view; a fresh fold's summary and another's view must agree, and
+    the view's files, put in place without validation, are what validating them gives."""
+    log, turn = built
+    alone = log.fold()
+    summary = alone.summary(alone.entries[turn])
+    viewed = log.fold()
+    view = viewed.view(viewed.entries[turn])
+    assert summary == (len(view.files), view.additions, view.deletions) == viewed.summary(viewed.entries[turn])
+    assert [FileChange.model_validate(f.model_dump()) for f in view.files] == view.files

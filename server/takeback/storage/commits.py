@@ -22,6 +22,20 @@ def parse_tree(data: bytes) -> dict[str, str]:
     return {name.decode(): oid.hex() for _mode, name, oid in found}
 
 
+_META_ENTRY = b"100644 meta.json\x00"
+
+
+def meta_of(tree: bytes) -> str:
+    """The id of ``meta.json`` in a log commit's tree (``KeyError`` when it has none). The store
+    names content blobs by their hex ids, which sort before ``meta.json``: it is the last entry,
+    read from the tail (a 5,000-file turn's tree is 340 KB, 10 ms to parse whole); a tree that
+    does not end so (not written by this version, or damaged) is parsed whole."""
+    tail = len(_META_ENTRY) + 20
+    if len(tree) >= tail and tree[-tail:-20] == _META_ENTRY:
+        return tree[-20:].hex()
+    return parse_tree(tree)["meta.json"]
+
+
 def header(commit: bytes, field: bytes) -> str:
     """The value of a header line (``tree``, ``author`` …) of a raw commit."""
     for line in commit.split(b"\n"):

@@ -416,7 +416,7 @@ class Store:
 
     def read_meta(self, commit_oid: str) -> bytes:
         tree = commits.header(self._read(commit_oid)[1], b"tree")
-        return self._read(self._tree_entries(tree)["meta.json"])[1]
+        return self._read(commits.meta_of(self._read(tree)[1]))[1]
 
     def set_head(self, new: str, expected: str | None) -> None:
         """Move the log ref to a rewritten chain (retention), compare-and-swap on ``expected``."""
