@@ -75,6 +75,23 @@ def test_a_big_turn_writes_the_cache_and_opening_reads_no_file_list(tmp_path: Pa
     assert again.undo().verdict == "safe" and not (ws / "small.txt").exists()
 
 
+def test_an_engine_whose_upkeep_waits_writes_the_cache_of_a_big_turn_in_its_upkeep(tmp_path: Path) -> None:
+    """The resident process answers first (``defer_upkeep``): the big turn's publish leaves the
+    cache to its upkeep, which writes it as the publish would have."""
+    ws = make_repo(tmp_path / "ws")
+    engine = Engine(ws, long_lived=True)
+    engine.defer_upkeep()
+    cache = engine.store.path / "timeline.json"
+    cache.unlink(missing_ok=True)
+    _big_turn(engine, ws, CACHE_ON_PUBLISH + 10, "one")
+    assert not cache.exists() and engine.history.save_due
+    engine.upkeep()
+    assert json.loads(cache.read_text())["head"] == engine.store.head() and not engine.history.save_due
+    engine.upkeep()  # nothing due: nothing written again
+    assert json.loads(cache.read_text())["entry_count"] == 1
+    engine.close()
+
+
 def test_status_as_printed_reads_no_file_list_of_a_big_last_turn(tmp_path: Path, counted: list[str]) -> None:
     ws = make_repo(tmp_path / "ws")
     _big_turn(Engine(ws), ws, CACHE_ON_PUBLISH + 10, "one")

@@ -645,9 +645,7 @@ def relevant_steps(checkpoints: list[CheckpointRecorded]) -> dict[str, list[Path
 
 
 def aggregate_files(checkpoints: list[CheckpointRecorded]) -> list[FileChange]:
-    """Per path: first before, last after; renames paired when the content moved. Built from
-    records validated when read (``assembled``): validating them again was half the cost of a
-    5,000-file entry's view."""
+    """Per path: first before, last after; renames paired when the content moved."""
     steps = relevant_steps(checkpoints)
     firsts: dict[str, tuple[FileVersion | None, FileVersion | None, PathChange]] = {}
     for path, changes in steps.items():
@@ -673,8 +671,8 @@ def aggregate_files(checkpoints: list[CheckpointRecorded]) -> list[FileChange]:
                 if deleted[source].oid == after.oid:
                     additions = deletions = 0  # the content moved unchanged: no line changed
                 files.append(
-                    FileChange.assembled(path=path, kind="renamed", old_path=source, before=deleted[source], after=after,
-                                         additions=additions, deletions=deletions, binary=binary, withheld=withheld)
+                    FileChange(path=path, kind="renamed", old_path=source, before=deleted[source], after=after,
+                               additions=additions, deletions=deletions, binary=binary, withheld=withheld)
                 )
                 continue
             kind: Literal["added", "modified", "deleted"] = "added"
@@ -682,8 +680,8 @@ def aggregate_files(checkpoints: list[CheckpointRecorded]) -> list[FileChange]:
             kind = "deleted"
         else:
             kind = "modified"
-        files.append(FileChange.assembled(path=path, kind=kind, old_path=None, before=before, after=after,
-                                          additions=additions, deletions=deletions, binary=binary, withheld=withheld))
+        files.append(FileChange(path=path, kind=kind, before=before, after=after, additions=additions,
+                                deletions=deletions, binary=binary, withheld=withheld))
     return [f for f in files if not (f.kind == "deleted" and f.path in paired)]
 
 

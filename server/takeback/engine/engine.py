@@ -194,14 +194,20 @@ class Engine(Turns, Batches, Reading, Operations, Steps):
         return True
 
     def defer_upkeep(self) -> None:
-        """Leave work that no answer needs (merging the store's small packs, setting up the
-        work tree's watch) for ``upkeep``, which the caller runs once its answer is out."""
+        """Leave work that no answer needs (merging the store's small packs, writing the
+        timeline cache after a big operation, setting up the work tree's watch) for ``upkeep``,
+        which the caller runs once its answer is out."""
         self.store.merge_later = True
+        self.history.save_later = True
         self._scan_cache.defer_watch = True
 
     def upkeep(self) -> None:
-        """The work ``defer_upkeep`` left: merge the store's small packs if a merge is due;
-        set up the work tree's watch with a first listing if it is not yet."""
+        """The work ``defer_upkeep`` left: write the timeline cache if a big operation left it
+        due; merge the store's small packs if a merge is due; set up the work tree's watch with
+        a first listing if it is not yet."""
+        if self.history.save_due:
+            with self.transaction():
+                self.history.save_cache()
         store_module.merge_due(self.store)
         if self._scan_cache.cold:
             with self.store.locked():

@@ -75,6 +75,7 @@ class History:
         self._cache_stamp: tuple[int, int, int] | None = None  # the cache file as last read or written
         self._refolded = False  # what was folded was thrown away and the log read again since then
         self._last_meta: tuple[str, list[Record]] | None = None
+        self.save_later = False  # a publish leaves a due cache to the engine's ``upkeep``
 
     # ------------------------------------------------------------------ cache
 
@@ -422,13 +423,19 @@ class History:
 
     def published(self, head: str, records: list[Record]) -> None:
         """``records`` (already folded into the timeline) are in the log now, up to ``head``;
-        the cache is written again once what it lacks reaches ``CACHE_ON_PUBLISH`` (a big turn)."""
+        the cache is written again once what it lacks reaches ``CACHE_ON_PUBLISH`` (a big turn),
+        here or, with ``save_later``, by the engine's upkeep once the answer is out."""
         self.head = head
         self.folded += records
         for record in records:
             self._note(head, record)
-        if self.uncached >= CACHE_ON_PUBLISH:
+        if self.save_due and not self.save_later:
             self.save_cache()
+
+    @property
+    def save_due(self) -> bool:
+        """Whether a publish left the cache to be written (``save_later``)."""
+        return self.uncached >= CACHE_ON_PUBLISH
 
     def version(self) -> str | None:
         """A token that changes whenever the timeline does: the log head, followed by
