@@ -447,7 +447,7 @@ def test_live_undo_command_shows_the_plan_asks_and_undoes_through_the_mcp_server
 
     conversations = _sent(requests)
     asked = next(_text(c[-1]) for c in conversations if "<command-name>/takeback:undo</command-name>" in _text(c[-1]))
-    assert "SAFE: dry run: undo of #1 would change 1 file(s)" in asked and "delete  agent.txt" in asked, asked
+    assert "SAFE: dry run: undo of #1 would change 1 file" in asked and "delete  agent.txt" in asked, asked
     assert re.search(r"#1\s+turn\s+applied.*Do the first task", asked), asked
     results = [json.dumps(c[-1]["content"]) for c in conversations if "tool_result" in json.dumps(c[-1]["content"])]
     assert '\\"dry_run\\":true' in results[-2] and '\\"status\\":\\"planned\\"' in results[-2], results[-2]

@@ -53,7 +53,7 @@ def test_checks_record_pass_and_fail_and_restore_last_green(tb: Takeback) -> Non
     # a check's latest run counts: a passing run of the same check makes #1 green again
     tb.ok("check", "--turn", "1", "--name", "no-such-command-for-takeback", "--", "true")
     text = tb.ok("restore", "last-green").text
-    assert text.startswith("SAFE: restore of #1 done as #3: 2 file(s) changed")
+    assert text.startswith("SAFE: restore of #1 done as #3: 2 files changed")
     assert (ws / "src/app.py").read_text() == "v1\n" and not (ws / "src/extra.py").exists()
 
 

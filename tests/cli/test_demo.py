@@ -19,7 +19,7 @@ def test_the_demo_tells_its_story_with_the_verdicts_it_promises(tmp_path: Path) 
     data = _demo(tmp_path).json("demo")
     assert data["git_state_unchanged"] is True
     results = [(e["result"]["operation"], e["result"]["verdict"], e["result"]["target_number"]) for e in data["events"] if "result" in e]
-    assert results == [("undo", "safe", 3), ("redo", "safe", 4), ("revert", "safe", 2), ("revert", "broken", 1), ("revert", "partial", 1)]
+    assert results == [("undo", "safe", 3), ("redo", "safe", 4), ("revert", "safe", 2), ("revert", "refused", 1), ("revert", "partial", 1)]
     refused, partial = [e["result"] for e in data["events"] if "result" in e][3:]
     assert refused["applied"] is False and [c["path"] for c in refused["conflicts"]] == ["utils.py"]
     assert [r["path"] for r in partial["restored"]] == ["tests/test_utils.py"]
@@ -32,7 +32,7 @@ def test_the_demo_in_a_terminal_prints_each_step_and_keeps_its_folder_when_asked
     out = _demo(tmp_path).ok("demo", "--keep").text
     titles = re.findall(r"^(\d+)\. ", out, flags=re.M)
     assert titles == [str(n) for n in range(1, 13)]
-    assert "BROKEN: revert of #1 stopped" in out and "nothing was written" in out
+    assert "REFUSED: revert of #1 refused" in out and "nothing was written" in out
     assert "   | def main():" in out  # a file shown after the undo
     assert out.rstrip().splitlines()[-2].endswith("byte-identical: yes")
     kept = re.search(r"kept (\S+); try: takeback -C (\S+) log", out)

@@ -367,7 +367,7 @@ def test_reverting_one_sessions_turn_reports_the_conflict_with_the_others_and_wr
     result = tb("--json", "revert", str(a_turn["number"]))
     assert result.code != 0, str(result)
     answer = result.json()
-    assert answer["verdict"] == "broken" and [c["path"] for c in answer["conflicts"]] == ["src/app.py"]
+    assert answer["verdict"] == "refused" and [c["path"] for c in answer["conflicts"]] == ["src/app.py"]
     assert (repo / "src/app.py").read_text() == "def main():\n    return 'B'\n" and (repo / "b.txt").exists()
     assert [t["state"] for t in sorted(turns(tb), key=lambda t: t["number"])] == ["applied", "applied"]
 

@@ -80,7 +80,9 @@ def test_conflict_advice_offers_markers_only_where_they_can_go(tb: Takeback) -> 
     snap.assert_unchanged()
     assert refused.code == 11 and "next: nothing was written; choose: 'takeback undo --on-conflict force'" in refused.text
     # The advice, followed, works.
-    expect_ok(tb("undo", "--on-conflict", "force"))
+    forced = tb("undo", "--on-conflict", "force")
+    assert forced.code == 10 and forced.text.startswith("PARTIAL: undo of #1 done as #2: 2 files changed (written over "), str(forced)
+    assert "made.txt: forced: the file is removed, and with it what was changed in it since (+1 -1)" in forced.text
     assert (tb.cwd / "logo.bin").read_bytes() == b"\x89PNG\x00\x01" and not (tb.cwd / "made.txt").exists()
 
 
@@ -153,11 +155,11 @@ def test_a_read_only_folder_stops_the_undo_and_skip_finishes_the_rest(unprivileg
         assert preview.code == stopped.code == 11, str(stopped)
         assert preview.json()["skipped"] == [{"path": "ro/a.txt", "reason": reason}, {"path": "ro/new.txt", "reason": reason}]
         assert stopped.text.startswith(
-            "BROKEN: undo of #1 stopped: cannot change ro/a.txt (permission denied: folder ro/ is read-only); "
+            "REFUSED: undo of #1 refused: cannot change ro/a.txt (permission denied: folder ro/ is read-only); "
             "ro/new.txt (permission denied: folder ro/ is read-only); nothing was written\n"
         ), stopped.text
         assert stopped.text.endswith(
-            "next: nothing was written; 'takeback undo --on-conflict skip' takes back the other 1 file(s) and leaves "
+            "next: nothing was written; 'takeback undo --on-conflict skip' takes back the other 1 file and leaves "
             "ro/a.txt, ro/new.txt as they are, or fix what stands in the way and run 'takeback undo' again\n"
         ), stopped.text
         done = tb("undo", "--on-conflict", "skip")  # the way out the answer gave
@@ -195,7 +197,7 @@ def test_a_file_only_its_owner_may_replace_stops_the_undo_before_any_write(unpri
     reason = "permission denied: shared/a.txt belongs to another user, and only a file's owner may replace it in its folder (sticky bit)"
     assert human.code == as_json.code == 11 and human.err == "", str(human)
     assert as_json.json()["skipped"] == [{"path": "shared/a.txt", "reason": reason}]
-    assert "'takeback undo --on-conflict skip' takes back the other 1 file(s)" in human.text
+    assert "'takeback undo --on-conflict skip' takes back the other 1 file" in human.text
     assert (ws / "b.txt").read_text() == "agent\n" and _temporaries(ws) == []
     assert [e["kind"] for e in tb.json("log")] == ["turn"] and tb.json("status")["last_recovery"] is None
     done = tb("--json", "undo", "--on-conflict", "skip")

@@ -48,7 +48,7 @@ def test_undo_and_redo_round_trip(tb: Takeback) -> None:
     human, as_json = tb.many(("undo", "--dry-run"), ("--json", "undo", "--dry-run"))
     snap.assert_unchanged()
     text = expect_ok(human).text
-    assert text.startswith("SAFE: dry run: undo of #1 would change 4 file(s)\n")
+    assert text.startswith("SAFE: dry run: undo of #1 would change 4 files\n")
     assert "diff --git a/src/app.py b/src/app.py" in text and "-    return 2\n+    return 1\n" in text
     assert "diff --git a/src/util.py b/src/util.py\nnew file mode 100644" in text
     assert "Binary file logo.bin would change" in text
@@ -62,7 +62,7 @@ def test_undo_and_redo_round_trip(tb: Takeback) -> None:
     }
 
     text = tb.ok("undo").text
-    assert text.splitlines()[0] == "SAFE: undo of #1 done as #2: 4 file(s) changed"
+    assert text.splitlines()[0] == "SAFE: undo of #1 done as #2: 4 files changed"
     assert re.search(r"^  create  src/util\.py  \+2 -0$", text, re.M)
     assert text.endswith("next: 'takeback redo' brings turn #1 back\n")
     assert tree_state(ws) == {**start, **person}
@@ -100,7 +100,7 @@ def test_revert_a_middle_turn_keeps_later_edits(tb: Takeback) -> None:
 
     result = tb.ok("revert", "#2")
     lines = result.text.splitlines()
-    assert lines[0] == "SAFE: revert of #2 done as #4: 2 file(s) changed"
+    assert lines[0] == "SAFE: revert of #2 done as #4: 2 files changed"
     assert sorted(lines[1:3]) == ["  delete  added.txt  +0 -1", "  write   big.txt  +1 -1 (merged with later edits)"]
     big = (ws / "big.txt").read_text()
     assert "line 10\n" in big and "by turn 2" not in big
@@ -158,13 +158,13 @@ def test_each_way_out_of_a_conflict(tb: Takeback) -> None:
     snap.assert_unchanged()
     assert human.code == 11 and human.err == ""
     lines = human.text.splitlines()
-    assert lines[0] == "BROKEN: revert of #1 stopped: 1 file(s) changed since in ways that overlap; nothing was written"
+    assert lines[0] == "REFUSED: revert of #1 refused: 1 file changed since in ways that overlap; nothing was written"
     assert lines[1] == "  conflict src/app.py: overlapping edits in 1 place"
     for way in ("--on-conflict skip", "--on-conflict markers", "--on-conflict force"):
         assert way in lines[-1]
     data = as_json.json()
     assert as_json.code == 11 and set(data) == RESULT_FIELDS
-    assert (data["verdict"], data["applied"], data["restored"]) == ("broken", False, [])
+    assert (data["verdict"], data["applied"], data["restored"]) == ("refused", False, [])
     assert [(c["path"], c["markers_written"]) for c in data["conflicts"]] == [("src/app.py", False)]
     # a dry run with markers shows the markers it would write, and writes nothing (exit 10: partial)
     assert dry_markers.code == 10
@@ -172,7 +172,7 @@ def test_each_way_out_of_a_conflict(tb: Takeback) -> None:
 
     # skip: only the clean file is reverted; exit 10 (partial)
     skipped = tb("revert", "1", "--on-conflict", "skip")
-    assert skipped.code == 10 and skipped.text.startswith("PARTIAL: revert of #1 done as #2: 1 file(s) changed")
+    assert skipped.code == 10 and skipped.text.startswith("PARTIAL: revert of #1 done as #2: 1 file changed")
     assert (ws / "src/util.py").read_text() == "def helper(x):\n    return x * 2\n"
     assert (ws / "src/app.py").read_bytes() == person["src/app.py"]
     tb.ok("revert", "2")
@@ -188,10 +188,13 @@ def test_each_way_out_of_a_conflict(tb: Takeback) -> None:
     tb.ok("revert", "4")
     assert tree_state(ws) == person
 
-    # force: the turn's starting content over the person's edit, exit 0, and undoable
-    forced = tb.ok("revert", "1", "--on-conflict", "force").text
-    assert "forced over later edits" in forced.splitlines()[0]
-    assert "your version is kept in this operation's checkpoint" in forced
+    # force: the turn's starting content over the person's edit, PARTIAL (exit 10: it wrote over
+    # a later edit, and says which), and undoable
+    forcing = tb("revert", "1", "--on-conflict", "force")
+    forced = forcing.text
+    assert forcing.code == 10 and forced.splitlines()[0].startswith("PARTIAL: ")
+    assert "written over later edits in src/app.py" in forced.splitlines()[0]
+    assert "your whole version is in this operation's checkpoint" in forced
     assert (ws / "src/app.py").read_text() == "def main():\n    return 1\n"
     assert (ws / "src/util.py").read_text() == "def helper(x):\n    return x * 2\n"
     tb.ok("revert", "6")
@@ -251,7 +254,7 @@ def test_restore_checkpoints(tb: Takeback) -> None:
         assert expect_ok(other).json() == expected
 
     text = tb.ok("restore", "#1.1").text
-    assert text.startswith("SAFE: restore of #1 done as #4: 2 file(s) changed\n")
+    assert text.startswith("SAFE: restore of #1 done as #4: 2 files changed\n")
     assert (ws / "src/app.py").read_text() == "v1\n" and not (ws / "extra.txt").exists()
     states = {e["number"]: e["state"] for e in tb.json("log")}
     assert states == {1: "applied", 2: "reverted", 3: "reverted", 4: "applied"}

@@ -54,15 +54,15 @@ def _stopped(tb: Takeback, path: str, reason: str) -> None:
     snap = Snapshot(tb)
     human, as_json, dry = tb("undo"), tb("--json", "undo"), tb("--json", "undo", "--dry-run")
     snap.assert_unchanged()
-    assert human.code == as_json.code == dry.code == 11, str(human)  # BROKEN: nothing was written
-    assert human.text.startswith(f"BROKEN: undo of #1 stopped: cannot change {path} ({reason.split('; ')[0]}); nothing was written\n"), human.text
+    assert human.code == as_json.code == dry.code == 11, str(human)  # REFUSED: nothing was written
+    assert human.text.startswith(f"REFUSED: undo of #1 refused: cannot change {path} ({reason.split('; ')[0]}); nothing was written\n"), human.text
     assert f"  skipped {path}: {reason}\n" in human.text
     assert human.text.endswith(
-        f"next: nothing was written; 'takeback undo --on-conflict skip' takes back the other 2 file(s) and leaves {path} "
+        f"next: nothing was written; 'takeback undo --on-conflict skip' takes back the other 2 files and leaves {path} "
         "as it is, or fix what stands in the way and run 'takeback undo' again\n"
     ), human.text
     for data in (as_json.json(), dry.json()):
-        assert (data["applied"], data["verdict"], data["restored"]) == (False, "broken", [])
+        assert (data["applied"], data["verdict"], data["restored"]) == (False, "refused", [])
         assert data["skipped"] == [{"path": path, "reason": reason}]
 
 
@@ -100,7 +100,7 @@ def test_a_folder_on_a_read_only_mount_stops_the_undo(tb: Takeback) -> None:
         assert stopped.code == 11 and stopped.json()["skipped"] == [
             {"path": "src/app.py", "reason": reason}, {"path": "src/new.py", "reason": reason},
         ]
-        assert "'takeback undo --on-conflict skip' takes back the other 1 file(s)" in stopped.json()["next_action"]
+        assert "'takeback undo --on-conflict skip' takes back the other 1 file" in stopped.json()["next_action"]
         done = tb("--json", "undo", "--on-conflict", "skip")
         assert done.code == 10 and [r["path"] for r in done.json()["restored"]] == ["README.md"]
     assert (ws / "README.md").read_text() == "# demo\n" and (ws / "src/new.py").exists()

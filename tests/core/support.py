@@ -124,7 +124,7 @@ def nothing_written(engine: Engine, ws: Path, objects: bool = True) -> Iterator[
 
 def assert_result_shape(result: OperationResult) -> None:
     """Every operation answer carries a verdict, the three lists and a next action."""
-    assert result.verdict in ("safe", "partial", "broken")
+    assert result.verdict in ("safe", "partial", "refused")
     assert isinstance(result.restored, list)
     assert isinstance(result.skipped, list)
     assert isinstance(result.conflicts, list)

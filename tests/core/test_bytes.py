@@ -241,5 +241,5 @@ def test_oversize_modified_file_is_skipped_on_revert_with_a_reason(ws: Path, ws_
     with nothing_written(engine, ws):
         result = engine.undo()
     assert_result_shape(result)
-    assert (result.verdict, result.applied) == ("broken", False)
+    assert (result.verdict, result.applied) == ("refused", False)
     assert [s.path for s in result.skipped] == ["big.dat"]

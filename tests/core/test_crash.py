@@ -193,7 +193,7 @@ def test_a_file_where_a_folder_must_come_back_is_skipped_and_said(tmp_path: Path
     ws, engine = _turn_that_removes_folder_b(tmp_path)
     (ws / "b").write_text("the person made b a file\n")
     stopped = engine.undo()
-    assert (stopped.verdict, stopped.applied, [s.path for s in stopped.skipped]) == ("broken", False, ["b/c.txt"])
+    assert (stopped.verdict, stopped.applied, [s.path for s in stopped.skipped]) == ("refused", False, ["b/c.txt"])
     for dry_run in (True, False):
         result = engine.undo(dry_run=dry_run, on_conflict="skip")
         assert result.verdict == "partial" and result.applied is not dry_run

@@ -74,7 +74,7 @@ def test_every_operation_leaves_git_state_alone(tmp_path: Path) -> None:
 
     assert engine.undo(dry_run=True).dry_run
     same("dry-run undo")
-    assert engine.undo().verdict == "broken"
+    assert engine.undo().verdict == "refused"
     same("aborted undo")
     for option in ("skip", "markers", "force"):
         result = engine.undo(on_conflict=option)
@@ -87,7 +87,7 @@ def test_every_operation_leaves_git_state_alone(tmp_path: Path) -> None:
     same("revert")
     engine.redo()
     same("redo")
-    assert engine.restore("#1").verdict == "broken"  # the person's own rewrite of lines.txt is in the way
+    assert engine.restore("#1").verdict == "refused"  # the person's own rewrite of lines.txt is in the way
     same("aborted restore")
     assert engine.restore("#1", on_conflict="force").applied
     same("restore")

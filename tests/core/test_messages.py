@@ -59,7 +59,7 @@ def test_markers_are_offered_only_where_they_can_be_written(ws: Path, engine) ->
         assert advice.endswith("or leave it as it is ('takeback undo --on-conflict skip' changes only the clean files)")
     assert "(it is binary)" in conflicts["logo.bin"].advice
     assert result.next_action == (
-        "nothing was written; choose: 'takeback undo --on-conflict skip' changes only the 1 clean file(s); "
+        "nothing was written; choose: 'takeback undo --on-conflict skip' changes only the 1 clean file; "
         "'takeback undo --on-conflict markers' writes conflict markers into lines.txt (the others cannot take "
         "markers) to resolve by hand; 'takeback undo --on-conflict force' puts back the starting content over "
         "your later edits (undoable)"
@@ -80,7 +80,8 @@ def test_markers_are_offered_only_where_they_can_be_written(ws: Path, engine) ->
 
     # ... and that way out does what it says: the binary and the created file go back.
     forced = engine.revert("1", on_conflict="force")
-    assert forced.applied and forced.verdict == "safe", forced
+    assert forced.applied and forced.verdict == "partial", forced  # written over the later edits: not safe
+    assert "written over later edits in lines.txt, logo.bin, new.txt" in forced.message
     assert (ws / "logo.bin").read_bytes() == b"\x89PNG\x00\x01" and not (ws / "new.txt").exists()
 
 
@@ -89,7 +90,7 @@ def test_markers_asked_where_none_can_be_written_change_nothing_and_say_what_can
     (ws / "logo.bin").write_bytes(b"\x89PNG\x00\x03")
     with nothing_written(engine, ws):
         result = engine.undo(on_conflict="markers")
-    assert (result.verdict, result.applied) == ("broken", False)
+    assert (result.verdict, result.applied) == ("refused", False)
     assert "markers" not in result.next_action
     assert "'takeback undo --on-conflict force'" in result.next_action
     with nothing_written(engine, ws):

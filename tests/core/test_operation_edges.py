@@ -49,9 +49,9 @@ def test_an_undo_stopped_only_by_a_folder_in_the_way_says_what_to_fix(tmp_path: 
     (ws / "README.md" / "mine.txt").write_text("the person's\n")
     state = tree_state(ws)
     result = engine.undo()
-    assert result.verdict == "broken" and not result.applied
+    assert result.verdict == "refused" and not result.applied
     assert result.message == (
-        "undo of #1 stopped: cannot change README.md (a folder is in the way (Takeback does not remove folders)); "
+        "undo of #1 refused: cannot change README.md (a folder is in the way (Takeback does not remove folders)); "
         "nothing was written"
     )
     assert result.next_action == "nothing was written; once what stands in the way of README.md is fixed, run 'takeback undo' again"
@@ -83,7 +83,7 @@ def test_a_dry_run_restore_while_an_idle_turn_is_open_changes_nothing(tmp_path: 
     engine.begin_turn(label="thinking")  # open, nothing written yet
     state = tree_state(ws)
     result = engine.restore(first.checkpoints[-1].id, dry_run=True)
-    assert not result.applied and result.message.startswith("dry run: restore of #1 would change 1 file(s)")
+    assert not result.applied and result.message.startswith("dry run: restore of #1 would change 1 file")
     assert tree_state(ws) == state
     assert [(e.label, e.state) for e in engine.entries()] == [("thinking", "open"), ("second", "applied"), ("first", "applied")]
 
@@ -101,6 +101,6 @@ def test_a_link_the_person_repointed_after_a_turn_made_it_is_a_conflict(tmp_path
     (ws / "current").unlink()
     (ws / "current").symlink_to("v2")
     result = engine.undo()
-    assert result.verdict == "broken" and not result.applied
+    assert result.verdict == "refused" and not result.applied
     assert [(c.path, c.reason) for c in result.conflicts] == [("current", "a symlink changed on both sides")]
     assert (ws / "current").is_symlink() and os.readlink(ws / "current") == "v2"

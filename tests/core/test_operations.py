@@ -211,7 +211,7 @@ def test_created_file_removed_only_if_unchanged(ws: Path, engine) -> None:
     with nothing_written(engine, ws):
         result = engine.revert("1")
     assert_result_shape(result)
-    assert (result.verdict, result.applied, result.restored) == ("broken", False, [])
+    assert (result.verdict, result.applied, result.restored) == ("refused", False, [])
     assert [(c.path, c.reason) for c in result.conflicts] == [("b.txt", "changed since, so it is not removed")]
 
     result = engine.revert("1", on_conflict="skip")
@@ -239,7 +239,7 @@ def test_deleted_file_recreated_by_the_person_is_a_conflict(ws: Path, engine) ->
     (ws / "other.txt").write_text("person wrote a new one\n")
     with nothing_written(engine, ws):
         result = engine.undo()
-    assert result.verdict == "broken" and [c.reason for c in result.conflicts] == ["created on both sides with different content"]
+    assert result.verdict == "refused" and [c.reason for c in result.conflicts] == ["created on both sides with different content"]
 
 
 # ---------------------------------------------------------------------- restore
@@ -354,7 +354,7 @@ def test_conflict_default_aborts_and_writes_nothing(ws: Path, engine, op: str) -
     with nothing_written(engine, ws):
         result = call()
     assert_result_shape(result)
-    assert (result.verdict, result.applied, result.restored) == ("broken", False, [])
+    assert (result.verdict, result.applied, result.restored) == ("refused", False, [])
     (conflict,) = result.conflicts
     assert (conflict.path, conflict.hunks, conflict.markers_written) == ("lines.txt", 1, False)
     assert "overlapping edits in 1 place" in conflict.reason
@@ -370,7 +370,7 @@ def test_restore_conflict(ws: Path, engine) -> None:
     (ws / "lines.txt").write_text(text(l5="person"))
     with nothing_written(engine, ws):
         result = engine.restore("#1")
-    assert result.verdict == "broken" and [c.path for c in result.conflicts] == ["lines.txt"]
+    assert result.verdict == "refused" and [c.path for c in result.conflicts] == ["lines.txt"]
     assert "restore" in result.next_action and "--on-conflict" in result.next_action
 
 
@@ -418,10 +418,14 @@ def test_on_conflict_force_is_recorded_and_undoable(ws: Path, engine) -> None:
     before = full_state(ws)
     result = engine.undo(on_conflict="force")
     assert_result_shape(result)
-    assert result.applied and result.verdict == "safe"
+    assert result.applied and result.verdict == "partial"  # it wrote over the person's edit: not safe
+    assert "written over later edits in lines.txt" in result.message
+    assert engine.entry("1").state == "reverted"  # yet every path of the turn was taken back
     (conflict,) = result.conflicts
     assert conflict.path == "lines.txt" and conflict.reason.startswith("forced:")
-    assert read(ws, "lines.txt") == text()  # the turn's starting content, over the person's lines
+    # the turn's starting content where it overlaps the person's edit (line 5); the person's
+    # unrelated later edit (line 10) stays, as git's -X theirs keeps it
+    assert read(ws, "lines.txt") == text(l10="person too")
     assert read(ws, "clean.txt") is None
 
     # the person's version is kept in the operation's checkpoint: revert of the undo restores it

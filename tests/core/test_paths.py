@@ -117,7 +117,7 @@ def test_revert_through_a_folder_later_swapped_for_an_outside_link(ws: Path, eng
     outside_before = tree_state(outside)
     with nothing_written(engine, ws, objects=False):
         result = engine.undo()
-    assert (result.verdict, result.applied) == ("broken", False)
+    assert (result.verdict, result.applied) == ("refused", False)
     assert [s.path for s in result.skipped] == ["sub/x.txt"]
     assert "sub is a symlink that leads outside the workspace" in result.skipped[0].reason
     assert tree_state(outside) == outside_before

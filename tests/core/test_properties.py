@@ -195,7 +195,7 @@ class AgentSession(RuleBasedStateMachine):
 
     def check_result(self, result, expected_number: int | None, expect_entry: ModelEntry | None) -> None:
         if expect_entry is None:
-            assert (result.verdict, result.applied) == ("broken", False), result.message
+            assert (result.verdict, result.applied) == ("refused", False), result.message
             assert result.conflicts and result.restored == []
         else:
             assert (result.verdict, result.applied) == ("safe", True), (result.message, result.conflicts)

@@ -100,7 +100,7 @@ def test_secret_changed_since_created_is_kept(ws: Path, engine) -> None:
     batch(engine, ws, {".env": SECRET})
     (ws / ".env").write_bytes(SECRET2)  # the person put their real key in
     result = engine.undo()
-    assert result.verdict == "broken" and not result.applied
+    assert result.verdict == "refused" and not result.applied
     assert [s.path for s in result.skipped] == [".env"]
     assert "the file changed since" in result.skipped[0].reason
     assert (ws / ".env").read_bytes() == SECRET2

@@ -135,7 +135,7 @@ def test_reverting_one_session_keeps_the_other_and_reports_a_conflict(repo: Path
     stop(engine, "A")
     stop(engine, "B")
     result = engine.revert("1")
-    assert result.verdict == "broken" and not result.applied
+    assert result.verdict == "refused" and not result.applied
     assert [c.path for c in result.conflicts] == ["src/app.py"]
     assert (repo / "a.txt").exists() and (repo / "src/app.py").read_text() == "def main():\n    return 'B'\n"
     result = engine.revert("1", on_conflict="skip")

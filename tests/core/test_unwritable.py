@@ -48,9 +48,9 @@ def _turn(ws: Path, engine, files: dict[str, str]) -> None:  # noqa: ANN001 - th
 def _stops_then_skips(ws: Path, engine, path: str, why: str) -> None:  # noqa: ANN001
     with nothing_written(engine, ws, objects=False):
         stopped = engine.undo()
-    assert (stopped.applied, stopped.verdict, stopped.restored) == (False, "broken", [])
+    assert (stopped.applied, stopped.verdict, stopped.restored) == (False, "refused", [])
     assert [(s.path, why in s.reason) for s in stopped.skipped] == [(path, True)], stopped.skipped
-    assert "'takeback undo --on-conflict skip' takes back the other 1 file(s)" in stopped.next_action
+    assert "'takeback undo --on-conflict skip' takes back the other 1 file" in stopped.next_action
     done = engine.undo(on_conflict="skip")
     assert (done.applied, done.verdict, [s.path for s in done.skipped]) == (True, "partial", [path])
     assert (ws / "b.txt").read_text() == "b0\n"

@@ -350,7 +350,7 @@ def test_the_persons_file_in_the_turns_folder_is_a_conflict(ws: Path, engine: En
     for dry_run in (True, False):
         with nothing_written(engine, ws, objects=False):
             result = engine.undo(dry_run=dry_run)
-        assert result.verdict == "broken" and not result.applied
+        assert result.verdict == "refused" and not result.applied
         assert [c.path for c in result.conflicts] == ["README.md"]
         assert "README.md/mine.txt" in result.conflicts[0].reason
     result = engine.undo(on_conflict="skip")  # the rest goes; the person's file stays
@@ -414,7 +414,7 @@ def test_a_folder_made_in_a_files_place_that_the_person_filled_stays(ws: Path, e
     (ws / "README.md/sub/kept").mkdir()
     before_undo = folders(ws)
     stopped = engine.undo()
-    assert (stopped.verdict, stopped.applied, [s.path for s in stopped.skipped]) == ("broken", False, ["README.md"])
+    assert (stopped.verdict, stopped.applied, [s.path for s in stopped.skipped]) == ("refused", False, ["README.md"])
     assert "--on-conflict skip" in stopped.next_action and folders(ws) == before_undo
     result = engine.undo(on_conflict="skip")
     assert result.verdict == "partial" and result.applied, (result.message, result.skipped, result.conflicts)

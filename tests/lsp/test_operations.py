@@ -100,7 +100,7 @@ async def test_overlapping_unsaved_edit_is_a_conflict_and_nothing_is_written(edi
     editor.type(app, "return 10", "return 11")  # the person edits the agent's line, unsaved
     before = editor.text(app)
     result = await editor.request("takeback/undo", {})
-    assert result["verdict"] == "broken" and result["applied"] is False
+    assert result["verdict"] == "refused" and result["applied"] is False
     assert [c["path"] for c in result["conflicts"]] == ["src/app.py"]
     assert "--on-conflict" in result["nextAction"]
     assert editor.text(app) == before

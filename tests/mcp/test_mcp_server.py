@@ -268,7 +268,7 @@ async def test_a_conflicting_plan_gives_no_token_until_a_way_out_is_chosen(ws: P
     write_files(ws, {"src/app.py": "def main():\n    return 3  # the person\n"})
     async with serve(ws) as session:
         planned = ok(await call(session, "undo"))
-        assert planned["verdict"] == "broken" and planned["confirm_token"] is None
+        assert planned["verdict"] == "refused" and planned["confirm_token"] is None
         assert [c["path"] for c in planned["conflicts"]] == ["src/app.py"]
         assert "no confirmation token" in planned["next_action"]
         done = await plan_and_confirm(session, "undo", on_conflict="skip")

@@ -129,3 +129,30 @@ def test_symlink_targets_are_never_line_merged() -> None:
 def test_labels_name_both_sides_in_the_markers() -> None:
     result = merge_file(v("B\n"), v("X\n"), v("b\n"), label_ours="yours", label_theirs="before #7")
     assert result.markers.startswith(b"<<<<<<< yours\n") and result.markers.endswith(b">>>>>>> before #7\n")
+
+
+FORCED = [
+    # name, base (the turn's result), ours (now), theirs (before the turn), what force writes
+    ("one overlap, one clean later edit: the clean edit is kept",
+     "a\nB\nc\nd\ne\nf\n", "a\nX\nc\nd\ne\nF!\n", "a\nb\nc\nd\ne\nf\n", "a\nb\nc\nd\ne\nF!\n"),
+    ("two overlaps: the earlier side in both", "A\nm\nn\nB\n", "X\nm\nn\nY\n", "a\nm\nn\nb\n", "a\nm\nn\nb\n"),
+    ("created, then extended: removed with what was added", "new\n", "new\nmore\n", None, None),
+    ("deleted since: the earlier content comes back", "B\n", None, "b\n", "b\n"),
+    ("binary: the earlier version whole", "\0B", "\0P", "\0b", "\0b"),
+]
+
+
+@pytest.mark.parametrize("name,base,ours,theirs,forced", FORCED, ids=[c[0] for c in FORCED])
+def test_force_takes_the_earlier_side_only_where_it_conflicts(name: str, base, ours, theirs, forced) -> None:
+    result = merge_file(v(base), v(ours), v(theirs))
+    assert result.conflict is not None
+    assert result.forced == v(forced)
+
+
+def test_force_of_a_text_conflict_is_the_marker_file_with_the_earlier_side_chosen() -> None:
+    """Property over small files: where markers would be written, force writes the 'theirs'
+    block; everywhere else it writes what the markers file holds (the clean merge)."""
+    base, ours, theirs = "1\n2\n3\n4\n5\n6\n7\n", "1\nX\n3\n4\n5\nY\n7\n", "1\nb\n3\n4\n5\n6\n7\n"
+    result = merge_file(v(base), v(ours), v(theirs), label_ours="current", label_theirs="before #2")
+    assert result.markers == b"1\n<<<<<<< current\nX\n=======\nb\n>>>>>>> before #2\n3\n4\n5\nY\n7\n"
+    assert result.forced == v("1\nb\n3\n4\n5\nY\n7\n")

@@ -116,7 +116,7 @@ def test_overlapping_edit_on_abort_is_a_blocking_conflict_that_could_take_marker
     result = plan(capture, now, item)
     (conflict,) = result.blocking_conflicts
     assert (conflict.reason, conflict.markers_possible, conflict.markers_written) == ("overlapping edits in 1 place", True, False)
-    assert result.writes == [] and wording.verdict(result) == "broken"
+    assert result.writes == [] and wording.verdict(result) == "refused"
 
 
 def test_on_conflict_markers_writes_the_marked_file(capture: Capturer) -> None:
@@ -133,8 +133,9 @@ def test_on_conflict_force_puts_the_start_back_and_says_forced(capture: Capturer
     result = plan(capture, now, item, on_conflict="force")
     (only,) = result.paths
     assert (only.result, only.forced, only.writes) == (content("a\nb\nc\n"), True, True)
-    assert only.conflict.reason.startswith("forced: overlapping edits in 1 place; your version is kept")
-    assert result.blocking_conflicts == [] and wording.verdict(result) == "safe"
+    assert only.conflict.reason.startswith("forced: overlapping edits in 1 place: the earlier content was put back there")
+    assert "taking the operation back restores it" in only.conflict.reason
+    assert result.blocking_conflicts == [] and wording.verdict(result) == "partial"  # written over later edits: not safe
 
 
 def test_on_conflict_skip_takes_back_the_clean_file_only_and_is_partial(capture: Capturer) -> None:
@@ -174,7 +175,7 @@ def test_a_conflict_in_an_older_change_stops_that_path_only(capture: Capturer) -
 def test_a_secret_file_cannot_be_brought_back(capture: Capturer) -> None:
     result = plan(capture, disk(_env="K=2\n"), recorded(capture, ".env", "K=1\n", "K=2\n"))
     assert result.skipped[0].reason == "secret file: its content is not stored (secrets policy), so it cannot be brought back"
-    assert wording.verdict(result) == "broken"
+    assert wording.verdict(result) == "refused"
 
 
 def test_a_secret_file_the_turn_made_is_not_deleted(capture: Capturer) -> None:

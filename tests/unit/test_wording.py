@@ -63,20 +63,20 @@ def entry(number: int = 5, kind: str = "undo", target_number: int | None = 4, **
 @pytest.mark.parametrize("paths,verdict", [
     ([clean()], "safe"),
     ([], "safe"),
-    ([clean(), forced()], "safe"),
+    ([clean(), forced()], "partial"),
     ([clean(), skipped()], "partial"),
     ([clean(), conflicted(markers_written=True)], "partial"),
     ([clean(), conflicted()], "partial"),
-    ([skipped()], "broken"),
-    ([conflicted()], "broken"),
-], ids=["clean", "nothing", "forced is not trouble", "skipped", "markers", "left in conflict", "only skipped", "only conflict"])
-def test_verdict_safe_partial_broken(paths: list[PathPlan], verdict: str) -> None:
+    ([skipped()], "refused"),
+    ([conflicted()], "refused"),
+], ids=["clean", "nothing", "forced over later edits is not safe", "skipped", "markers", "left in conflict", "only skipped", "only conflict"])
+def test_verdict_safe_partial_refused(paths: list[PathPlan], verdict: str) -> None:
     assert wording.verdict(Plan(paths=paths)) == verdict
 
 
 def test_tail_counts_each_kind_of_trouble() -> None:
     plan = Plan(paths=[clean(), skipped(), conflicted("m", markers_written=True), forced(), conflicted("x")])
-    assert wording.tail(plan) == " (1 skipped, conflict markers written in 1, 1 forced over later edits, 1 left in conflict)"
+    assert wording.tail(plan) == " (1 skipped, conflict markers written in 1, written over later edits in c.txt, 1 left in conflict)"
 
 
 def test_tail_is_empty_for_a_clean_plan() -> None:
@@ -137,7 +137,7 @@ def test_advice_for_written_markers_is_to_resolve_them_and_forced_gets_none() ->
 def test_next_action_with_nothing_written_lists_only_the_ways_that_work() -> None:
     plan = Plan(paths=[clean(), conflicted("m.txt"), conflicted("bin", markers_possible=False, binary=True)])
     assert wording.conflict_advice("takeback undo", plan) == (
-        "nothing was written; choose: 'takeback undo --on-conflict skip' changes only the 1 clean file(s); "
+        "nothing was written; choose: 'takeback undo --on-conflict skip' changes only the 1 clean file; "
         "'takeback undo --on-conflict markers' writes conflict markers into m.txt (the others cannot take markers) "
         f"to resolve by hand; {FORCE}"
     )
@@ -272,7 +272,7 @@ def test_entry_line_says_one_file_in_the_singular() -> None:
 
 def test_result_lists_restored_skipped_conflicts_and_next(capsys: pytest.CaptureFixture[str]) -> None:
     result = OperationResult(
-        operation="undo", verdict="partial", applied=True, message="undo of #4 done as #5: 1 file(s) changed (1 skipped)",
+        operation="undo", verdict="partial", applied=True, message="undo of #4 done as #5: 1 file changed (1 skipped)",
         restored=[FileOutcome(path="a.txt", action="write", additions=1, deletions=2, merged=True)],
         skipped=[SkippedFile(path=".env", reason="secret file")],
         conflicts=[Conflict(path="m.txt", reason="overlapping edits in 1 place", markers_written=True, markers_possible=True,
@@ -282,7 +282,7 @@ def test_result_lists_restored_skipped_conflicts_and_next(capsys: pytest.Capture
     )
     render.print_result(result)
     assert capsys.readouterr().out.splitlines() == [
-        "PARTIAL: undo of #4 done as #5: 1 file(s) changed (1 skipped)",
+        "PARTIAL: undo of #4 done as #5: 1 file changed (1 skipped)",
         "  note    turn #6 was still open",
         "  write   a.txt  +1 -2 (merged with later edits)",
         "  skipped .env: secret file",

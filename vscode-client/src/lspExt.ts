@@ -17,7 +17,8 @@ import type * as lsp from "vscode-languageclient";
 
 export type EntryKind = "turn" | "undo" | "redo" | "revert" | "restore";
 export type EntryState = "open" | "applied" | "reverted" | "partial" | "not-applied";
-export type Verdict = "safe" | "partial" | "broken";
+/** safe, partial, refused (nothing was written); broken only in answers of older servers. */
+export type Verdict = "safe" | "partial" | "refused" | "broken";
 export type { OnConflict } from "./model/choices";
 export { PROTOCOL_VERSION } from "./model/version";
 import type { OnConflict } from "./model/choices";

@@ -188,6 +188,7 @@ test("conflicts: the choices, and the outcome's severity", () => {
   assert.equal(partial.severity, "warning");
   assert.deepEqual(partial.openable, ["b.ts"]);
   assert.match(partial.message, /Next: takeback redo/);
+  assert.equal(outcomeFor({ ...dry, dryRun: false, applied: false, verdict: "refused" }).severity, "warning");
   assert.equal(outcomeFor({ ...dry, dryRun: false, applied: false, verdict: "broken" }).severity, "error");
 });
 

@@ -1,5 +1,5 @@
 """Taking turns back: ``undo``, ``redo``, ``revert`` and ``restore``; the exit status says the
-verdict (partial 10, broken 11)."""
+verdict (partial 10, refused 11: nothing was written)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import argparse
 from ..core import render
 from ..core.models import ON_CONFLICT, OperationResult
 from .context import Context
-from .output import EXIT_BROKEN, EXIT_OK, EXIT_PARTIAL
+from .output import EXIT_OK, EXIT_PARTIAL, EXIT_REFUSED
 from .parser import AddCommand, Handler
 
 
@@ -37,7 +37,7 @@ def register(command: AddCommand) -> dict[str, Handler]:
 
 def _finish(ctx: Context, result: OperationResult) -> int:
     ctx.show(result, render.print_result)
-    return {"broken": EXIT_BROKEN, "partial": EXIT_PARTIAL}.get(result.verdict, EXIT_OK)
+    return {"refused": EXIT_REFUSED, "broken": EXIT_REFUSED, "partial": EXIT_PARTIAL}.get(result.verdict, EXIT_OK)
 
 
 def undo(ctx: Context) -> int:

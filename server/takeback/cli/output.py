@@ -24,7 +24,7 @@ EXIT_OK = 0
 EXIT_INTERNAL = 1
 EXIT_USAGE = 2
 EXIT_PARTIAL = 10
-EXIT_BROKEN = 11
+EXIT_REFUSED = 11  # nothing was written (verdict refused; broken in older answers)
 EXIT_CHECK_FAILED = 12
 EXIT_LOST = 13  # the resident process accepted a command and ended before answering (resident/forward.py)
 

@@ -7,6 +7,9 @@ starting point. ``None`` means the file does not exist. Content and mode merge s
 where a symlink is one of the three, both sides changing it (its target, or a file turned link
 or back) is a conflict: a link's target is not merged as a file's content, nor the other way.
 Only a text file that both sides edited gets conflict markers, in the file's own line endings.
+A conflict also carries what ``--on-conflict force`` writes (``forced``): for a text file, the
+merge with the revert's side taken only where the two overlap, every clean change of the
+person's kept (git's ``-X theirs``); for anything else, the revert's side whole.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ class MergeResult:
     hunks: int = 0
     markers: bytes | None = None
     merged: bool = False  # a real line merge happened (ours and theirs both differed from base)
+    forced: Version | None = None  # with a conflict: what ``force`` writes (see the module's docstring)
 
 
 def _lines(content: bytes) -> list[bytes]:
@@ -58,23 +62,23 @@ def merge_file(
         return MergeResult(ours)
     # Here ours and theirs both moved away from base, and differently.
     if base is None:
-        return MergeResult(ours, conflict="created on both sides with different content")
+        return MergeResult(ours, conflict="created on both sides with different content", forced=theirs)
     if ours is None:
-        return MergeResult(None, conflict="deleted since, but the revert would change it")
+        return MergeResult(None, conflict="deleted since, but the revert would change it", forced=theirs)
     if theirs is None:
-        return MergeResult(ours, conflict="changed since, so it is not removed")
+        return MergeResult(ours, conflict="changed since, so it is not removed", forced=None)
     mode = _merge_mode(base.mode, ours.mode, theirs.mode)
     if mode is None:
-        return MergeResult(ours, conflict="its file mode changed on both sides")
+        return MergeResult(ours, conflict="its file mode changed on both sides", forced=theirs)
     if MODE_LINK in (base.mode, ours.mode, theirs.mode):  # a link's text is no file content to merge
-        return MergeResult(ours, conflict="a symlink changed on both sides")
+        return MergeResult(ours, conflict="a symlink changed on both sides", forced=theirs)
     if ours.content == base.content:
         return MergeResult(Version(theirs.content, mode))
     if theirs.content == base.content or theirs.content == ours.content:
         return MergeResult(Version(ours.content, mode))
     if is_binary(base.content) or is_binary(ours.content) or is_binary(theirs.content):
-        return MergeResult(ours, conflict="binary file changed since; it cannot be merged")
-    merged, hunks, markers = _merge_text(
+        return MergeResult(ours, conflict="binary file changed since; it cannot be merged", forced=theirs)
+    merged, hunks, markers, theirs_won = _merge_text(
         _lines(base.content), _lines(ours.content), _lines(theirs.content), label_ours, label_theirs
     )
     if hunks:
@@ -83,14 +87,16 @@ def merge_file(
             conflict=f"overlapping edits in {hunks} place{'s' if hunks != 1 else ''}",
             hunks=hunks,
             markers=markers,
+            forced=Version(theirs_won, mode),
         )
     return MergeResult(Version(merged, mode), merged=True)
 
 
 def _merge_text(
     base: list[bytes], ours: list[bytes], theirs: list[bytes], label_ours: str, label_theirs: str
-) -> tuple[bytes, int, bytes]:
-    """Line merge: (merged, conflicting hunks, the file with conflict markers).
+) -> tuple[bytes, int, bytes, bytes]:
+    """Line merge: (merged, conflicting hunks, the file with conflict markers, the file with
+    theirs taken in each conflicting hunk).
 
     merge3 (like git) calls changes on neighbouring lines a conflict. Inside such a region the
     two sides' changes are compared again line by line: when they touch different base lines
@@ -98,6 +104,7 @@ def _merge_text(
     """
     out: list[bytes] = []
     marked: list[bytes] = []
+    theirs_won: list[bytes] = []
     hunks = 0
     eol = _line_ending(ours)
     for region in merge3.Merge3(base, ours, theirs).merge_regions():
@@ -119,11 +126,13 @@ def _merge_text(
                 marked.append(b"=======" + eol)
                 marked.extend(_terminated(theirs[b1:b2], eol))
                 marked.append(f">>>>>>> {label_theirs}".encode() + eol)
+                theirs_won.extend(theirs[b1:b2])
                 continue
             chunk = resolved
         out.extend(chunk)
         marked.extend(chunk)
-    return b"".join(out), hunks, b"".join(marked)
+        theirs_won.extend(chunk)
+    return b"".join(out), hunks, b"".join(marked), b"".join(theirs_won)
 
 
 def _line_ending(lines: list[bytes]) -> bytes:

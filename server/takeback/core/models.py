@@ -27,7 +27,7 @@ MODE_LINK = 0o120000
 
 EntryKind = Literal["turn", "undo", "redo", "revert", "restore"]
 EntryState = Literal["open", "applied", "reverted", "partial", "not-applied"]
-Verdict = Literal["safe", "partial", "broken"]
+Verdict = Literal["safe", "partial", "broken", "refused"]  # (broken: in records written before refused existed)
 OnConflict = Literal["abort", "skip", "markers", "force"]
 ON_CONFLICT: tuple[OnConflict, ...] = get_args(OnConflict)  # every adapter's list of choices comes from here
 

@@ -121,6 +121,17 @@ class Plan:
         return [p.conflict for p in self.paths if p.conflict is not None and not (p.forced or p.conflict.markers_written)]
 
     @property
+    def complete(self) -> bool:
+        """Whether carrying it out takes every path back: none skipped, none left in conflict or
+        with conflict markers to resolve (a path forced over later edits is taken back)."""
+        return not any(p.skipped or (p.conflict is not None and not p.forced) for p in self.paths)
+
+    @property
+    def forced(self) -> list[str]:
+        """The paths it writes over later edits (``--on-conflict force``)."""
+        return [p.path for p in self.paths if p.forced]
+
+    @property
     def blocked(self) -> list[str]:
         """Skipped paths that running the operation again can bring back once the disk allows."""
         return [p.path for p in self.paths if p.blocked]
@@ -231,18 +242,15 @@ class Planner:
             withheld = next((v for v in (base, theirs) if v is not None and v.withheld), None)
             if withheld is not None:
                 return PathPlan(path, ours, current, skipped=_withheld_reason(withheld) + "; the file changed since")
-            outcome = merge_file(self._materialize(base), current, self._materialize(theirs), label_theirs=self.label_theirs)
+            base_now, theirs_now = self._materialize(base), self._materialize(theirs)
+            outcome = merge_file(base_now, current, theirs_now, label_theirs=self.label_theirs)
             if outcome.conflict is None:
                 current, known[1] = outcome.result, None
                 merged_any = merged_any or outcome.merged
                 continue
             if self.on_conflict == "force":
-                forced = forced or Conflict(
-                    path=path,
-                    reason=f"forced: {outcome.conflict}; your version is kept in this operation's checkpoint",
-                    hunks=outcome.hunks,
-                )
-                current, known[1] = self._materialize(theirs), theirs
+                forced = forced or Conflict(path=path, reason=_forced_reason(outcome, base_now, current), hunks=outcome.hunks)
+                current, known[1] = outcome.forced, (theirs if outcome.forced == theirs_now else None)
                 continue
             return self._conflict(path, ours, current, outcome)
         return PathPlan(path, ours, current, merged=merged_any, conflict=forced, forced=forced is not None,
@@ -308,6 +316,20 @@ def _undeletable_reason(version: FileVersion) -> str:
         f"{what}: not deleted, because its content is not stored and the deletion could not be undone; "
         "delete it by hand if you want it gone"
     )
+
+
+def _forced_reason(outcome: MergeResult, base: Version | None, current: Version | None) -> str:
+    """What ``--on-conflict force`` did to a conflicting file, plainly: where it took the
+    operation's side, and what of the person's went with it."""
+    kept = "your whole version is in this operation's checkpoint: taking the operation back restores it"
+    if outcome.hunks:
+        places = f"{outcome.hunks} place{'s' if outcome.hunks != 1 else ''}"
+        return (f"forced: overlapping edits in {places}: the earlier content was put back there over your edits, "
+                f"the rest of your edits in the file stay; {kept}")
+    if outcome.forced is None and current is not None and base is not None:
+        added, removed = line_stats(base.content, current.content)
+        return f"forced: the file is removed, and with it what was changed in it since (+{added} -{removed}); {kept}"
+    return f"forced: {outcome.conflict}; the earlier version was put back over yours; {kept}"
 
 
 def _withheld_reason(version: FileVersion) -> str:

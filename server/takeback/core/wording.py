@@ -13,6 +13,11 @@ from .planning import Plan
 from .timeline import FoldedEntry, Timeline
 
 
+def files(count: int, kind: str = "") -> str:
+    """``1 file``, ``3 files``, ``1 clean file`` (``kind``: a word before the noun)."""
+    return f"{count} {kind + ' ' if kind else ''}file{'' if count == 1 else 's'}"
+
+
 def open_turn_notices(kind: str, states: list[FoldedEntry], ended: bool) -> list[str]:
     """What an operation did (or, not carried out, would do) to open turns: it ends them first,
     so a turn's changes on disk are recorded as the turn's and the operation's are not."""
@@ -25,9 +30,14 @@ def open_turn_notices(kind: str, states: list[FoldedEntry], ended: bool) -> list
 
 
 def verdict(plan: Plan) -> Verdict:
-    if not plan.skipped and not any(not c.reason.startswith("forced:") for c in plan.conflicts):
-        return "safe"
-    return "partial" if plan.writes else "broken"
+    """What the workspace is after carrying ``plan`` out: ``refused``, nothing is written (a
+    conflict, a file in the way: it is as it was); ``partial``, some paths are not taken back
+    (skipped, left in conflict, conflict markers to resolve) or later edits were written over
+    (``force``: the answer says which, and taking the operation back restores them); ``safe``,
+    every path taken back and nothing of anyone's later work overwritten."""
+    if not plan.complete and not plan.writes:
+        return "refused"
+    return "safe" if plan.complete and not plan.forced else "partial"
 
 
 def notes_tail(target: FoldedEntry) -> str:
@@ -49,7 +59,8 @@ def tail(plan: Plan) -> str:
     if markers:
         bits.append(f"conflict markers written in {len(markers)}")
     if forced:
-        bits.append(f"{len(forced)} forced over later edits")
+        shown = ", ".join(c.path for c in forced[:3]) + (f" and {len(forced) - 3} more" if len(forced) > 3 else "")
+        bits.append(f"written over later edits in {shown}")
     if other:
         bits.append(f"{len(other)} left in conflict")
     return f" ({', '.join(bits)})" if bits else ""
@@ -96,7 +107,7 @@ def conflict_advice(command: str, plan: Plan) -> str:
         return "nothing can be done automatically; the skipped files list why"
     options = []
     if clean:
-        options.append(f"'{command} --on-conflict skip' changes only the {clean} clean file(s)")
+        options.append(f"'{command} --on-conflict skip' changes only the {files(clean, 'clean')}")
     markable = [c.path for c in plan.conflicts if c.markers_possible]
     if markable:
         where = "" if len(markable) == len(plan.conflicts) else f" into {', '.join(markable)} (the others cannot take markers)"
@@ -119,7 +130,7 @@ def blocked_advice(command: str, plan: Plan) -> str:
     if not plan.writes:
         return f"nothing was written; once what stands in the way of {paths} is fixed, run '{command}' again"
     return (
-        f"nothing was written; '{command} --on-conflict skip' takes back the other {len(plan.writes)} file(s) and "
+        f"nothing was written; '{command} --on-conflict skip' takes back the other {files(len(plan.writes))} and "
         f"leaves {paths} as {'it is' if len(plan.blocked) == 1 else 'they are'}, or fix what stands in the way "
         f"and run '{command}' again"
     )

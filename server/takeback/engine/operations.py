@@ -276,7 +276,7 @@ class Operations(EngineParts):
         stopped = self._not_carried_out(kind, target, plan, base, again, on_conflict, dry_run, verdict)
         if stopped is not None:
             return stopped
-        if verdict == "partial" and target.begun.entry in effects and effects[target.begun.entry] == "reverted":
+        if not plan.complete and target.begun.entry in effects and effects[target.begun.entry] == "reverted":
             effects[target.begun.entry] = "partial"
         for state in ending:
             if state.state == "open":
@@ -287,7 +287,7 @@ class Operations(EngineParts):
         wording.advise(plan, rest, done=True)
         return OperationResult(
             **base, verdict=verdict, applied=True, entry=entry,
-            message=f"{kind} of #{number} done as #{entry.number}: {len(outcomes)} file(s) changed" + wording.tail(plan)
+            message=f"{kind} of #{number} done as #{entry.number}: {wording.files(len(outcomes))} changed" + wording.tail(plan)
             + wording.notes_tail(target),
             next_action=wording.next_action(kind, entry, plan, rest),
         )
@@ -326,30 +326,32 @@ class Operations(EngineParts):
         run, or nothing left to change. None: it goes ahead."""
         number = target.begun.number
         blocking = plan.blocking_conflicts
+        would = "would be refused" if dry_run else "refused"
         if blocking and on_conflict == "abort":
             return OperationResult(
-                **{**base, "restored": []}, verdict="broken", applied=False,
-                message=f"{kind} of #{number} stopped: {len(blocking)} file(s) changed since in ways that overlap; nothing was written",
+                **{**base, "restored": []}, verdict="refused", applied=False,
+                message=f"{kind} of #{number} {would}: {wording.files(len(blocking))} changed since in ways that overlap; "
+                        "nothing was written",
                 next_action=wording.conflict_advice(again, plan),
             )
         if plan.blocked and on_conflict == "abort":  # a file it cannot change: nothing, unless told to skip it
             return OperationResult(
-                **{**base, "restored": []}, verdict="broken", applied=False,
-                message=f"{kind} of #{number} stopped: {wording.blocked(plan)}; nothing was written",
+                **{**base, "restored": []}, verdict="refused", applied=False,
+                message=f"{kind} of #{number} {would}: {wording.blocked(plan)}; nothing was written",
                 next_action=wording.blocked_advice(again, plan),
             )
         if dry_run:
             return OperationResult(
                 **base, verdict=verdict, applied=False,
-                message=f"dry run: {kind} of #{number} would change {len(base['restored'])} file(s)" + wording.tail(plan)
+                message=f"dry run: {kind} of #{number} would change {wording.files(len(base['restored']))}" + wording.tail(plan)
                 + wording.notes_tail(target),
                 next_action="run it without --dry-run to carry it out",
                 patch=_patch(plan),
             )
-        if verdict == "broken":
+        if verdict == "refused":
             return OperationResult(
-                **base, verdict="broken", applied=False,
-                message=f"{kind} of #{number} changed nothing: every file was skipped or in conflict",
+                **base, verdict="refused", applied=False,
+                message=f"{kind} of #{number} refused: every file was skipped or in conflict; nothing was written",
                 next_action=wording.conflict_advice(again, plan),
             )
         return None

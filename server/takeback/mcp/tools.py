@@ -49,7 +49,7 @@ OnConflict = Annotated[
     Field(
         description="when files changed since in ways that overlap: abort (write nothing, the default), "
         "skip (change only the clean files), markers (write conflict markers to resolve by hand), "
-        "force (put back the old content over the later edits)"
+        "force (put back the old content where the later edits overlap it, keeping the rest of them)"
     ),
 ]
 ConfirmToken = Annotated[
@@ -277,7 +277,7 @@ class Tools:
         return _answer(structured, summary)
 
     def _planned(self, tool: str, planned: OperationResult, plan: Plan) -> CallToolResult:
-        if planned.verdict == "broken":  # nothing would be written: nothing to confirm
+        if planned.verdict == "refused":  # nothing would be written: nothing to confirm
             token = None
             next_action = f"this plan cannot be carried out as it is (no confirmation token): {planned.next_action}"
         else:

@@ -110,7 +110,7 @@ export function conflictChoices(result: OperationResult): ConflictChoice[] {
     {
       value: "force",
       label: "$(warning) Force",
-      description: "put back the turn's starting content, overwriting the later edits in conflicted files",
+      description: "put back the turn's starting content where later edits overlap it, keeping the other later edits",
     },
     {
       value: "open",
@@ -132,7 +132,9 @@ export interface Outcome {
 export function outcomeFor(result: OperationResult): Outcome {
   const headline = resultHeadline(result);
   const conflicts = (result.conflicts ?? []).map((c) => c.path);
-  const severity = !result.applied || result.verdict === "broken" ? "error" : result.verdict === "partial" || conflicts.length ? "warning" : "info";
+  // refused: nothing was written, the workspace is as it was (a warning with the way out, not an error)
+  const severity = result.verdict === "broken" || (!result.applied && result.verdict !== "refused") ? "error"
+    : result.verdict !== "safe" || conflicts.length ? "warning" : "info";
   const next = result.nextAction && severity !== "info" ? ` Next: ${result.nextAction}` : "";
   const notes = (result.notices ?? []).map((n) => ` Note: ${n}.`).join("");
   return { severity, message: `Takeback: ${headline} ${result.message}${notes}${next}`.trim(), openable: conflicts };
