@@ -23,7 +23,7 @@ def test_checks_record_pass_and_fail_and_restore_last_green(tb: Takeback) -> Non
     turn(tb, {"src/app.py": "v2\n", "src/extra.py": "x\n"}, "two")
     failed = tb("--json", "check", "--name", "tests", "--", "sh", "-c", "echo from-the-check; exit 3")
     assert failed.code == 12
-    assert failed.json() == {"turn": 2, "name": "tests", "status": "failed", "exit_code": 3}
+    assert failed.json() == {"turn": 2, "name": "tests", "status": "failed", "exit_code": 3, "ran_on": "end", "differs": []}
     assert failed.err == "from-the-check\n"  # with --json the command's own output goes to stderr
     human = tb("check", "--name", "tests", "--", "sh", "-c", "echo from-the-check; exit 3")
     assert (human.code, human.err) == (12, "")
@@ -31,7 +31,7 @@ def test_checks_record_pass_and_fail_and_restore_last_green(tb: Takeback) -> Non
 
     missing = tb("check", "--turn", "#1", "--", "no-such-command-for-takeback")
     assert (missing.code, missing.err) == (12, "")
-    assert missing.text == "check no-such-command-for-takeback: error (exit 127) recorded on turn #1\n"
+    assert missing.text.startswith("check no-such-command-for-takeback: error (exit 127) recorded on turn #1\n  note: ")
 
     snap = Snapshot(tb)
     bad_turn, no_command, show, log, no_green = tb.many(
@@ -47,13 +47,29 @@ def test_checks_record_pass_and_fail_and_restore_last_green(tb: Takeback) -> Non
     expect_error(no_command, 2, r"check needs a command after '--'")
     assert "  check  tests: failed (exit 3)" in expect_ok(show).text
     lines = expect_ok(log).text.splitlines()
-    assert "checks:FAILED" in lines[0] and "checks:FAILED" in lines[1]  # #1: its 'no-such…' check errored
-    expect_error(no_green, 4, r"no turn has passing checks")
+    # #1: its 'no-such…' check errored, but on #2's files: it does not count for #1
+    assert "checks:FAILED" in lines[0] and "checks:passed" in lines[1]
+    assert expect_ok(no_green).json()["target_number"] == 1  # #1's tests passed on its own files
 
-    # a check's latest run counts: a passing run of the same check makes #1 green again
-    tb.ok("check", "--turn", "1", "--name", "no-such-command-for-takeback", "--", "true")
+    # a check speaks for the files it ran on: run now, with #2's files on disk, it cannot make #1
+    # green, and it says so
+    other = tb.ok("check", "--turn", "1", "--name", "no-such-command-for-takeback", "--", "true").text
+    assert other == (
+        "check no-such-command-for-takeback: passed (exit 0) recorded on turn #1\n"
+        "  note: the files on disk were not turn #1's end state (src/app.py differs): the check does not count "
+        "for #1, and no entry is green by it\n"
+    )
+    assert tb.json("restore", "last-green", "--dry-run")["target_number"] == 1  # as before it
+
+    # the bug this guards against: #2 broke the tests, undo took it back, the tests pass. That
+    # pass belongs to the state the undo left (#3), never to the reverted #2
+    tb.ok("undo")
+    assert tb.ok("check", "--name", "tests", "--", "true").text == "check tests: passed (exit 0) recorded on undo #3 (of #2)\n"
+    entries = {e["number"]: e for e in tb.json("log")}
+    assert (entries[2]["state"], entries[2]["checks_passed"], entries[3]["checks_passed"]) == ("reverted", False, True)
+    turn(tb, {"src/app.py": "v3 broken\n"}, "three")
     text = tb.ok("restore", "last-green").text
-    assert text.startswith("SAFE: restore of #1 done as #3: 2 files changed")
+    assert text.startswith("SAFE: restore of #3 done as #5: 1 file changed")
     assert (ws / "src/app.py").read_text() == "v1\n" and not (ws / "src/extra.py").exists()
 
 

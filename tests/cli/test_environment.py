@@ -38,7 +38,7 @@ def test_errors_on_an_empty_timeline(tb: Takeback) -> None:
         (4, r"nothing to undo"),
         (4, r"nothing to redo: no undo, revert or restore is waiting to be re-applied"),
         (5, r"no turn is open: start one with 'takeback begin'"),
-        (4, r"no turn has passing checks"),
+        (4, r"no applied entry has passing checks"),
         (3, r"there is no turn yet in this workspace"),
         (3, r"no turn #1 in this workspace's timeline \(it has 0 entries\)"),
         (3, r"there is no turn yet"),

@@ -334,7 +334,7 @@ def test_restore_last_green_without_checks(ws: Path, engine) -> None:
     batch(engine, ws, {"a.txt": "a\n"})
     engine.record_check(None, "lint", "error")
     with nothing_written(engine, ws):
-        with pytest.raises(NothingToDo, match="no turn has passing checks"):
+        with pytest.raises(NothingToDo, match="no applied entry has passing checks"):
             engine.restore("last-green")
 
 

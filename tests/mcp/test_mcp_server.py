@@ -373,7 +373,7 @@ async def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(ws: Pa
         error(await call(session, "diff_turn", turn="1", path="../outside.txt"), "outside")
         error(await call(session, "diff_turn", turn="1", path="README.md"), "did not change README.md")
         error(await call(session, "restore", checkpoint="#1.7"), "not 7")
-        error(await call(session, "restore", checkpoint="last-green"), "no turn has passing checks")
+        error(await call(session, "restore", checkpoint="last-green"), "no applied entry has passing checks")
         error(await call(session, "list_turns", limit=0), "invalid arguments for list_turns: limit:", "greater than")
         error(await call(session, "list_turns", limit="many"), "limit:")
         error(await call(session, "revert_turn"), "turn: Field required")

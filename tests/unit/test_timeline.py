@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from takeback.core.models import Check, DroppedSpan, EntriesDropped, PathChange
+from takeback.core.models import Check, CheckRecorded, DroppedSpan, EntriesDropped, PathChange
 from takeback.core.timeline import Timeline, aggregate_files, relevant_steps, state_hash
 from takeback.errors import InvalidInput, NotFound, NothingToDo
 
-from .build import Log, change, version
+from .build import START, Log, change, version
 
 # ------------------------------------------------------------------ states
 
@@ -361,6 +361,50 @@ def test_last_green_is_the_newest_turn_whose_latest_check_per_name_passed() -> N
     red = log.turn(change("a.txt", "2\n", "3\n"))
     log.check(red, "tests", "failed")
     assert log.fold().last_green().begun.entry == green
+
+
+def _checked(log: Log, entry: str, status: str, ran_on: str | None) -> None:
+    log.records.append(CheckRecorded(id=log._id("CK"), at=START, entry=entry,
+                                     check=Check(name="tests", status=status, ran_on=ran_on)))
+
+
+def test_a_check_speaks_only_for_the_state_it_ran_on() -> None:
+    log = Log()
+    first = log.turn(change("a.txt", "1\n", "2\n"))
+    _checked(log, first, "passed", "other")  # run while the files were not #1's end: counts for nothing
+    assert log.fold().view(log.fold().entries[first]).checks_passed is None
+    with pytest.raises(NothingToDo):
+        log.fold().last_green()
+    _checked(log, first, "passed", "end")
+    assert log.fold().last_green().begun.entry == first
+
+
+def test_a_check_run_before_its_turn_changed_more_no_longer_counts() -> None:
+    log = Log()
+    turn = log.begin()
+    log.checkpoint(turn, change("a.txt", "1\n", "2\n"))
+    _checked(log, turn, "passed", "end")
+    log.checkpoint(turn, change("b.txt", None, "broken\n"))  # the turn went on after the check
+    log.end(turn)
+    timeline = log.fold()
+    view = timeline.view(timeline.entries[turn])
+    assert [c.ran_on for c in view.checks] == ["earlier"] and view.checks_passed is None
+    with pytest.raises(NothingToDo):
+        timeline.last_green()
+
+
+def test_a_reverted_turn_is_never_green_and_an_undo_can_be() -> None:
+    log = Log()
+    base = log.turn(change("a.txt", "1\n", "2\n"))
+    bad = log.turn(change("a.txt", "2\n", "3\n"))
+    _checked(log, bad, "passed", "end")  # it passed when it was applied ...
+    undo = log.operation("undo", bad, {bad: "reverted"}, change("a.txt", "3\n", "2\n"))
+    timeline = log.fold()
+    with pytest.raises(NothingToDo):  # ... but it is taken back now
+        timeline.last_green()
+    _checked(log, undo, "passed", "end")
+    assert log.fold().last_green().begun.entry == undo
+    assert base != undo
 
 
 def test_last_green_without_any_passing_turn_says_how_to_record_checks() -> None:

@@ -57,8 +57,9 @@ def check(ctx: Context) -> int:
     if not command:
         raise InvalidInput("check needs a command after '--', e.g. takeback check -- pytest -q")
     name = text(args.name or Path(command[0]).name)
-    # Name the turn before running anything: a bad --turn must not run the command.
-    target = engine.entry(args.turn) if args.turn else (engine.status().open_turn or engine.entry("last"))
+    # Name the entry (and look at the files) before running anything: a bad --turn must not run
+    # the command, and the check speaks for the files as they were when it started.
+    target = engine.check_target(args.turn)
     try:
         # With --json, stdout carries only the JSON answer: the command's output goes to stderr.
         sys.stdout.flush()
@@ -69,7 +70,9 @@ def check(ctx: Context) -> int:
         code, status = 127, "error"
     except PermissionError:
         code, status = 126, "error"
-    entry = engine.record_check(target.id, name, status, command=text(shlex.join(command)), exit_code=code)
-    ctx.show({"turn": entry.number, "name": name, "status": status, "exit_code": code},
-             lambda _: print(f"check {name}: {status} (exit {code}) recorded on turn #{entry.number}"))
+    entry = engine.record_check(target.entry.id, name, status, command=text(shlex.join(command)), exit_code=code,
+                                ran_on=target)
+    ctx.show({"turn": entry.number, "name": name, "status": status, "exit_code": code,
+              "ran_on": "other" if target.differs else "end", "differs": target.differs},
+             lambda shown: render.print_check(entry, shown))
     return EXIT_OK if status == "passed" else EXIT_CHECK_FAILED

@@ -115,13 +115,27 @@ class PathChange(_Model):
 
 
 class Check(_Model):
-    """A check the agent (or a person) ran for a turn, e.g. the test suite."""
+    """A check the agent (or a person) ran for a turn, e.g. the test suite.
+
+    ``ran_on``: what the files on disk were when it ran. ``end``: the entry's end state as
+    recorded then (every file it changed held what it left there); ``other``: not (they were
+    changed since, or the timeline moved on without them); ``earlier`` (only in a folded entry,
+    never written): the entry recorded more changes after it ran; None: not known (a check
+    recorded by an older version, or given with the turn's end). Only ``end`` and None count
+    toward ``Entry.checks_passed``: a check speaks for the state it ran on.
+    """
 
     name: str
     status: CheckStatus
     command: str | None = None
     exit_code: int | None = None
     at: datetime | None = None
+    ran_on: Literal["end", "earlier", "other"] | None = None
+
+    @property
+    def counts(self) -> bool:
+        """Whether it speaks for its entry's end state (``ran_on``)."""
+        return self.ran_on in ("end", None)
 
 
 class EntryBegun(_Model):
@@ -351,17 +365,20 @@ class Entry(_Model):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def failed_checks(self) -> list[str]:
-        """The checks whose latest run did not pass (failed or error), by name, first recorded first."""
+        """The checks whose latest run on this entry's end state (``Check.counts``) did not pass
+        (failed or error), by name, first recorded first."""
         latest: dict[str, Check] = {}
         for check in self.checks:
-            latest[check.name] = check
+            if check.counts:
+                latest[check.name] = check
         return [name for name, check in latest.items() if check.status not in ("passed", "skipped")]
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def checks_passed(self) -> bool | None:
-        """Whether the latest run of every named check passed (None: no check recorded)."""
-        return None if not self.checks else not self.failed_checks
+        """Whether the latest run of every named check on this entry's end state passed (None: no
+        check ran on it; one that ran on other files is listed in ``checks`` but says nothing here)."""
+        return None if not any(check.counts for check in self.checks) else not self.failed_checks
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -80,6 +80,26 @@ def _checks(entry: Entry) -> str:
     return " checks:passed" if passed else " checks:FAILED"
 
 
+def print_check(entry: Entry, shown: dict) -> None:
+    """``takeback check``'s answer: the check and the entry it speaks for, or, when the files on
+    disk were not that entry's end state, that it speaks for none (``shown``: the JSON answer)."""
+    what = entry_name(entry)
+    print(f"check {shown['name']}: {shown['status']} (exit {shown['exit_code']}) recorded on {what}")
+    differs = shown["differs"]
+    if differs:
+        listed = ", ".join(differs[:3]) + (f" and {len(differs) - 3} more" if len(differs) > 3 else "")
+        verb = "differs" if len(differs) == 1 else "differ"
+        print(f"  note: the files on disk were not {what}'s end state ({listed} {verb}): the check does not count "
+              f"for #{entry.number}, and no entry is green by it")
+
+
+def entry_name(entry: Entry) -> str:
+    """``turn #3``, ``undo #4 (of turn #2)``: how an answer names an entry."""
+    if entry.kind == "turn":
+        return f"turn #{entry.number}"
+    return f"{entry.kind} #{entry.number}" + (f" (of #{entry.target_number})" if entry.target_number else "")
+
+
 def entry_line(entry: Entry) -> str:
     when = entry.created_at.astimezone().strftime("%Y-%m-%d %H:%M:%S")
     label = entry.label or ""

@@ -263,6 +263,8 @@ class Timeline(Entries):
         state.changed()
         if isinstance(record, CheckpointRecorded | CheckpointApplied):
             state.summary = None
+            if state.checks:  # the checks so far ran on the entry before this change of it
+                state.checks = [c.model_copy(update={"ran_on": "earlier"}) if c.ran_on == "end" else c for c in state.checks]
         if isinstance(record, CheckpointRecorded):
             state.checkpoints.append(record)
             state.applied[record.id] = record.applied
@@ -478,10 +480,13 @@ class Timeline(Entries):
         raise NothingToDo("nothing to redo: no undo, revert or restore is waiting to be re-applied")
 
     def last_green(self) -> FoldedEntry:
+        """The newest entry whose checks passed on its end state and whose changes are in place
+        (applied: a reverted turn is never green). An operation can be it: a check run after an
+        undo speaks for the state the undo left."""
         for state in self.newest_first("green"):
-            if state.begun.kind == "turn" and state.checkpoints and self.view(state).checks_passed:
+            if state.state == "applied" and state.checkpoints and self.header(state).checks_passed:
                 return state
-        raise NothingToDo("no turn has passing checks: record checks with 'takeback check -- COMMAND'")
+        raise NothingToDo("no applied entry has passing checks on its end state: record checks with 'takeback check -- COMMAND'")
 
     def checkpoints_after(self, checkpoint_id: str) -> list[CheckpointRecorded]:
         """Every applied checkpoint recorded after ``checkpoint_id``, in log order."""
@@ -608,12 +613,12 @@ def marks(state: FoldedEntry) -> set[str]:
     ``turn`` (``resolve("last")``), ``undo`` (``undo_target``), ``redo`` (``redo_target``),
     ``green`` (``last_green``). An older page carries its entries' marks (``newest_first``)."""
     found = set()
+    if state.checkpoints and state.checks:
+        found.add("green")
     if state.begun.kind == "turn":
         found.add("turn")
         if state.state in ("applied", "open"):
             found.add("undo")
-        if state.checkpoints and state.checks:
-            found.add("green")
     if state.begun.kind in REDO_KINDS and state.state == "applied":
         found.add("redo")
     return found

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from itertools import pairwise
 
@@ -37,6 +38,7 @@ from ..errors import (
     InvalidInput,
     StateError,
     StoreError,
+    TakebackError,
 )
 from ..scanning.scan import Changed, snapshot_kind, snapshot_paths
 from ..workspace.capture import Capturer
@@ -277,6 +279,29 @@ class Turns(EngineParts):
             additions=additions, deletions=deletions, binary=binary, new_folders=list(new_folders),
         )
 
+    def check_target(self, turn: str | None = None) -> CheckTarget:
+        """The entry a check run now belongs to, and the files that keep the disk from being its
+        end state. The one rule: ``turn`` if named; else the open turn (the agent's work so far);
+        else the newest entry that changed files, an operation too (after an undo, the files
+        are the state the undo left, not the turn it took back)."""
+        with self.transaction():
+            if turn:
+                state = self.timeline.resolve(turn)
+            else:
+                state = self.timeline.open_turn() or next(
+                    (s for s in self.timeline.newest_first() if any(s.applied.get(cp.id, True) for cp in s.checkpoints)),
+                    None,
+                ) or self.timeline.resolve("last")  # (no entry changed files: the newest turn, or "no turn yet")
+            view = self.timeline.view(state)
+            return CheckTarget(entry=view, differs=[f.path for f in view.files if not self._holds(f.path, f.after)])
+
+    def _holds(self, rel: str, version: FileVersion | None) -> bool:
+        """Whether the file on disk is ``version`` (None: absent); a file that cannot be read is not."""
+        try:
+            return self.capture.matches(rel, version, self.workspace.read(rel))
+        except (OSError, TakebackError):
+            return False
+
     def record_check(
         self,
         turn: str | None,
@@ -284,17 +309,31 @@ class Turns(EngineParts):
         status: str,
         command: str | None = None,
         exit_code: int | None = None,
+        ran_on: CheckTarget | None = None,
     ) -> Entry:
-        """Attach a check (tests, lint …) with its status to a turn (default: the open or last one)."""
+        """Attach a check (tests, lint …) with its status to an entry: ``ran_on``'s, as
+        ``check_target`` found it before the check ran; else the one ``check_target(turn)``
+        finds now. The check says whether the files were that entry's end state (``Check.ran_on``)."""
         if status not in ("passed", "failed", "error", "skipped"):
             raise InvalidInput(f"check status {status!r} is not one of passed, failed, error, skipped")
         if not name:
             raise InvalidInput("a check needs a name")
+        target = ran_on if ran_on is not None else self.check_target(turn)
         with self.transaction() as tx:
-            state = self.timeline.resolve(turn) if turn else (self.timeline.open_turn() or self.timeline.resolve("last"))
-            check = Check(name=name, status=status, command=command, exit_code=exit_code, at=_now())  # type: ignore[arg-type]
+            state = self.timeline.resolve(target.entry.id)
+            check = Check(name=name, status=status, command=command, exit_code=exit_code, at=_now(),  # type: ignore[arg-type]
+                          ran_on="other" if target.differs else "end")
             tx.add(CheckRecorded(id=_new_id(), at=_now(), entry=state.begun.entry, check=check))
             return self.timeline.view(state)
+
+
+@dataclass(frozen=True)
+class CheckTarget:
+    """Where a check belongs (``Turns.check_target``): the entry, and the files on disk that were
+    not what it left there (empty: the disk was its end state)."""
+
+    entry: Entry
+    differs: list[str]
 
 
 def _explained_by_batches(state: FoldedEntry, change: Changed) -> bool:

@@ -220,7 +220,7 @@ class Tools:
             Text,
             Field(
                 description="a checkpoint: its id, '#N' (turn N's last step), '#N.k' (just after step k of turn N; "
-                "'#N.0': where turn N started), or 'last-green' (the last turn whose checks passed)"
+                "'#N.0': where turn N started), or 'last-green' (the newest applied entry whose checks passed on its own files)"
             ),
         ],
         on_conflict: OnConflict = "abort",
