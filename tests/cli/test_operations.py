@@ -70,7 +70,7 @@ def test_undo_and_redo_round_trip(tb: Takeback) -> None:
     data = tb.json("redo")
     assert (data["operation"], data["verdict"], data["applied"], data["target_number"]) == ("redo", "safe", True, 2)
     assert data["entry"]["number"] == 3 and data["entry"]["kind"] == "redo"
-    assert data["next_action"] == "'takeback undo' takes it away again"
+    assert data["next_action"] == "'takeback undo' takes turn #1 away again"
     assert tree_state(ws) == {**after_turn, **person}
     assert os.access(ws / "src/new.py", os.X_OK)  # the executable bit comes back too
 

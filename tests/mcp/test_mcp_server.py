@@ -237,6 +237,22 @@ async def test_redo_brings_an_undone_turn_back(ws: Path, engine: Engine) -> None
         error(await call(session, "redo"), "nothing")  # nothing left to redo: the engine's own message
 
 
+async def test_a_redo_of_an_older_turn_is_taken_back_by_a_revert_of_it_not_by_undo(ws: Path, engine: Engine) -> None:
+    turn(engine, {"a.txt": "first\n"}, "one")
+    engine.undo()  # #2
+    turn(engine, {"c.txt": "third\n"}, "three")  # #3, the newest applied turn: what undo would take
+    with_three = tree_state(ws)
+    async with serve(ws) as session:
+        done = await plan_and_confirm(session, "redo")  # #4 brings turn #1 back
+        assert (ws / "a.txt").read_text() == "first\n"
+        assert done["take_back"] == {"tool": "revert_turn", "arguments": {"turn": "4"}}
+        assert done["next_action"] == "'takeback revert 4' takes this redo back"
+        await plan_and_confirm(session, done["take_back"]["tool"], **done["take_back"]["arguments"])
+        states = {t["number"]: t["state"] for t in ok(await call(session, "list_turns"))["turns"]}
+        assert states == {1: "reverted", 2: "applied", 3: "applied", 4: "reverted", 5: "applied"}
+    assert tree_state(ws) == with_three
+
+
 async def test_revert_a_middle_turn_keeps_the_later_ones(ws: Path, engine: Engine) -> None:
     turn(engine, {"a.txt": "first\n"}, "one")
     turn(engine, {"b.txt": "second\n", "src/app.py": "def main():\n    return 2\n"}, "two")

@@ -155,26 +155,28 @@ def test_next_action_when_only_skipped_files_stand_in_the_way() -> None:
 # ------------------------------------------------------------------ the next safe action once done
 
 
-@pytest.mark.parametrize("kind,expected", [
-    ("undo", "'takeback redo' brings turn #4 back"),
-    ("redo", "'takeback undo' takes it away again"),
-    ("revert", "'takeback revert 5' takes this revert back"),
-    ("restore", "'takeback revert 5' takes this restore back"),
+REDO_IT = wording.TakeBack("redo", None, "brings turn #4 back")
+
+
+@pytest.mark.parametrize("back,expected", [
+    (REDO_IT, "'takeback redo' brings turn #4 back"),
+    (wording.TakeBack("undo", None, "takes turn #4 away again"), "'takeback undo' takes turn #4 away again"),
+    (wording.TakeBack("revert", 5, "takes this redo back"), "'takeback revert 5' takes this redo back"),
 ])
-def test_next_action_after_each_operation(kind: str, expected: str) -> None:
-    assert wording.next_action(kind, entry(kind=kind), Plan(paths=[clean()]), f"takeback {kind}") == expected
+def test_next_action_names_what_takes_the_operation_back(back: wording.TakeBack, expected: str) -> None:
+    assert wording.next_action(entry(), Plan(paths=[clean()]), "takeback revert 4", back) == expected
 
 
 def test_next_action_after_markers_says_resolve_them_and_how_to_take_it_back() -> None:
     plan = Plan(paths=[clean(), conflicted("m.txt", markers_written=True)])
-    assert wording.next_action("undo", entry(), plan, "takeback revert 4") == (
+    assert wording.next_action(entry(), plan, "takeback revert 4", REDO_IT) == (
         "resolve the conflict markers in m.txt; 'takeback revert 5' takes this back"
     )
 
 
 def test_next_action_names_what_was_left_in_conflict_first() -> None:
     plan = Plan(paths=[clean(), conflicted("m.txt")])
-    assert wording.next_action("undo", entry(), plan, "takeback revert 4") == (
+    assert wording.next_action(entry(), plan, "takeback revert 4", REDO_IT) == (
         "m.txt left in conflict: 'takeback revert 4 --on-conflict force' puts back the starting content over your "
         "later edits (undoable); 'takeback redo' brings turn #4 back"
     )
@@ -182,9 +184,70 @@ def test_next_action_names_what_was_left_in_conflict_first() -> None:
 
 def test_next_action_names_blocked_files_and_the_command_that_takes_them_back() -> None:
     plan = Plan(paths=[clean(), skipped("ro/a.txt", blocked=True)])
-    assert wording.next_action("undo", entry(), plan, "takeback revert 4").startswith(
+    assert wording.next_action(entry(), plan, "takeback revert 4", REDO_IT).startswith(
         "ro/a.txt skipped: once what stands in the way is fixed, 'takeback revert 4' takes them back too; "
     )
+
+
+def _take_back(log: Log, done: str, undo_next: str | None = None, redo_next: str | None = None) -> wording.TakeBack:
+    timeline = log.fold()
+    return wording.take_back(timeline.state(done), timeline, lambda: undo_next, lambda: redo_next)
+
+
+def test_after_an_undo_redo_is_named_only_when_it_would_redo_that_undo() -> None:
+    log = Log()
+    log.turn(change("a.txt", "1\n", "2\n"))
+    two = log.turn(change("b.txt", "1\n", "2\n"))
+    undo = log.operation("undo", two, {two: "reverted"}, change("b.txt", "2\n", "1\n"), previous={two: "applied"})
+    assert _take_back(log, undo, redo_next=undo) == ("redo", None, "brings turn #2 back")
+    other = log.operation("revert", two, {}, change("c.txt", None, "x\n"))  # (anything newer redo would take)
+    assert _take_back(log, undo, redo_next=other) == ("revert", 3, "brings turn #2 back")
+    assert _take_back(log, undo, redo_next=None).text == "takeback revert 3"
+
+
+def test_after_a_redo_undo_is_named_only_when_it_would_take_that_very_turn() -> None:
+    log = Log()
+    one = log.turn(change("a.txt", "1\n", "2\n"))
+    two = log.turn(change("b.txt", "1\n", "2\n"))
+    revert = log.operation("revert", one, {one: "reverted"}, change("a.txt", "2\n", "1\n"), previous={one: "applied"})
+    redo = log.operation("redo", revert, {revert: "reverted", one: "applied"}, change("a.txt", "1\n", "2\n"))
+    # undo would take turn #2, the newest applied one: not what the redo brought back
+    assert _take_back(log, redo, undo_next=two) == ("revert", 4, "takes this redo back")
+    assert _take_back(log, redo, undo_next=one) == ("undo", None, "takes turn #1 away again")
+
+
+@pytest.mark.parametrize("redone_kind,effects", [
+    ("restore", "both"),  # a restore took back two turns: undo takes back one
+    ("revert", "none"),  # a revert of some files: undo would take the whole turn
+], ids=["restore", "some files"])
+def test_after_a_redo_of_more_or_less_than_one_turn_only_a_revert_of_it_is_exact(redone_kind: str, effects: str) -> None:
+    log = Log()
+    one = log.turn(change("a.txt", "1\n", "2\n"))
+    two = log.turn(change("b.txt", "1\n", "2\n"))
+    took = {"both": {one: "reverted", two: "reverted"}, "none": {}}[effects]
+    redone = log.operation(redone_kind, one, took, change("a.txt", "2\n", "1\n"))
+    redo = log.operation("redo", redone, {redone: "reverted", **{e: "applied" for e in took}}, change("a.txt", "1\n", "2\n"))
+    assert _take_back(log, redo, undo_next=two).text == "takeback revert 4"
+    assert _take_back(log, redo, undo_next=one).text == "takeback revert 4"
+
+
+def test_after_a_revert_or_restore_a_revert_of_it_takes_it_back() -> None:
+    log = Log()
+    one = log.turn(change("a.txt", "1\n", "2\n"))
+    revert = log.operation("revert", one, {one: "reverted"}, change("a.txt", "2\n", "1\n"))
+    assert _take_back(log, revert, redo_next=revert) == ("revert", 2, "takes this revert back")
+
+
+def test_already_reverted_names_the_entry_to_revert_and_what_else_it_brings_back() -> None:
+    log = Log()
+    one = log.turn(change("a.txt", "1\n", "2\n"))
+    two = log.turn(change("b.txt", "1\n", "2\n"))
+    restore = log.operation("restore", one, {one: "reverted", two: "reverted"}, change("a.txt", "2\n", "1\n"))
+    timeline = log.fold()
+    assert wording.already_reverted(timeline.state(two), timeline.state(restore)) == (
+        "turn #2 is already reverted by #3; run 'takeback revert 3' to bring it back (with the 1 other entry #3 took back)"
+    )
+    assert wording.already_reverted(timeline.state(two), None) == "turn #2 is already reverted"
 
 
 @pytest.mark.parametrize("kind,checkpoint,done,expected", [
@@ -192,7 +255,7 @@ def test_next_action_names_blocked_files_and_the_command_that_takes_them_back() 
     ("undo", None, True, "takeback revert 4"),
     ("redo", None, False, "takeback redo"),
     ("revert", None, False, "takeback revert 4"),
-    ("restore", "#3.1", True, "takeback restore #3.1"),
+    ("restore", "3.1", True, "takeback restore 3.1"),
 ])
 def test_command_that_runs_the_operation_again(kind: str, checkpoint: str | None, done: bool, expected: str) -> None:
     assert wording.command(kind, 4, checkpoint, done) == expected

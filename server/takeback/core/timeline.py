@@ -452,6 +452,15 @@ class Timeline(Entries):
             names.append(f"#{state.begun.number}.{index} ({checkpoint_id})")
         return ", ".join(names) + (f" and {len(found) - shown} more" if len(found) > shown else "")
 
+    def checkpoint_spec(self, checkpoint_id: str) -> str:
+        """``N.k``: how a person names checkpoint ``checkpoint_id`` (the k-th of entry N), which
+        ``resolve_checkpoint`` reads back as it (the id itself if the number names another entry)."""
+        state = self.entries[self.checkpoint_owner[checkpoint_id]]
+        index = next(i for i, cp in enumerate(state.checkpoints, 1) if cp.id == checkpoint_id)
+        if self.resolve(str(state.begun.number)) is not state:
+            return checkpoint_id
+        return f"{state.begun.number}.{index}"
+
     def checkpoint(self, owner: str, checkpoint_id: str) -> CheckpointRecorded:
         """Checkpoint ``checkpoint_id`` of entry ``owner``: both from ``checkpoint_owner`` or
         ``checkpoint_seq``, which the fold fills with the entries' checkpoints (always found)."""

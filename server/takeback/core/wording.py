@@ -8,6 +8,9 @@ editors show that result as it comes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import NamedTuple
+
 from .models import Entry, Verdict
 from .planning import Plan
 from .timeline import FoldedEntry, Timeline
@@ -136,7 +139,65 @@ def blocked_advice(command: str, plan: Plan) -> str:
     )
 
 
-def next_action(kind: str, entry: Entry, plan: Plan, command: str) -> str:
+class TakeBack(NamedTuple):
+    """The command that takes a carried-out operation back just after it (``take_back``) and
+    what it does: ``takeback redo`` after an undo, ``takeback undo`` after a redo, each only
+    when it would act on exactly that, and otherwise ``takeback revert N`` (N: the operation's
+    own entry, which reverting takes back exactly). The MCP server's ``take_back`` is this."""
+
+    command: str
+    """``undo``, ``redo`` or ``revert``."""
+    number: int | None
+    """The entry ``revert`` takes back (None for undo and redo)."""
+    does: str
+    """What it does: "brings turn #4 back", "takes turn #4 away again", "takes this revert back"."""
+
+    @property
+    def text(self) -> str:
+        return f"takeback {self.command}" + ("" if self.number is None else f" {self.number}")
+
+
+def _operation_target(state: FoldedEntry, timeline: Timeline) -> FoldedEntry | None:
+    operation = state.operation
+    return timeline.find(operation.target) if operation is not None and operation.target else None
+
+
+def redone_turn(done: FoldedEntry, timeline: Timeline) -> FoldedEntry | None:
+    """The one agent turn a redo brought back as a whole: the redo re-applied an undo or a
+    revert whose only effect was taking that turn back (not a restore, nor a revert of some
+    files or of another operation). None: it brought back something else."""
+    redone = _operation_target(done, timeline)
+    if redone is None or redone.operation is None or redone.begun.kind not in ("undo", "revert"):
+        return None
+    subject = _operation_target(redone, timeline)
+    if subject is None or subject.begun.kind != "turn" or set(redone.operation.effects) != {subject.begun.entry}:
+        return None
+    return subject
+
+
+def take_back(
+    done: FoldedEntry, timeline: Timeline, undo_next: Callable[[], str | None], redo_next: Callable[[], str | None]
+) -> TakeBack:
+    """What takes operation ``done`` back, asked on the timeline just after it: ``undo_next``
+    and ``redo_next`` give the entry ``takeback undo`` and ``takeback redo`` would act on now
+    (``Operations.targets``' rules; None: nothing). ``takeback undo`` takes back the newest
+    applied agent turn, which after a redo of an older turn is another one; ``takeback redo``
+    re-applies the newest applied undo, revert or restore."""
+    kind, number = done.begun.kind, done.begun.number
+    target = _operation_target(done, timeline)
+    if kind == "undo" and target is not None:
+        does = f"brings turn #{target.begun.number} back"
+        return TakeBack("redo", None, does) if redo_next() == done.begun.entry else TakeBack("revert", number, does)
+    if kind == "redo":
+        turn = redone_turn(done, timeline)
+        if turn is not None and undo_next() == turn.begun.entry:
+            return TakeBack("undo", None, f"takes turn #{turn.begun.number} away again")
+    return TakeBack("revert", number, f"takes this {kind} back")
+
+
+def next_action(entry: Entry, plan: Plan, command: str, back: TakeBack) -> str:
+    """The next safe action once an operation (entry ``entry``) was carried out: what it left
+    (``command`` takes that back: ``command(..., done=True)``), then what takes it back."""
     left = [c.path for c in plan.conflicts if not c.markers_written and not c.reason.startswith("forced:")]
     still = f"{', '.join(left)} left in conflict: {_force_option(command)}; " if left else ""
     if plan.blocked:
@@ -144,11 +205,20 @@ def next_action(kind: str, entry: Entry, plan: Plan, command: str) -> str:
     markers = [c.path for c in plan.conflicts if c.markers_written]
     if markers:
         return f"{still}resolve the conflict markers in {', '.join(markers)}; 'takeback revert {entry.number}' takes this back"
-    if kind == "undo":
-        return f"{still}'takeback redo' brings turn #{entry.target_number} back"
-    if kind == "redo":
-        return f"{still}'takeback undo' takes it away again"
-    return f"{still}'takeback revert {entry.number}' takes this {kind} back"
+    return f"{still}'{back.text}' {back.does}"
+
+
+def already_reverted(target: FoldedEntry, by: FoldedEntry | None) -> str:
+    """Why ``target`` cannot be taken back again, and what brings it back: reverting ``by``, the
+    entry that took it back (which brings back everything else ``by`` took back too)."""
+    text = f"turn #{target.begun.number} is already reverted"
+    if by is None:
+        return text
+    others = [] if by.operation is None else [
+        e for e, state in by.operation.effects.items() if e != target.begun.entry and state in ("reverted", "partial")
+    ]
+    also = f" (with the {len(others)} other entr{'y' if len(others) == 1 else 'ies'} #{by.begun.number} took back)" if others else ""
+    return f"{text} by #{by.begun.number}; run 'takeback revert {by.begun.number}' to bring it back{also}"
 
 
 def operation_label(kind: str, target: FoldedEntry, timeline: Timeline) -> str:

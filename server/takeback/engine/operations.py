@@ -13,8 +13,9 @@ the operation are one log commit. The words of its answer come from ``core/wordi
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple, TypedDict, Unpack
 
 from ..core import wording
@@ -111,6 +112,12 @@ class Operations(EngineParts):
             on_disk = any(not self._session_turn(s) for s in self.timeline.open_turns())
             return Targets(found[0], found[1], settled=not on_disk)
 
+    def take_back(self, entry_id: str) -> wording.TakeBack:
+        """What takes operation ``entry_id`` back now (``wording.take_back``, from undo's and redo's own rules)."""
+        with self.transaction():
+            undo, redo = (functools.partial(_entry_of, rule) for rule in (self._undo_target, self.timeline.redo_target))
+            return wording.take_back(self.timeline.state(entry_id), self.timeline, undo, redo)
+
     def _undo_target(self) -> FoldedEntry:
         """The entry ``undo`` takes back: ``Timeline.undo_target``, with an open turn planned as
         ending it now would record it (what its bracket saw change on disk so far)."""
@@ -163,7 +170,7 @@ class Operations(EngineParts):
             elif unrecorded:  # a preview plans with what ending the turns would record
                 later = [*later, *unrecorded]
             if not later:
-                raise NothingToDo(f"nothing to restore: no change was recorded after checkpoint {cp.id} (turn #{owner.begun.number})")
+                raise NothingToDo(f"nothing to restore: no change was recorded after checkpoint {self.timeline.checkpoint_spec(cp.id)}")
             steps: dict[str, list[PathChange]] = {}
             by_entry: dict[str, list[CheckpointRecorded]] = {}
             for item in later:
@@ -216,9 +223,7 @@ class Operations(EngineParts):
     ) -> OperationResult:
         number = target.begun.number
         if target.state in ("reverted",):
-            by = self.timeline.entries.get(target.reverted_by or "")
-            hint = f" by #{by.begun.number}; run 'takeback revert {by.begun.number}' to bring it back" if by else ""
-            raise NothingToDo(f"turn #{number} is already reverted{hint}")
+            raise NothingToDo(wording.already_reverted(target, self.timeline.entries.get(target.reverted_by or "")))
         if target.state == "not-applied":
             raise NothingToDo(f"turn #{number} was never applied to the workspace")
         checkpoints = [cp for cp in target.checkpoints if target.applied.get(cp.id, True)]
@@ -270,7 +275,8 @@ class Operations(EngineParts):
             target_number=number, restored=outcomes, skipped=plan.skipped, conflicts=plan.conflicts,
             notices=wording.open_turn_notices(kind, ending, ended),
         )
-        again = wording.command(kind, number, checkpoint_target, done=False)
+        spec = None if checkpoint_target is None else self.timeline.checkpoint_spec(checkpoint_target)  # as a person types it
+        again = wording.command(kind, number, spec, done=False)
         wording.advise(plan, again)
         verdict = wording.verdict(plan)
         stopped = self._not_carried_out(kind, target, plan, base, again, on_conflict, dry_run, verdict)
@@ -283,13 +289,13 @@ class Operations(EngineParts):
                 self._end(state, [], [])  # its bracket's changes are the agent's; the operation's writes are not
         base["notices"] = wording.open_turn_notices(kind, ending, True)
         entry = self._execute(kind, plan, effects, previous, verdict, on_conflict, label, target, checkpoint_target, overlay, editor)
-        rest = wording.command(kind, number, checkpoint_target, done=True)
+        rest = wording.command(kind, number, spec, done=True)
         wording.advise(plan, rest, done=True)
         return OperationResult(
             **base, verdict=verdict, applied=True, entry=entry,
             message=f"{kind} of #{number} done as #{entry.number}: {wording.files(len(outcomes))} changed" + wording.tail(plan)
             + wording.notes_tail(target),
-            next_action=wording.next_action(kind, entry, plan, rest),
+            next_action=wording.next_action(entry, plan, rest, self.take_back(entry.id)),
         )
 
     def _plan(
@@ -426,7 +432,6 @@ class Operations(EngineParts):
             self.journal.finish()
             return self.timeline.view(self.timeline.state(entry_id))
 
-
     def _operation_records(
         self, entry_id: str, kind: str, label: str, target: FoldedEntry, checkpoint_target: str | None,
         on_conflict: OnConflict, verdict: str, effects: dict[str, str], previous: dict[str, str], plan: Plan,
@@ -477,6 +482,14 @@ class Operations(EngineParts):
             )
         return changes, journal_files, backups
 
+
+
+def _entry_of(rule: Callable[[], FoldedEntry]) -> str | None:
+    """The entry ``rule`` (what undo or redo would act on) names, or None: nothing."""
+    try:
+        return rule().begun.entry
+    except NothingToDo:
+        return None
 
 
 def _content_after(item: JournalFile, plan: Plan) -> bytes:

@@ -2,7 +2,8 @@
 
 In a file the last applied turn (the one "undo" would take back) changed:
 "Undo agent turn #N: <label> (k files)" and "Revert turn #N's changes to this file"; in a file
-the last undo (or revert, restore) changed: "Redo agent turn #N". Each carries the command
+the last undo changed: "Redo agent turn #N" (the last revert or restore: "Redo: bring back what
+#M took back (its label)"). Each carries the command
 (``takeback.undoTurn`` …) with the entry it was offered for (``expectTurnId``), so a timeline
 that moved in between is refused instead of acted on. Code actions are asked for often, so
 what they need is computed once per timeline version and cached, except while a whole-disk
@@ -109,6 +110,10 @@ def setup(server: TakebackServer) -> None:
             )
         redo = targets.redo
         if redo is not None and _touches(redo, rel):
-            number = targets.redo_subject.number if targets.redo_subject else redo.target_number
-            actions.append(_action(f"Redo agent turn #{number}", CMD_REDO, {"expectTurnId": redo.id, "folder": folder.uri}))
+            subject = targets.redo_subject
+            if redo.kind == "undo" and subject is not None:  # an undo took back that one turn as a whole
+                title = f"Redo agent turn #{subject.number}"
+            else:  # a revert or restore: what it took back, in its own words
+                title = f"Redo: bring back what #{redo.number} took back ({redo.label or redo.kind})"
+            actions.append(_action(title, CMD_REDO, {"expectTurnId": redo.id, "folder": folder.uri}))
         return actions or None

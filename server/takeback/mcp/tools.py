@@ -118,14 +118,14 @@ def _turn_summary(entry: Entry) -> dict[str, Any]:
     }
 
 
-def _take_back(operation: str, entry: Entry) -> dict[str, Any]:
-    """The tool call that takes a carried-out operation back (it too plans first): an undo is
-    redone, a redo undone, and a revert or restore reverted as the entry it became."""
-    if operation == "undo":
-        return {"tool": "redo", "arguments": {}}
-    if operation == "redo":
-        return {"tool": "undo", "arguments": {}}
-    return {"tool": "revert_turn", "arguments": {"turn": str(entry.number)}}
+def _take_back(engine: Engine, entry: Entry) -> dict[str, Any]:
+    """The tool call that takes a carried-out operation back (it too plans first): the engine's
+    ``take_back``, the command its ``next:`` names (redo after an undo, undo after a redo only
+    when they would act on exactly it; otherwise a revert of the entry the operation became)."""
+    back = engine.take_back(entry.id)
+    if back.command == "revert":
+        return {"tool": "revert_turn", "arguments": {"turn": str(back.number)}}
+    return {"tool": back.command, "arguments": {}}
 
 
 class Tools:
@@ -266,10 +266,11 @@ class Tools:
                 return self._planned(tool, *current())
             self.book.redeem(confirm_token, operation, on_conflict, lambda: current()[1], again=tool)
             done = run(False)
+            if done.applied and done.entry is not None:  # asked before anything else moves the timeline
+                take_back = _take_back(engine, done.entry)
         if not done.applied or done.entry is None:
             structured = {**done.model_dump(mode="json"), "status": "stopped"}
             return _answer(structured, text.result(done, "STOPPED", done.next_action))
-        take_back = _take_back(done.operation, done.entry)
         structured = {**done.model_dump(mode="json"), "status": "done", "take_back": take_back}
         summary = text.result(done, "DONE", done.next_action)
         arguments = ", ".join(f"{k}={v!r}" for k, v in take_back["arguments"].items())
