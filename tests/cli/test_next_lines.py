@@ -121,8 +121,8 @@ def test_a_stopped_restore_names_the_checkpoint_as_typed_and_its_force_does_that
     assert stopped.code == 11, str(stopped)
     text = stopped.json()["next_action"]
     assert "'takeback restore 1.1 --on-conflict force'" in text and not re.search(r"[0-9A-Z]{26}", text)
-    forced = run(tb, advertised(text, "--on-conflict force"))
-    assert forced["verdict"] == "safe"
+    forced = run(tb, advertised(text, "--on-conflict force"), code=10)
+    assert forced["verdict"] == "partial"  # it wrote over the person's edit, and says where
     assert tree_state(tb.cwd) == trees[1]  # as it was at #1.1, over the person's edit
     assert states(tb) == {1: "applied", 2: "reverted", 3: "reverted", 4: "applied"}
 
@@ -167,8 +167,8 @@ def test_an_undo_that_left_a_conflict_advertises_a_redo_that_brings_the_turn_bac
 def test_an_undo_that_left_a_conflict_advertises_a_force_that_puts_back_the_start(tb: Takeback) -> None:
     start = tree_state(tb.cwd)
     undone, before = _undo_leaving_a_conflict(tb)
-    forced = run(tb, advertised(undone["next_action"], "--on-conflict force"))
-    assert (forced["operation"], forced["target_number"], forced["verdict"]) == ("revert", 1, "safe")
+    forced = run(tb, advertised(undone["next_action"], "--on-conflict force"), code=10)
+    assert (forced["operation"], forced["target_number"], forced["verdict"]) == ("revert", 1, "partial")
     assert tree_state(tb.cwd) == {**start, "lines.txt": LINES.encode()}  # the starting content, over the person's edit
     assert states(tb) == {1: "reverted", 2: "applied", 3: "applied"}
     run(tb, advertised(forced["next_action"]))  # its own next: a revert of it puts the person's edit back

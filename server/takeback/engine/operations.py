@@ -43,6 +43,7 @@ from ..errors import (
     StoreError,
     TakebackError,
 )
+from ..workspace.files import Workspace
 from ..workspace.journal import JournalFile, wording_of
 from . import brackets
 from .handoff import EditorApply, ask_editor, put_back_bits, set_exec_bits
@@ -306,7 +307,7 @@ class Operations(EngineParts):
         documents, which the editor writes). Each folder on the way is looked at once
         (``FolderLook.steady``); the writes look again."""
         with self.workspace.folders.steady():
-            out_of_reach = self._out_of_reach(steps)
+            out_of_reach = _out_of_reach(self.workspace, steps)
 
             def read(rel: str) -> Version | None:
                 if rel in out_of_reach:
@@ -361,29 +362,6 @@ class Operations(EngineParts):
                 next_action=wording.conflict_advice(again, plan),
             )
         return None
-
-    def _out_of_reach(self, steps: dict[str, list[PathChange]]) -> dict[str, tuple[str | None, str]]:
-        """Recorded paths that lie behind a symlink now (a folder swapped for one since they were
-        recorded), which nothing may read or write through: the link leads outside the
-        workspace, or the operation itself puts the link's path back. path -> (that symlink,
-        why it is skipped unless the operation removes the link first)."""
-        refused: dict[str, tuple[str | None, str]] = {}
-        for path in steps:
-            link = self.workspace.link_above(path)
-            try:
-                self.workspace.rel(path)
-                where = "now"
-            except OutsideWorkspace as exc:
-                if link is None:
-                    refused[path] = (None, str(exc))
-                    continue
-                where = "that leads outside the workspace"
-            else:
-                if link is None or link not in steps:
-                    continue  # a symlinked folder inside the workspace the operation leaves alone
-            refused[path] = (link, f"{link} is a symlink {where}, and Takeback never writes through it; "
-                                   "remove the link and run this again")
-        return refused
 
     def _execute(
         self,
@@ -482,6 +460,29 @@ class Operations(EngineParts):
             )
         return changes, journal_files, backups
 
+
+def _out_of_reach(workspace: Workspace, steps: dict[str, list[PathChange]]) -> dict[str, tuple[str | None, str]]:
+    """Recorded paths that lie behind a symlink now (a folder swapped for one since they were
+    recorded), which nothing may read or write through: the link leads outside the
+    workspace, or the operation itself puts the link's path back. path -> (that symlink,
+    why it is skipped unless the operation removes the link first)."""
+    refused: dict[str, tuple[str | None, str]] = {}
+    for path in steps:
+        link = workspace.link_above(path)
+        try:
+            workspace.rel(path)
+            where = "now"
+        except OutsideWorkspace as exc:
+            if link is None:
+                refused[path] = (None, str(exc))
+                continue
+            where = "that leads outside the workspace"
+        else:
+            if link is None or link not in steps:
+                continue  # a symlinked folder inside the workspace the operation leaves alone
+        refused[path] = (link, f"{link} is a symlink {where}, and Takeback never writes through it; "
+                               "remove the link and run this again")
+    return refused
 
 
 def _entry_of(rule: Callable[[], FoldedEntry]) -> str | None:
