@@ -63,7 +63,7 @@ def test_conflict_advice_offers_markers_only_where_they_can_go(tb: Takeback) -> 
     assert "markers" not in text.split("next: ")[1]
     assert text.endswith(
         "next: nothing was written; choose: 'takeback undo --on-conflict force' puts back the starting content "
-        "over your later edits (undoable)\n"
+        "where it overlaps your later edits (undoable)\n"
     )
     assert (
         "  conflict logo.bin: binary file changed since; it cannot be merged\n"

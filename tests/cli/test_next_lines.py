@@ -149,8 +149,8 @@ def _undo_leaving_a_conflict(tb: Takeback) -> tuple[dict, dict[str, bytes]]:
     before = tree_state(tb.cwd)
     undone = run(tb, ["undo", "--on-conflict", "skip"], code=10)
     assert undone["next_action"] == (
-        "lines.txt left in conflict: 'takeback revert 1 --on-conflict force' puts back the starting content over "
-        "your later edits (undoable); 'takeback redo' brings turn #1 back"
+        "lines.txt left in conflict: 'takeback revert 1 --on-conflict force' puts back the starting content where it "
+        "overlaps your later edits (undoable); 'takeback redo' brings turn #1 back"
     )
     assert "clean.txt" not in tree_state(tb.cwd)
     return undone, before

@@ -61,8 +61,8 @@ def test_markers_are_offered_only_where_they_can_be_written(ws: Path, engine) ->
     assert result.next_action == (
         "nothing was written; choose: 'takeback undo --on-conflict skip' changes only the 1 clean file; "
         "'takeback undo --on-conflict markers' writes conflict markers into lines.txt (the others cannot take "
-        "markers) to resolve by hand; 'takeback undo --on-conflict force' puts back the starting content over "
-        "your later edits (undoable)"
+        "markers) to resolve by hand; 'takeback undo --on-conflict force' puts back the starting content where it "
+        "overlaps your later edits (undoable)"
     )
 
     # Followed: markers go where they can; the others are left, with a way out that works.

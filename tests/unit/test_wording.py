@@ -27,7 +27,7 @@ from takeback.errors import InvalidInput, NotFound
 
 from .build import START, Log, change
 
-FORCE = "'takeback undo --on-conflict force' puts back the starting content over your later edits (undoable)"
+FORCE = "'takeback undo --on-conflict force' puts back the starting content where it overlaps your later edits (undoable)"
 
 
 def clean(path: str = "a.txt") -> PathPlan:
@@ -177,7 +177,7 @@ def test_next_action_after_markers_says_resolve_them_and_how_to_take_it_back() -
 def test_next_action_names_what_was_left_in_conflict_first() -> None:
     plan = Plan(paths=[clean(), conflicted("m.txt")])
     assert wording.next_action(entry(), plan, "takeback revert 4", REDO_IT) == (
-        "m.txt left in conflict: 'takeback revert 4 --on-conflict force' puts back the starting content over your "
+        "m.txt left in conflict: 'takeback revert 4 --on-conflict force' puts back the starting content where it overlaps your "
         "later edits (undoable); 'takeback redo' brings turn #4 back"
     )
 

@@ -80,7 +80,7 @@ def command(kind: str, number: int, checkpoint_target: str | None, done: bool) -
 
 
 def _force_option(command: str) -> str:
-    return f"'{command} --on-conflict force' puts back the starting content over your later edits (undoable)"
+    return f"'{command} --on-conflict force' puts back the starting content where it overlaps your later edits (undoable)"
 
 
 def advise(plan: Plan, command: str, done: bool = False) -> None:
