@@ -459,7 +459,7 @@ def test_a_failing_hook_exits_0_prints_nothing_and_is_counted_by_status(tb: Take
     assert proc.stderr == ""
     count, last = failures(tb)
     assert count == 1 and "claude" in last
-    assert "hooks      1 failure(s) logged" in tb.ok("status").text
+    assert "hooks      1 failure logged" in tb.ok("status").text
 
 
 def test_an_unknown_agent_or_no_arguments_still_exit_0(tb: Takeback) -> None:

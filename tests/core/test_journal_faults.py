@@ -92,7 +92,7 @@ def test_a_disk_dying_mid_undo_keeps_the_journal_and_the_next_open_puts_all_back
         engine.undo()
     message = failed.value.message
     assert message.startswith("cannot write ")
-    assert ": input/output error; 1 path(s) already written could not be put back yet: " in message
+    assert ": input/output error; 1 path already written could not be put back yet: " in message
     assert message.endswith("(input/output error); the journal keeps them, and the next takeback command puts them back")
     changed = [name for name, text in _files(ws).items() if text != TURNED[name]]
     assert len(changed) == 1 and f"already written could not be put back yet: {changed[0]} (" in message

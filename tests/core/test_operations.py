@@ -386,6 +386,7 @@ def test_on_conflict_skip_is_recorded_and_undoable(ws: Path, engine) -> None:
     assert read(ws, "clean.txt") is None and read(ws, "other.txt") == "other\n"
     op = result.entry
     assert op.kind == "revert" and op.verdict == "partial" and engine.entry("1").state == "partial"
+    assert "left in conflict: lines.txt (as it was)" in engine.entry(str(op.number)).notices
 
     # revert the operation's own entry: the clean files come back
     back = engine.revert(str(op.number))
@@ -407,6 +408,8 @@ def test_on_conflict_markers_is_recorded_and_undoable(ws: Path, engine) -> None:
     assert "person\n" in content and "line 05\n" in content and "person too\n" in content
     assert "resolve the conflict markers in lines.txt" in result.next_action
     assert read(ws, "clean.txt") is None
+    # what happened to the file stays findable: show of the operation says it
+    assert "conflict markers written in lines.txt: resolve them by hand" in engine.entry(str(result.entry.number)).notices
 
     back = engine.redo()
     assert back.applied and back.target_number == result.entry.number
@@ -421,6 +424,8 @@ def test_on_conflict_force_is_recorded_and_undoable(ws: Path, engine) -> None:
     assert result.applied and result.verdict == "partial"  # it wrote over the person's edit: not safe
     assert "written over later edits in lines.txt" in result.message
     assert engine.entry("1").state == "reverted"  # yet every path of the turn was taken back
+    shown = engine.entry(str(result.entry.number)).notices
+    assert shown == ["written over later edits in lines.txt (forced; taking this operation back restores them)"]
     (conflict,) = result.conflicts
     assert conflict.path == "lines.txt" and conflict.reason.startswith("forced:")
     # the turn's starting content where it overlaps the person's edit (line 5); the person's

@@ -86,7 +86,7 @@ async def test_a_hook_failure_is_announced_and_said_once(editor: Editor, repo: P
     assert status["hookFailures"] == 1 and "claude" in status["lastHookFailure"]
     warnings = [m.message for m in editor.client.messages if m.type == types.MessageType.Warning]
     assert len(warnings) == 1 and "an agent's hook failed to record" in warnings[0], warnings
-    assert "1 failure(s) logged" in warnings[0] and "hook-failures.log" in warnings[0]
+    assert "1 failure logged" in warnings[0] and "hook-failures.log" in warnings[0]
 
     await _hook_with_bad_payload(repo)
     await _announced(editor, "hook-failure", 2)

@@ -159,7 +159,7 @@ def test_a_hook_failure_log_that_goes_away_is_announced_without_a_second_warning
     assert proc.returncode == 0
     wait_for(server, changed("hook-failure"))
     (warning,) = wait_for(server, lambda m: m["method"] == "window/showMessage")
-    assert warning["params"]["message"].startswith("Takeback: an agent's hook failed to record in repo (1 failure(s) logged")
+    assert warning["params"]["message"].startswith("Takeback: an agent's hook failed to record in repo (1 failure logged")
     assert server.request("takeback/status", {})["result"]["hookFailures"] == 1
     store = Path(server.request("takeback/status", {})["result"]["store"])
     (store / "hook-failures.log").unlink()  # the person cleared it

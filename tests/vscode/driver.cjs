@@ -482,7 +482,7 @@ async function stepsScenario() {
     }
     await page.screenshot({ path: path.join(config.artifacts, "hook-failure.png") });
     // The server's own warning (for clients without one) is turned off here: one toast, not two.
-    const serverToasts = await page.locator(".notifications-toasts .notification-toast", { hasText: "failure(s) logged" }).count();
+    const serverToasts = await page.locator(".notifications-toasts .notification-toast", { hasText: "logged; last:" }).count();
     await toast.locator(".monaco-button", { hasText: "Show Hook Failures" }).first().click();
     await page.locator(".tabs-container .tab.active", { hasText: "hook-failures" }).first().waitFor({ timeout: 15000 });
     await page.waitForTimeout(500);

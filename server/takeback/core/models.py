@@ -230,7 +230,10 @@ class OperationDone(_Model):
 
     ``effects`` maps the entries whose state the operation changed to their new state:
     an undo of #4 says ``{#4's id: "reverted"}``; a redo of that undo says
-    ``{undo's id: "reverted", #4's id: "applied"}``.
+    ``{undo's id: "reverted", #4's id: "applied"}``. What happened to each file that was not
+    simply taken back: ``skipped``; ``conflicts`` (every path in conflict), of which
+    ``markers`` got conflict markers and ``forced`` was written over later edits (records
+    written before these two existed have neither: their conflicts read as left in conflict).
     """
 
     type: Literal["operation"] = "operation"
@@ -245,6 +248,8 @@ class OperationDone(_Model):
     previous: dict[str, EntryState] = {}
     skipped: list[str] = []
     conflicts: list[str] = []
+    markers: list[str] = []
+    forced: list[str] = []
 
 
 class DroppedSpan(_Model):

@@ -206,7 +206,7 @@ def print_status(status: StoreStatus) -> None:
             print(f"           {problem}")
     for repair in status.repairs:
         print(f"repaired   {repair.at.astimezone():%Y-%m-%d %H:%M:%S}: after a crash or power cut, "
-              f"{len(repair.files)} torn file(s) set aside in {repair.folder}")
+              f"{len(repair.files)} torn file{'' if len(repair.files) == 1 else 's'} set aside in {repair.folder}")
         for item in repair.files:
             print(f"           {item.path}: {item.problem}")
         if repair.log_was != repair.log_now:
@@ -217,7 +217,8 @@ def print_status(status: StoreStatus) -> None:
     for problem in status.config_problems:
         print(f"settings   {problem}")
     if status.hook_failures:
-        print(f"hooks      {status.hook_failures} failure(s) logged; last: {status.last_hook_failure}")
+        failures = f"{status.hook_failures} failure{'' if status.hook_failures == 1 else 's'}"
+        print(f"hooks      {failures} logged; last: {status.last_hook_failure}")
     if status.payload_problems:
         print(f"payloads   {status.payload_problems} read only in part (recorded anyway); last: {status.last_payload_problem}")
 

@@ -564,8 +564,7 @@ class Timeline(Entries):
             verdict = state.operation.verdict
             if target and (target_state := self.find(target)) is not None:
                 target_number = target_state.begun.number
-            for path in state.operation.skipped:
-                notices.append(f"skipped {path}")
+            notices.extend(_file_fates(state.operation))
         ended_by = state.ended.ended_by if state.ended else None
         if (why := _ENDED_WITHOUT_STOP.get(ended_by or "")) and (ended_by != "end_command" or begun.source == "hook"):
             notices.append(f"ended at its last step without the agent's stop: {why}")
@@ -615,6 +614,19 @@ def _files_of(state: FoldedEntry) -> list[FileChange]:
 
 def _summary_of(files: list[FileChange]) -> tuple[int, int, int]:
     return len(files), sum(f.additions for f in files), sum(f.deletions for f in files)
+
+
+def _file_fates(done: OperationDone) -> list[str]:
+    """What an operation did to each file it did not simply take back, as ``show`` lists it."""
+    fates = [f"skipped {path}" for path in done.skipped]
+    for path in done.conflicts:
+        if path in done.markers:
+            fates.append(f"conflict markers written in {path}: resolve them by hand")
+        elif path in done.forced:
+            fates.append(f"written over later edits in {path} (forced; taking this operation back restores them)")
+        else:
+            fates.append(f"left in conflict: {path} (as it was)")
+    return fates
 
 
 def marks(state: FoldedEntry) -> set[str]:

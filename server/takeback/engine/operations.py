@@ -425,6 +425,7 @@ class Operations(EngineParts):
                 checkpoint_target=checkpoint_target, on_conflict=on_conflict, verdict=verdict,  # type: ignore[arg-type]
                 effects=effects, previous=previous,  # type: ignore[arg-type]
                 skipped=[s.path for s in plan.skipped], conflicts=[c.path for c in plan.conflicts],
+                markers=[c.path for c in plan.conflicts if c.markers_written], forced=plan.forced,
             ),
         ]
 

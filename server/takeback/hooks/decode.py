@@ -33,7 +33,8 @@ def payload(data: bytes) -> tuple[Any, list[str]]:
     found: list[int] = []
     value = _safe(value, found)
     if found:
-        problems.append(f"the payload holds {sum(found)} lone surrogate(s) (half a character); each was read as U+FFFD")
+        lone = f"{sum(found)} lone surrogate{'' if sum(found) == 1 else 's'}"
+        problems.append(f"the payload holds {lone} (half a character); each was read as U+FFFD")
     return value, problems
 
 

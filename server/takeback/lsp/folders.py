@@ -226,7 +226,8 @@ class Folders:
             type=types.MessageType.Warning,
             message=(
                 f"Takeback: an agent's hook failed to record in {os.path.basename(folder.path)} "
-                f"({summary['hook_failures']} failure(s) logged; last: {summary['last_hook_failure']}). "
+                f"({summary['hook_failures']} failure{'' if summary['hook_failures'] == 1 else 's'} logged; "
+                f"last: {summary['last_hook_failure']}). "
                 f"`takeback status` counts them; the log is {store / failures.FILE_NAME}"
             ),
         ))

@@ -132,7 +132,7 @@ async def _operate_in_order(
             )
         if params.dry_run:
             return preview
-        progress.report(f"{len(preview.restored)} file(s) to change", 30)
+        progress.report(f"{len(preview.restored)} file{'' if len(preview.restored) == 1 else 's'} to change", 30)
         if cancel.is_set():
             raise Cancelled(f"{kind} cancelled; nothing was written")
         docs = server.documents.snapshot(under=folder.path) if use_editor else {}

@@ -38,7 +38,7 @@ def run(action: str, as_json: bool, warm: list[str] | None = None) -> int:
         print("stopped the resident process" if running else "no resident process is running")
     elif running:
         since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(answer["since"]))
-        print(f"resident   pid {answer['pid']}, since {since}, {answer['requests']} request(s), "
+        print(f"resident   pid {answer['pid']}, since {since}, {answer['requests']} request{'' if answer['requests'] == 1 else 's'}, "
               f"exits after {answer['idle_exit_seconds']:.0f} s idle")
         print(f"socket     {answer['socket']}")
         for workspace in answer["workspaces"]:

@@ -381,7 +381,7 @@ class Journal:
         first = wording_of(error).split("; nothing was written")[0]
         names = ", ".join(f"{path} ({why})" for path, why in failed)
         return CannotWrite(
-            f"{first}; {len(failed)} path(s) already written could not be put back yet: {names}; "
+            f"{first}; {len(failed)} path{'' if len(failed) == 1 else 's'} already written could not be put back yet: {names}; "
             "the journal keeps them, and the next takeback command puts them back"
         )
 
