@@ -212,7 +212,7 @@ def test_operations_while_a_turn_is_open(tb: Takeback) -> None:
     preview = tb.json("undo", "--dry-run")
     snap.assert_unchanged()
     assert preview["target_number"] == 2 and preview["restored"] == [
-        {"path": "two.txt", "action": "delete", "additions": 0, "deletions": 1, "merged": False}
+        {"path": "two.txt", "action": "delete", "additions": 0, "deletions": 1, "merged": False, "renamed_from": None}
     ]
     assert tb.json("revert", "2", "--dry-run")["restored"] == preview["restored"]
     assert tb.json("status")["open_turn"]["number"] == 2
@@ -290,3 +290,16 @@ def test_a_file_set_aside_is_named_by_end_show_and_json(kind: str, tb: Takeback,
     runner.ok("begin")
     runner.ok("end")
     runner.ok("undo")
+
+
+def test_an_undo_of_a_rename_reads_as_a_rename(tb: Takeback) -> None:
+    turn(tb, {"src/old_name.py": "def f():\n    return 1\n"}, "add")
+    turn(tb, {"src/new_name.py": "def f():\n    return 1\n"}, "rename", delete=("src/old_name.py",))
+    assert "renamed" in tb.ok("show", "2").text
+    preview = tb.ok("undo", "--dry-run").text
+    assert "  rename  src/new_name.py → src/old_name.py  +0 -0\n" in preview, preview
+    assert "delete  src/new_name.py" not in preview  # the rename's line says it
+    data = tb.json("undo")
+    assert {(o["path"], o["action"], o["renamed_from"]) for o in data["restored"]} == {
+        ("src/old_name.py", "create", "src/new_name.py"), ("src/new_name.py", "delete", None)}
+    assert (tb.cwd / "src/old_name.py").exists() and not (tb.cwd / "src/new_name.py").exists()

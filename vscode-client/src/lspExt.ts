@@ -18,7 +18,7 @@ import type * as lsp from "vscode-languageclient";
 export type EntryKind = "turn" | "undo" | "redo" | "revert" | "restore";
 export type EntryState = "open" | "applied" | "reverted" | "partial" | "not-applied";
 /** safe, partial, refused (nothing was written); broken only in answers of older servers. */
-export type Verdict = "safe" | "partial" | "refused" | "broken";
+export type Verdict = "safe" | "partial" | "broken" | "refused";
 export type { OnConflict } from "./model/choices";
 export { PROTOCOL_VERSION } from "./model/version";
 import type { OnConflict } from "./model/choices";
@@ -49,6 +49,8 @@ export interface Check {
   command?: string | null;
   exitCode?: number | null;
   at?: string | null;
+  /** end: it ran on the entry's end state; other: on other files; earlier: before the entry changed more. Only end (or null) counts. */
+  ranOn?: "end" | "earlier" | "other" | null;
 }
 
 export interface Checkpoint {
@@ -101,6 +103,8 @@ export interface FileOutcome {
   additions?: number;
   deletions?: number;
   merged?: boolean;
+  /** a create that puts back what a delete of the same operation removes: the two are one rename */
+  renamedFrom?: string | null;
 }
 
 export interface SkippedFile {

@@ -403,11 +403,16 @@ class Entry(_Model):
 
 
 class FileOutcome(_Model):
+    """What an operation does to one path. ``renamed_from``: a ``create`` that puts back the
+    content a ``delete`` of the same operation removes, so the two read as one rename (the
+    delete stays in the list)."""
+
     path: str
     action: Literal["write", "create", "delete", "unchanged"]
     additions: int = 0
     deletions: int = 0
     merged: bool = False
+    renamed_from: str | None = None
 
 
 class SkippedFile(_Model):

@@ -19,7 +19,7 @@ from .models import Entry, GcReport, OperationResult, StoreStatus
 from .terminal import quote_path, quote_text
 
 _T = TypeVar("_T")
-_PATH_FIELDS = frozenset({"path", "old_path", "paths", "left", "workspace", "store"})
+_PATH_FIELDS = frozenset({"path", "old_path", "renamed_from", "paths", "left", "workspace", "store"})
 _BODY_FIELDS = frozenset({"patch", "diff"})
 
 
@@ -166,9 +166,13 @@ def print_result(result: OperationResult) -> None:
     print(f"{result.verdict.upper()}: {result.message}")
     for notice in result.notices:
         print(f"  note    {notice}")
+    moved = {item.renamed_from for item in result.restored if item.renamed_from}
     for item in result.restored:
         merged = " (merged with later edits)" if item.merged else ""
-        print(f"  {item.action:<7} {item.path}  +{item.additions} -{item.deletions}{merged}")
+        if item.renamed_from:
+            print(f"  rename  {item.renamed_from} → {item.path}  +{item.additions} -{item.deletions}{merged}")
+        elif not (item.action == "delete" and item.path in moved):  # (its rename's line says it)
+            print(f"  {item.action:<7} {item.path}  +{item.additions} -{item.deletions}{merged}")
     for skip in result.skipped:
         print(f"  skipped {skip.path}: {skip.reason}")
     for conflict in result.conflicts:

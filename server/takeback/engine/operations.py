@@ -33,7 +33,7 @@ from ..core.models import (
     Verdict,
     check_on_conflict,
 )
-from ..core.planning import Plan, Planner, from_checkpoint, only_paths, outcome, set_aside
+from ..core.planning import Plan, Planner, from_checkpoint, only_paths, outcome, set_aside, with_renames
 from ..core.textdiff import is_binary, unified_diff
 from ..core.timeline import FoldedEntry, relevant_steps
 from ..errors import (
@@ -267,8 +267,9 @@ class Operations(EngineParts):
         overlay = {self.workspace.rel(p): v for p, v in (overlay or {}).items()}
         plan = self._plan(target, steps, on_conflict, overlay)
         number = target.begun.number
-        outcomes = [outcome(p.path, p.ours, p.result, p.merged, p.counted) for p in plan.writes]
-        plan.stats = {o.path: (o.additions, o.deletions) for o in outcomes}  # counted once: the change records them too
+        counted = [outcome(p.path, p.ours, p.result, p.merged, p.counted) for p in plan.writes]
+        plan.stats = {o.path: (o.additions, o.deletions) for o in counted}  # counted once: the change records them too
+        outcomes = with_renames(plan, counted)  # (as answered: a rename's two sides read as one)
         if ending is None:
             ending = self._turns_ending(target)
         base: dict[str, Any] = dict(
