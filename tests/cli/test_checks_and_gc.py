@@ -1,5 +1,6 @@
 """check -- COMMAND (pass, fail, missing command, exit codes), restore last-green, gc and the
-retention policy, and where the store lives when configured."""
+retention policy, the turns that changed nothing (left out of log, not counted by retention),
+and where the store lives when configured."""
 
 from __future__ import annotations
 
@@ -128,3 +129,21 @@ def test_a_size_limit_no_store_can_meet_drops_all_but_the_newest_entry_and_stops
     assert {s["why"] for s in data["dropped"]} == {"the store was over its size limit of 1 bytes"}
     assert [(e["number"], e["label"]) for e in tb.json("log")] == [(3, "turn 3")]
     assert tb.ok("undo").code == 0 and (tb.cwd / "src/app.py").read_text() == "v2\n"
+
+
+def test_log_leaves_out_the_turns_that_changed_nothing_unless_asked(tb: Takeback) -> None:
+    tb.ok("begin", "--label", "explain this function")
+    tb.ok("end")
+    assert tb.ok("log").text == (
+        "No turn has changed a file yet (1 turn that changed no file left out: 'takeback log --all' lists them).\n")
+    tb.ok("begin", "--label", "add a file")
+    write_files(tb.cwd, {"a.txt": "a\n"})
+    tb.ok("end")
+    tb.ok("begin", "--label", "what does this do?")
+    tb.ok("end")
+    lines = tb.ok("log").text.splitlines()
+    assert len(lines) == 2 and "add a file" in lines[0]
+    assert lines[1] == "(2 turns that changed no file left out: 'takeback log --all' lists them)"
+    assert [line.split()[0] for line in tb.ok("log", "--all").text.splitlines()] == ["#3", "#2", "#1"]
+    assert [line.split()[0] for line in tb.ok("log", "--limit", "1").text.splitlines()] == ["#2"]
+    assert [e["number"] for e in tb.json("log")] == [3, 2, 1]  # --json: every entry, for scripts

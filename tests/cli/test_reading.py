@@ -219,3 +219,4 @@ def test_status_shows_the_store_and_its_size(tb: Takeback, history: History) -> 
     assert "retention  500 entries, 30 days, 512.0 MiB  fsync off" in text
     assert "timeline   3 entries (3 agent turns)" in text
     assert "undo       #3" in text and "redo       nothing to redo" in text
+

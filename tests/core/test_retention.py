@@ -143,3 +143,19 @@ def test_cached_timeline_after_gc_by_another_process(ws: Path) -> None:
     assert [e.number for e in fresh.entries()] == [60, 59, 58, 57]
     assert fresh.undo().target_number == 60
     assert (ws / "log.txt").read_text() == "turn 58\n"
+
+
+def test_turns_that_changed_nothing_do_not_count_toward_max_entries(ws: Path) -> None:
+    """Prompts answered in words (turns that changed no file) between real turns: the policy's
+    count keeps the newest three turns that changed something, and the empty ones among them."""
+    engine = open_engine(ws, retention={"max_entries": 3, "max_age_days": 365})
+    for i in range(4):
+        batch(engine, ws, {f"f{i}.txt": f"{i}\n"}, label=f"real {i}")
+        engine.begin_turn(label=f"explain {i}")
+        engine.end_turn()
+    numbers = {e.label: e.number for e in engine.entries()}
+    report = engine.gc()
+    kept = {e.label for e in engine.entries()}
+    assert kept == {"real 1", "explain 1", "real 2", "explain 2", "real 3", "explain 3"}, kept
+    assert [(s.first, s.last) for s in report.dropped] == [(numbers["real 0"], numbers["explain 0"])]
+    assert [e.empty_turn for e in engine.entries() if e.label.startswith("explain")] == [True, True, True]

@@ -17,6 +17,7 @@ def register(command: AddCommand) -> dict[str, Handler]:
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--session", default=None)
     p.add_argument("--before", type=int, default=None, help="only entries numbered below this")
+    p.add_argument("--all", action="store_true", help="also the turns that changed no file (left out by default)")
 
     p = command("show", "one turn: its files, checks and state")
     p.add_argument("turn")
@@ -40,11 +41,18 @@ def log(ctx: Context) -> int:
     if args.limit is not None and args.limit < 1:
         raise InvalidInput("--limit must be 1 or more")
     # printed as lines, an entry needs no file list (only their count): none is read from the log
-    entries = ctx.engine.entries(session=text(args.session), limit=args.limit, before=args.before, files=ctx.json)
-    if ctx.json:
-        print_json(entries)
-    else:
-        render.print_log(render.log_for_terminal(entries))
+    if ctx.json:  # for scripts: every entry (an empty turn has file_count 0)
+        print_json(ctx.engine.entries(session=text(args.session), limit=args.limit, before=args.before))
+        return EXIT_OK
+    session = text(args.session)
+    if args.all or args.limit is not None:  # (a page: the engine walks only as far as it needs)
+        shown = ctx.engine.entries(session=session, limit=args.limit, before=args.before, files=False, empty=args.all)
+        left_out = 0
+    else:  # the whole log: the empty turns it leaves out are counted under it
+        entries = ctx.engine.entries(session=session, before=args.before, files=False)
+        shown = [e for e in entries if not e.empty_turn]
+        left_out = len(entries) - len(shown)
+    render.print_log(render.log_for_terminal(shown), left_out)
     return EXIT_OK
 
 

@@ -362,6 +362,12 @@ class Entry(_Model):
     _file_count: int | None = PrivateAttr(default=None)
 
     @property
+    def empty_turn(self) -> bool:
+        """An agent turn, ended, that changed no file (a prompt answered in words): ``log``
+        leaves it out unless asked (``--all``), and retention does not count it."""
+        return self.kind == "turn" and self.state != "open" and self.file_count == 0
+
+    @property
     def file_count(self) -> int:
         private = self.__pydantic_private__  # read directly: pydantic's own lookup of it is slow
         count = private.get("_file_count") if private else None

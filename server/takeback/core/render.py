@@ -124,11 +124,19 @@ def log_for_terminal(entries: list[Entry]) -> list[Entry]:
     return out
 
 
-def print_log(entries: list[Entry]) -> None:
+def print_log(entries: list[Entry], left_out: int = 0) -> None:
+    """``left_out``: the empty turns among them that ``log`` leaves out (without ``--all``)."""
+    turns = f"{left_out} turn{'' if left_out == 1 else 's'} that changed no file"
     if not entries:
-        print("No turns recorded yet. Start one with 'takeback begin --label \"...\"'.")
+        if left_out:
+            print(f"No turn has changed a file yet ({turns} left out: 'takeback log --all' lists them).")
+        else:
+            print("No turns recorded yet. Start one with 'takeback begin --label \"...\"'.")
         return
-    print("\n".join([entry_line(entry) for entry in entries]))  # one write: 2,000 lines, not 4,000 writes
+    lines = [entry_line(entry) for entry in entries]
+    if left_out:
+        lines.append(f"({turns} left out: 'takeback log --all' lists them)")
+    print("\n".join(lines))  # one write: 2,000 lines, not 4,000 writes
 
 
 def print_begun(entry: Entry) -> None:

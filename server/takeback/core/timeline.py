@@ -537,6 +537,10 @@ class Timeline(Entries):
             state._header._file_count = state.summary[0]
         return state._header
 
+    def empty(self, state: FoldedEntry) -> bool:
+        """Whether ``state`` is an empty turn (``Entry.empty_turn``, the rule's one place)."""
+        return self.header(state).empty_turn
+
     def summary(self, state: FoldedEntry) -> tuple[int, int, int]:
         """(files, additions, deletions) of ``state``'s view (reading its file lists if needed),
         from the same ``aggregate_files`` as the view, without building the rest of the view:

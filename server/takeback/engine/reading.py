@@ -34,15 +34,19 @@ class Reading(EngineParts):
 
     def entries(
         self, session: str | None = None, limit: int | None = None, before: int | None = None, files: bool = True,
+        empty: bool = True,
     ) -> list[Entry]:
         """Timeline entries, newest first; ``before`` pages by entry number. ``files=False``: each
-        as a header where its file lists are not in memory (``Timeline.header``: counts, no list)."""
+        as a header where its file lists are not in memory (``Timeline.header``: counts, no list).
+        ``empty=False`` leaves out empty turns (``Timeline.empty``)."""
         with self.transaction(), collector_paused():
             out = []
             for state in self.timeline.newest_first():  # (the older pages read only if it gets there)
                 if session is not None and state.begun.session != session:
                     continue
                 if before is not None and state.begun.number >= before:
+                    continue
+                if not empty and self.timeline.empty(state):
                     continue
                 out.append(self.timeline.view(state) if files else self.timeline.header(state))
                 if limit is not None and len(out) >= limit:

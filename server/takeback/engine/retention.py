@@ -32,7 +32,11 @@ def _drop_set(engine: Engine, extra_fraction: float) -> dict[str, str]:
     policy = engine.config.retention
     ordered = engine.timeline.ordered()
     open_states = engine.timeline.open_turns()
-    by_count = max(0, len(ordered) - policy.max_entries)
+    # the count keeps the newest max_entries entries that are not empty turns (``Timeline.empty``):
+    # every entry older than the oldest of them goes, empty turns between them stay
+    counted = [i for i, state in enumerate(ordered) if not engine.timeline.empty(state)]
+    extra = len(counted) - policy.max_entries
+    by_count = counted[extra] if extra > 0 else 0
     by_bytes = max(by_count, int(len(ordered) * extra_fraction)) if extra_fraction else by_count
     cutoff = datetime.now(UTC) - timedelta(days=policy.max_age_days)
     drop: dict[str, str] = {}
