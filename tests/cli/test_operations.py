@@ -45,8 +45,14 @@ def test_undo_and_redo_round_trip(tb: Takeback) -> None:
     person = {"README.md": (ws / "README.md").read_bytes(), "notes.txt": (ws / "notes.txt").read_bytes()}
 
     snap = Snapshot(tb)
-    human, as_json = tb.many(("undo", "--dry-run"), ("--json", "undo", "--dry-run"))
+    human, as_json, summary, stat = tb.many(("undo", "--dry-run", "--patch"), ("--json", "undo", "--dry-run"),
+                                            ("undo", "--dry-run"), ("undo", "--dry-run", "--stat"))
     snap.assert_unchanged()
+    # by default a summary: each file with its +/- lines, no diff
+    short = expect_ok(summary).text
+    assert short.startswith("SAFE: dry run: undo of #1 would change 4 files\n") and "diff --git" not in short
+    assert "  write   src/app.py  +1 -1\n" in short
+    assert re.search(r"^ src/app.py +\| +2 \+-$", expect_ok(stat).text, re.M) and " 4 files changed, 3 insertions(+), 2 deletions(-)\n" in stat.text
     text = expect_ok(human).text
     assert text.startswith("SAFE: dry run: undo of #1 would change 4 files\n")
     assert "diff --git a/src/app.py b/src/app.py" in text and "-    return 2\n+    return 1\n" in text
@@ -153,7 +159,7 @@ def test_each_way_out_of_a_conflict(tb: Takeback) -> None:
     snap = Snapshot(tb)
     human, as_json, dry_markers = tb.many(
         ("revert", "1"), ("--json", "revert", "1", "--on-conflict", "abort"),
-        ("revert", "1", "--on-conflict", "markers", "--dry-run"),
+        ("revert", "1", "--on-conflict", "markers", "--dry-run", "--patch"),
     )
     snap.assert_unchanged()
     assert human.code == 11 and human.err == ""

@@ -360,7 +360,20 @@ def test_result_prints_a_dry_runs_patch_before_next(capsys: pytest.CaptureFixtur
     result = OperationResult(operation="revert", verdict="safe", applied=False, dry_run=True, message="dry run",
                              patch="--- a/x\n+++ b/x", next_action="run it without --dry-run to carry it out")
     render.print_result(result)
+    assert "--- a/x" not in capsys.readouterr().out  # a summary by default: the diff only when asked
+    render.print_result(result, patch=True)
     assert capsys.readouterr().out.splitlines()[-3:] == ["--- a/x", "+++ b/x", "next: run it without --dry-run to carry it out"]
+
+
+def test_a_long_answer_says_its_verdict_again_at_the_end(capsys: pytest.CaptureFixture[str]) -> None:
+    many = [FileOutcome(path=f"f{i}.py", action="write", additions=1, deletions=1) for i in range(11)]
+    result = OperationResult(operation="undo", verdict="safe", applied=False, dry_run=True, restored=many,
+                             message="dry run: undo of #3 would change 11 files", next_action="run it")
+    render.print_result(result)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == out[-2] == "SAFE: dry run: undo of #3 would change 11 files" and out[-1] == "next: run it"
+    render.print_result(result.model_copy(update={"restored": many[:3]}))
+    assert capsys.readouterr().out.count("SAFE:") == 1  # short: said once
 
 
 def test_entry_details_list_steps_withheld_files_checks_and_who_reverted(capsys: pytest.CaptureFixture[str]) -> None:

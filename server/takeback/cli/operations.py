@@ -14,6 +14,8 @@ from .parser import AddCommand, Handler
 
 def _add_operation_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dry-run", action="store_true", help="show exactly what would change, write nothing")
+    p.add_argument("--patch", action="store_true", help="with --dry-run, also print the diff it would apply")
+    p.add_argument("--stat", action="store_true", help="list the files as a diffstat (path | changes +++--)")
     p.add_argument(
         "--on-conflict",
         choices=ON_CONFLICT,
@@ -36,7 +38,7 @@ def register(command: AddCommand) -> dict[str, Handler]:
 
 
 def _finish(ctx: Context, result: OperationResult) -> int:
-    ctx.show(result, render.print_result)
+    ctx.show(result, lambda shown: render.print_result(shown, patch=ctx.args.patch, stat=ctx.args.stat))
     return {"refused": EXIT_REFUSED, "broken": EXIT_REFUSED, "partial": EXIT_PARTIAL}.get(result.verdict, EXIT_OK)
 
 

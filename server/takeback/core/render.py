@@ -170,17 +170,20 @@ def print_entry(entry: Entry) -> None:
         print(f"  reverted by {entry.reverted_by}")
 
 
-def print_result(result: OperationResult) -> None:
-    print(f"{result.verdict.upper()}: {result.message}")
+_REPEAT_AFTER = 10  # file lines after which the verdict is said again at the end
+
+
+def print_result(result: OperationResult, patch: bool = False, stat: bool = False) -> None:
+    """An operation's answer: the verdict, notes, each file (``stat``: as a diffstat), what was
+    skipped or in conflict, the diff only if asked (``patch``), then, after many file lines,
+    the verdict again (a 5,000-file turn's list must not scroll it away), and ``next:``."""
+    heading = f"{result.verdict.upper()}: {result.message}"
+    print(heading)
     for notice in result.notices:
         print(f"  note    {notice}")
-    moved = {item.renamed_from for item in result.restored if item.renamed_from}
-    for item in result.restored:
-        merged = " (merged with later edits)" if item.merged else ""
-        if item.renamed_from:
-            print(f"  rename  {item.renamed_from} → {item.path}  +{item.additions} -{item.deletions}{merged}")
-        elif not (item.action == "delete" and item.path in moved):  # (its rename's line says it)
-            print(f"  {item.action:<7} {item.path}  +{item.additions} -{item.deletions}{merged}")
+    lines = _diffstat(result) if stat else _file_lines(result)
+    for line in lines:
+        print(line)
     for skip in result.skipped:
         print(f"  skipped {skip.path}: {skip.reason}")
     for conflict in result.conflicts:
@@ -188,9 +191,43 @@ def print_result(result: OperationResult) -> None:
         print(f"  conflict {conflict.path}: {conflict.reason}{note}")
         if conflict.advice and not conflict.markers_possible:  # the general choices in 'next:' do not all apply
             print(f"           {conflict.advice}")
-    if result.patch:
+    if result.patch and patch:
         print(result.patch, end="" if result.patch.endswith("\n") else "\n")
+    if len(lines) + len(result.skipped) + len(result.conflicts) > _REPEAT_AFTER:
+        print(heading)
     print(f"next: {result.next_action}")
+
+
+def _file_lines(result: OperationResult) -> list[str]:
+    lines = []
+    moved = {item.renamed_from for item in result.restored if item.renamed_from}
+    for item in result.restored:
+        merged = " (merged with later edits)" if item.merged else ""
+        if item.renamed_from:
+            lines.append(f"  rename  {item.renamed_from} → {item.path}  +{item.additions} -{item.deletions}{merged}")
+        elif not (item.action == "delete" and item.path in moved):  # (its rename's line says it)
+            lines.append(f"  {item.action:<7} {item.path}  +{item.additions} -{item.deletions}{merged}")
+    return lines
+
+
+def _diffstat(result: OperationResult, width: int = 40) -> list[str]:
+    """``path | 12 +++++-------`` per file and a total line, as ``git diff --stat`` prints them."""
+    items = result.restored
+    if not items:
+        return []
+    name_width = max(len(item.path) for item in items)
+    most = max(item.additions + item.deletions for item in items) or 1
+    lines = []
+    for item in items:
+        total = item.additions + item.deletions
+        scale = min(1.0, width / most)
+        plus, minus = round(item.additions * scale), round(item.deletions * scale)
+        lines.append(f" {item.path:<{name_width}} | {total:>5} {'+' * plus}{'-' * minus}".rstrip())
+    added, removed = sum(i.additions for i in items), sum(i.deletions for i in items)
+    files = f"{len(items)} file{'' if len(items) == 1 else 's'}"
+    lines.append(f" {files} changed, {added} insertion{'' if added == 1 else 's'}(+), "
+                 f"{removed} deletion{'' if removed == 1 else 's'}(-)")
+    return lines
 
 
 def print_status(status: StoreStatus) -> None:
