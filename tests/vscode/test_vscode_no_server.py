@@ -23,7 +23,7 @@ def test_missing_server_is_explained_with_the_fix(tmp_path_factory: pytest.TempP
     bench.env["PATH"] = os.pathsep.join(p for p in bench.env["PATH"].split(os.pathsep) if p != venv_bin)
     bench.env.pop("PYTHONPATH", None)
     step = bench.server_refused()
-    assert "was not found" in step["message"] and "pipx install takeback" in step["message"], step["message"]
+    assert "was not found" in step["message"] and "./scripts/setup.sh" in step["message"], step["message"]
     assert "Show Logs" in step["message"] and "Open Settings" in step["message"]
     assert "not running" in step["welcome"] and "Restart Server" in step["welcome"], step["welcome"]
     log = step["log"].replace("\xa0", " ")

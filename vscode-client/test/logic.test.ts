@@ -103,7 +103,7 @@ test("server resolution failures say what is wrong and how to fix it", () => {
   const base = { command: "", python: "", logLevel: "INFO" };
   const none = resolveServer(base, probes({ which: (n) => (n === "python3" ? "/usr/bin/python3" : undefined), pythonProblem: () => "no module named takeback" }));
   assert.ok(!none.ok);
-  assert.match(!none.ok ? none.fix : "", /pipx install takeback/);
+  assert.match(!none.ok ? none.fix : "", /not published as a package: in a clone of it, `\.\/scripts\/setup\.sh` makes `\.venv\/bin\/takeback`/);
   assert.match(none.steps.at(-1) ?? "", /no module named takeback/);
 
   // A setting that is set but broken is an error, never silently skipped.
@@ -111,7 +111,7 @@ test("server resolution failures say what is wrong and how to fix it", () => {
   assert.ok(!broken.ok);
   assert.match(!broken.ok ? broken.problem : "", /\/w\/missing\/takeback/);
   const badPython = resolveServer({ ...base, python: "/usr/bin/python3" }, probes({ pythonProblem: () => "cannot import takeback" }));
-  assert.ok(!badPython.ok && /python3 -m pip install takeback/.test(badPython.fix));
+  assert.ok(!badPython.ok && /python3 -m pip install PATH-TO-THE-CLONE/.test(badPython.fix));
 
   // Restricted Mode: no program inside the workspace folder runs, however it was found.
   const inside = { which: (n: string) => ({ "/w/.venv/bin/takeback": "/w/.venv/bin/takeback", "/w/bin/python3": "/w/bin/python3", takeback: "/w/bin/takeback", python3: "/w/bin/python3" } as Record<string, string>)[n] };

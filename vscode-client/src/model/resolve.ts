@@ -57,8 +57,8 @@ export function serveArgs(settings: ServerSettings): string[] {
 }
 
 const INSTALL_FIX =
-  "Install Takeback (`pipx install takeback`, or `pip install takeback` in the environment you use), " +
-  "or set `takeback.server.command` to the `takeback` executable, or `takeback.server.python` to a Python that has it.";
+  "Takeback is not published as a package: in a clone of it, `./scripts/setup.sh` makes `.venv/bin/takeback`; " +
+  "put that on PATH, or set `takeback.server.command` to it, or `takeback.server.python` to a Python that has Takeback.";
 
 /** Whether `file` is inside the workspace folder while the workspace is not trusted. */
 function restricted(file: string, probes: Probes): boolean {
@@ -111,7 +111,7 @@ export function resolveServer(settings: ServerSettings, probes: Probes): Resolut
       ok: false,
       steps,
       problem: `The setting takeback.server.python (${wanted}) cannot run Takeback: ${problem}.`,
-      fix: `Install Takeback into that interpreter (\`${wanted} -m pip install takeback\`) or fix \`takeback.server.python\`.`,
+      fix: `Install Takeback into that interpreter from a clone of it (\`${wanted} -m pip install PATH-TO-THE-CLONE\`) or fix \`takeback.server.python\`.`,
     };
   }
   steps.push("takeback.server.python: not set");
