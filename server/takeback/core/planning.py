@@ -402,18 +402,19 @@ def with_renames(plan: Plan, outcomes: list[FileOutcome]) -> list[FileOutcome]:
     """``outcomes`` (one per ``plan.writes``, in order) with each create that puts back the
     content and mode a delete of the same plan removes marked as that rename, both counted as
     no line changed: the rule ``timeline.aggregate_files`` applies to a turn's own changes."""
-    gone = {p.path: p.ours for p in plan.writes if p.result is None and p.ours is not None}
-    paired: set[str] = set()
-    marked = []
+    gone: dict[Version, list[str]] = {}  # what each delete removes (content and mode): its paths, in plan order
+    for planned in plan.writes:
+        if planned.result is None and planned.ours is not None:
+            gone.setdefault(planned.ours, []).append(planned.path)
+    sources: dict[str, str] = {}  # a create's path: the delete's path it pairs with
+    paired: set[str] = set()  # those deletes (the content moved unchanged: no line changed on either side)
     for item, planned in zip(outcomes, plan.writes, strict=True):
-        if item.action == "create" and planned.result is not None:
-            source = next((path for path, was in gone.items() if path not in paired and was == planned.result), None)
-            if source is not None:
-                paired.add(source)  # the content moved unchanged: no line changed
-                item = item.model_copy(update={"renamed_from": source, "additions": 0, "deletions": 0})
-        marked.append(item)
-    return [item.model_copy(update={"additions": 0, "deletions": 0}) if item.action == "delete" and item.path in paired
-            else item for item in marked]
+        if item.action == "create" and planned.result is not None and gone.get(planned.result):
+            source = gone[planned.result].pop(0)
+            sources[item.path] = source
+            paired.add(source)
+    return [item.model_copy(update={"renamed_from": sources.get(item.path), "additions": 0, "deletions": 0})
+            if item.path in sources or (item.action == "delete" and item.path in paired) else item for item in outcomes]
 
 
 def only_paths(steps: dict[str, list[PathChange]], wanted: set[str], number: int) -> dict[str, list[PathChange]]:

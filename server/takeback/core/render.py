@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from .models import Entry, GcReport, OperationResult, StoreStatus
 from .terminal import quote_path, quote_text
+from .wording import counted, listed
 
 _T = TypeVar("_T")
 _PATH_FIELDS = frozenset({"path", "old_path", "renamed_from", "paths", "left", "workspace", "store"})
@@ -87,9 +88,8 @@ def print_check(entry: Entry, shown: dict) -> None:
     print(f"check {shown['name']}: {shown['status']} (exit {shown['exit_code']}) recorded on {what}")
     differs = shown["differs"]
     if differs:
-        listed = ", ".join(differs[:3]) + (f" and {len(differs) - 3} more" if len(differs) > 3 else "")
         verb = "differs" if len(differs) == 1 else "differ"
-        print(f"  note: the files on disk were not {what}'s end state ({listed} {verb}): the check does not count "
+        print(f"  note: the files on disk were not {what}'s end state ({listed(differs)} {verb}): the check does not count "
               f"for #{entry.number}, and no entry is green by it")
 
 
@@ -126,7 +126,7 @@ def log_for_terminal(entries: list[Entry]) -> list[Entry]:
 
 def print_log(entries: list[Entry], left_out: int = 0) -> None:
     """``left_out``: the empty turns among them that ``log`` leaves out (without ``--all``)."""
-    turns = f"{left_out} turn{'' if left_out == 1 else 's'} that changed no file"
+    turns = f"{counted(left_out, 'turn')} that changed no file"
     if not entries:
         if left_out:
             print(f"No turn has changed a file yet ({turns} left out: 'takeback log --all' lists them).")
@@ -181,7 +181,7 @@ def print_result(result: OperationResult, patch: bool = False, stat: bool = Fals
     print(heading)
     for notice in result.notices:
         print(f"  note    {notice}")
-    lines = _diffstat(result) if stat else _file_lines(result)
+    lines = _diffstat(result) if stat else restored_lines(result)
     for line in lines:
         print(line)
     for skip in result.skipped:
@@ -198,15 +198,17 @@ def print_result(result: OperationResult, patch: bool = False, stat: bool = Fals
     print(f"next: {result.next_action}")
 
 
-def _file_lines(result: OperationResult) -> list[str]:
+def restored_lines(result: OperationResult, width: int = 7) -> list[str]:
+    """``  write   PATH  +a -d`` for each file an operation changes (``width``: the action's
+    column), a rename's two sides as one ``rename OLD → NEW`` line: the CLI's and the MCP text's."""
     lines = []
     moved = {item.renamed_from for item in result.restored if item.renamed_from}
     for item in result.restored:
         merged = " (merged with later edits)" if item.merged else ""
         if item.renamed_from:
-            lines.append(f"  rename  {item.renamed_from} → {item.path}  +{item.additions} -{item.deletions}{merged}")
+            lines.append(f"  {'rename':<{width}} {item.renamed_from} → {item.path}  +{item.additions} -{item.deletions}{merged}")
         elif not (item.action == "delete" and item.path in moved):  # (its rename's line says it)
-            lines.append(f"  {item.action:<7} {item.path}  +{item.additions} -{item.deletions}{merged}")
+            lines.append(f"  {item.action:<{width}} {item.path}  +{item.additions} -{item.deletions}{merged}")
     return lines
 
 
@@ -224,9 +226,8 @@ def _diffstat(result: OperationResult, width: int = 40) -> list[str]:
         plus, minus = round(item.additions * scale), round(item.deletions * scale)
         lines.append(f" {item.path:<{name_width}} | {total:>5} {'+' * plus}{'-' * minus}".rstrip())
     added, removed = sum(i.additions for i in items), sum(i.deletions for i in items)
-    files = f"{len(items)} file{'' if len(items) == 1 else 's'}"
-    lines.append(f" {files} changed, {added} insertion{'' if added == 1 else 's'}(+), "
-                 f"{removed} deletion{'' if removed == 1 else 's'}(-)")
+    lines.append(f" {counted(len(items), 'file')} changed, {counted(added, 'insertion')}(+), "
+                 f"{counted(removed, 'deletion')}(-)")
     return lines
 
 
@@ -255,7 +256,7 @@ def print_status(status: StoreStatus) -> None:
             print(f"           {problem}")
     for repair in status.repairs:
         print(f"repaired   {repair.at.astimezone():%Y-%m-%d %H:%M:%S}: after a crash or power cut, "
-              f"{len(repair.files)} torn file{'' if len(repair.files) == 1 else 's'} set aside in {repair.folder}")
+              f"{counted(len(repair.files), 'torn file')} set aside in {repair.folder}")
         for item in repair.files:
             print(f"           {item.path}: {item.problem}")
         if repair.log_was != repair.log_now:
@@ -266,8 +267,7 @@ def print_status(status: StoreStatus) -> None:
     for problem in status.config_problems:
         print(f"settings   {problem}")
     if status.hook_failures:
-        failures = f"{status.hook_failures} failure{'' if status.hook_failures == 1 else 's'}"
-        print(f"hooks      {failures} logged; last: {status.last_hook_failure}")
+        print(f"hooks      {counted(status.hook_failures, 'failure')} logged; last: {status.last_hook_failure}")
     if status.payload_problems:
         print(f"payloads   {status.payload_problems} read only in part (recorded anyway); last: {status.last_payload_problem}")
 

@@ -16,9 +16,20 @@ from .planning import Plan
 from .timeline import FoldedEntry, Timeline
 
 
+def counted(count: int, noun: str) -> str:
+    """``1 file``, ``3 files``, ``1 clean file``: a count with its noun, plural when it is not one."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def files(count: int, kind: str = "") -> str:
     """``1 file``, ``3 files``, ``1 clean file`` (``kind``: a word before the noun)."""
-    return f"{count} {kind + ' ' if kind else ''}file{'' if count == 1 else 's'}"
+    return counted(count, f"{kind} file" if kind else "file")
+
+
+def listed(names: list[str], shown: int = 3, sep: str = ", ") -> str:
+    """``a, b, c and 2 more``: the first ``shown`` of ``names``, then how many are left out."""
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return sep.join(names[:shown]) + more
 
 
 def open_turn_notices(kind: str, states: list[FoldedEntry], ended: bool) -> list[str]:
@@ -57,13 +68,11 @@ def tail(plan: Plan) -> str:
     if plan.skipped:
         bits.append(f"{len(plan.skipped)} skipped")
     markers = [c for c in plan.conflicts if c.markers_written]
-    forced = [c for c in plan.conflicts if c.reason.startswith("forced:")]
-    other = [c for c in plan.conflicts if not c.markers_written and not c.reason.startswith("forced:")]
+    other = plan.blocking_conflicts
     if markers:
         bits.append(f"conflict markers written in {len(markers)}")
-    if forced:
-        shown = ", ".join(c.path for c in forced[:3]) + (f" and {len(forced) - 3} more" if len(forced) > 3 else "")
-        bits.append(f"written over later edits in {shown}")
+    if plan.forced:
+        bits.append(f"written over later edits in {listed(plan.forced)}")
     if other:
         bits.append(f"{len(other)} left in conflict")
     return f" ({', '.join(bits)})" if bits else ""
@@ -91,10 +100,11 @@ def advise(plan: Plan, command: str, done: bool = False) -> None:
         leave = f"leave it as it is ('{command} --on-conflict skip' changes only the clean files)"
     else:
         leave = "leave it as it is"
+    forced = set(plan.forced)
     for conflict in plan.conflicts:
         if conflict.markers_written:
             conflict.advice = "resolve the conflict markers (<<<<<<< … >>>>>>>) in it by hand"
-        elif conflict.reason.startswith("forced:"):
+        elif conflict.path in forced:
             conflict.advice = ""
         elif conflict.markers_possible:
             conflict.advice = f"'{command} --on-conflict markers' writes conflict markers into it; " + _force_option(command)
@@ -122,14 +132,12 @@ def conflict_advice(command: str, plan: Plan) -> str:
 def blocked(plan: Plan) -> str:
     """What keeps files from being changed at all (``Plan.blocked``): each with its reason."""
     reasons = {s.path: s.reason.split("; ")[0] for s in plan.skipped}  # the way out follows, per file
-    shown = [f"{path} ({reasons[path]})" for path in plan.blocked[:3]]
-    more = f" and {len(plan.blocked) - 3} more" if len(plan.blocked) > 3 else ""
-    return "cannot change " + "; ".join(shown) + more
+    return "cannot change " + listed([f"{path} ({reasons[path]})" for path in plan.blocked], sep="; ")
 
 
 def blocked_advice(command: str, plan: Plan) -> str:
     """The next action when files that cannot be changed stopped an operation: the way out."""
-    paths = ", ".join(plan.blocked[:3]) + (f" and {len(plan.blocked) - 3} more" if len(plan.blocked) > 3 else "")
+    paths = listed(plan.blocked)
     if not plan.writes:
         return f"nothing was written; once what stands in the way of {paths} is fixed, run '{command}' again"
     return (
@@ -198,7 +206,7 @@ def take_back(
 def next_action(entry: Entry, plan: Plan, command: str, back: TakeBack) -> str:
     """The next safe action once an operation (entry ``entry``) was carried out: what it left
     (``command`` takes that back: ``command(..., done=True)``), then what takes it back."""
-    left = [c.path for c in plan.conflicts if not c.markers_written and not c.reason.startswith("forced:")]
+    left = [c.path for c in plan.blocking_conflicts]
     still = f"{', '.join(left)} left in conflict: {_force_option(command)}; " if left else ""
     if plan.blocked:
         still += f"{', '.join(plan.blocked)} skipped: once what stands in the way is fixed, '{command}' takes them back too; "

@@ -9,7 +9,7 @@ The structured content stays exact."""
 from __future__ import annotations
 
 from ..core.models import Entry, OperationResult
-from ..core.render import entry_line, for_terminal
+from ..core.render import entry_line, for_terminal, restored_lines
 
 
 def timeline(entries: list[Entry]) -> str:
@@ -51,13 +51,7 @@ def result(res: OperationResult, heading: str, next_action: str) -> str:
     lines = [f"{heading} ({res.verdict.upper()}): {res.message}"]
     for notice in res.notices:
         lines.append(f"  note     {notice}")
-    moved = {item.renamed_from for item in res.restored if item.renamed_from}
-    for item in res.restored:
-        merged = " (merged with later edits)" if item.merged else ""
-        if item.renamed_from:
-            lines.append(f"  rename   {item.renamed_from} → {item.path}  +{item.additions} -{item.deletions}{merged}")
-        elif not (item.action == "delete" and item.path in moved):
-            lines.append(f"  {item.action:<8} {item.path}  +{item.additions} -{item.deletions}{merged}")
+    lines.extend(restored_lines(res, width=8))
     for skip in res.skipped:
         lines.append(f"  skipped  {skip.path}: {skip.reason}")
     for conflict in res.conflicts:
