@@ -110,6 +110,11 @@ class Config(BaseModel):
         "nothing answered; ~13-17 ms per recording on the development VM (docs/performance.md).",
     )
     max_file_bytes: int = Field(default=10 * 1024 * 1024, ge=0, description="Files over this are not copied.")
+    first_copy_limit: int = Field(
+        default=32 * 1024 * 1024, ge=0,
+        description="In a folder that is not a git repository, the first whole-folder bracket ('takeback begin') "
+        "copies every file into the store: above this many bytes it asks first ('begin --copy-all'); 0 never asks.",
+    )
     retention: RetentionPolicy = Field(default_factory=RetentionPolicy)
     secrets: SecretsPolicy = Field(default_factory=SecretsPolicy)
     git_scanner: bool = Field(

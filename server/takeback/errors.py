@@ -36,6 +36,13 @@ class NothingToDo(TakebackError):
     rpc_code = -32003
 
 
+class NoStore(NothingToDo):
+    """Nothing was ever recorded for the workspace: it has no store, and a command that only
+    reads does not make one."""
+
+    code = "no-store"
+
+
 class InvalidInput(TakebackError):
     """Malformed arguments: a bad turn spec, a bad option, a malformed edit."""
 
@@ -89,6 +96,16 @@ class CannotWrite(TakebackError):
         """The error for ``path`` (workspace-relative: never the temporary file the OS named)."""
         why = (exc.strerror or type(exc).__name__).lower()
         return cls(f"cannot write {path}: {why}; nothing was written (files already written were put back)")
+
+
+class NeedsConsent(TakebackError):
+    """Something big and unusual that only the person can allow: the first copy of a large
+    folder that is not a git repository (``first_copy_limit``). Nothing was done; the message
+    says how to allow it."""
+
+    code = "needs-consent"
+    exit_status = 14
+    rpc_code = -32010
 
 
 class Busy(TakebackError):

@@ -117,7 +117,12 @@ class Takeback:
         return expect_error(self(*args, **kw), code, match)
 
     def store(self) -> Path:
-        return Path(self.json("status")["store"])
+        """The workspace's store folder, made (by ``gc``, which records nothing) if nothing
+        made it yet: reading commands never do."""
+        status = self.json("status")
+        if not status["store_made"]:
+            self.ok("gc")
+        return Path(status["store"])
 
     def oplog(self) -> str:
         """The store's operation-log head (changes whenever anything is recorded)."""

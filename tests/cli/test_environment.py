@@ -165,6 +165,8 @@ def test_git_dir_from_a_hook_never_reaches_the_users_repository(tb: Takeback, tm
 
 def test_a_busy_store_and_a_broken_store(tb: Takeback, tmp_path: Path) -> None:
     write_user_config(tb.env["XDG_CONFIG_HOME"], "lock_timeout = 1.0\n")
+    tb.ok("begin")  # the store is made by the first command that records
+    tb.ok("end")
     store = tb.store()
     snap = Snapshot(tb)
     fd = os.open(store / "lock", os.O_RDWR)

@@ -93,7 +93,7 @@ def test_no_room_for_gcs_pack_keeps_the_old_ones(tmp_path: Path, small_disk: Pat
 def test_no_room_to_write_the_stores_identity_again(tmp_path: Path, small_disk: Path) -> None:  # noqa: F811
     store = small_disk / "store"
     tb = _runner(tmp_path, store)
-    tb.ok("status")
+    tb.ok("gc")  # makes the store (reading commands never do)
     (store / "workspace.json").unlink()  # written anew at the next open
     filler = _leave(small_disk, 0)
     expect_error(tb("status"), 7, match=rf"cannot open the store at {store}: \[Errno 28\] No space left on device")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.render import for_terminal
 from ..errors import InvalidInput
+from ..resident.forward import DRY_RUN, READING
 from ..workspace.locate import workspace_root
 from .output import print_json
 
@@ -39,19 +40,31 @@ class Context:
         self._lent_now = False
 
     @functools.cached_property
+    def root(self) -> Path:
+        """The workspace folder the command is for."""
+        if self.args.workspace is not None and not self.args.workspace.strip():
+            raise InvalidInput("--workspace is empty: give a folder, or leave the option out to use the current folder")
+        return Path(self.args.workspace if self.args.workspace is not None else workspace_root(self.cwd or os.getcwd()))
+
+    @property
+    def reads_only(self) -> bool:
+        """Whether the command only reads (a reading command, a dry run): it never makes a
+        store, so where nothing was recorded its engine is ``NoStore``."""
+        command = self.args.command
+        return command in READING or (command in DRY_RUN and getattr(self.args, "dry_run", False) is True)
+
+    @functools.cached_property
     def engine(self) -> Engine:
         from ..engine.engine import Engine
 
-        if self.args.workspace is not None and not self.args.workspace.strip():
-            raise InvalidInput("--workspace is empty: give a folder, or leave the option out to use the current folder")
-        root = Path(self.args.workspace if self.args.workspace is not None else workspace_root(self.cwd or os.getcwd()))
+        root = self.root
         if self._lend is not None:
             lent = self._lent.enter_context(self._lend(root))
             if lent is not None:
                 self._lent_now = True
                 return lent
             self._lent.close()
-        return Engine(root)
+        return Engine(root, create=not self.reads_only)
 
     def close(self) -> None:
         """Give a lent engine back (not closed: its keeper holds it on), or close the one

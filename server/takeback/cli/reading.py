@@ -6,7 +6,7 @@ import sys
 
 from ..core import render
 from ..core.terminal import quote_path
-from ..errors import InvalidInput
+from ..errors import InvalidInput, NoStore
 from .context import Context
 from .output import EXIT_OK, content_json, print_json, text, write_body
 from .parser import AddCommand, Handler
@@ -41,15 +41,20 @@ def log(ctx: Context) -> int:
     if args.limit is not None and args.limit < 1:
         raise InvalidInput("--limit must be 1 or more")
     # printed as lines, an entry needs no file list (only their count): none is read from the log
+    try:
+        engine = ctx.engine
+    except NoStore:  # nothing recorded yet: an empty log, and no store made for it
+        print_json([]) if ctx.json else render.print_log([])
+        return EXIT_OK
     if ctx.json:  # for scripts: every entry (an empty turn has file_count 0)
-        print_json(ctx.engine.entries(session=text(args.session), limit=args.limit, before=args.before))
+        print_json(engine.entries(session=text(args.session), limit=args.limit, before=args.before))
         return EXIT_OK
     session = text(args.session)
     if args.all or args.limit is not None:  # (a page: the engine walks only as far as it needs)
-        shown = ctx.engine.entries(session=session, limit=args.limit, before=args.before, files=False, empty=args.all)
+        shown = engine.entries(session=session, limit=args.limit, before=args.before, files=False, empty=args.all)
         left_out = 0
     else:  # the whole log: the empty turns it leaves out are counted under it
-        entries = ctx.engine.entries(session=session, before=args.before, files=False)
+        entries = engine.entries(session=session, before=args.before, files=False)
         shown = [e for e in entries if not e.empty_turn]
         left_out = len(entries) - len(shown)
     render.print_log(render.log_for_terminal(shown), left_out)
@@ -92,5 +97,11 @@ def cat(ctx: Context) -> int:
 
 
 def status(ctx: Context) -> int:
-    ctx.show(ctx.engine.status(files=ctx.json), render.print_status)  # printed, it shows no entry's files
+    from ..engine.engine import unrecorded_status
+
+    try:
+        answer = ctx.engine.status(files=ctx.json)  # printed, it shows no entry's files
+    except NoStore:  # nothing recorded yet: said without making a store
+        answer = unrecorded_status(ctx.root)
+    ctx.show(answer, render.print_status)
     return EXIT_OK

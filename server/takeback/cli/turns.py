@@ -21,6 +21,8 @@ def register(command: AddCommand) -> dict[str, Handler]:
     p.add_argument("--label", help="the prompt or a summary")
     p.add_argument("--session", help="the agent conversation this turn belongs to")
     p.add_argument("--agent", help="which agent or tool is working")
+    p.add_argument("--copy-all", action="store_true",
+                   help="in a folder that is not a git repository, copy it whole even above first_copy_limit")
 
     p = command("end", "close the open turn, recording what changed")
     p.add_argument("--command", dest="commands", action="append", default=[], help="a command the agent ran (repeatable)")
@@ -37,7 +39,9 @@ def begin(ctx: Context) -> int:
     args, engine = ctx.args, ctx.engine
     for problem in engine.config.problems:  # the settings this turn runs under: say what was refused
         print(f"takeback: warning: {quote_text(problem)}", file=sys.stderr)
-    entry = engine.begin_turn(label=text(args.label), session=text(args.session), agent=text(args.agent), source="cli")
+    entry = engine.begin_turn(
+        label=text(args.label), session=text(args.session), agent=text(args.agent), source="cli", copy_all=args.copy_all,
+    )
     ctx.show(entry, render.print_begun)
     return EXIT_OK
 

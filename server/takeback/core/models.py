@@ -508,6 +508,7 @@ class RetentionPolicy(_Model):
 class StoreStatus(_Model):
     workspace: str
     store: str
+    store_made: bool = True  # False: nothing recorded yet, ``store`` is where the first recorded turn makes it
     store_bytes: int
     entries: int
     turns: int

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from .models import Entry, GcReport, OperationResult, StoreStatus
 from .terminal import quote_path, quote_text
-from .wording import counted, listed
+from .wording import counted, listed, size
 
 _T = TypeVar("_T")
 _PATH_FIELDS = frozenset({"path", "old_path", "renamed_from", "paths", "left", "workspace", "store"})
@@ -62,16 +62,6 @@ def _changed(fields: dict[str, Any]) -> dict[str, Any]:
 
 
 _STATE_MARK = {"applied": " ", "reverted": "↶", "partial": "±", "open": "…", "not-applied": "✗"}
-
-
-def _size(n: float) -> str:
-    if n < 1024:
-        return f"{n:.0f} B"
-    for unit in ("KiB", "MiB"):
-        n /= 1024
-        if n < 1024:
-            return f"{n:.1f} {unit}"
-    return f"{n / 1024:.1f} GiB"
 
 
 def _checks(entry: Entry) -> str:
@@ -233,10 +223,13 @@ def _diffstat(result: OperationResult, width: int = 40) -> list[str]:
 
 def print_status(status: StoreStatus) -> None:
     print(f"workspace  {status.workspace}" + ("  (git)" if status.git_repository else "  (not a git repository)"))
-    print(f"store      {status.store}  {_size(status.store_bytes)}")
+    if not status.store_made:
+        print(f"store      none yet: the first recorded turn makes it at {status.store}")
+    else:
+        print(f"store      {status.store}  {size(status.store_bytes)}")
     policy = status.retention
     print(
-        f"retention  {policy.max_entries} entries, {policy.max_age_days} days, {_size(policy.max_bytes)}"
+        f"retention  {policy.max_entries} entries, {policy.max_age_days} days, {size(policy.max_bytes)}"
         f"  fsync {'on' if status.fsync else 'off'}"
     )
     print(f"timeline   {status.entries} entries ({status.turns} agent turns)")
@@ -275,7 +268,7 @@ def print_status(status: StoreStatus) -> None:
 def print_gc(report: GcReport) -> None:
     print(
         f"dropped {report.removed_entries} entries and {report.removed_objects} objects; "
-        f"store {_size(report.bytes_before)} → {_size(report.bytes_after)}; {report.kept_entries} entries kept"
+        f"store {size(report.bytes_before)} → {size(report.bytes_after)}; {report.kept_entries} entries kept"
     )
     for span in report.dropped:
         numbers = f"#{span.first}" if span.first == span.last else f"#{span.first}–#{span.last}"

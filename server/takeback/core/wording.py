@@ -16,6 +16,17 @@ from .planning import Plan
 from .timeline import FoldedEntry, Timeline
 
 
+def size(n: float) -> str:
+    """A number of bytes as people read it: 545 B, 4.0 KiB, 512.0 MiB, 1.2 GiB."""
+    if n < 1024:
+        return f"{n:.0f} B"
+    for unit in ("KiB", "MiB"):
+        n /= 1024
+        if n < 1024:
+            return f"{n:.1f} {unit}"
+    return f"{n / 1024:.1f} GiB"
+
+
 def counted(count: int, noun: str) -> str:
     """``1 file``, ``3 files``, ``1 clean file``: a count with its noun, plural when it is not one."""
     return f"{count} {noun}{'' if count == 1 else 's'}"

@@ -34,10 +34,12 @@ import pygit2
 from ..config import Config, default_store_dir, load_config
 from ..core.models import (
     GcReport,
+    StoreStatus,
 )
 from ..core.timeline import Timeline
 from ..errors import (
     InvalidInput,
+    NoStore,
     StateError,
     StoreError,
     TakebackError,
@@ -62,18 +64,23 @@ log = logging.getLogger("takeback.engine")
 class Engine(Turns, Batches, Reading, Operations, Steps):
     """One workspace's timeline and the operations on it."""
 
-    def __init__(self, workspace: str | os.PathLike[str], config: Config | None = None, long_lived: bool = False) -> None:
+    def __init__(
+        self, workspace: str | os.PathLike[str], config: Config | None = None, long_lived: bool = False,
+        create: bool = True,
+    ) -> None:
         """``long_lived``: the process keeps this engine for many calls (the language server);
         it then watches the work tree (``watch.py``, unless the ``watch_tree`` setting is off)
-        so a bracket's begin can reuse the previous listing when nothing changed."""
-        if not os.fspath(workspace).strip():  # Path("") would quietly mean the current folder
-            raise InvalidInput("the workspace folder is empty: name a folder")
-        root = Path(workspace)
-        if not root.is_dir():
-            raise InvalidInput(f"workspace {root} is not a folder")
-        self.workspace = Workspace(root)
+        so a bracket's begin can reuse the previous listing when nothing changed. ``create``
+        False (a command that only reads): ``NoStore`` where nothing was recorded yet, rather
+        than making a store (``unrecorded_status`` says what ``status`` would)."""
+        self.workspace = _workspace(workspace)
         self.config = config or load_config(self.workspace.root)
-        store_dir = self.config.store_dir or default_store_dir(self.workspace.root)
+        store_dir = _store_dir(self.workspace, self.config)
+        if not create and not store_module.exists(store_dir):
+            raise NoStore(
+                f"nothing is recorded for {self.workspace.root} yet: it has no store ({store_dir}); "
+                "the first recorded turn makes one"
+            )
         self.store = Store(Path(store_dir), self.workspace.root, self.config.fsync, self.config.lock_timeout)
         self.capture = Capturer(self.store, self.workspace, self.config)
         self.journal = Journal(self.store, self.workspace, self.config.fsync)
@@ -250,18 +257,8 @@ class Engine(Turns, Batches, Reading, Operations, Steps):
 
     def _user_head(self) -> str | None:
         if self._user_repo is False:
-            try:
-                found = pygit2.discover_repository(str(self.workspace.root))
-                self._user_repo = pygit2.Repository(found) if found else None
-            except pygit2.GitError:
-                self._user_repo = None
-        repo = self._user_repo
-        if not repo:
-            return None
-        try:
-            return None if repo.head_is_unborn else str(repo.head.target)
-        except pygit2.GitError:
-            return None
+            self._user_repo = _user_repository(self.workspace.root)
+        return _head_of(self._user_repo)
 
     def _skip(self, rel: str) -> bool:
         return self._store_rel is not None and (rel == self._store_rel or rel.startswith(self._store_rel + "/"))
@@ -301,3 +298,48 @@ class Engine(Turns, Batches, Reading, Operations, Steps):
             report = collect(self)
             self.history.replay()
             return report
+
+
+def _workspace(workspace: str | os.PathLike[str]) -> Workspace:
+    if not os.fspath(workspace).strip():  # Path("") would quietly mean the current folder
+        raise InvalidInput("the workspace folder is empty: name a folder")
+    root = Path(workspace)
+    if not root.is_dir():
+        raise InvalidInput(f"workspace {root} is not a folder")
+    return Workspace(root)
+
+
+def _store_dir(workspace: Workspace, config: Config) -> Path:
+    return Path(config.store_dir or default_store_dir(workspace.root))
+
+
+def _user_repository(root: Path) -> pygit2.Repository | None:
+    """The person's git repository that ``root`` is in, if any (read only, never changed)."""
+    try:
+        found = pygit2.discover_repository(str(root))
+        return pygit2.Repository(found) if found else None
+    except pygit2.GitError:
+        return None
+
+
+def _head_of(repo: pygit2.Repository | None) -> str | None:
+    if not repo:
+        return None
+    try:
+        return None if repo.head_is_unborn else str(repo.head.target)
+    except pygit2.GitError:
+        return None
+
+
+def unrecorded_status(workspace: str | os.PathLike[str]) -> StoreStatus:
+    """``Engine.status`` of a workspace nothing was recorded in (``NoStore``), made without a
+    store: none exists, and reading must not make one. ``store`` is where the first recorded
+    turn will make it."""
+    space = _workspace(workspace)
+    config = load_config(space.root)
+    repo = _user_repository(space.root)
+    return StoreStatus(
+        workspace=str(space.root), store=str(_store_dir(space, config)), store_made=False, store_bytes=0, entries=0,
+        turns=0, git_repository=bool(repo), head=_head_of(repo), retention=config.retention, fsync=config.fsync,
+        config_problems=list(config.problems),
+    )

@@ -18,6 +18,7 @@ from itertools import pairwise
 from pydantic import ValidationError
 
 from ..config import Config
+from ..core import wording
 from ..core.clock import new_id as _new_id
 from ..core.clock import now as _now
 from ..core.models import (
@@ -36,11 +37,12 @@ from ..core.textdiff import is_binary, line_stats
 from ..core.timeline import FoldedEntry
 from ..errors import (
     InvalidInput,
+    NeedsConsent,
     StateError,
     StoreError,
     TakebackError,
 )
-from ..scanning.scan import Changed, snapshot_kind, snapshot_paths
+from ..scanning.scan import Changed, WalkScanner, snapshot_kind, snapshot_paths
 from ..workspace.capture import Capturer
 from ..workspace.files import is_recorded_path
 from . import brackets
@@ -59,6 +61,7 @@ class Turns(EngineParts):
         agent: str | None = None,
         source: str = "bracket",
         bracket: bool = True,
+        copy_all: bool = False,
     ) -> Entry:
         """Open a turn. With ``bracket`` (the default), whatever changes on disk until
         ``end_turn`` is recorded too: such a turn is open alone, so every open turn is ended
@@ -67,8 +70,13 @@ class Turns(EngineParts):
         (an agent that died, or a prompt whose stop never came) and a whole-disk one.
 
         The turn's begin goes to its file, with the bracket's snapshot, and reaches the log with
-        the next record published (``brackets.py``): nothing is published here."""
+        the next record published (``brackets.py``): nothing is published here. A bracket's
+        first begin in a folder that is not a git repository copies the whole folder: above the
+        ``first_copy_limit`` setting that is ``NeedsConsent`` unless ``copy_all``, before
+        anything is done."""
         with self.transaction() as tx:
+            if bracket and not copy_all:
+                self._ask_before_first_copy()
             notices = []
             for open_state in self.timeline.open_turns():
                 if not bracket and self._session_turn(open_state) and open_state.begun.session != session:
@@ -97,6 +105,20 @@ class Turns(EngineParts):
             self.timeline.add_tentative(record)
             entry = self.timeline.view(self.timeline.state(entry_id))
             return entry.model_copy(update={"notices": [*notices, *entry.notices]}) if notices else entry
+
+    def _ask_before_first_copy(self) -> None:
+        limit = self.config.first_copy_limit
+        scanner = self._scanner() if limit else None
+        found = scanner.first_copy(limit, self.config.max_file_bytes) if isinstance(scanner, WalkScanner) else None
+        if found is None:
+            return
+        files, total = found
+        raise NeedsConsent(
+            f"{self.workspace.root} is not a git repository, so the first turn's checkpoint copies the whole folder "
+            f"into the store: more than {wording.size(limit)} ({wording.counted(files, 'file')}, {wording.size(total)} "
+            "counted so far); nothing was done. Run 'takeback begin --copy-all' to copy it, open the agent in a "
+            "smaller folder, or raise first_copy_limit in your Takeback settings (0: never ask)"
+        )
 
     def end_turn(
         self,

@@ -843,6 +843,22 @@ class WalkScanner:
     def index_file(self) -> Path | None:
         return None  # no git index here
 
+    def first_copy(self, limit: int, max_file_bytes: int) -> tuple[int, int] | None:
+        """What the next ``begin`` copies into the store when it is the folder's first (no stat
+        cache yet: every file is read and stored), counted from a walk that only stats, up to
+        ``limit`` bytes: (files, bytes) once more than ``limit`` bytes would be copied (the
+        count stops there), else None (not the first begin, or small enough)."""
+        if self.cache_file.exists():
+            return None
+        files = total = 0
+        for _rel, st in walk_files(self.workspace.root, self.skip, Skipped()):
+            if stat.S_ISREG(st.st_mode) and st.st_size <= max_file_bytes:
+                files += 1
+                total += st.st_size
+                if total > limit:
+                    return files, total
+        return None
+
     def begin(self, capture: Capture) -> dict:
         rules = _RuleStamp.now(self._rule_files())
         self.skipped = Skipped()

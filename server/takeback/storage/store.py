@@ -60,6 +60,13 @@ def _set_fsync(enabled: bool) -> None:
         _fsync_setting = enabled
 
 
+def exists(path: Path) -> bool:
+    """Whether anything stands at a store's path ``path``: a command that only reads opens no
+    store where this is False, so that it makes none (what stands there is opened, and refused
+    with a clear error if it is not a store)."""
+    return os.path.lexists(path)
+
+
 def folder_bytes(path: Path) -> int:
     """Apparent size (sum of st_size) of every file under ``path``: what ``status`` shows."""
     total = 0
