@@ -5,7 +5,8 @@ reading a payload and talking to the resident process need (``hooks/run.py``). A
 command (``status``, ``log``, ``show``, a dry run …), an operation, ``begin`` or ``end`` is
 first handed to the resident process the same way (``resident/forward.py``), which answers it
 with the engine already loaded; every other command, and any that the resident process did not
-accept, goes to the full command line (``cli/``), which imports much more.
+accept, goes to the full command line (``cli/``), which imports much more. A long answer on a
+terminal goes through a pager either way (``pager.py``), started before both.
 """
 
 from __future__ import annotations
@@ -22,6 +23,17 @@ def main() -> int:
         from .hooks.run import run  # never a usage error: a hook must not fail its agent
 
         return run(raw[1] if len(raw) > 1 else "", raw[2] if len(raw) > 2 else None)
+    from . import pager
+
+    paging = pager.start(raw)  # a long answer on a terminal: through less, as git's
+    try:
+        return _answer(raw)
+    finally:
+        if paging is not None:
+            paging.finish()
+
+
+def _answer(raw: list[str]) -> int:
     from .resident import forward
 
     try:

@@ -18,6 +18,7 @@ import re
 import sys
 from typing import Any, TextIO, overload
 
+from .. import pager
 from ..core.terminal import escape
 
 EXIT_OK = 0
@@ -86,9 +87,10 @@ def guard_terminal() -> tuple[TextIO, TextIO]:
 
 
 def write_body(text: str) -> None:
-    """A patch: exact into a pipe or a file (it must apply), escaped on a terminal."""
+    """A patch: exact into a pipe or a file (it must apply), escaped on a terminal (a pager's
+    pipe too: ``pager.py``)."""
     out = sys.stdout
-    raw = out.stream if isinstance(out, TerminalStream) and not out.isatty() else out
+    raw = out.stream if isinstance(out, TerminalStream) and not out.isatty() and not pager.active() else out
     raw.write(text)
 
 

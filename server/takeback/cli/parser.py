@@ -37,6 +37,8 @@ def _add_global_flags(p: argparse.ArgumentParser, after_command: bool = False) -
     )
     p.add_argument("--json", action="store_true", default=unset if after_command else False,
                    help="print machine-readable JSON")
+    p.add_argument("--no-pager", action="store_true", default=unset if after_command else False,
+                   help="write a long answer straight out, not through less (pager.py)")
 
 
 def build_parser(groups: Iterable[ModuleType]) -> tuple[argparse.ArgumentParser, dict[str, Handler]]:

@@ -6,7 +6,8 @@ which has the engine already imported and, for a workspace its hooks record into
 watched: it runs the very same command-line code for them (``cli.py`` there) and sends back the
 exit status and what was written on stdout and stderr, in order; this process writes it out
 through its own streams, so the bytes are the ones the command would have written here. None of
-them asks a question, reads stdin or pages (``check`` runs a program: never sent).
+them asks a question or reads stdin (``check`` runs a program: never sent); a pager, when one
+is wanted, was started before (``pager.py``) and takes what is written here as any answer.
 
 Whatever keeps the resident process from accepting the command (no process, other settings,
 another time zone or umask, a process that is leaving, a refusal, a connection refused or closed before
@@ -37,6 +38,7 @@ from __future__ import annotations
 import os
 import sys
 
+from .. import pager
 from . import address, client, wire
 
 # What the resident process serves, here and after parsing there (``cli.servable``): the reading
@@ -87,7 +89,8 @@ def answered(raw: list[str]) -> int | None:
         cwd = os.getcwd()
     except OSError:
         return None
-    terminals = b"".join(b"1" if _isatty(s) else b"0" for s in (sys.stdout, sys.stderr))
+    paged = pager.active()  # a pager's pipe ends on a terminal: answer as for one
+    terminals = b"".join(b"1" if paged or _isatty(s) else b"0" for s in (sys.stdout, sys.stderr))
     env = wire.environment({"TZ": os.environ["TZ"]} if "TZ" in os.environ else {})
     argv = b"\0".join(os.fsencode(word) for word in raw)
     request = (b"cli", os.fsencode(cwd), argv, env, terminals, umask())
@@ -100,7 +103,7 @@ def answered(raw: list[str]) -> int | None:
     if not fields or not fields[0].isdigit():
         if accepted:
             return _lost(raw)
-        if _isatty(sys.stdout) or _isatty(sys.stderr):
+        if paged or _isatty(sys.stdout) or _isatty(sys.stderr):
             client.start()  # a person at a terminal: the next command is served
         return None
     return _write(fields[1:], int(fields[0]))
