@@ -262,8 +262,10 @@ def test_restore_checkpoints(tb: Takeback) -> None:
     text = tb.ok("restore", "#1.1").text
     assert text.startswith("SAFE: restore of #1 done as #4: 2 files changed\n")
     assert (ws / "src/app.py").read_text() == "v1\n" and not (ws / "extra.txt").exists()
-    states = {e["number"]: e["state"] for e in tb.json("log")}
+    log = tb.json("log")
+    states = {e["number"]: e["state"] for e in log}
     assert states == {1: "applied", 2: "reverted", 3: "reverted", 4: "applied"}
+    assert log[0]["label"] == "restore to checkpoint 1.1 of turn #1"  # the number the person types, not an id
     tb.ok("redo")
     assert (ws / "src/app.py").read_text() == "v3\n" and (ws / "extra.txt").read_text() == "two\n"
     assert set(tree_state(ws)) == set(start) | {"extra.txt"}

@@ -190,7 +190,7 @@ class Operations(EngineParts):
             if owner.checkpoints and owner.checkpoints[-1].id != cp.id and owner.state in ("applied", "open"):
                 previous[owner.begun.entry] = owner.state
                 effects[owner.begun.entry] = "partial"
-            label = f"restore to checkpoint {cp.id[-8:]} of turn #{owner.begun.number}"
+            label = f"restore to checkpoint {self.timeline.checkpoint_spec(cp.id)} of turn #{owner.begun.number}"
             return self._operate(
                 "restore", owner, steps, effects, previous, dry_run, on_conflict, label, checkpoint_target=cp.id,
                 ending=open_states, ended=ended, **io
