@@ -19,6 +19,11 @@ running beside the command, another agent session's step on the same file, an un
 it is left out, and where it is only the first (or last) part of what the step saw on a path, the
 step records the rest. Two sessions never claim the same change.
 
+In a folder that is not a git repository the first scan copies the whole folder into the store;
+above the ``first_copy_limit`` setting (``turns.first_copy_refusal``) nobody is there to ask, so
+an edit step records its named files only (no scan) and a shell step is refused (``NeedsConsent``:
+the hook logs it, ``takeback status`` shows it) until the person allows the copy.
+
 A turn opened without a bracket (``begin_turn(bracket=False)``) is then the union of its steps:
 what changes on disk between two steps is not in it. A step joins its session's open turn
 (``Engine._turn_for``: several sessions each have their own); a step whose session has no turn
@@ -42,11 +47,15 @@ from ..core.clock import new_id as _new_id
 from ..core.clock import now as _now
 from ..core.models import BatchChange, CheckpointRecorded, Entry, EntryBegun, FileVersion, PathChange, TurnEnded, same_version
 from ..core.timeline import FoldedEntry
-from ..errors import InvalidInput, StoreError
+from ..errors import InvalidInput, NeedsConsent, StoreError
 from ..scanning.scan import snapshot_sees
 from ..workspace import birth
 from . import brackets
 from .parts import EngineParts
+from .turns import first_copy_refusal
+
+_ALLOW_FIRST_COPY = "run 'takeback begin --copy-all' and then 'takeback end' once in it"
+"""What allows an agent's steps the first whole-folder copy: a bracket that takes it."""
 
 PATHS_KIND = "paths"
 """An edit step's own snapshot: ``{"kind": "paths", "files": {path: version or null},
@@ -74,7 +83,10 @@ class Steps(EngineParts):
                 session=session, agent=agent, source="hook",
             )
             scanner = self._scanner()  # an edit step scans too: the payload is a hint
+            refusal = first_copy_refusal(scanner, self.config, _ALLOW_FIRST_COPY)
             if rels is None:
+                if refusal is not None:  # a shell step: nothing but a scan can see what it changes
+                    raise NeedsConsent(refusal)
                 snapshot = scanner.begin(self.capture.from_disk)
             else:
                 files, folders = {}, {}
@@ -83,8 +95,9 @@ class Steps(EngineParts):
                     files[rel] = version.model_dump() if version else None
                     if version is None and self.workspace.missing_folders(rel):
                         folders[rel] = self.workspace.missing_folders(rel)  # what writing it would create
-                snapshot = {"kind": PATHS_KIND, "files": files, "new_folders": folders,
-                            "scan": scanner.begin(self.capture.from_disk), "scanned_ns": time.time_ns()}
+                snapshot = {"kind": PATHS_KIND, "files": files, "new_folders": folders,  # (no scan: its paths only)
+                            "scan": None if refusal is not None else scanner.begin(self.capture.from_disk),
+                            "scanned_ns": time.time_ns()}
             self.store.flush()  # the content the snapshot names is on disk before the snapshot
             try:
                 brackets.write(

@@ -42,7 +42,7 @@ from ..errors import (
     StoreError,
     TakebackError,
 )
-from ..scanning.scan import Changed, WalkScanner, snapshot_kind, snapshot_paths
+from ..scanning.scan import Changed, GitScanner, WalkScanner, snapshot_kind, snapshot_paths
 from ..workspace.capture import Capturer
 from ..workspace.files import is_recorded_path
 from . import brackets
@@ -76,7 +76,9 @@ class Turns(EngineParts):
         anything is done."""
         with self.transaction() as tx:
             if bracket and not copy_all:
-                self._ask_before_first_copy()
+                refusal = first_copy_refusal(self._scanner(), self.config, "run 'takeback begin --copy-all' to copy it")
+                if refusal is not None:
+                    raise NeedsConsent(refusal)
             notices = []
             for open_state in self.timeline.open_turns():
                 if not bracket and self._session_turn(open_state) and open_state.begun.session != session:
@@ -105,20 +107,6 @@ class Turns(EngineParts):
             self.timeline.add_tentative(record)
             entry = self.timeline.view(self.timeline.state(entry_id))
             return entry.model_copy(update={"notices": [*notices, *entry.notices]}) if notices else entry
-
-    def _ask_before_first_copy(self) -> None:
-        limit = self.config.first_copy_limit
-        scanner = self._scanner() if limit else None
-        found = scanner.first_copy(limit, self.config.max_file_bytes) if isinstance(scanner, WalkScanner) else None
-        if found is None:
-            return
-        files, total = found
-        raise NeedsConsent(
-            f"{self.workspace.root} is not a git repository, so the first turn's checkpoint copies the whole folder "
-            f"into the store: more than {wording.size(limit)} ({wording.counted(files, 'file')}, {wording.size(total)} "
-            "counted so far); nothing was done. Run 'takeback begin --copy-all' to copy it, open the agent in a "
-            "smaller folder, or raise first_copy_limit in your Takeback settings (0: never ask)"
-        )
 
     def end_turn(
         self,
@@ -395,3 +383,21 @@ def _notices(changed: list[Changed]) -> list[str]:
 
 def _numbers(states: list[FoldedEntry]) -> str:
     return ", ".join(f"#{s.begun.number}" for s in states)
+
+
+def first_copy_refusal(scanner: GitScanner | WalkScanner, config: Config, allow: str) -> str | None:
+    """Why ``scanner``'s next snapshot may not be taken without the person's yes: it is a walk's
+    first, which copies the whole folder (not a git repository) into the store, and that is more
+    than the ``first_copy_limit`` setting. None: it may (a repository, a walk that has its
+    stat cache, a small folder, the limit 0). ``allow``: what allows it, for the message."""
+    limit = config.first_copy_limit
+    found = scanner.first_copy(limit, config.max_file_bytes) if limit and isinstance(scanner, WalkScanner) else None
+    if found is None:
+        return None
+    files, total = found
+    return (
+        f"{scanner.workspace.root} is not a git repository, so the first checkpoint copies the whole folder into "
+        f"the store: more than {wording.size(limit)} ({wording.counted(files, 'file')}, {wording.size(total)} "
+        f"counted so far); nothing was done. To go on, {allow}, open the agent in a smaller folder, or raise "
+        "first_copy_limit in your Takeback settings (0: never ask)"
+    )
