@@ -31,6 +31,12 @@ local function step(name)
   save()
 end
 
+-- What the documented commands tell the person (vim.notify), newest last.
+local notified = {}
+vim.notify = function(message)
+  table.insert(notified, message)
+end
+
 -- The server says when the timeline changed: an operation is complete when that arrives.
 local changes = 0
 vim.lsp.handlers["takeback/timelineChanged"] = function()
@@ -119,6 +125,8 @@ local function main()
   vim.cmd("TakebackUndo")
   assert(vim.wait(15000, function() return changes > before_command end, 20), ":TakebackUndo changed nothing")
   R.after_command_undo = text(bufnr)
+  assert(vim.wait(10000, function() return #notified > 0 end, 20), ":TakebackUndo said nothing")
+  R.command_undo_message = notified[#notified]
   vim.cmd("TakebackTimeline")
   assert(vim.wait(10000, function() return #vim.fn.getqflist() > 0 end, 20), ":TakebackTimeline filled no quickfix list")
   R.quickfix = {}

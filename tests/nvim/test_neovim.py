@@ -88,5 +88,8 @@ def test_undo_and_redo_agent_turn_from_code_actions(nvim: str | None, start: str
     assert r["util_after_redo"] == UTIL.replace("x * 2", "x * 3")
     # the documented :TakebackUndo and :TakebackTimeline
     assert r["after_command_undo"] == APP.replace("def other():", person_line)
+    # its answer names the next step the way it is typed here, not the CLI's way
+    assert r["command_undo_message"].endswith("next: :TakebackRedo brings turn #1 back"), r["command_undo_message"]
+    assert "'takeback" not in r["command_undo_message"]
     assert r["quickfix"][0].startswith("#4 undo") and r["quickfix"][-1].startswith("#1 turn")
     assert r["timeline"] == ["#4 undo applied", "#3 redo applied", "#2 undo reverted", "#1 turn reverted"]

@@ -124,6 +124,19 @@ export interface Conflict {
   advice?: string;
 }
 
+/** One command an answer's next safe action names (`nextAction`'s quoted commands, as data). */
+export interface NextStep {
+  command: "undo" | "redo" | "revert" | "restore";
+  /** The entry `revert` acts on. */
+  number?: number | null;
+  /** The checkpoint `restore` goes back to, as a person types it. */
+  checkpoint?: string | null;
+  /** null: the default, abort. */
+  onConflict?: OnConflict | null;
+  /** What it does ("brings turn #4 back"). */
+  does: string;
+}
+
 export interface OperationResult {
   operation: "undo" | "redo" | "revert" | "restore";
   verdict: Verdict;
@@ -137,6 +150,8 @@ export interface OperationResult {
   skipped?: SkippedFile[];
   conflicts?: Conflict[];
   nextAction: string;
+  /** The commands `nextAction` names, in its order: a client says them in its own words (hints.ts). */
+  next?: NextStep[];
   message: string;
   /** E.g. that the operation ended the turn still open. */
   notices?: string[];

@@ -441,8 +441,26 @@ class Conflict(_Model):
     advice: str = ""
 
 
+class NextStep(_Model):
+    """One command the next safe action (``OperationResult.next_action``) names, as data, so
+    each client says it in its own words (``takeback revert 7 --on-conflict skip`` in a
+    terminal, ``:TakebackRevert 7 skip`` in Neovim, a command title in VS Code).
+    ``core/wording.py`` builds the sentence and these steps from the same values."""
+
+    command: Literal["undo", "redo", "revert", "restore"]
+    number: int | None = None
+    """The entry ``revert`` acts on (None for the others)."""
+    checkpoint: str | None = None
+    """The checkpoint ``restore`` goes back to, as a person types it (``3.1``)."""
+    on_conflict: OnConflict | None = None
+    """The ``--on-conflict`` choice the step adds (None: the command's default, abort)."""
+    does: str
+    """What it does, in words every client can show after its own name for the command."""
+
+
 class OperationResult(_Model):
-    """The answer to undo, redo, revert and restore (also for a dry run)."""
+    """The answer to undo, redo, revert and restore (also for a dry run). ``next_action`` is
+    the next safe action in the CLI's words; ``next`` the commands it names, in its order."""
 
     operation: Literal["undo", "redo", "revert", "restore"]
     verdict: Verdict
@@ -456,6 +474,7 @@ class OperationResult(_Model):
     skipped: list[SkippedFile] = []
     conflicts: list[Conflict] = []
     next_action: str
+    next: list[NextStep] = []
     message: str
     notices: list[str] = []
     patch: str | None = None
