@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from .models import Entry, NextStep, OnConflict, Verdict
+from .models import Entry, NextStep, OnConflict, UnsavedFile, Verdict
 from .planning import Plan
 from .timeline import FoldedEntry, Timeline
 
@@ -299,3 +299,28 @@ def operation_label(kind: str, target: FoldedEntry, timeline: Timeline) -> str:
     if subject.begun.kind == "turn" and subject.begun.label:
         text += f": {subject.begun.label}"
     return text
+
+
+SAVE_COMMAND = "takeback save"
+"""What writes the files ``unsaved_line`` names (``Engine.save``; an editor offers its own way)."""
+
+
+def unsaved_line(file: UnsavedFile) -> str:
+    """One file the newest operation applied in an editor and the disk lacks, in the words of
+    what the asker knows of its buffer: 'a.py: undo #5 is applied in the editor, not saved'."""
+    op = f"{file.kind} #{file.operation}"
+    held = f" (turn #{file.held_by}'s change)" if file.kind == "undo" and file.held_by is not None else ""
+    if file.editor == "unsaved":
+        return f"{file.path}: {op} is applied in the editor, not saved"
+    if file.editor == "discarded":
+        return f"{file.path}: the editor's change was discarded: the disk holds what it held before {op}{held}"
+    return f"{file.path}: {op} was applied in an editor and is not on disk (not saved, or discarded there): it holds what it held before{held}"
+
+
+def unsaved_notices(files: list[UnsavedFile]) -> list[str]:
+    """What an operation's plan says of them: it starts from the disk (or the buffers), not from
+    what the timeline says, and how to write them first."""
+    lacking = [f for f in files if f.editor != "unsaved"]
+    if not lacking:
+        return []
+    return [unsaved_line(f) + f"; this plan starts from what is on disk ('{SAVE_COMMAND}' writes it first)" for f in lacking]

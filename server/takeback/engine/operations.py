@@ -265,6 +265,7 @@ class Operations(EngineParts):
         ``_turns_ending``); ``ended``: the caller already ended them, to plan with their changes.
         (Previews, and operations that stop or fail validation, end nothing.)"""
         check_on_conflict(on_conflict)
+        buffers_known = overlay is not None  # an editor asks (the CLI does not know what buffers hold)
         overlay = {self.workspace.rel(p): v for p, v in (overlay or {}).items()}
         plan = self._plan(target, steps, on_conflict, overlay)
         number = target.begun.number
@@ -273,10 +274,11 @@ class Operations(EngineParts):
         outcomes = with_renames(plan, counted)  # (as answered: a rename's two sides read as one)
         if ending is None:
             ending = self._turns_ending(target)
+        lacking = wording.unsaved_notices(self.unsaved(overlay if buffers_known else None))  # an editor's earlier change the disk lacks
         base: dict[str, Any] = dict(
             operation=kind, dry_run=dry_run, on_conflict=on_conflict, target=target.begun.entry,
             target_number=number, restored=outcomes, skipped=plan.skipped, conflicts=plan.conflicts,
-            notices=wording.open_turn_notices(kind, ending, ended),
+            notices=lacking + wording.open_turn_notices(kind, ending, ended),
         )
         spec = None if checkpoint_target is None else self.timeline.checkpoint_spec(checkpoint_target)  # as a person types it
         again = wording.step(kind, number, spec, done=False)
@@ -290,7 +292,7 @@ class Operations(EngineParts):
         for state in ending:
             if state.state == "open":
                 self._end(state, [], [])  # its bracket's changes are the agent's; the operation's writes are not
-        base["notices"] = wording.open_turn_notices(kind, ending, True)
+        base["notices"] = lacking + wording.open_turn_notices(kind, ending, True)
         entry = self._execute(kind, plan, effects, previous, verdict, on_conflict, label, target, checkpoint_target, overlay, editor)
         rest = wording.step(kind, number, spec, done=True)
         wording.advise(plan, wording.cli(rest), done=True)
@@ -396,7 +398,7 @@ class Operations(EngineParts):
                 self.journal.forward(journal_files, plan.folders, written, lambda item: _content_after(item, plan))
                 bits = set_exec_bits(self.workspace, editor_writes)
                 tx.add(*self._operation_records(entry_id, kind, label, target, checkpoint_target, on_conflict, verdict,
-                                                effects, previous, plan, changes))
+                                                effects, previous, plan, changes, set(overlay)))
                 tx.publish()  # the turns it ended and the operation: one log commit, before the journal goes
             except BaseException as exc:
                 if _in_log_anyway(tx):
@@ -416,7 +418,7 @@ class Operations(EngineParts):
     def _operation_records(
         self, entry_id: str, kind: str, label: str, target: FoldedEntry, checkpoint_target: str | None,
         on_conflict: OnConflict, verdict: str, effects: dict[str, str], previous: dict[str, str], plan: Plan,
-        changes: list[PathChange],
+        changes: list[PathChange], editor_paths: set[str],
     ) -> list[Record]:
         """The operation's own entry: its begin, its checkpoint (every write) and what it did."""
         now = _now()
@@ -429,6 +431,7 @@ class Operations(EngineParts):
                 effects=effects, previous=previous,  # type: ignore[arg-type]
                 skipped=[s.path for s in plan.skipped], conflicts=[c.path for c in plan.conflicts],
                 markers=[c.path for c in plan.conflicts if c.markers_written], forced=plan.forced,
+                editor=[item.path for item in plan.writes if item.path in editor_paths],
             ),
         ]
 
