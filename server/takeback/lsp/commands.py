@@ -32,8 +32,8 @@ def arguments(server: TakebackServer, command: str, args: tuple[Any, ...]) -> An
     if len(args) > 1:
         raise JsonRpcInvalidParams(message=f"{command} takes one argument (an object), not {len(args)}")
     raw = args[0] if args else {}
-    if raw is None:
-        raw = {}
+    if raw is None or raw == []:
+        raw = {}  # Lua clients (Neovim) encode an empty table as []
     if not isinstance(raw, dict):
         raise JsonRpcInvalidParams(message=f"{command}'s argument must be an object")
     try:
