@@ -279,7 +279,8 @@ def print_unsaved(files: list[UnsavedFile]) -> None:
     for item in files:
         print(f"not saved  {wording.unsaved_line(item)}")
     if any(item.editor != "unsaved" for item in files):
-        print(f"           '{wording.SAVE_COMMAND}' writes {'it' if len(files) == 1 else 'them'} (or save {'it' if len(files) == 1 else 'them'} in the editor)")
+        them = "it" if len(files) == 1 else "them"
+        print(f"           '{wording.SAVE_COMMAND}' writes {them} (or save {them} in the editor)")
 
 
 def print_save(report: SaveReport) -> None:

@@ -314,7 +314,8 @@ def unsaved_line(file: UnsavedFile) -> str:
         return f"{file.path}: {op} is applied in the editor, not saved"
     if file.editor == "discarded":
         return f"{file.path}: the editor's change was discarded: the disk holds what it held before {op}{held}"
-    return f"{file.path}: {op} was applied in an editor and is not on disk (not saved, or discarded there): it holds what it held before{held}"
+    return (f"{file.path}: {op} was applied in an editor and is not on disk (not saved, or discarded there): "
+            f"it holds what it held before{held}")
 
 
 def unsaved_notices(files: list[UnsavedFile]) -> list[str]:

@@ -18,7 +18,14 @@ if TYPE_CHECKING:
     from ..config import Config
     from ..core.merge import Version
     from ..core.models import (
-        BatchChange, Check, CheckpointRecorded, Entry, EntryBegun, FileVersion, PathChange, UnsavedFile,
+        BatchChange,
+        Check,
+        CheckpointRecorded,
+        Entry,
+        EntryBegun,
+        FileVersion,
+        PathChange,
+        UnsavedFile,
     )
     from ..core.timeline import FoldedEntry, Timeline
     from ..scanning.scan import GitScanner, ScanCache, WalkScanner

@@ -13,7 +13,6 @@ from ..errors import InvalidInput
 from .documents import file_path
 from .errors import rpc_errors
 from .folders import read
-from .unsaved import unsaved_files
 from .protocol import (
     DIFF,
     FILE_AT,
@@ -29,6 +28,7 @@ from .protocol import (
     TimelineResult,
     TurnParams,
 )
+from .unsaved import unsaved_files
 
 if TYPE_CHECKING:
     from .server import TakebackServer
