@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 import shlex
 from helpers import tree_state, write_files
+from takeback.core import wording
+from takeback.core.models import NextStep
 
 from .conftest import Takeback
 
@@ -36,7 +38,11 @@ def advertised(next_action: str, option: str | None = None) -> list[str]:
 def run(tb: Takeback, args: list[str], code: int = 0) -> dict:
     result = tb("--json", *args)
     assert result.code == code, str(result)
-    return result.json()
+    answer = result.json()
+    if "next_action" in answer:  # the steps an editor says its own way are the commands the text quotes
+        steps = [wording.cli(NextStep.model_validate(step)) for step in answer["next"]]
+        assert re.findall(r"'(takeback [^']*)'", answer["next_action"]) == steps, answer
+    return answer
 
 
 def states(tb: Takeback) -> dict[int, str]:

@@ -17,7 +17,7 @@ from .conftest import Snapshot, Takeback, expect_error, expect_ok
 
 RESULT_FIELDS = {
     "operation", "verdict", "applied", "dry_run", "on_conflict", "target", "target_number", "entry",
-    "restored", "skipped", "conflicts", "next_action", "message", "notices", "patch",
+    "restored", "skipped", "conflicts", "next_action", "next", "message", "notices", "patch",
 }
 LINES = "".join(f"line {i}\n" for i in range(1, 21))
 

@@ -148,6 +148,19 @@ class Editor:
     def save(self, uri: str) -> None:
         Path(to_fs_path(uri)).write_text(self.docs[uri].text, encoding="utf-8")
 
+    def discard(self, uri: str) -> None:
+        """Throw the buffer's unsaved changes away and read the file again (Neovim's ``:e!``,
+        VS Code's "Revert File"), told to the server as a whole-document change."""
+        doc = self.docs[uri]
+        doc.text = Path(to_fs_path(uri)).read_text(encoding="utf-8")
+        doc.version += 1
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=doc.version),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=doc.text)],
+            )
+        )
+
     def text(self, uri: str) -> str:
         return self.docs[uri].text
 

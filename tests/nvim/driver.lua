@@ -31,6 +31,12 @@ local function step(name)
   save()
 end
 
+-- What the documented commands tell the person (vim.notify), newest last.
+local notified = {}
+vim.notify = function(message)
+  table.insert(notified, message)
+end
+
 -- The server says when the timeline changed: an operation is complete when that arrives.
 local changes = 0
 vim.lsp.handlers["takeback/timelineChanged"] = function()
@@ -119,6 +125,25 @@ local function main()
   vim.cmd("TakebackUndo")
   assert(vim.wait(15000, function() return changes > before_command end, 20), ":TakebackUndo changed nothing")
   R.after_command_undo = text(bufnr)
+  assert(vim.wait(10000, function() return #notified > 0 end, 20), ":TakebackUndo said nothing")
+  R.command_undo_message = notified[#notified]
+  -- The person throws the undo away (:e!): the disk keeps the agent's change; :TakebackStatus
+  -- says so and :TakebackSave writes what the undo applied.
+  R.disk_before_discard = read(path)
+  vim.cmd("edit!")
+  R.after_discard = text(bufnr)
+  local said = #notified
+  vim.cmd("TakebackStatus")
+  assert(vim.wait(10000, function() return #notified > said end, 20), ":TakebackStatus said nothing")
+  R.status_after_discard = notified[#notified]
+  said = #notified
+  vim.cmd("TakebackSave")
+  assert(vim.wait(10000, function() return #notified > said end, 20), ":TakebackSave said nothing")
+  R.save_message = notified[#notified]
+  R.disk_after_save = read(path)
+  R.buffer_after_save = text(bufnr)
+  step("discarded and saved")
+
   vim.cmd("TakebackTimeline")
   assert(vim.wait(10000, function() return #vim.fn.getqflist() > 0 end, 20), ":TakebackTimeline filled no quickfix list")
   R.quickfix = {}

@@ -88,5 +88,17 @@ def test_undo_and_redo_agent_turn_from_code_actions(nvim: str | None, start: str
     assert r["util_after_redo"] == UTIL.replace("x * 2", "x * 3")
     # the documented :TakebackUndo and :TakebackTimeline
     assert r["after_command_undo"] == APP.replace("def other():", person_line)
+    # its answer names the next step the way it is typed here, not the CLI's way
+    assert r["command_undo_message"].endswith("next: :TakebackRedo brings turn #1 back"), r["command_undo_message"]
+    assert "'takeback" not in r["command_undo_message"]
+    # :e! threw the undo away: the disk (and the buffer read again) hold the agent's change;
+    # :TakebackStatus says so, :TakebackSave writes the undo's content and the buffer reloads it
+    assert r["disk_before_discard"] == agent_app.replace("def other():", person_line)
+    assert r["after_discard"] == r["disk_before_discard"]
+    assert "src/app.py: the editor's change was discarded: the file holds what it held before undo #4" in r["status_after_discard"]
+    assert ":TakebackSave writes them" in r["status_after_discard"]
+    assert r["save_message"] == "Takeback: wrote what undo #4 applied in the editor to src/app.py"
+    assert r["disk_after_save"] == r["after_command_undo"]
+    assert r["buffer_after_save"] == r["after_command_undo"]
     assert r["quickfix"][0].startswith("#4 undo") and r["quickfix"][-1].startswith("#1 turn")
     assert r["timeline"] == ["#4 undo applied", "#3 redo applied", "#2 undo reverted", "#1 turn reverted"]

@@ -4,6 +4,8 @@ lines (``render.py``). Plans, entries and results are built by hand."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from takeback.core import planning, render, wording
@@ -18,6 +20,7 @@ from takeback.core.models import (
     FileChange,
     FileOutcome,
     GcReport,
+    NextStep,
     OperationResult,
     SkippedFile,
     check_on_conflict,
@@ -27,6 +30,8 @@ from takeback.errors import InvalidInput, NotFound
 
 from .build import START, Log, change
 
+UNDO = wording.step("undo", 4, None, done=False)
+REVERT_4 = wording.step("undo", 4, None, done=True)
 FORCE = "'takeback undo --on-conflict force' puts back the starting content where it overlaps your later edits (undoable)"
 
 
@@ -136,7 +141,7 @@ def test_advice_for_written_markers_is_to_resolve_them_and_forced_gets_none() ->
 
 def test_next_action_with_nothing_written_lists_only_the_ways_that_work() -> None:
     plan = Plan(paths=[clean(), conflicted("m.txt"), conflicted("bin", markers_possible=False, binary=True)])
-    assert wording.conflict_advice("takeback undo", plan) == (
+    assert wording.conflict_advice(UNDO, plan).text == (
         "nothing was written; choose: 'takeback undo --on-conflict skip' changes only the 1 clean file; "
         "'takeback undo --on-conflict markers' writes conflict markers into m.txt (the others cannot take markers) "
         f"to resolve by hand; {FORCE}"
@@ -144,12 +149,12 @@ def test_next_action_with_nothing_written_lists_only_the_ways_that_work() -> Non
 
 
 def test_next_action_with_nothing_written_and_no_clean_file_offers_no_skip() -> None:
-    text = wording.conflict_advice("takeback undo", Plan(paths=[conflicted()]))
+    text = wording.conflict_advice(UNDO, Plan(paths=[conflicted()])).text
     assert text == f"nothing was written; choose: 'takeback undo --on-conflict markers' writes conflict markers to resolve by hand; {FORCE}"
 
 
 def test_next_action_when_only_skipped_files_stand_in_the_way() -> None:
-    assert wording.conflict_advice("takeback undo", Plan(paths=[skipped()])) == "nothing can be done automatically; the skipped files list why"
+    assert wording.conflict_advice(UNDO, Plan(paths=[skipped()])).text == "nothing can be done automatically; the skipped files list why"
 
 
 # ------------------------------------------------------------------ the next safe action once done
@@ -164,19 +169,19 @@ REDO_IT = wording.TakeBack("redo", None, "brings turn #4 back")
     (wording.TakeBack("revert", 5, "takes this redo back"), "'takeback revert 5' takes this redo back"),
 ])
 def test_next_action_names_what_takes_the_operation_back(back: wording.TakeBack, expected: str) -> None:
-    assert wording.next_action(entry(), Plan(paths=[clean()]), "takeback revert 4", back) == expected
+    assert wording.next_action(entry(), Plan(paths=[clean()]), REVERT_4, back).text == expected
 
 
 def test_next_action_after_markers_says_resolve_them_and_how_to_take_it_back() -> None:
     plan = Plan(paths=[clean(), conflicted("m.txt", markers_written=True)])
-    assert wording.next_action(entry(), plan, "takeback revert 4", REDO_IT) == (
+    assert wording.next_action(entry(), plan, REVERT_4, REDO_IT).text == (
         "resolve the conflict markers in m.txt; 'takeback revert 5' takes this back"
     )
 
 
 def test_next_action_names_what_was_left_in_conflict_first() -> None:
     plan = Plan(paths=[clean(), conflicted("m.txt")])
-    assert wording.next_action(entry(), plan, "takeback revert 4", REDO_IT) == (
+    assert wording.next_action(entry(), plan, REVERT_4, REDO_IT).text == (
         "m.txt left in conflict: 'takeback revert 4 --on-conflict force' puts back the starting content where it overlaps your "
         "later edits (undoable); 'takeback redo' brings turn #4 back"
     )
@@ -184,9 +189,56 @@ def test_next_action_names_what_was_left_in_conflict_first() -> None:
 
 def test_next_action_names_blocked_files_and_the_command_that_takes_them_back() -> None:
     plan = Plan(paths=[clean(), skipped("ro/a.txt", blocked=True)])
-    assert wording.next_action(entry(), plan, "takeback revert 4", REDO_IT).startswith(
+    assert wording.next_action(entry(), plan, REVERT_4, REDO_IT).text.startswith(
         "ro/a.txt skipped: once what stands in the way is fixed, 'takeback revert 4' takes them back too; "
     )
+
+
+# ------------------------------------------------------------------ the steps beside the sentence
+
+
+def _quoted(text: str) -> list[str]:
+    return re.findall(r"'(takeback [^']*)'", text)
+
+
+PLANS = [
+    [clean()], [conflicted()], [clean(), conflicted()], [clean(), conflicted("m.txt"), conflicted("bin", markers_possible=False)],
+    [clean(), conflicted(markers_written=True)], [clean(), skipped("ro", blocked=True)], [skipped("ro", blocked=True)],
+    [skipped("ro", blocked=True), skipped("ro2", blocked=True)], [clean(), forced()], [skipped()],
+    [clean(), conflicted("m.txt"), skipped("ro", blocked=True), conflicted("k.txt", markers_written=True)],
+]
+AGAIN = [wording.step("undo", 4, None, False), wording.step("redo", 4, None, False), wording.step("revert", 4, None, False),
+         wording.step("restore", 3, "3.1", False)]
+BACKS = [REDO_IT, wording.TakeBack("undo", None, "takes turn #4 away again"), wording.TakeBack("revert", 5, "takes this back")]
+
+
+@pytest.mark.parametrize("paths", PLANS)
+@pytest.mark.parametrize("again", AGAIN, ids=wording.cli)
+def test_every_advice_quotes_exactly_its_steps_in_order(paths: list[PathPlan], again: NextStep) -> None:
+    """One owner: the sentence (the CLI's words) and the steps (each client's) are built from
+    the same values, so what one client offers, every other offers too."""
+    plan = Plan(paths=paths)
+    advices = [wording.conflict_advice(again, plan), wording.next_action(entry(), plan, again, BACKS[0])]
+    if plan.blocked:
+        advices.append(wording.blocked_advice(again, plan))
+    advices += [wording.next_action(entry(), plan, again, back) for back in BACKS[1:]]
+    for advice in advices:
+        assert _quoted(advice.text) == [wording.cli(s) for s in advice.steps]
+        assert all(step.does for step in advice.steps)
+
+
+def test_steps_say_the_command_its_number_and_its_choice() -> None:
+    plan = Plan(paths=[clean(), conflicted("m.txt")])
+    advice = wording.conflict_advice(wording.step("revert", 7, None, False), plan)
+    assert [(s.command, s.number, s.on_conflict) for s in advice.steps] == [
+        ("revert", 7, "skip"), ("revert", 7, "markers"), ("revert", 7, "force")
+    ]
+    assert advice.steps[0].does == "changes only the 1 clean file"
+    done = wording.next_action(entry(), Plan(paths=[clean()]), REVERT_4, REDO_IT)
+    assert done.steps == [NextStep(command="redo", does="brings turn #4 back")]
+    restore = wording.dry_run_advice(wording.step("restore", 3, "3.1", False), "skip")
+    assert restore.steps == [NextStep(command="restore", checkpoint="3.1", on_conflict="skip", does="carries it out")]
+    assert wording.cli(restore.steps[0]) == "takeback restore 3.1 --on-conflict skip"
 
 
 def _take_back(log: Log, done: str, undo_next: str | None = None, redo_next: str | None = None) -> wording.TakeBack:

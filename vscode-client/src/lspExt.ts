@@ -124,6 +124,19 @@ export interface Conflict {
   advice?: string;
 }
 
+/** One command an answer's next safe action names (`nextAction`'s quoted commands, as data). */
+export interface NextStep {
+  command: "undo" | "redo" | "revert" | "restore";
+  /** The entry `revert` acts on. */
+  number?: number | null;
+  /** The checkpoint `restore` goes back to, as a person types it. */
+  checkpoint?: string | null;
+  /** null: the default, abort. */
+  onConflict?: OnConflict | null;
+  /** What it does ("brings turn #4 back"). */
+  does: string;
+}
+
 export interface OperationResult {
   operation: "undo" | "redo" | "revert" | "restore";
   verdict: Verdict;
@@ -137,6 +150,8 @@ export interface OperationResult {
   skipped?: SkippedFile[];
   conflicts?: Conflict[];
   nextAction: string;
+  /** The commands `nextAction` names, in its order: a client says them in its own words (hints.ts). */
+  next?: NextStep[];
   message: string;
   /** E.g. that the operation ended the turn still open. */
   notices?: string[];
@@ -211,6 +226,28 @@ export interface StoreStatus {
   payloadProblems?: number;
   /** The latest: "AT AGENT EVENT: WHAT", or null. */
   lastPayloadProblem?: string | null;
+  /** What the newest operation applied in the editor and the disk lacks (`takeback/save` writes it). */
+  unsaved?: UnsavedFile[];
+}
+
+/** A file the newest operation applied in the editor whose disk still holds what it held before. */
+export interface UnsavedFile {
+  path: string;
+  /** The operation's entry number, and its kind ("undo"). */
+  operation: number;
+  kind: string;
+  /** The entry it took back (an undo's turn), or null. */
+  heldBy?: number | null;
+  /** "unsaved": a buffer holds the operation's content; "discarded": none does. */
+  editor?: "unsaved" | "discarded" | null;
+}
+
+/** The answer of `takeback/save`. */
+export interface SaveReport {
+  operation?: number | null;
+  written?: string[];
+  skipped?: SkippedFile[];
+  message: string;
 }
 
 // ------------------------------------------------------------------ params (protocol.py)
@@ -317,6 +354,8 @@ export interface TimelineResult {
   /** Pass as `before` for the next page; null on the last page. */
   nextBefore?: number | null;
   folder: string;
+  /** As StoreStatus.unsaved. */
+  unsaved?: UnsavedFile[];
 }
 
 export interface DiffResult {
@@ -354,6 +393,7 @@ export const diff = new RequestType<DiffParams, DiffResult, void>("takeback/diff
 export const fileAt = new RequestType<FileAtParams, FileAtResult, void>("takeback/fileAt");
 export const recordCheck = new RequestType<RecordCheckParams, Entry, void>("takeback/recordCheck");
 export const status = new RequestType<FolderParams, StoreStatus, void>("takeback/status");
+export const save = new RequestType<FolderParams, SaveReport, void>("takeback/save");
 export const timelineChanged = new NotificationType<TimelineChangedParams>("takeback/timelineChanged");
 
 /** `workspace/executeCommand` commands the server offers (registered by the language client). */
@@ -362,6 +402,7 @@ export const SERVER_COMMANDS = {
   redo: "takeback.redoTurn",
   revert: "takeback.revertTurn",
   restore: "takeback.restore",
+  save: "takeback.save",
 } as const;
 
 /** JSON-RPC error codes (protocol.py ERROR_CODES). */

@@ -1,5 +1,6 @@
 """Taking turns back: ``undo``, ``redo``, ``revert`` and ``restore``; the exit status says the
-verdict (partial 10, refused 11: nothing was written)."""
+verdict (partial 10, refused 11: nothing was written). ``save`` writes what the newest
+operation applied in an editor and the disk lacks (``engine/unsaved.py``)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,14 @@ def register(command: AddCommand) -> dict[str, Handler]:
     p = command("restore", "bring files touched since a checkpoint back to their state then")
     p.add_argument("checkpoint", help="a checkpoint id, a turn (#N: its last checkpoint), #N.k (#N.0: where turn N started), or last-green")
     _add_operation_flags(p)
-    return {"undo": undo, "redo": redo, "revert": revert, "restore": restore}
+    p = command("save", "write what the newest operation applied in an editor but the disk lacks (discarded or unsaved buffers)")
+    p.add_argument("paths", nargs="*", help="only these files (default: every one 'takeback status' lists)")
+    return {"undo": undo, "redo": redo, "revert": revert, "restore": restore, "save": save}
+
+
+def save(ctx: Context) -> int:
+    ctx.show(ctx.engine.save(ctx.args.paths or None), render.print_save)
+    return EXIT_OK
 
 
 def _finish(ctx: Context, result: OperationResult) -> int:

@@ -250,6 +250,9 @@ class OperationDone(_Model):
     conflicts: list[str] = []
     markers: list[str] = []
     forced: list[str] = []
+    editor: list[str] = []
+    """Paths the operation applied to documents open in an editor (``workspace/applyEdit``): on
+    disk only once the person saves them (``engine/unsaved.py`` watches for those discarded)."""
 
 
 class DroppedSpan(_Model):
@@ -441,8 +444,26 @@ class Conflict(_Model):
     advice: str = ""
 
 
+class NextStep(_Model):
+    """One command the next safe action (``OperationResult.next_action``) names, as data, so
+    each client says it in its own words (``takeback revert 7 --on-conflict skip`` in a
+    terminal, ``:TakebackRevert 7 skip`` in Neovim, a command title in VS Code).
+    ``core/wording.py`` builds the sentence and these steps from the same values."""
+
+    command: Literal["undo", "redo", "revert", "restore"]
+    number: int | None = None
+    """The entry ``revert`` acts on (None for the others)."""
+    checkpoint: str | None = None
+    """The checkpoint ``restore`` goes back to, as a person types it (``3.1``)."""
+    on_conflict: OnConflict | None = None
+    """The ``--on-conflict`` choice the step adds (None: the command's default, abort)."""
+    does: str
+    """What it does, in words every client can show after its own name for the command."""
+
+
 class OperationResult(_Model):
-    """The answer to undo, redo, revert and restore (also for a dry run)."""
+    """The answer to undo, redo, revert and restore (also for a dry run). ``next_action`` is
+    the next safe action in the CLI's words; ``next`` the commands it names, in its order."""
 
     operation: Literal["undo", "redo", "revert", "restore"]
     verdict: Verdict
@@ -456,6 +477,7 @@ class OperationResult(_Model):
     skipped: list[SkippedFile] = []
     conflicts: list[Conflict] = []
     next_action: str
+    next: list[NextStep] = []
     message: str
     notices: list[str] = []
     patch: str | None = None
@@ -499,6 +521,30 @@ class StoreRepair(_Model):
     lost: list[str] = []
 
 
+class UnsavedFile(_Model):
+    """A file the newest operation applied in an editor whose disk still holds what it held
+    before (``engine/unsaved.py``): ``held_by``, the entry that wrote what the disk holds (the
+    operation's target for an undo: the turn it took back). ``editor``: what an open buffer
+    holds, when the asker knows (the language server): ``unsaved``, the operation's content,
+    not saved yet; ``discarded``, no buffer holds it (reloaded or closed without saving).
+    None: not known (the CLI)."""
+
+    path: str
+    operation: int
+    kind: str
+    held_by: int | None = None
+    editor: Literal["unsaved", "discarded"] | None = None
+
+
+class SaveReport(_Model):
+    """What ``takeback save`` wrote: the operation's content for each file ``UnsavedFile`` named."""
+
+    operation: int | None = None
+    written: list[str] = []
+    skipped: list[SkippedFile] = []
+    message: str
+
+
 class RetentionPolicy(_Model):
     max_entries: int = 500
     max_age_days: int = 30
@@ -528,6 +574,7 @@ class StoreStatus(_Model):
     last_hook_failure: str | None = None
     payload_problems: int = 0  # hook payloads read only in part (not UTF-8, half a character), yet recorded
     last_payload_problem: str | None = None
+    unsaved: list[UnsavedFile] = Field(default_factory=list)  # the newest operation's editor writes the disk lacks
 
 
 class GcReport(_Model):

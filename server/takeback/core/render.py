@@ -15,7 +15,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from .models import Entry, GcReport, OperationResult, StoreStatus
+from . import wording
+from .models import Entry, GcReport, OperationResult, SaveReport, StoreStatus, UnsavedFile
 from .terminal import quote_path, quote_text
 from .wording import counted, listed, size
 
@@ -263,6 +264,22 @@ def print_status(status: StoreStatus) -> None:
         print(f"hooks      {counted(status.hook_failures, 'failure')} logged; last: {status.last_hook_failure}")
     if status.payload_problems:
         print(f"payloads   {status.payload_problems} read only in part (recorded anyway); last: {status.last_payload_problem}")
+    print_unsaved(status.unsaved)
+
+
+def print_unsaved(files: list[UnsavedFile]) -> None:
+    """The newest operation's editor writes the disk lacks (``status``), and what writes them."""
+    for item in files:
+        print(f"not saved  {wording.unsaved_line(item)}")
+    if any(item.editor != "unsaved" for item in files):
+        them = "it" if len(files) == 1 else "them"
+        print(f"           '{wording.SAVE_COMMAND}' writes {them} (or save {them} in the editor)")
+
+
+def print_save(report: SaveReport) -> None:
+    print(report.message)
+    for item in report.skipped:
+        print(f"  skipped {item.path}: {item.reason}")
 
 
 def print_gc(report: GcReport) -> None:

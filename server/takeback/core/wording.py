@@ -3,7 +3,9 @@ command that runs it again, the advice each conflict gets and the next safe acti
 
 Pure: a plan (``planning.Plan``) and the timeline's entries in, text out. The engine's
 operations (``engine/operations.py``) build their ``OperationResult`` with these; the CLI and the
-editors show that result as it comes.
+editors show that result as it comes. The next safe action is built once, as ``Advice``: the
+sentence in the CLI's words and the commands it names (``NextStep``), from the same values, so a
+client that names commands its own way (Neovim's ``:TakebackRedo``) says the same thing.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from .models import Entry, Verdict
+from .models import Entry, NextStep, OnConflict, UnsavedFile, Verdict
 from .planning import Plan
 from .timeline import FoldedEntry, Timeline
 
@@ -89,14 +91,51 @@ def tail(plan: Plan) -> str:
     return f" ({', '.join(bits)})" if bits else ""
 
 
-def command(kind: str, number: int, checkpoint_target: str | None, done: bool) -> str:
+def cli(step: NextStep) -> str:
+    """A step as the CLI spells it: ``takeback revert 4 --on-conflict skip``."""
+    text = f"takeback {step.command}"
+    if step.command == "restore":
+        text += f" {step.checkpoint}"
+    elif step.number is not None:
+        text += f" {step.number}"
+    return text + (f" --on-conflict {step.on_conflict}" if step.on_conflict else "")
+
+
+def said(step: NextStep) -> str:
+    """``'takeback redo' brings turn #4 back``: a step quoted, then what it does."""
+    return f"'{cli(step)}' {step.does}"
+
+
+class Advice(NamedTuple):
+    """The next safe action: ``text`` (the CLI's words, ``OperationResult.next_action``) and
+    ``steps``, the commands it quotes, in the order it quotes them (``OperationResult.next``)."""
+
+    text: str
+    steps: list[NextStep]
+
+
+def step(kind: str, number: int, checkpoint_target: str | None, done: bool) -> NextStep:
     """The command that runs this operation (again): once it was carried out in part, the one
-    that takes back what it left (an undo of #4 left files in conflict: 'takeback revert 4')."""
+    that takes back what it left (an undo of #4 left files in conflict: revert 4). No ``does``:
+    the callers say what it does there."""
     if kind == "restore":
-        return f"takeback restore {checkpoint_target}"
+        return NextStep(command="restore", checkpoint=checkpoint_target, does="")
     if kind == "revert" or done:
-        return f"takeback revert {number}"
-    return f"takeback {kind}"
+        return NextStep(command="revert", number=number, does="")
+    return NextStep(command=kind, does="")  # type: ignore[arg-type]  # undo or redo
+
+
+def command(kind: str, number: int, checkpoint_target: str | None, done: bool) -> str:
+    """``step`` as the CLI spells it ('takeback revert 4')."""
+    return cli(step(kind, number, checkpoint_target, done))
+
+
+def _with(again: NextStep, does: str, on_conflict: OnConflict | None = None) -> NextStep:
+    return again.model_copy(update={"does": does, "on_conflict": on_conflict})
+
+
+def _force(again: NextStep) -> NextStep:
+    return _with(again, "puts back the starting content where it overlaps your later edits (undoable)", "force")
 
 
 def _force_option(command: str) -> str:
@@ -124,20 +163,21 @@ def advise(plan: Plan, command: str, done: bool = False) -> None:
             conflict.advice = f"conflict markers cannot be written into it ({why}); {_force_option(command)}, or {leave}"
 
 
-def conflict_advice(command: str, plan: Plan) -> str:
-    """The next action when nothing was written: only the ways out that can work."""
+def conflict_advice(again: NextStep, plan: Plan) -> Advice:
+    """The next action when nothing was written: only the ways out that can work (``again``
+    runs the operation again)."""
     clean = len(plan.writes)
     if not plan.conflicts:
-        return "nothing can be done automatically; the skipped files list why"
+        return Advice("nothing can be done automatically; the skipped files list why", [])
     options = []
     if clean:
-        options.append(f"'{command} --on-conflict skip' changes only the {files(clean, 'clean')}")
+        options.append(_with(again, f"changes only the {files(clean, 'clean')}", "skip"))
     markable = [c.path for c in plan.conflicts if c.markers_possible]
     if markable:
         where = "" if len(markable) == len(plan.conflicts) else f" into {', '.join(markable)} (the others cannot take markers)"
-        options.append(f"'{command} --on-conflict markers' writes conflict markers{where} to resolve by hand")
-    options.append(_force_option(command))
-    return "nothing was written; choose: " + "; ".join(options)
+        options.append(_with(again, f"writes conflict markers{where} to resolve by hand", "markers"))
+    options.append(_force(again))
+    return Advice("nothing was written; choose: " + "; ".join(said(o) for o in options), options)
 
 
 def blocked(plan: Plan) -> str:
@@ -146,16 +186,25 @@ def blocked(plan: Plan) -> str:
     return "cannot change " + listed([f"{path} ({reasons[path]})" for path in plan.blocked], sep="; ")
 
 
-def blocked_advice(command: str, plan: Plan) -> str:
+def blocked_advice(again: NextStep, plan: Plan) -> Advice:
     """The next action when files that cannot be changed stopped an operation: the way out."""
     paths = listed(plan.blocked)
     if not plan.writes:
-        return f"nothing was written; once what stands in the way of {paths} is fixed, run '{command}' again"
-    return (
-        f"nothing was written; '{command} --on-conflict skip' takes back the other {files(len(plan.writes))} and "
-        f"leaves {paths} as {'it is' if len(plan.blocked) == 1 else 'they are'}, or fix what stands in the way "
-        f"and run '{command}' again"
+        rerun = _with(again, f"runs it again once what stands in the way of {paths} is fixed")
+        return Advice(f"nothing was written; once what stands in the way of {paths} is fixed, run '{cli(again)}' again", [rerun])
+    skip = _with(
+        again,
+        f"takes back the other {files(len(plan.writes))} and leaves {paths} as {'it is' if len(plan.blocked) == 1 else 'they are'}",
+        "skip",
     )
+    rerun = _with(again, "runs it again once what stands in the way is fixed")
+    return Advice(f"nothing was written; {said(skip)}, or fix what stands in the way and run '{cli(again)}' again", [skip, rerun])
+
+
+def dry_run_advice(again: NextStep, on_conflict: OnConflict) -> Advice:
+    """The next action after a dry run: the same command, carried out."""
+    run = _with(again, "carries it out", None if on_conflict == "abort" else on_conflict)
+    return Advice("run it without --dry-run to carry it out", [run])
 
 
 class TakeBack(NamedTuple):
@@ -172,8 +221,12 @@ class TakeBack(NamedTuple):
     """What it does: "brings turn #4 back", "takes turn #4 away again", "takes this revert back"."""
 
     @property
+    def step(self) -> NextStep:
+        return NextStep(command=self.command, number=self.number, does=self.does)  # type: ignore[arg-type]
+
+    @property
     def text(self) -> str:
-        return f"takeback {self.command}" + ("" if self.number is None else f" {self.number}")
+        return cli(self.step)
 
 
 def _operation_target(state: FoldedEntry, timeline: Timeline) -> FoldedEntry | None:
@@ -214,17 +267,24 @@ def take_back(
     return TakeBack("revert", number, f"takes this {kind} back")
 
 
-def next_action(entry: Entry, plan: Plan, command: str, back: TakeBack) -> str:
+def next_action(entry: Entry, plan: Plan, rest: NextStep, back: TakeBack) -> Advice:
     """The next safe action once an operation (entry ``entry``) was carried out: what it left
-    (``command`` takes that back: ``command(..., done=True)``), then what takes it back."""
+    (``rest`` takes that back: ``step(..., done=True)``), then what takes it back."""
+    steps: list[NextStep] = []
+    still = ""
     left = [c.path for c in plan.blocking_conflicts]
-    still = f"{', '.join(left)} left in conflict: {_force_option(command)}; " if left else ""
+    if left:
+        steps.append(_force(rest))
+        still = f"{', '.join(left)} left in conflict: {said(steps[-1])}; "
     if plan.blocked:
-        still += f"{', '.join(plan.blocked)} skipped: once what stands in the way is fixed, '{command}' takes them back too; "
+        steps.append(_with(rest, "takes them back too"))
+        still += f"{', '.join(plan.blocked)} skipped: once what stands in the way is fixed, {said(steps[-1])}; "
     markers = [c.path for c in plan.conflicts if c.markers_written]
     if markers:
-        return f"{still}resolve the conflict markers in {', '.join(markers)}; 'takeback revert {entry.number}' takes this back"
-    return f"{still}'{back.text}' {back.does}"
+        steps.append(NextStep(command="revert", number=entry.number, does="takes this back"))
+        return Advice(f"{still}resolve the conflict markers in {', '.join(markers)}; {said(steps[-1])}", steps)
+    steps.append(back.step)
+    return Advice(f"{still}{said(back.step)}", steps)
 
 
 def already_reverted(target: FoldedEntry, by: FoldedEntry | None) -> str:
@@ -250,3 +310,29 @@ def operation_label(kind: str, target: FoldedEntry, timeline: Timeline) -> str:
     if subject.begun.kind == "turn" and subject.begun.label:
         text += f": {subject.begun.label}"
     return text
+
+
+SAVE_COMMAND = "takeback save"
+"""What writes the files ``unsaved_line`` names (``Engine.save``; an editor offers its own way)."""
+
+
+def unsaved_line(file: UnsavedFile) -> str:
+    """One file the newest operation applied in an editor and the disk lacks, in the words of
+    what the asker knows of its buffer: 'a.py: undo #5 is applied in the editor, not saved'."""
+    op = f"{file.kind} #{file.operation}"
+    held = f" (turn #{file.held_by}'s change)" if file.kind == "undo" and file.held_by is not None else ""
+    if file.editor == "unsaved":
+        return f"{file.path}: {op} is applied in the editor, not saved"
+    if file.editor == "discarded":
+        return f"{file.path}: the editor's change was discarded: the disk holds what it held before {op}{held}"
+    return (f"{file.path}: {op} was applied in an editor and is not on disk (not saved, or discarded there): "
+            f"it holds what it held before{held}")
+
+
+def unsaved_notices(files: list[UnsavedFile]) -> list[str]:
+    """What an operation's plan says of them: it starts from the disk (or the buffers), not from
+    what the timeline says, and how to write them first."""
+    lacking = [f for f in files if f.editor != "unsaved"]
+    if not lacking:
+        return []
+    return [unsaved_line(f) + f"; this plan starts from what is on disk ('{SAVE_COMMAND}' writes it first)" for f in lacking]

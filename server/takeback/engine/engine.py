@@ -9,7 +9,8 @@ mixed in with their use of the engine declared in ``parts.py``:
 * ``batches.Batches``: recording edit batches and writing them where no editor does;
 * ``steps.Steps``: an agent's tool calls, each a step of its turn;
 * ``operations.Operations``: undo, redo, revert and restore;
-* ``reading.Reading``: entries, diffs, file contents, status.
+* ``reading.Reading``: entries, diffs, file contents, status;
+* ``unsaved.Unsaved``: what the newest operation applied in an editor and the disk lacks.
 
 Every call runs in a transaction (``transaction()``, ``transaction.py``): the store's lock, the
 timeline brought up to the log's head and the open turns' files, the records it adds published
@@ -57,11 +58,12 @@ from .reading import Reading
 from .steps import Steps
 from .transaction import Transaction
 from .turns import Turns
+from .unsaved import Unsaved
 
 log = logging.getLogger("takeback.engine")
 
 
-class Engine(Turns, Batches, Reading, Operations, Steps):
+class Engine(Turns, Batches, Reading, Operations, Steps, Unsaved):
     """One workspace's timeline and the operations on it."""
 
     def __init__(

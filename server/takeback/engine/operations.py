@@ -25,6 +25,7 @@ from ..core.merge import Version
 from ..core.models import (
     CheckpointRecorded,
     Entry,
+    NextStep,
     OnConflict,
     OperationDone,
     OperationResult,
@@ -264,6 +265,7 @@ class Operations(EngineParts):
         ``_turns_ending``); ``ended``: the caller already ended them, to plan with their changes.
         (Previews, and operations that stop or fail validation, end nothing.)"""
         check_on_conflict(on_conflict)
+        buffers_known = overlay is not None  # an editor asks (the CLI does not know what buffers hold)
         overlay = {self.workspace.rel(p): v for p, v in (overlay or {}).items()}
         plan = self._plan(target, steps, on_conflict, overlay)
         number = target.begun.number
@@ -272,14 +274,15 @@ class Operations(EngineParts):
         outcomes = with_renames(plan, counted)  # (as answered: a rename's two sides read as one)
         if ending is None:
             ending = self._turns_ending(target)
+        lacking = wording.unsaved_notices(self.unsaved(overlay if buffers_known else None))  # an editor's earlier change the disk lacks
         base: dict[str, Any] = dict(
             operation=kind, dry_run=dry_run, on_conflict=on_conflict, target=target.begun.entry,
             target_number=number, restored=outcomes, skipped=plan.skipped, conflicts=plan.conflicts,
-            notices=wording.open_turn_notices(kind, ending, ended),
+            notices=lacking + wording.open_turn_notices(kind, ending, ended),
         )
         spec = None if checkpoint_target is None else self.timeline.checkpoint_spec(checkpoint_target)  # as a person types it
-        again = wording.command(kind, number, spec, done=False)
-        wording.advise(plan, again)
+        again = wording.step(kind, number, spec, done=False)
+        wording.advise(plan, wording.cli(again))
         verdict = wording.verdict(plan)
         stopped = self._not_carried_out(kind, target, plan, base, again, on_conflict, dry_run, verdict)
         if stopped is not None:
@@ -289,15 +292,16 @@ class Operations(EngineParts):
         for state in ending:
             if state.state == "open":
                 self._end(state, [], [])  # its bracket's changes are the agent's; the operation's writes are not
-        base["notices"] = wording.open_turn_notices(kind, ending, True)
+        base["notices"] = lacking + wording.open_turn_notices(kind, ending, True)
         entry = self._execute(kind, plan, effects, previous, verdict, on_conflict, label, target, checkpoint_target, overlay, editor)
-        rest = wording.command(kind, number, spec, done=True)
-        wording.advise(plan, rest, done=True)
+        rest = wording.step(kind, number, spec, done=True)
+        wording.advise(plan, wording.cli(rest), done=True)
+        advice = wording.next_action(entry, plan, rest, self.take_back(entry.id))
         return OperationResult(
             **base, verdict=verdict, applied=True, entry=entry,
             message=f"{kind} of #{number} done as #{entry.number}: {wording.files(len(outcomes))} changed" + wording.tail(plan)
             + wording.notes_tail(target),
-            next_action=wording.next_action(entry, plan, rest, self.take_back(entry.id)),
+            next_action=advice.text, next=advice.steps,
         )
 
     def _plan(
@@ -327,7 +331,7 @@ class Operations(EngineParts):
         return plan
 
     def _not_carried_out(
-        self, kind: str, target: FoldedEntry, plan: Plan, base: dict[str, Any], again: str, on_conflict: OnConflict,
+        self, kind: str, target: FoldedEntry, plan: Plan, base: dict[str, Any], again: NextStep, on_conflict: OnConflict,
         dry_run: bool, verdict: Verdict,
     ) -> OperationResult | None:
         """The answer of an operation that writes nothing: stopped by overlapping edits, a dry
@@ -340,27 +344,27 @@ class Operations(EngineParts):
                 **{**base, "restored": []}, verdict="refused", applied=False,
                 message=f"{kind} of #{number} {would}: {wording.files(len(blocking))} changed since in ways that overlap; "
                         "nothing was written",
-                next_action=wording.conflict_advice(again, plan),
+                **_next(wording.conflict_advice(again, plan)),
             )
         if plan.blocked and on_conflict == "abort":  # a file it cannot change: nothing, unless told to skip it
             return OperationResult(
                 **{**base, "restored": []}, verdict="refused", applied=False,
                 message=f"{kind} of #{number} {would}: {wording.blocked(plan)}; nothing was written",
-                next_action=wording.blocked_advice(again, plan),
+                **_next(wording.blocked_advice(again, plan)),
             )
         if dry_run:
             return OperationResult(
                 **base, verdict=verdict, applied=False,
                 message=f"dry run: {kind} of #{number} would change {wording.files(len(base['restored']))}" + wording.tail(plan)
                 + wording.notes_tail(target),
-                next_action="run it without --dry-run to carry it out",
+                **_next(wording.dry_run_advice(again, on_conflict)),
                 patch=_patch(plan),
             )
         if verdict == "refused":
             return OperationResult(
                 **base, verdict="refused", applied=False,
                 message=f"{kind} of #{number} refused: every file was skipped or in conflict; nothing was written",
-                next_action=wording.conflict_advice(again, plan),
+                **_next(wording.conflict_advice(again, plan)),
             )
         return None
 
@@ -394,7 +398,7 @@ class Operations(EngineParts):
                 self.journal.forward(journal_files, plan.folders, written, lambda item: _content_after(item, plan))
                 bits = set_exec_bits(self.workspace, editor_writes)
                 tx.add(*self._operation_records(entry_id, kind, label, target, checkpoint_target, on_conflict, verdict,
-                                                effects, previous, plan, changes))
+                                                effects, previous, plan, changes, set(overlay)))
                 tx.publish()  # the turns it ended and the operation: one log commit, before the journal goes
             except BaseException as exc:
                 if _in_log_anyway(tx):
@@ -414,7 +418,7 @@ class Operations(EngineParts):
     def _operation_records(
         self, entry_id: str, kind: str, label: str, target: FoldedEntry, checkpoint_target: str | None,
         on_conflict: OnConflict, verdict: str, effects: dict[str, str], previous: dict[str, str], plan: Plan,
-        changes: list[PathChange],
+        changes: list[PathChange], editor_paths: set[str],
     ) -> list[Record]:
         """The operation's own entry: its begin, its checkpoint (every write) and what it did."""
         now = _now()
@@ -427,6 +431,7 @@ class Operations(EngineParts):
                 effects=effects, previous=previous,  # type: ignore[arg-type]
                 skipped=[s.path for s in plan.skipped], conflicts=[c.path for c in plan.conflicts],
                 markers=[c.path for c in plan.conflicts if c.markers_written], forced=plan.forced,
+                editor=[item.path for item in plan.writes if item.path in editor_paths],
             ),
         ]
 
@@ -485,6 +490,11 @@ def _out_of_reach(workspace: Workspace, steps: dict[str, list[PathChange]]) -> d
         refused[path] = (link, f"{link} is a symlink {where}, and Takeback never writes through it; "
                                "remove the link and run this again")
     return refused
+
+
+def _next(advice: wording.Advice) -> dict[str, Any]:
+    """An answer's next safe action: its sentence and its steps (one ``Advice``)."""
+    return {"next_action": advice.text, "next": advice.steps}
 
 
 def _entry_of(rule: Callable[[], FoldedEntry]) -> str | None:

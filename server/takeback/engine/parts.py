@@ -16,7 +16,17 @@ if TYPE_CHECKING:
     import pygit2
 
     from ..config import Config
-    from ..core.models import BatchChange, Check, CheckpointRecorded, Entry, EntryBegun, FileVersion, PathChange
+    from ..core.merge import Version
+    from ..core.models import (
+        BatchChange,
+        Check,
+        CheckpointRecorded,
+        Entry,
+        EntryBegun,
+        FileVersion,
+        PathChange,
+        UnsavedFile,
+    )
     from ..core.timeline import FoldedEntry, Timeline
     from ..scanning.scan import GitScanner, ScanCache, WalkScanner
     from ..storage.store import Store
@@ -46,6 +56,7 @@ class EngineParts:
 
         def timeline_version(self) -> str | None: ...
         def targets(self, files: bool = True) -> Targets: ...
+        def unsaved(self, overlay: dict[str, Version | None] | None = None) -> list[UnsavedFile]: ...
         def refresh(self) -> None: ...
         def transaction(self) -> AbstractContextManager[Transaction]: ...
         def _user_head(self) -> str | None: ...

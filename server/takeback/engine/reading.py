@@ -130,6 +130,7 @@ class Reading(EngineParts):
                 repairs=_repairs(self.store.path),
                 config_problems=list(self.config.problems),
                 **failures.summary(self.store.path),
+                unsaved=self.unsaved(),
             )
 
 

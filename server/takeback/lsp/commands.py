@@ -1,5 +1,5 @@
 """``workspace/executeCommand`` commands: ``takeback.undoTurn``, ``takeback.redoTurn``,
-``takeback.revertTurn``, ``takeback.restore``.
+``takeback.revertTurn``, ``takeback.restore`` (and ``takeback.save``, in ``unsaved.py``).
 
 They exist for code actions and for editors whose users bind commands rather than custom
 requests (Neovim). Each takes at most one argument, an object shaped like the matching
@@ -28,12 +28,12 @@ if TYPE_CHECKING:
     from .server import TakebackServer
 
 
-def _arguments(server: TakebackServer, command: str, args: tuple[Any, ...]) -> Any:
+def arguments(server: TakebackServer, command: str, args: tuple[Any, ...]) -> Any:
     if len(args) > 1:
         raise JsonRpcInvalidParams(message=f"{command} takes one argument (an object), not {len(args)}")
     raw = args[0] if args else {}
-    if raw is None:
-        raw = {}
+    if raw is None or raw == []:
+        raw = {}  # Lua clients (Neovim) encode an empty table as []
     if not isinstance(raw, dict):
         raise JsonRpcInvalidParams(message=f"{command}'s argument must be an object")
     try:
@@ -45,19 +45,19 @@ def _arguments(server: TakebackServer, command: str, args: tuple[Any, ...]) -> A
 def setup(server: TakebackServer) -> None:
     @server.command(CMD_UNDO)
     async def undo_turn(ls: Any, *args: Any) -> Any:  # Any: pygls evaluates these at run time
-        return await _run(ls, _arguments(ls, CMD_UNDO, args), "undo")
+        return await _run(ls, arguments(ls, CMD_UNDO, args), "undo")
 
     @server.command(CMD_REDO)
     async def redo_turn(ls: Any, *args: Any) -> Any:  # Any: pygls evaluates these at run time
-        return await _run(ls, _arguments(ls, CMD_REDO, args), "redo")
+        return await _run(ls, arguments(ls, CMD_REDO, args), "redo")
 
     @server.command(CMD_REVERT)
     async def revert_turn(ls: Any, *args: Any) -> Any:  # Any: pygls evaluates these at run time
-        return await _run(ls, _arguments(ls, CMD_REVERT, args), "revert")
+        return await _run(ls, arguments(ls, CMD_REVERT, args), "revert")
 
     @server.command(CMD_RESTORE)
     async def restore(ls: Any, *args: Any) -> Any:  # Any: pygls evaluates these at run time
-        return await _run(ls, _arguments(ls, CMD_RESTORE, args), "restore")
+        return await _run(ls, arguments(ls, CMD_RESTORE, args), "restore")
 
 
 @rpc_errors

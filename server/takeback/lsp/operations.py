@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("takeback.lsp.operations")
 
 
-def _overlay(folder: Folder, docs: dict[str, Snapshot]) -> dict[str, Version | None]:
+def overlay_of(folder: Folder, docs: dict[str, Snapshot]) -> dict[str, Version | None]:
     """Open documents as the engine's "ours": their text, with the file's mode on disk.
     Documents Takeback never touches (inside .git, say) are left out."""
     overlay: dict[str, Version | None] = {}
@@ -121,7 +121,7 @@ async def _operate_in_order(
         cancel = progress.cancel
         docs = server.documents.snapshot(under=folder.path) if use_editor else {}
         server.documents.require_synced(docs)
-        overlay = await asyncio.to_thread(_overlay, folder, docs)
+        overlay = await asyncio.to_thread(overlay_of, folder, docs)
         preview: OperationResult = await _in_thread(
             cancel, call, dry_run=True, on_conflict=params.on_conflict, overlay=overlay
         )
@@ -137,7 +137,7 @@ async def _operate_in_order(
             raise Cancelled(f"{kind} cancelled; nothing was written")
         docs = server.documents.snapshot(under=folder.path) if use_editor else {}
         server.documents.require_synced(docs)
-        overlay = await asyncio.to_thread(_overlay, folder, docs)
+        overlay = await asyncio.to_thread(overlay_of, folder, docs)
         editor = EditorRound(server, folder, docs, title, cancel)
         try:
             async with editor.taking_back():

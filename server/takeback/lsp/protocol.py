@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
 from pygls.protocol import JsonRPCRequestMessage, LanguageServerProtocol, default_converter, lsp_method
 
-from ..core.models import Entry, OnConflict  # OnConflict: the one list of choices
+from ..core.models import Entry, OnConflict, UnsavedFile  # OnConflict: the one list of choices
 
 PROTOCOL_VERSION = 2
 """Raised whenever a message changes shape (docs/protocol.md lists the versions); the server
@@ -46,6 +46,7 @@ DIFF = "takeback/diff"
 FILE_AT = "takeback/fileAt"
 RECORD_CHECK = "takeback/recordCheck"
 STATUS = "takeback/status"
+SAVE = "takeback/save"
 TIMELINE_CHANGED = "takeback/timelineChanged"  # notification, server -> client
 
 # workspace/executeCommand commands
@@ -53,7 +54,8 @@ CMD_UNDO = "takeback.undoTurn"
 CMD_REDO = "takeback.redoTurn"
 CMD_REVERT = "takeback.revertTurn"
 CMD_RESTORE = "takeback.restore"
-COMMANDS = (CMD_UNDO, CMD_REDO, CMD_REVERT, CMD_RESTORE)
+CMD_SAVE = "takeback.save"
+COMMANDS = (CMD_UNDO, CMD_REDO, CMD_REVERT, CMD_RESTORE, CMD_SAVE)
 
 # JSON-RPC error codes (the engine's errors carry them; see takeback.errors)
 ERROR_CODES = {
@@ -236,6 +238,8 @@ class TimelineResult:
     next_before: int | None
     """Pass as ``before`` for the next page; null on the last page."""
     folder: str
+    unsaved: list[UnsavedFile] = attrs.field(factory=list)
+    """What the newest operation applied in the editor and the disk lacks (as ``takeback/status``)."""
 
 
 @attrs.define
@@ -305,6 +309,7 @@ PARAMS: dict[str, type] = {
     FILE_AT: FileAtParams,
     RECORD_CHECK: RecordCheckParams,
     STATUS: FolderParams,
+    SAVE: FolderParams,
 }
 """Every custom request and its params type."""
 
@@ -313,6 +318,7 @@ COMMAND_ARGUMENTS: dict[str, type] = {
     CMD_REDO: OperationParams,
     CMD_REVERT: RevertTurnParams,
     CMD_RESTORE: RestoreParams,
+    CMD_SAVE: FolderParams,
 }
 """Every command takes at most one argument, an object shaped like the matching request's params."""
 

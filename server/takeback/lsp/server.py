@@ -28,6 +28,7 @@ from . import (
     stream,
     timeline,
     turns,
+    unsaved,
 )
 from . import log as lsp_log
 from .documents import Documents
@@ -117,7 +118,7 @@ class TakebackServer(LanguageServer):
 def create_server() -> TakebackServer:
     """A server with every feature registered."""
     server = TakebackServer()
-    for feature in (folders, documents, turns, edits, operations, timeline, commands, code_actions):
+    for feature in (folders, documents, turns, edits, operations, timeline, commands, unsaved, code_actions):
         feature.setup(server)
     return server
 

@@ -1,5 +1,6 @@
 """Timeline queries: ``takeback/timeline`` (paged), ``takeback/turn``, ``takeback/diff``,
-``takeback/fileAt`` and ``takeback/status``. They read only; each runs in a worker thread
+``takeback/fileAt`` and ``takeback/status`` (with what the newest operation applied in the
+editor and the disk lacks, ``unsaved.py``). They read only; each runs in a worker thread
 because opening the log takes the store's lock."""
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from .protocol import (
     TimelineResult,
     TurnParams,
 )
+from .unsaved import unsaved_files
 
 if TYPE_CHECKING:
     from .server import TakebackServer
@@ -50,6 +52,7 @@ def setup(server: TakebackServer) -> None:
             entries=entries,
             next_before=entries[-1].number if more and entries else None,
             folder=folder.uri,
+            unsaved=await unsaved_files(ls, folder),
         )
 
     @server.feature(TURN)
@@ -84,4 +87,5 @@ def setup(server: TakebackServer) -> None:
     async def status(ls: TakebackServer, params: FolderParams) -> StoreStatus:
         folder = await ls.folders.resolve(params.folder)
         result = await read(folder.require(), folder.require().status)
+        result.unsaved = await unsaved_files(ls, folder)  # with what the open buffers hold
         return result

@@ -5,6 +5,7 @@
  */
 import type { OnConflict, OperationResult } from "../lspExt";
 import { lineDelta, plural, resultHeadline } from "./format";
+import { nextHint } from "./hints";
 
 export type OperationKind = OperationResult["operation"];
 
@@ -135,7 +136,8 @@ export function outcomeFor(result: OperationResult): Outcome {
   // refused: nothing was written, the workspace is as it was (a warning with the way out, not an error)
   const severity = result.verdict === "broken" || (!result.applied && result.verdict !== "refused") ? "error"
     : result.verdict !== "safe" || conflicts.length ? "warning" : "info";
-  const next = result.nextAction && severity !== "info" ? ` Next: ${result.nextAction}` : "";
+  const hint = nextHint(result);
+  const next = hint && severity !== "info" ? ` Next: ${hint}` : "";
   const notes = (result.notices ?? []).map((n) => ` Note: ${n}.`).join("");
   return { severity, message: `Takeback: ${headline} ${result.message}${notes}${next}`.trim(), openable: conflicts };
 }
