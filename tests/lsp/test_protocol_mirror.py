@@ -28,7 +28,7 @@ MODEL = CLIENT / "model"
 ENGINE_RESULTS = (models.Entry, models.OperationResult, models.StoreStatus)
 """The engine objects the server answers; every model they hold is sent too."""
 WRAPPERS = (protocol.ApplyEditResult, protocol.TimelineResult, protocol.DiffResult, protocol.FileAtResult,
-            protocol.TimelineChangedParams)
+            protocol.TimelineChangedParams, protocol.SessionStart)
 
 
 def _block(name: str, source: str = SOURCE) -> str:
@@ -109,8 +109,11 @@ def test_the_engine_objects_fields_are_named_as_the_server_sends_them() -> None:
 
 def test_the_wrappers_fields_are_named_as_the_server_sends_them() -> None:
     interfaces = _interfaces()
-    page = protocol.TimelineResult(entries=[], next_before=None, folder="file:///w")
-    assert set(protocol.converter().unstructure(page)) == {"entries", "nextBefore", "folder"}  # wire_name is pygls's naming
+    start = protocol.SessionStart(session="s", label=None, number=1, created_at="2026-01-01T00:00:00Z")
+    page = protocol.TimelineResult(entries=[], next_before=None, folder="file:///w", hidden_empty=0, sessions=[start])
+    wire = protocol.converter().unstructure(page)
+    assert set(wire) == {"entries", "nextBefore", "folder", "hiddenEmpty", "sessions"}  # wire_name is pygls's naming
+    assert set(wire["sessions"][0]) == {"session", "label", "number", "createdAt"}
     for cls in WRAPPERS:
         sent = {protocol.wire_name(f.name) for f in attrs.fields(cls)}
         assert interfaces[cls.__name__] == sent, cls.__name__

@@ -79,6 +79,49 @@ async def test_turn_bracket_checks_and_queries(editor: Editor, repo: Path) -> No
     assert status["entries"] == 3 and status["gitRepository"] is True
 
 
+async def test_timeline_hides_empty_turns_and_titles_sessions(editor: Editor, repo: Path) -> None:
+    """Empty turns (a prompt answered in words) are left out and counted unless asked for; each
+    session comes with its first prompt, even when its first turn is on an older page; a step's
+    file reads as that step found and left it."""
+    util = editor.uri("src/util.py")
+    first = await editor.request("takeback/beginTurn", {"label": "  ", "sessionId": "chat-1"})
+    await editor.request("takeback/endTurn", {"turnId": first["id"]})  # blank prompt, nothing changed
+    explain = await editor.request("takeback/beginTurn", {"label": "explain helper", "sessionId": "chat-1"})
+    await editor.request("takeback/endTurn", {"turnId": explain["id"]})
+    fix = await editor.request("takeback/beginTurn", {"label": "fix helper", "sessionId": "chat-1", "bracket": False})
+    await editor.request("takeback/applyEdit", {"edit": _edit(util, 1, 15, 16, "3"), "turnId": fix["id"], "label": "three"})
+    await editor.request("takeback/applyEdit", {"edit": _edit(util, 1, 15, 16, "4"), "turnId": fix["id"], "label": "four"})
+    await editor.request("takeback/endTurn", {"turnId": fix["id"]})
+    chat = await editor.request("takeback/beginTurn", {"label": "just asking", "sessionId": "chat-2"})
+    await editor.request("takeback/endTurn", {"turnId": chat["id"]})
+
+    page = await editor.request("takeback/timeline", {})
+    assert [e["number"] for e in page["entries"]] == [3] and page["hiddenEmpty"] == 3
+    assert page["sessions"] == [{"session": "chat-1", "label": "explain helper", "number": 1, "createdAt": first["createdAt"]}]
+    everything = await editor.request("takeback/timeline", {"includeEmpty": True})
+    assert [e["number"] for e in everything["entries"]] == [4, 3, 2, 1] and everything["hiddenEmpty"] == 0
+    assert [s["session"] for s in everything["sessions"]] == ["chat-2", "chat-1"]
+    # paged: the empty turns below a page's last entry are the next page's to count
+    top = await editor.request("takeback/timeline", {"limit": 1, "includeEmpty": True})
+    assert top["nextBefore"] == 4 and top["sessions"][0]["label"] == "just asking"
+    one = await editor.request("takeback/timeline", {"limit": 1})
+    assert [e["number"] for e in one["entries"]] == [3] and one["hiddenEmpty"] == 3 and one["nextBefore"] is None
+    older = await editor.request("takeback/timeline", {"limit": 1, "before": 3, "includeEmpty": True})
+    assert [e["number"] for e in older["entries"]] == [2] and older["sessions"][0]["number"] == 1
+
+    # each step of #3 on its own: 2 -> 3, then 3 -> 4
+    def at(step: int, side: str) -> dict:
+        return {"turnId": "3", "uri": util, "side": side, "step": step}
+
+    assert (await editor.request("takeback/fileAt", at(1, "before")))["content"] == UTIL
+    assert (await editor.request("takeback/fileAt", at(1, "after")))["content"] == UTIL.replace("2", "3")
+    assert (await editor.request("takeback/fileAt", at(2, "before")))["content"] == UTIL.replace("2", "3")
+    assert (await editor.request("takeback/fileAt", at(2, "after")))["content"] == UTIL.replace("2", "4")
+    assert "no step 3" in await expect_error(editor, -32002, "takeback/fileAt", at(3, "after"))
+    other = {"turnId": "3", "uri": editor.uri("src/app.py"), "step": 1}
+    assert "did not change src/app.py" in await expect_error(editor, -32002, "takeback/fileAt", other)
+
+
 async def test_bad_input_gets_clear_errors_and_nothing_is_written(editor: Editor, repo: Path) -> None:
     app = editor.open("src/app.py")
     util = editor.uri("src/util.py")
@@ -188,7 +231,7 @@ async def test_folders_added_and_removed_by_the_client_are_served_and_let_go(tmp
         # b is served; a (already there) stays one folder; a non-file URI is ignored
         change([editor.uri("", b), editor.uri("", a), "http://example.com/x", editor.uri("", missing)], [])
         in_b = await _answer(editor, {"folder": editor.uri("", b)}, "'entries'")
-        assert in_b == {"entries": [], "nextBefore": None, "folder": editor.uri("", b).rstrip("/")}
+        assert in_b == {"entries": [], "nextBefore": None, "folder": editor.uri("", b).rstrip("/"), "hiddenEmpty": 0, "sessions": []}
         gone = await _answer(editor, {"folder": editor.uri("", missing)}, "has no Takeback store")
         assert getattr(gone, "code", None) == -32005 and f"{missing} is not a folder" in str(gone)
         assert (await editor.request("takeback/timeline", {}))["folder"] == editor.uri("", a).rstrip("/")

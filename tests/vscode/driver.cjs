@@ -211,9 +211,9 @@ async function main() {
     note("CLI command typed");
     await waitFor("the CLI turn in the panel", async () => {
       await showPanel();
-      return (await panelRow("Document how to run it").count()) > 0;
+      return (await panelRow("#1 Document how to run it").count()) > 0;
     }, 45000, 500);
-    const text = await panelRow("Document how to run it").innerText();
+    const text = await panelRow("#1 Document how to run it").innerText();
     await runCommand("View: Close Panel").catch(() => {});
     return { row: text };
   });
@@ -228,10 +228,10 @@ async function main() {
       throw new Error(`the test agent failed: ${agent.error}`);
     }
     await showPanel();
-    await panelRow("Rename greet to welcome").waitFor({ timeout: 20000 });
+    await panelRow("#2 Rename greet to welcome").waitFor({ timeout: 20000 });
     const docs = await documents();
     const status = await page.locator('.statusbar-item', { hasText: `#${agent.ended.number} ·` }).first().innerText({ timeout: 10000 });
-    return { agent, docs: docs.docs, statusBar: status, row: await panelRow("Rename greet to welcome").innerText() };
+    return { agent, docs: docs.docs, statusBar: status, row: await panelRow("#2 Rename greet to welcome").innerText() };
   });
 
   // (3) The person types in greet.py (unsaved); Undo Agent Turn reverts the agent, keeps the person.
@@ -440,7 +440,7 @@ async function stepsScenario() {
     runHooks(config.hookScript);
     note("hook turn recorded");
     await showPanel();
-    const turnRow = panelRow("Write the steps file");
+    const turnRow = panelRow("#1 Write the steps file");
     await waitFor("the hook-recorded turn in the panel", async () => (await turnRow.count()) > 0, 45000, 500);
     let rows = [];
     await waitFor("the turn's steps", async () => {

@@ -4,8 +4,8 @@ One workbench run per module, a person's session in order: a turn bracketed from
 terminal with the CLI; a test agent extension's multi-file edit through Takeback's API; the
 person's unsaved edit in a file that turn touched; "Takeback: Undo Agent Turn" from the palette;
 the panel and a file's diff. Each test below checks one part of what the run saw, and the disk.
-Screenshots are kept in artifacts/vscode/ (and the panel's in docs/images/panel.png when that is
-missing or TAKEBACK_UPDATE_DOCS_IMAGES=1).
+Screenshots are kept in artifacts/vscode/, and copied into the folder TAKEBACK_SCREENSHOTS names
+(``TAKEBACK_SCREENSHOTS=docs/images`` refreshes the ones docs/vscode.md shows).
 """
 
 from __future__ import annotations
@@ -114,8 +114,11 @@ def test_undo_agent_turn_keeps_the_persons_unsaved_edit(run):
 def test_panel_lists_the_turns_and_a_file_opens_the_diff(run):
     step = _step(run, "panel_and_diff")
     rows = "\n".join(step["rows"])
-    for text in ("agent-session-1", "terminal", "#2 Rename greet to welcome", "#1 Document how to run it", "greet.py", "main.py", "helper.py"):
+    # Sessions are titled by their first prompt and time, not their ids; operations have their own group.
+    for text in ("Rename greet to welcome and add a helper · ", "Document how to run it (from the terminal) · ", "Operations", "#2 Rename greet to welcome",
+                 "#1 Document how to run it", "greet.py", "main.py", "helper.py"):
         assert text in rows, f"{text!r} not in the panel:\n{rows}"
+    assert "agent-session-1" not in rows and "No session" not in rows, rows
     assert "undone" in step["turnRow"], step["turnRow"]
     assert "#2 app/main.py" in step["tab"], step["tab"]
     assert "greet" in step["original"] and "welcome" in step["modified"], (step["original"], step["modified"])
@@ -180,8 +183,9 @@ def test_screenshots_are_kept(run):
     for name in ("panel.png", "diff.png", "confirm.png"):
         shot = bench.artifacts / name
         assert shot.exists() and shot.stat().st_size > 10_000, shot
-    docs_image = ROOT / "docs" / "images" / "panel.png"
-    if not docs_image.exists() or os.environ.get("TAKEBACK_UPDATE_DOCS_IMAGES") == "1":
-        docs_image.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(bench.artifacts / "panel.png", docs_image)
-    assert docs_image.exists()
+    if into := os.environ.get("TAKEBACK_SCREENSHOTS"):
+        folder = ROOT / into
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in ("panel.png", "diff.png", "confirm.png"):
+            shutil.copy(bench.artifacts / name, folder / name)
+    assert (ROOT / "docs" / "images" / "panel.png").exists()

@@ -31,7 +31,7 @@ def test_a_hook_recorded_turn_shows_its_steps_in_the_panel(run):
     step = _step(run, "hook_turn_steps")
     rows = [r.replace("\xa0", " ") for r in step["rows"]]
     assert f"#1 {STEPS_PROMPT}" in step["turnRow"], step["turnRow"]
-    turn = next(i for i, r in enumerate(rows) if STEPS_PROMPT in r)
+    turn = next(i for i, r in enumerate(rows) if f"#1 {STEPS_PROMPT}" in r)
     below = "\n".join(rows[turn + 1:])
     # The turn's files, then its steps: one per tool call, named after the tool and its target.
     for text in ("steps.txt", "gen.txt", "#1.1 Write steps.txt", f"#1.2 Bash: {SHELL_COMMAND}"):

@@ -5,14 +5,15 @@
  */
 import * as vscode from "vscode";
 import type { TakebackApi } from "./api";
-import { openFileDiff, openTurnPatch, TakebackContentProvider, workspaceFileUri } from "./content";
+import { setShowEmptyTurns } from "./config";
+import { openFileDiff, openStepFileDiff, openTurnPatch, TakebackContentProvider, workspaceFileUri } from "./content";
 import type { ServerContext } from "./ctx";
 import { chooseFolder, folderParam } from "./folders";
 import * as ext from "./lspExt";
 import { showLogs } from "./logger";
 import { turnRefFrom } from "./model/args";
 import { entryDescription, entryTitle, plural } from "./model/format";
-import type { FileNode, MoreNode, StepNode, TurnNode } from "./model/tree";
+import type { FileNode, MoreNode, StepFileNode, StepNode, TurnNode } from "./model/tree";
 import { reportError, runOperation } from "./operations";
 import type { TimelineModel } from "./timelineView";
 
@@ -39,6 +40,10 @@ function isStepNode(arg: unknown): arg is StepNode {
   return !!arg && typeof arg === "object" && (arg as StepNode).kind === "step";
 }
 
+function isStepFileNode(arg: unknown): arg is StepFileNode {
+  return !!arg && typeof arg === "object" && (arg as StepFileNode).kind === "stepFile";
+}
+
 /** Entries of a folder for a quick pick: from the panel's data, else fetched. */
 async function entriesOf(deps: CommandDeps, folder: string): Promise<ext.Entry[]> {
   const known = deps.model.entries(folder);
@@ -60,15 +65,29 @@ async function pickEntry(
     void vscode.window.showInformationMessage("Takeback: no agent turn to choose from yet.");
     return undefined;
   }
-  const picked = await vscode.window.showQuickPick(
-    entries.map((entry) => ({
-      label: entryTitle(entry),
-      description: entryDescription(entry),
-      detail: (entry.files ?? []).map((f) => f.path).join(", ") || undefined,
-      entry,
-    })),
-    { title, matchOnDescription: true, matchOnDetail: true, placeHolder: "Type a number, label or file name" },
-  );
+  const items = entries.map((entry) => ({
+    label: entryTitle(entry),
+    description: entryDescription(entry),
+    detail: (entry.files ?? []).map((f) => f.path).join(", ") || undefined,
+    entry,
+  }));
+  // The newest agent turn is the likeliest choice: it starts selected (entries come newest first).
+  const newest = items.find((i) => i.entry.kind === "turn");
+  const pick = vscode.window.createQuickPick<(typeof items)[number]>();
+  pick.title = title;
+  pick.placeholder = "Type a number, label or file name";
+  pick.matchOnDescription = true;
+  pick.matchOnDetail = true;
+  pick.items = items;
+  if (newest) {
+    pick.activeItems = [newest];
+  }
+  const picked = await new Promise<(typeof items)[number] | undefined>((resolve) => {
+    pick.onDidAccept(() => resolve(pick.selectedItems[0] ?? pick.activeItems[0]));
+    pick.onDidHide(() => resolve(undefined));
+    pick.show();
+  });
+  pick.dispose();
   return picked?.entry;
 }
 
@@ -226,6 +245,13 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       }
       await openFileDiff(node.folder, node.entry, node.file);
     },
+    "takeback.openStepFileDiff": async (node: StepFileNode) => {
+      if (isStepFileNode(node)) {
+        await openStepFileDiff(node.folder, node.entry, node.step, node.path);
+      }
+    },
+    "takeback.showEmptyTurns": () => setShowEmptyTurns(true),
+    "takeback.hideEmptyTurns": () => setShowEmptyTurns(false),
     "takeback.openFile": async (node: FileNode) => {
       if (isFileNode(node)) {
         await vscode.window.showTextDocument(workspaceFileUri(node.folder, node.file.path));

@@ -30,3 +30,12 @@ export function pageSize(): number {
 export function affectsServer(event: vscode.ConfigurationChangeEvent): boolean {
   return event.affectsConfiguration(`${SECTION}.server`);
 }
+
+/** Whether the panel lists empty turns (prompts that changed no file); default: counted in one row. */
+export function showEmptyTurns(): boolean {
+  return vscode.workspace.getConfiguration(SECTION).get<boolean>("timeline.showEmptyTurns", false);
+}
+
+export async function setShowEmptyTurns(show: boolean): Promise<void> {
+  await vscode.workspace.getConfiguration(SECTION).update("timeline.showEmptyTurns", show, vscode.ConfigurationTarget.Global);
+}

@@ -1,6 +1,7 @@
 /**
- * Read-only documents on the `takeback:` scheme: a file as a turn found it or left it (from
- * `takeback/fileAt`), a turn's patch (`takeback/diff`), or a dry run's patch kept in memory.
+ * Read-only documents on the `takeback:` scheme: a file as a turn (or one step of it) found it
+ * or left it (from `takeback/fileAt`), a turn's patch (`takeback/diff`), or a preview's patch
+ * kept in memory.
  * Opening a file of the panel shows VS Code's diff editor over two of these.
  */
 import * as vscode from "vscode";
@@ -40,7 +41,8 @@ export class TakebackContentProvider implements vscode.TextDocumentContentProvid
     if (!ref.uri) {
       throw new Error("takeback: URI without a file");
     }
-    const result = await this.ctx.request(ext.fileAt, { turnId: ref.turnId, uri: ref.uri, side: ref.side, ...folderParam(ref.folder) }, token);
+    const step = ref.step ? { step: ref.step } : {};
+    const result = await this.ctx.request(ext.fileAt, { turnId: ref.turnId, uri: ref.uri, side: ref.side, ...step, ...folderParam(ref.folder) }, token);
     if (!result.exists || result.content == null) {
       return "";
     }
@@ -82,6 +84,13 @@ export async function openFileDiff(folder: string, entry: Entry, file: FileChang
   const left = toUri({ folder, turnId: entry.id, number: entry.number, side: "before", path: beforePath, uri: beforeUri });
   const right = toUri({ folder, turnId: entry.id, number: entry.number, side: "after", path: file.path, uri: fileUri });
   await vscode.commands.executeCommand("vscode.diff", left, right, diffTitle(entry.number, file.path, file.kind), { preview: true });
+}
+
+/** VS Code's diff editor: a file just before step `step` of a turn vs just after it. */
+export async function openStepFileDiff(folder: string, entry: Entry, step: number, path: string): Promise<void> {
+  const uri = workspaceFileUri(folder, path).toString();
+  const side = (s: "before" | "after") => toUri({ folder, turnId: entry.id, number: entry.number, side: s, path, uri, step });
+  await vscode.commands.executeCommand("vscode.diff", side("before"), side("after"), diffTitle(entry.number, path, undefined, step), { preview: true });
 }
 
 /** A turn's whole patch (or one file's) as a read-only diff document. */

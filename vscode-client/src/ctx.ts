@@ -5,7 +5,7 @@
  *
  * Everything else talks to the server through `request`, which waits for a starting server. A
  * server that speaks another protocol version (model/version.ts) is stopped at once, with one
- * error, and gets no request until the person restarts it (Retry, a settings change).
+ * error, and gets no request until the person restarts it (Restart Server, a settings change).
  */
 import * as readline from "readline";
 import type { Readable } from "stream";
@@ -196,12 +196,12 @@ export class ServerContext implements vscode.Disposable {
   private async offerFix(problem: string, fix: string): Promise<void> {
     // Notifications show no Markdown: `code` becomes 'code'.
     const text = `Takeback: ${problem} ${fix}`.replace(/`([^`]*)`/g, "'$1'");
-    const choice = await vscode.window.showErrorMessage(text, "Show Logs", "Open Settings", "Retry");
+    const choice = await vscode.window.showErrorMessage(text, "Show Logs", "Open Settings", "Restart Server");
     if (choice === "Show Logs") {
       showLogs();
     } else if (choice === "Open Settings") {
       await vscode.commands.executeCommand("workbench.action.openSettings", "takeback.server");
-    } else if (choice === "Retry") {
+    } else if (choice === "Restart Server") {
       await this.restart();
     }
   }

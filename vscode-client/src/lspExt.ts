@@ -312,6 +312,8 @@ export interface TimelineParams extends FolderParams {
   sessionId?: string;
   limit?: number;
   before?: number;
+  /** Also list empty turns (ended, no file changed); default false: left out and counted. */
+  includeEmpty?: boolean;
 }
 
 export interface TurnParams extends FolderParams {
@@ -327,6 +329,8 @@ export interface FileAtParams extends FolderParams {
   turnId: string;
   uri: string;
   side: "before" | "after";
+  /** The file before or after step k of the turn (`#N.k`), not the whole turn. */
+  step?: number;
 }
 
 export interface RecordCheckParams extends FolderParams {
@@ -348,12 +352,27 @@ export interface ApplyEditResult {
   folder: string;
 }
 
+/** How a session listed in a timeline page begins (its first turn may be on an older page). */
+export interface SessionStart {
+  session: string;
+  /** Its first prompt: the oldest turn's label that is not blank. */
+  label?: string | null;
+  /** Its first turn's number. */
+  number: number;
+  /** When its first turn began. */
+  createdAt: string;
+}
+
 export interface TimelineResult {
   /** Newest first. */
   entries: Entry[];
   /** Pass as `before` for the next page; null on the last page. */
   nextBefore?: number | null;
   folder: string;
+  /** Empty turns this page left out (`includeEmpty` false); absent from older servers. */
+  hiddenEmpty?: number;
+  /** Each session of `entries`: its first turn and prompt (the server's rule). */
+  sessions?: SessionStart[];
   /** As StoreStatus.unsaved. */
   unsaved?: UnsavedFile[];
 }

@@ -1,6 +1,7 @@
 /**
  * Undo, redo, revert and restore, the careful way: the server's dry run first, shown as a
- * confirmation (which files change and how; setting `takeback.confirmDestructive`), a clear
+ * confirmation (the turn's prompt, which files change and how; setting
+ * `takeback.confirmDestructive`), a clear
  * choice when the operation meets later edits (clean files only / conflict markers / force /
  * cancel, with the conflicted files one click away), then the real operation and its outcome.
  */
@@ -74,6 +75,20 @@ async function chooseOnConflict(op: OperationRequest, result: ext.OperationResul
   }
 }
 
+/** The preview with the entry it acts on (its prompt and notes head the confirmation): the
+ * server's preview names the target, `takeback/turn` gives it. */
+async function withTarget(ctx: ServerContext, op: OperationRequest, dry: ext.OperationResult): Promise<ext.OperationResult> {
+  if (dry.entry || !dry.target) {
+    return dry;
+  }
+  try {
+    return { ...dry, entry: await ctx.request(ext.turn, { turnId: dry.target, ...folderParam(op.folder) }) };
+  } catch (error) {
+    log().warn(`Reading #${dry.targetNumber ?? "?"} for the confirmation: ${error instanceof Error ? error.message : String(error)}`);
+    return dry;
+  }
+}
+
 /** The modal confirmation over a dry run. True: go ahead. */
 async function confirm(preview: TakebackContentProvider, result: ext.OperationResult, what?: string): Promise<boolean> {
   const c = confirmationFor(result, what);
@@ -107,7 +122,7 @@ export async function runOperation(
           return undefined;
         }
         onConflict = chosen;
-      } else if (!(await confirm(preview, dry, "what" in op ? op.what : undefined))) {
+      } else if (!(await confirm(preview, await withTarget(ctx, op, dry), "what" in op ? op.what : undefined))) {
         return undefined;
       }
     }

@@ -1,19 +1,20 @@
 /**
  * The "Takeback" side panel: the server's timeline per workspace folder, fetched on
- * `takeback/timelineChanged` (debounced) and shown as sessions → turns → files and steps; each
+ * `takeback/timelineChanged` (debounced) and shown as sessions → turns → files and steps, with
+ * operations in their own group and empty turns counted in one row (setting
+ * `takeback.timeline.showEmptyTurns` lists them); each
  * folder's status comes with it (the undo/redo targets, which only the server decides; hook failures). The tree's
  * shape and wording come from model/tree.ts; this file only fetches and renders. It keeps no
  * timeline of its own beyond the last answer, and clears when the server stops.
  */
 import * as vscode from "vscode";
-import { pageSize } from "./config";
+import { pageSize, showEmptyTurns } from "./config";
 import type { ServerContext } from "./ctx";
 import { folderParam, folders } from "./folders";
 import * as ext from "./lspExt";
 import { log } from "./logger";
 import { FolderFailures, newFailures } from "./model/failures";
-import { buildTree, FolderTimeline, latestTurn, mergePage, TreeNode, TurnIcon } from "./model/tree";
-import { workspaceFileUri } from "./content";
+import { buildTree, FolderTimeline, latestTurn, mergePage, sessionsById, TreeNode, TurnIcon } from "./model/tree";
 
 const ICONS: Record<TurnIcon, [string, string?]> = {
   applied: ["git-commit", "charts.green"],
@@ -47,6 +48,11 @@ export class TimelineModel implements vscode.Disposable {
         }
       }),
       vscode.workspace.onDidChangeWorkspaceFolders(() => this.scheduleRefresh()),
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration("takeback.timeline")) {
+          this.scheduleRefresh(0);
+        }
+      }),
     );
   }
 
@@ -82,11 +88,12 @@ export class TimelineModel implements vscode.Disposable {
     }
     const all = folders();
     const limit = pageSize();
+    const includeEmpty = showEmptyTurns();
     const timelines = await Promise.all(
       all.map(async (f): Promise<FolderTimeline> => {
         try {
           const [page, status] = await Promise.all([
-            this.ctx.request(ext.timeline, { limit, ...folderParam(f.uri) }),
+            this.ctx.request(ext.timeline, { limit, includeEmpty, ...folderParam(f.uri) }),
             this.ctx.request(ext.status, { ...folderParam(f.uri) }).catch((error: unknown) => {
               // Without the status the panel offers no undo or redo (the server decides their targets).
               log().warn(`Status of ${f.name}: ${error instanceof Error ? error.message : String(error)}`);
@@ -98,6 +105,8 @@ export class TimelineModel implements vscode.Disposable {
             name: f.name,
             entries: page.entries,
             nextBefore: page.nextBefore,
+            hiddenEmpty: page.hiddenEmpty ?? 0,
+            sessions: sessionsById(page.sessions),
             ...(status
               ? {
                   undoTarget: status.undoTarget ?? null,
@@ -127,13 +136,13 @@ export class TimelineModel implements vscode.Disposable {
     if (index < 0) {
       return;
     }
-    const page = await this.ctx.request(ext.timeline, { limit: pageSize(), before, ...folderParam(folder) });
+    const page = await this.ctx.request(ext.timeline, { limit: pageSize(), before, includeEmpty: showEmptyTurns(), ...folderParam(folder) });
     const next = [...this._timelines];
     const current = next[index];
     if (!current) {
       return; // the folders changed while the page loaded
     }
-    next[index] = mergePage(current, page.entries, page.nextBefore);
+    next[index] = mergePage(current, page.entries, page.nextBefore, page.hiddenEmpty ?? 0, page.sessions);
     this.set(next);
   }
 
@@ -204,9 +213,9 @@ export class TimelineTreeProvider implements vscode.TreeDataProvider<TreeNode>, 
         const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.Expanded);
         item.id = node.id;
         item.description = node.description;
-        item.iconPath = new vscode.ThemeIcon("comment-discussion");
-        item.contextValue = "session";
-        item.tooltip = node.session ? `Agent session ${node.session}` : "Turns recorded without a session id";
+        item.iconPath = new vscode.ThemeIcon(node.group === "operations" ? "history" : node.group === "no-session" ? "terminal" : "comment-discussion");
+        item.contextValue = node.group;
+        item.tooltip = node.tooltip;
         return item;
       }
       case "turn": {
@@ -228,14 +237,16 @@ export class TimelineTreeProvider implements vscode.TreeDataProvider<TreeNode>, 
         const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
         item.id = node.id;
         item.description = node.description;
-        item.resourceUri = workspaceFileUri(node.folder, node.file.path);
+        // The file's icon comes from its name; a scheme of our own keeps git's status letter off
+        // the row (its decorations apply to file: URIs): the row shows the turn's change.
+        item.resourceUri = iconUri(node.file.path);
         item.tooltip = `${node.file.path} — ${node.file.kind} by #${node.entry.number}. Click to see the change.`;
         item.contextValue = node.contextValue;
         item.command = { command: "takeback.openFileDiff", title: "Open Changes", arguments: [node] };
         return item;
       }
       case "step": {
-        const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
+        const item = new vscode.TreeItem(node.label, node.children.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
         item.id = node.id;
         item.description = node.description;
         const tooltip = new vscode.MarkdownString(node.tooltip);
@@ -245,6 +256,26 @@ export class TimelineTreeProvider implements vscode.TreeDataProvider<TreeNode>, 
         item.iconPath = new vscode.ThemeIcon(applied ? "debug-stackframe-dot" : "circle-slash", applied ? undefined : new vscode.ThemeColor("disabledForeground"));
         item.contextValue = node.contextValue;
         item.accessibilityInformation = { label: `Step ${node.label}, ${node.description}` };
+        return item;
+      }
+      case "stepFile": {
+        const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
+        item.id = node.id;
+        item.description = node.description;
+        item.resourceUri = iconUri(node.path);
+        item.tooltip = `${node.path}: step #${node.entry.number}.${node.step}'s change. Click to see it.`;
+        item.contextValue = "stepFile";
+        item.command = { command: "takeback.openStepFileDiff", title: "Open Changes", arguments: [node] };
+        return item;
+      }
+      case "hidden": {
+        const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
+        item.id = node.id;
+        item.description = node.description;
+        item.tooltip = node.tooltip;
+        item.iconPath = new vscode.ThemeIcon("eye-closed");
+        item.contextValue = "hidden";
+        item.command = { command: "takeback.showEmptyTurns", title: "Show Empty Turns" };
         return item;
       }
       case "more": {
@@ -283,11 +314,17 @@ export class TimelineTreeProvider implements vscode.TreeDataProvider<TreeNode>, 
   }
 }
 
+/** A URI that gives a row its file icon (by name) and nothing else. */
+function iconUri(path: string): vscode.Uri {
+  return vscode.Uri.from({ scheme: "takeback-file", path: `/${path}` });
+}
+
 function childrenOf(node: TreeNode): TreeNode[] {
   switch (node.kind) {
     case "folder":
     case "session":
     case "turn":
+    case "step":
       return node.children;
     default:
       return [];

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
+  clockTime,
   checksState,
   checksText,
   entryDescription,
@@ -8,7 +9,6 @@ import {
   fileDescription,
   lineDelta,
   relativeTime,
-  resultHeadline,
   statusBarText,
 } from "../src/model/format";
 import { entry } from "./fixtures";
@@ -55,32 +55,23 @@ test("entry titles and descriptions", () => {
   assert.equal(entryTitle(entry({ number: 13, kind: "undo", label: "undo turn #12: Add a form" })), "#13 undo turn #12: Add a form");
 });
 
-test("file descriptions", () => {
-  assert.equal(fileDescription({ path: "src/app/a.ts", kind: "modified", additions: 3, deletions: 1 }), "src/app · +3 −1 · M");
-  assert.equal(fileDescription({ path: "b.png", kind: "added", binary: true }), "binary · A");
-  assert.equal(fileDescription({ path: "n.ts", kind: "renamed", oldPath: "o.ts" }), "from o.ts · R");
-  assert.equal(fileDescription({ path: ".env", kind: "modified", withheld: "secret" }), "content withheld (secret) · M");
+test("file descriptions say what the turn did, never git's status letter", () => {
+  assert.equal(fileDescription({ path: "src/app/a.ts", kind: "modified", additions: 3, deletions: 1 }), "src/app · +3 −1");
+  assert.equal(fileDescription({ path: "b.png", kind: "added", binary: true }), "added · binary");
+  assert.equal(fileDescription({ path: "n.ts", kind: "renamed", oldPath: "o.ts" }), "renamed from o.ts");
+  assert.equal(fileDescription({ path: "gone.ts", kind: "deleted", deletions: 4 }), "deleted · +0 −4");
+  assert.equal(fileDescription({ path: ".env", kind: "modified", withheld: "secret" }), "content withheld (secret)");
 });
 
 test("status bar text", () => {
   assert.equal(statusBarText(undefined), "Takeback");
-  assert.equal(statusBarText(entry({ number: 7 })), "#7 · 1 file");
-  assert.equal(statusBarText(entry({ number: 7, state: "reverted", files: [] })), "#7 · 0 files · undone");
+  assert.equal(statusBarText(entry({ number: 7 })), "Takeback: #7 · 1 file");
+  assert.equal(statusBarText(entry({ number: 7, state: "reverted", files: [] })), "Takeback: #7 · 0 files · undone");
 });
 
-test("operation headlines", () => {
-  const text = resultHeadline({
-    operation: "undo",
-    verdict: "partial",
-    applied: true,
-    targetNumber: 4,
-    restored: [{ path: "a", action: "write" }, { path: "b", action: "unchanged" }],
-    skipped: [{ path: "c", reason: "changed since" }],
-    conflicts: [],
-    nextAction: "",
-    message: "",
-  });
-  assert.equal(text, "Undo of #4 done (partial): 1 file restored, 1 skipped.");
-  const dry = resultHeadline({ operation: "revert", verdict: "safe", applied: false, dryRun: true, nextAction: "", message: "" });
-  assert.equal(dry, "Revert (dry run, safe): 0 files would be restored.");
+test("clock time: the time today, the date and time on another day (local time)", () => {
+  const now = new Date(2025, 0, 3, 18, 0);
+  assert.equal(clockTime(new Date(2025, 0, 3, 14, 2).toISOString(), now), "14:02");
+  assert.equal(clockTime(new Date(2025, 0, 2, 9, 5).toISOString(), now), "2025-01-02 09:05");
+  assert.equal(clockTime("not a time", now), "");
 });

@@ -142,6 +142,10 @@ test("content URIs round-trip and name the file (for its language)", () => {
   assert.throws(() => parseContentUri("side=left"), /not a Takeback content URI/);
   assert.equal(joinFolderUri("file:///w/", "src/a b.ts"), "file:///w/src/a%20b.ts");
   assert.equal(diffTitle(4, "a.ts"), "#4 a.ts (before ↔ after)");
+  const step = contentUri({ folder: "file:///w", turnId: "01J9", number: 9, side: "after", path: "a.ts", uri: "file:///w/a.ts", step: 2 });
+  assert.equal(step.path, "/9.2/after/a.ts");
+  assert.equal(parseContentUri(step.query).step, 2);
+  assert.equal(diffTitle(9, "a.ts", undefined, 2), "#9.2 a.ts (before ↔ after)");
 });
 
 const dry: OperationResult = {
@@ -163,10 +167,20 @@ const dry: OperationResult = {
 
 test("the confirmation lists what the dry run would change", () => {
   const c = confirmationFor(dry);
-  assert.equal(c.message, "Undo agent turn #4: Add a form?");
+  assert.equal(c.message, "Undo agent turn #4?");
   assert.equal(c.confirm, "Undo");
   assert.equal(c.needsConflictChoice, false);
-  assert.equal(c.detail, "2 files will change.\n\nM  a.ts  (+1 −2)\nD  new.ts\n\nwould undo turn #4");
+  // the prompt above the files; no "dry run", and the server's sentence is not repeated
+  assert.equal(c.detail, "“Add a form”\n\n2 files will change:\na.ts  +1 −2\nnew.ts  deleted");
+  const noted = confirmationFor({ ...dry, entry: { ...dry.entry!, notices: ["checkpoint cp1 was not applied by the editor"] } });
+  assert.match(noted.detail, /\n\nNote: checkpoint cp1 was not applied by the editor$/);
+  assert.doesNotMatch(confirmationFor({ ...dry, entry: { ...dry.entry!, number: 9 } }).detail, /Add a form/);
+});
+
+test("the outcome is one sentence, the server's", () => {
+  const done = outcomeFor({ ...dry, dryRun: false, applied: true, message: "undo of #4 done as #5: 2 files changed" });
+  assert.equal(done.message, "Takeback: Undo of #4 done as #5: 2 files changed.");
+  assert.equal(done.severity, "info");
 });
 
 test("conflicts: the choices, and the outcome's severity", () => {

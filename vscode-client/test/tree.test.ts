@@ -5,6 +5,7 @@ import {
   FolderTimeline,
   mergePage,
   SessionNode,
+  sessionsById,
   sessionNodes,
   StepNode,
   stepNodes,
@@ -26,34 +27,51 @@ test("an empty timeline gives no nodes (the view shows its welcome)", () => {
   assert.deepEqual(buildTree([timeline([]), { folder: "file:///b", name: "b", entries: [] }], NOW), []);
 });
 
-test("sessions group turns, newest activity first; turns carry their files", () => {
-  const t1 = entry({ number: 1, session: "s-a", agent: "claude" });
+test("sessions group turns, newest activity first, titled by their first prompt; turns carry their files", () => {
+  const t1 = entry({ number: 1, session: "s-a", agent: "claude", label: "fix the login bug" });
   const t2 = entry({ number: 2, session: "s-b" });
   const t3 = entry({ number: 3, session: "s-a", agent: "claude", files: [
     { path: "src/x.ts", kind: "modified", additions: 2, deletions: 0 },
     { path: "y.ts", kind: "added", additions: 5 },
   ] });
   const t4 = entry({ number: 4, session: null, source: "cli" });
-  const nodes = buildTree([timeline([t4, t3, t2, t1])], NOW) as SessionNode[];
-  assert.deepEqual(nodes.map((n) => n.label), ["No session", "s-a", "s-b"]);
-  assert.equal(nodes[1]!.description, "claude · 2 turns · 5 min ago");
+  const started = new Date(2025, 0, 1, 14, 2).toISOString();
+  const sessions = sessionsById([{ session: "s-a", label: "fix the login bug", number: 1, createdAt: started }]);
+  const nodes = buildTree([timeline([t4, t3, t2, t1], { sessions })], new Date(2025, 0, 1, 15, 0)) as SessionNode[];
+  assert.deepEqual(nodes.map((n) => n.label), ["Terminal (takeback begin … end)", "fix the login bug · 14:02", "Session s-b"]);
+  assert.equal(nodes[1]!.tooltip.split("\n")[0], "Agent session s-a");
+  assert.equal(nodes[1]!.description.split(" · ").slice(0, 2).join(" · "), "claude · 2 turns");
   const turns = nodes[1]!.children as TurnNode[];
-  assert.deepEqual(turns.map((t) => t.label), ["#3 turn 3", "#1 turn 1"]);
+  assert.deepEqual(turns.map((t) => t.label), ["#3 turn 3", "#1 fix the login bug"]);
   assert.deepEqual(turns[0]!.children.map((f) => [f.label, f.description]), [
-    ["x.ts", "src · +2 −0 · M"],
-    ["y.ts", "+5 −0 · A"],
+    ["x.ts", "src · +2 −0"],
+    ["y.ts", "added · +5 −0"],
   ]);
   // Stable ids: the same entry gives the same node id on every refresh.
-  const again = buildTree([timeline([t4, t3, t2, t1])], NOW) as SessionNode[];
+  const again = buildTree([timeline([t4, t3, t2, t1], { sessions })], NOW) as SessionNode[];
   assert.equal((again[1]!.children[0] as TurnNode).id, turns[0]!.id);
 });
 
-test("an operation is listed under the session of the turn it acted on", () => {
+test("operations sit in their own group, after the sessions", () => {
   const t1 = entry({ number: 1, session: "s-a" });
-  const undo = entry({ number: 2, kind: "undo", session: null, target: t1.id, targetNumber: 1, label: null });
-  const [session] = sessionNodes(timeline([undo, { ...t1, state: "reverted", revertedBy: undo.id }]), NOW);
-  assert.equal(session!.label, "s-a");
-  assert.deepEqual(session!.children.map((c) => (c as TurnNode).label), ["#2 Undo #1", "#1 turn 1"]);
+  const undo = entry({ number: 2, kind: "undo", session: "s-a", target: t1.id, targetNumber: 1, label: null });
+  const groups = sessionNodes(timeline([undo, { ...t1, state: "reverted", revertedBy: undo.id }]), NOW);
+  assert.deepEqual(groups.map((g) => [g.group, g.label]), [["session", "Session s-a"], ["operations", "Operations"]]);
+  assert.deepEqual(groups[0]!.children.map((c) => (c as TurnNode).label), ["#1 turn 1"]);
+  assert.deepEqual(groups[1]!.children.map((c) => (c as TurnNode).label), ["#2 Undo #1"]);
+});
+
+test("empty turns the server left out are counted in one row, added up over pages", () => {
+  const page = timeline([entry({ number: 5 })], { hiddenEmpty: 2, nextBefore: 5 });
+  const nodes = buildTree([page], NOW);
+  const hidden = nodes.find((n) => n.kind === "hidden");
+  assert.equal(hidden?.label, "2 empty turns hidden");
+  assert.equal(nodes.at(-1)?.kind, "more");
+  const merged = mergePage(page, [entry({ number: 2 })], null, 1, [{ session: "s", label: "hi", number: 1, createdAt: "2025-01-01T10:00:00Z" }]);
+  assert.equal(merged.hiddenEmpty, 3);
+  assert.equal(merged.sessions?.["s"]?.label, "hi");
+  // only empty turns: the row still shows (not the welcome text)
+  assert.deepEqual(buildTree([timeline([], { hiddenEmpty: 1 })], NOW).map((n) => n.label), ["1 empty turn hidden"]);
 });
 
 test("undo and redo are the server's targets only: without its status, no turn offers them", () => {
@@ -62,7 +80,7 @@ test("undo and redo are the server's targets only: without its status, no turn o
   const undo = entry({ number: 3, kind: "undo", target: t2.id });
   t2.revertedBy = undo.id;
   const actionsOf = (extra: Partial<FolderTimeline>) =>
-    new Map(sessionNodes(timeline([undo, t2, t1], extra), NOW)[0]!.children.map((c) => [(c as TurnNode).entry.number, (c as TurnNode).actions] as const));
+    new Map(sessionNodes(timeline([undo, t2, t1], extra), NOW).flatMap((g) => g.children).map((c) => [(c as TurnNode).entry.number, (c as TurnNode).actions] as const));
   const unknown = actionsOf({});
   assert.equal(unknown.get(1)!.undo, false);
   assert.deepEqual(unknown.get(3)!.redo, { method: "revertTurn", turnId: undo.id });
@@ -94,8 +112,8 @@ test("turn actions and the context values the menus match", () => {
   assert.equal(aUndo.revert, false);
   assert.deepEqual(aUndo.redo, { method: "redo" });
 
-  const [session] = sessionNodes(timeline(entries, { undoTarget: 4, redoTarget: 3 }), NOW);
-  const byLabel = new Map(session!.children.map((c) => [(c as TurnNode).entry.number, c as TurnNode] as const));
+  const groups = sessionNodes(timeline(entries, { undoTarget: 4, redoTarget: 3 }), NOW);
+  const byLabel = new Map(groups.flatMap((g) => g.children).map((c) => [(c as TurnNode).entry.number, c as TurnNode] as const));
   assert.equal(byLabel.get(4)!.contextValue, "turn;agent;undo;revert;restore;applied;");
   assert.equal(byLabel.get(2)!.contextValue, "turn;agent;redo;restore;reverted;");
   assert.equal(byLabel.get(3)!.contextValue, "turn;operation;redo;applied;");
@@ -162,6 +180,11 @@ test("a turn with several or named checkpoints lists its steps after its files",
   assert.match(steps[0]!.tooltip, /`#12\.0`, where the turn started/);
   // Stable ids, distinct from the files'.
   assert.equal(steps[1]!.id, `${F}|${hooked.id}|step|cpB`);
+  // Each step expands to its files; each opens that step's own diff (step k of #12).
+  assert.deepEqual(steps[1]!.children.map((f) => [f.kind, f.label, f.description, f.step, f.path]), [
+    ["stepFile", "a.js", "out", 2, "out/a.js"],
+    ["stepFile", "b.js", "out", 2, "out/b.js"],
+  ]);
   // A turn that can no longer be restored (never applied) offers no step actions.
   const notApplied = { ...hooked, state: "not-applied" as const };
   const [s2] = sessionNodes(timeline([notApplied]), NOW);

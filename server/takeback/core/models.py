@@ -367,8 +367,9 @@ class Entry(_Model):
     @property
     def empty_turn(self) -> bool:
         """An agent turn, ended, that changed no file (a prompt answered in words): ``log``
-        leaves it out unless asked (``--all``), and retention does not count it."""
-        return self.kind == "turn" and self.state != "open" and self.file_count == 0
+        leaves it out unless asked (``--all``), and retention does not count it. A turn whose
+        edit the editor did not apply (``not-applied``) is not empty: it says an edit failed."""
+        return self.kind == "turn" and self.state not in ("open", "not-applied") and self.file_count == 0
 
     @property
     def file_count(self) -> int:

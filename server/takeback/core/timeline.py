@@ -541,6 +541,20 @@ class Timeline(Entries):
         """Whether ``state`` is an empty turn (``Entry.empty_turn``, the rule's one place)."""
         return self.header(state).empty_turn
 
+    def session_starts(self, sessions: set[str]) -> dict[str, tuple[FoldedEntry, str | None]]:
+        """The first agent turn of each of ``sessions`` with the session's first prompt (the
+        oldest turn's label that is not blank): what titles a session in the panel. Walks every
+        entry's begin record (no file list), older pages included."""
+        found: dict[str, tuple[FoldedEntry, str | None]] = {}
+        for state in self.newest_first():
+            begun = state.begun
+            if begun.kind != "turn" or begun.session is None or begun.session not in sessions:
+                continue
+            label = (begun.label or "").strip() or None
+            earlier = found.get(begun.session)
+            found[begun.session] = (state, label or (earlier[1] if earlier else None))
+        return found
+
     def summary(self, state: FoldedEntry) -> tuple[int, int, int]:
         """(files, additions, deletions) of ``state``'s view (reading its file lists if needed),
         from the same ``aggregate_files`` as the view, without building the rest of the view:

@@ -7,6 +7,8 @@ each answer is read in a transaction, so it never sees an operation half-way.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from ..core.models import (
@@ -53,6 +55,39 @@ class Reading(EngineParts):
                     break
             return out
 
+    def page(self, session: str | None = None, limit: int = 50, before: int | None = None, empty: bool = True) -> Page:
+        """One page of the timeline for a panel, newest first: up to ``limit`` entries numbered
+        below ``before``, whether older ones follow, and (``empty=False``) how many empty turns it
+        left out in the span it covers, down to the next page's start (``Timeline.empty``); and
+        each listed session's first turn and first prompt (``Timeline.session_starts``)."""
+        with self.transaction(), collector_paused():
+            shown: list[Entry] = []
+            hidden = tail = 0
+            more = False
+            for state in self.timeline.newest_first():
+                if session is not None and state.begun.session != session:
+                    continue
+                if before is not None and state.begun.number >= before:
+                    continue
+                skip = not empty and self.timeline.empty(state)
+                if len(shown) >= limit:
+                    if not skip:
+                        more = True  # the empty turns seen meanwhile are the next page's
+                        break
+                    tail += 1
+                    continue
+                if skip:
+                    hidden += 1
+                else:
+                    shown.append(self.timeline.view(state))
+            wanted = {e.session for e in shown if e.session}
+            starts = {
+                sid: SessionStart(session=sid, label=label, number=state.begun.number, created_at=state.begun.at)
+                for sid, (state, label) in self.timeline.session_starts(wanted).items()
+            }
+            return Page(entries=shown, more=more, hidden_empty=hidden + (0 if more else tail),
+                        sessions=[starts[s] for s in _in_order(shown) if s in starts])
+
     def entry(self, turn: str) -> Entry:
         with self.transaction():
             return self.timeline.view(self.timeline.resolve(turn))
@@ -82,10 +117,13 @@ class Reading(EngineParts):
             raise NotFound(f"turn #{entry.number} did not change {rel}")
         return "".join(parts)
 
-    def file_at(self, turn: str, path: str, side: str = "after") -> bytes | None:
-        """A path's content before or after an entry (None: it did not exist then)."""
+    def file_at(self, turn: str, path: str, side: str = "after", step: int | None = None) -> bytes | None:
+        """A path's content before or after an entry, or (``step``: k, from 1, as in ``#N.k``)
+        before or after that step of it (None: it did not exist then)."""
         if side not in ("before", "after"):
             raise InvalidInput(f"side must be 'before' or 'after', not {side!r}")
+        if step is not None:
+            return self._file_at_step(turn, path, side, step)
         entry = self.entry(turn)
         rel = self.workspace.rel(path)
         for change in entry.files:
@@ -99,6 +137,23 @@ class Reading(EngineParts):
                     raise StateError(f"{rel}: content withheld by policy ({version.withheld}); it was never stored")
                 return self.store.read_blob(version.oid)
         raise NotFound(f"turn #{entry.number} did not change {rel}")
+
+    def _file_at_step(self, turn: str, path: str, side: str, step: int) -> bytes | None:
+        with self.transaction():
+            state = self.timeline.resolve(turn)
+            number = state.begun.number
+            if not 1 <= step <= len(state.checkpoints):
+                raise NotFound(f"#{number} has no step {step} (it has {len(state.checkpoints)})")
+            rel = self.workspace.rel(path)
+            for change in state.checkpoints[step - 1].changes:
+                if rel == change.path or (side == "before" and rel == change.renamed_from):
+                    version = change.before if side == "before" else change.after
+                    if version is None:
+                        return None
+                    if version.withheld:
+                        raise StateError(f"{rel}: content withheld by policy ({version.withheld}); it was never stored")
+                    return self.store.read_blob(version.oid)
+            raise NotFound(f"step #{number}.{step} did not change {rel}")
 
     def status(self, files: bool = True) -> StoreStatus:
         """The store's status; ``files=False``: its entries as headers (``entries``), which is
@@ -132,6 +187,31 @@ class Reading(EngineParts):
                 **failures.summary(self.store.path),
                 unsaved=self.unsaved(),
             )
+
+
+@dataclass(frozen=True)
+class SessionStart:
+    """How a session begins: its first agent turn's number and time, and its first prompt."""
+
+    session: str
+    label: str | None
+    number: int
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Page:
+    """A page of the timeline (``Reading.page``)."""
+
+    entries: list[Entry]
+    more: bool
+    hidden_empty: int
+    sessions: list[SessionStart]
+
+
+def _in_order(entries: list[Entry]) -> list[str]:
+    """The sessions of ``entries``, each once, in the order they first appear."""
+    return list(dict.fromkeys(e.session for e in entries if e.session))
 
 
 def _repairs(store: Path) -> list[StoreRepair]:

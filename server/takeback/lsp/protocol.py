@@ -159,6 +159,9 @@ class TimelineParams:
     limit: int | None = None
     before: int | None = None
     folder: str | None = None
+    include_empty: bool = False
+    """Also list empty turns (ended, no file changed); by default they are left out and counted
+    (``TimelineResult.hidden_empty``), as ``takeback log`` does."""
 
 
 @attrs.define
@@ -180,6 +183,8 @@ class FileAtParams:
     uri: str
     side: Literal["before", "after"] = "after"
     folder: str | None = None
+    step: int | None = None
+    """The file before or after this step of the turn (k, from 1, as in ``#N.k``), not the whole turn."""
 
 
 @attrs.define
@@ -232,12 +237,30 @@ class ApplyEditResult:
 
 
 @attrs.define
+class SessionStart:
+    """How a session listed in a page begins (its first turn may be on an older page)."""
+
+    session: str
+    label: str | None
+    """The session's first prompt: its oldest turn's label that is not blank."""
+    number: int
+    """Its first turn's number."""
+    created_at: str
+    """When its first turn began (ISO 8601, as an Entry's ``createdAt``)."""
+
+
+@attrs.define
 class TimelineResult:
     entries: list[Entry]
     """Newest first."""
     next_before: int | None
     """Pass as ``before`` for the next page; null on the last page."""
     folder: str
+    hidden_empty: int
+    """Empty turns this page left out (``includeEmpty`` false), from ``before`` down to where the
+    next page starts."""
+    sessions: list[SessionStart]
+    """Each session of ``entries``, in the order they first appear: its first turn and prompt."""
     unsaved: list[UnsavedFile] = attrs.field(factory=list)
     """What the newest operation applied in the editor and the disk lacks (as ``takeback/status``)."""
 

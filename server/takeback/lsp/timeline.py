@@ -6,7 +6,10 @@ because opening the log takes the store's lock."""
 from __future__ import annotations
 
 import base64
+from datetime import datetime
 from typing import TYPE_CHECKING
+
+from pydantic import TypeAdapter
 
 from ..core.models import Entry, StoreStatus
 from ..errors import InvalidInput
@@ -24,6 +27,7 @@ from .protocol import (
     FileAtParams,
     FileAtResult,
     FolderParams,
+    SessionStart,
     TimelineParams,
     TimelineResult,
     TurnParams,
@@ -34,6 +38,12 @@ if TYPE_CHECKING:
     from .server import TakebackServer
 
 DEFAULT_LIMIT = 50
+_TIME: TypeAdapter[datetime] = TypeAdapter(datetime)
+
+
+def _iso(at: datetime) -> str:
+    """A time as an Entry's ``createdAt`` is sent (pydantic's JSON form)."""
+    return str(_TIME.dump_python(at, mode="json"))
 
 
 def setup(server: TakebackServer) -> None:
@@ -45,13 +55,17 @@ def setup(server: TakebackServer) -> None:
         limit = params.limit if params.limit is not None else DEFAULT_LIMIT
         if limit < 1:
             raise InvalidInput("limit must be 1 or more")
-        entries = await read(engine, engine.entries, session=params.session_id, limit=limit + 1, before=params.before)
-        more = len(entries) > limit
-        entries = entries[:limit]
+        page = await read(engine, engine.page, session=params.session_id, limit=limit, before=params.before,
+                          empty=params.include_empty)
         return TimelineResult(
-            entries=entries,
-            next_before=entries[-1].number if more and entries else None,
+            entries=page.entries,
+            next_before=page.entries[-1].number if page.more and page.entries else None,
             folder=folder.uri,
+            hidden_empty=page.hidden_empty,
+            sessions=[
+                SessionStart(session=s.session, label=s.label, number=s.number, created_at=_iso(s.created_at))
+                for s in page.sessions
+            ],
             unsaved=await unsaved_files(ls, folder),
         )
 
@@ -74,7 +88,9 @@ def setup(server: TakebackServer) -> None:
     @rpc_errors
     async def file_at(ls: TakebackServer, params: FileAtParams) -> FileAtResult:
         folder = await ls.folders.resolve(params.folder, uri=params.uri, turn=params.turn_id)
-        content = await read(folder.require(), folder.require().file_at, params.turn_id, file_path(params.uri), params.side)
+        content = await read(
+            folder.require(), folder.require().file_at, params.turn_id, file_path(params.uri), params.side, params.step,
+        )
         if content is None:
             return FileAtResult(exists=False, content=None, encoding="utf-8", folder=folder.uri)
         try:

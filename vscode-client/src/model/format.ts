@@ -1,8 +1,8 @@
 /**
- * How entries, files, checks and operation results read in the panel, the status bar and
+ * How entries, files and checks read in the panel, the status bar and
  * messages. Pure module (no `vscode` import).
  */
-import type { Entry, FileChange, OperationResult } from "../lspExt";
+import type { Entry, FileChange } from "../lspExt";
 
 export function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
@@ -42,6 +42,22 @@ export function relativeTime(iso: string | null | undefined, now: Date = new Dat
     return plural(days, "day") + " ago";
   }
   return then.toISOString().slice(0, 10);
+}
+
+/** "14:02" (local time) today; "2025-01-03 14:02" on another day. */
+export function clockTime(iso: string | null | undefined, now: Date = new Date()): string {
+  if (!iso) {
+    return "";
+  }
+  const then = new Date(iso);
+  if (Number.isNaN(then.getTime())) {
+    return "";
+  }
+  const two = (n: number) => String(n).padStart(2, "0");
+  const time = `${two(then.getHours())}:${two(then.getMinutes())}`;
+  const day = `${then.getFullYear()}-${two(then.getMonth() + 1)}-${two(then.getDate())}`;
+  const today = `${now.getFullYear()}-${two(now.getMonth() + 1)}-${two(now.getDate())}`;
+  return day === today ? time : `${day} ${time}`;
 }
 
 export type ChecksState = "passed" | "failed" | "none";
@@ -153,16 +169,13 @@ export function escapeMarkdown(text: string): string {
   return text.replace(/([\\`*_{}[\]()#+\-.!|<>])/g, "\\$1");
 }
 
-const KIND_LETTER: Record<FileChange["kind"], string> = {
-  added: "A",
-  modified: "M",
-  deleted: "D",
-  renamed: "R",
+/** What a turn did to a file, in words (a modified file says nothing: its +/- does). */
+const KIND_WORD: Record<FileChange["kind"], string> = {
+  added: "added",
+  modified: "",
+  deleted: "deleted",
+  renamed: "renamed",
 };
-
-export function fileKindLetter(file: FileChange): string {
-  return KIND_LETTER[file.kind] ?? "?";
-}
 
 export function basename(path: string): string {
   const i = path.lastIndexOf("/");
@@ -174,7 +187,8 @@ export function dirname(path: string): string {
   return i < 0 ? "" : path.slice(0, i);
 }
 
-/** "src/app · +3 −1 · M" */
+/** "src/app · +3 −1", "added · +5 −0", "renamed from old.ts · +1 −1": the turn's change to the
+ * file (no git status letter: the panel shows what the turn did, not what git sees now). */
 export function fileDescription(file: FileChange): string {
   const parts: string[] = [];
   const dir = dirname(file.path);
@@ -182,7 +196,9 @@ export function fileDescription(file: FileChange): string {
     parts.push(dir);
   }
   if (file.kind === "renamed" && file.oldPath) {
-    parts.push(`from ${file.oldPath}`);
+    parts.push(`renamed from ${file.oldPath}`);
+  } else if (KIND_WORD[file.kind]) {
+    parts.push(KIND_WORD[file.kind]);
   }
   if (file.binary) {
     parts.push("binary");
@@ -195,40 +211,14 @@ export function fileDescription(file: FileChange): string {
   if (file.withheld) {
     parts.push(`content withheld (${file.withheld})`);
   }
-  parts.push(fileKindLetter(file));
   return parts.join(" · ");
 }
 
-/** The status bar text for the last turn: "#12 · 3 files". */
+/** The status bar text for the last turn: "Takeback: #12 · 3 files". */
 export function statusBarText(entry: Entry | undefined): string {
   if (!entry) {
     return "Takeback";
   }
   const files = entry.files?.length ?? 0;
-  return `#${entry.number} · ${plural(files, "file")}${entry.state === "reverted" ? " · undone" : ""}`;
-}
-
-const OPERATION_NOUN: Record<OperationResult["operation"], string> = {
-  undo: "Undo",
-  redo: "Redo",
-  revert: "Revert",
-  restore: "Restore",
-};
-
-/** One line for a finished operation: "Undo of #12: safe — 3 files restored." */
-export function resultHeadline(result: OperationResult): string {
-  const noun = OPERATION_NOUN[result.operation] ?? result.operation;
-  const target = result.targetNumber ? ` of #${result.targetNumber}` : "";
-  const restored = result.restored?.filter((r) => r.action !== "unchanged").length ?? 0;
-  const skipped = result.skipped?.length ?? 0;
-  const conflicts = result.conflicts?.length ?? 0;
-  const counts = [plural(restored, "file") + (result.dryRun ? " would be restored" : " restored")];
-  if (skipped) {
-    counts.push(`${skipped} skipped`);
-  }
-  if (conflicts) {
-    counts.push(plural(conflicts, "conflict"));
-  }
-  const state = result.dryRun ? `(dry run, ${result.verdict})` : result.applied ? `done (${result.verdict})` : `not applied (${result.verdict})`;
-  return `${noun}${target} ${state}: ${counts.join(", ")}.`;
+  return `Takeback: #${entry.number} · ${plural(files, "file")}${entry.state === "reverted" ? " · undone" : ""}`;
 }

@@ -4,7 +4,7 @@
  * edits, and the outcome. Pure module: operations.ts shows these with VS Code's UI.
  */
 import type { OnConflict, OperationResult } from "../lspExt";
-import { lineDelta, plural, resultHeadline } from "./format";
+import { lineDelta, plural } from "./format";
 import { nextHint } from "./hints";
 
 export type OperationKind = OperationResult["operation"];
@@ -16,7 +16,8 @@ const VERB: Record<OperationKind, string> = {
   restore: "Restore",
 };
 
-const ACTION_LETTER: Record<string, string> = { write: "M", create: "A", delete: "D", unchanged: "=" };
+/** What the operation does to a file, in words (a rewrite says nothing: its +/- does). */
+const ACTION_WORD: Record<string, string> = { write: "", create: "created", delete: "deleted", unchanged: "unchanged" };
 
 export interface Confirmation {
   /** The modal's message (one line). */
@@ -29,28 +30,24 @@ export interface Confirmation {
   needsConflictChoice: boolean;
 }
 
-export function describeTarget(result: OperationResult, fallback?: string): string {
-  const label = result.entry?.label?.trim();
-  if (result.targetNumber) {
-    return `#${result.targetNumber}${label && result.entry?.number === result.targetNumber ? `: ${label}` : ""}`;
-  }
-  return fallback ?? "";
-}
-
 export function fileLines(result: OperationResult, max = 12): string[] {
   const lines: string[] = [];
   for (const r of result.restored ?? []) {
     if (r.action === "unchanged") {
       continue;
     }
-    const delta = lineDelta(r.additions, r.deletions);
-    lines.push(`${ACTION_LETTER[r.action] ?? "?"}  ${r.path}${delta ? `  (${delta})` : ""}${r.merged ? "  merged with later edits" : ""}`);
+    const what = [
+      r.renamedFrom ? `back from ${r.renamedFrom}` : ACTION_WORD[r.action] ?? r.action,
+      lineDelta(r.additions, r.deletions),
+      r.merged ? "merged with later edits" : "",
+    ].filter(Boolean);
+    lines.push(`${r.path}${what.length ? `  ${what.join(", ")}` : ""}`);
   }
   for (const c of result.conflicts ?? []) {
-    lines.push(`!  ${c.path}  conflict: ${c.reason}${c.markersWritten ? " (markers written)" : ""}`);
+    lines.push(`${c.path}  conflict: ${c.reason}${c.markersWritten ? " (markers written)" : ""}`);
   }
   for (const s of result.skipped ?? []) {
-    lines.push(`-  ${s.path}  skipped: ${s.reason}`);
+    lines.push(`${s.path}  skipped: ${s.reason}`);
   }
   if (lines.length > max) {
     const rest = lines.length - max;
@@ -59,10 +56,20 @@ export function fileLines(result: OperationResult, max = 12): string[] {
   return lines;
 }
 
-/** The confirmation for a dry run (`result.dryRun`), e.g. "Undo agent turn #12: Add a form?". */
+/** What the person typed for the turn (its label), as the confirmation quotes it. */
+function prompt(result: OperationResult, max = 400): string {
+  const label = result.entry?.kind === "turn" && result.entry.number === result.targetNumber ? result.entry.label?.trim() : undefined;
+  if (!label) {
+    return "";
+  }
+  return `“${label.length > max ? `${label.slice(0, max - 1)}…` : label}”`;
+}
+
+/** The confirmation before an operation, from the server's preview of it (`result.dryRun`):
+ * "Undo agent turn #12?", then the turn's prompt, then the files and what happens to each. */
 export function confirmationFor(result: OperationResult, what?: string): Confirmation {
   const verb = VERB[result.operation] ?? result.operation;
-  const target = describeTarget(result, what);
+  const target = result.targetNumber ? `#${result.targetNumber}` : what ?? "";
   const conflicts = result.conflicts?.length ?? 0;
   const files = (result.restored ?? []).filter((r) => r.action !== "unchanged").length;
   const noun = result.operation === "restore" ? "checkpoint" : "agent turn";
@@ -71,8 +78,12 @@ export function confirmationFor(result: OperationResult, what?: string): Confirm
   const message = result.operation === "restore" && what ? `Restore the files to ${what}?` : `${verb} ${noun} ${target}?`.replace(/\s+\?$/, "?");
   const head = conflicts
     ? `${plural(conflicts, "file")} changed since, in the same places (conflict); ${plural(files, "file")} can be restored cleanly.`
-    : `${plural(files, "file")} will change.`;
-  const detail = [head, "", ...fileLines(result), "", result.message].filter((l, i, all) => !(l === "" && all[i - 1] === "")).join("\n").trim();
+    : `${plural(files, "file")} will change:`;
+  const notes = [...(result.notices ?? []), ...(result.entry?.notices ?? [])].map((n) => `Note: ${n}`);
+  const detail = [prompt(result), "", head, ...fileLines(result), "", ...notes]
+    .filter((l, i, all) => !(l === "" && (i === 0 || all[i - 1] === "")))
+    .join("\n")
+    .trim();
   return { message, detail, confirm: verb, needsConflictChoice: conflicts > 0 };
 }
 
@@ -130,8 +141,12 @@ export interface Outcome {
   openable: string[];
 }
 
+/** The outcome in one sentence: the server's (which says what was done, to how many files, and
+ * what was skipped or left in conflict), then its notes and, when it did not all go well, the
+ * next step. */
 export function outcomeFor(result: OperationResult): Outcome {
-  const headline = resultHeadline(result);
+  const said = result.message.trim();
+  const headline = said ? `${said.charAt(0).toUpperCase()}${said.slice(1)}${/[.!?]$/.test(said) ? "" : "."}` : `${VERB[result.operation]}: ${result.verdict}.`;
   const conflicts = (result.conflicts ?? []).map((c) => c.path);
   // refused: nothing was written, the workspace is as it was (a warning with the way out, not an error)
   const severity = result.verdict === "broken" || (!result.applied && result.verdict !== "refused") ? "error"
@@ -139,5 +154,5 @@ export function outcomeFor(result: OperationResult): Outcome {
   const hint = nextHint(result);
   const next = hint && severity !== "info" ? ` Next: ${hint}` : "";
   const notes = (result.notices ?? []).map((n) => ` Note: ${n}.`).join("");
-  return { severity, message: `Takeback: ${headline} ${result.message}${notes}${next}`.trim(), openable: conflicts };
+  return { severity, message: `Takeback: ${headline}${notes}${next}`.trim(), openable: conflicts };
 }

@@ -1,15 +1,18 @@
 /**
  * The side panel's tree, as plain data: workspace folders (only when there are several) →
- * sessions → entries (turns and operations) → files, then the turn's steps (its checkpoints,
- * when it has several or a named one: one per tool call of an agent's hooks, one per edit
- * batch of an agent extension). Nodes are a union discriminated on
- * `kind`; `contextValue` carries the actions a node allows (the package.json menus match on
- * it), and ids are stable so the selection survives a refresh.
+ * sessions (titled by their first prompt and time, the server's `sessions`) → agent turns →
+ * files, then the turn's steps (its checkpoints, when the server says it shows them: one per
+ * tool call of an agent's hooks, one per edit batch of an agent extension) → each step's files.
+ * Turns recorded without a session sit under a group named for where they came from (the
+ * terminal's begin/end, an editor); operations (undo, redo, revert, restore) under their own
+ * "Operations" group; the empty turns the server left out are counted in one row. Nodes are a
+ * union discriminated on `kind`; `contextValue` carries the actions a node allows (the
+ * package.json menus match on it), and ids are stable so the selection survives a refresh.
  *
  * Pure module (no `vscode` import): timelineView.ts turns these nodes into TreeItems.
  */
-import type { Checkpoint, Entry, FileChange } from "../lspExt";
-import { basename, entryDescription, entryTitle, entryTooltip, escapeMarkdown, fileDescription, plural, relativeTime } from "./format";
+import type { Checkpoint, Entry, FileChange, SessionStart } from "../lspExt";
+import { basename, clockTime, dirname, entryDescription, entryTitle, entryTooltip, escapeMarkdown, fileDescription, plural, relativeTime } from "./format";
 
 export interface FolderTimeline {
   /** The workspace folder's URI (as the server names it). */
@@ -32,6 +35,10 @@ export interface FolderTimeline {
   /** The folder's store (where the hook failure log is). */
   store?: string;
   error?: string;
+  /** Empty turns the server left out of the pages loaded so far (their `hiddenEmpty`, added up). */
+  hiddenEmpty?: number;
+  /** How each session begins (the server's `sessions`, by session id). */
+  sessions?: Record<string, SessionStart>;
 }
 
 export type RedoVia = { method: "redo" } | { method: "revertTurn"; turnId: string };
@@ -57,13 +64,17 @@ export interface FolderNode {
   children: TreeNode[];
 }
 
+/** A group of entries: one agent session, the turns without a session from one source, or the operations. */
 export interface SessionNode {
   kind: "session";
   id: string;
   folder: string;
   session: string | null;
+  /** What the group holds: a session's turns, turns without a session, or operations. */
+  group: "session" | "no-session" | "operations";
   label: string;
   description: string;
+  tooltip: string;
   children: TreeNode[];
 }
 
@@ -98,6 +109,21 @@ export interface StepNode {
   description: string;
   tooltip: string;
   contextValue: string;
+  /** The files this step changed: each opens the step's own diff. */
+  children: StepFileNode[];
+}
+
+/** A file one step changed: opens a diff of that file just before and just after the step. */
+export interface StepFileNode {
+  kind: "stepFile";
+  id: string;
+  folder: string;
+  entry: Entry;
+  /** From 1, as in `#N.k`. */
+  step: number;
+  path: string;
+  label: string;
+  description: string;
 }
 
 export interface FileNode {
@@ -125,7 +151,18 @@ export interface MessageNode {
   label: string;
 }
 
-export type TreeNode = FolderNode | SessionNode | TurnNode | FileNode | StepNode | MoreNode | MessageNode;
+/** "3 empty turns hidden": the turns that changed no file, which the server left out. */
+export interface HiddenNode {
+  kind: "hidden";
+  id: string;
+  folder: string;
+  count: number;
+  label: string;
+  description: string;
+  tooltip: string;
+}
+
+export type TreeNode = FolderNode | SessionNode | TurnNode | FileNode | StepNode | StepFileNode | MoreNode | MessageNode | HiddenNode;
 
 export type TurnIcon =
   | "applied"
@@ -138,7 +175,14 @@ export type TurnIcon =
 
 /** The entries a redo re-applies (the server's `REDO_KINDS`, compared by a test). */
 export const REDO_KINDS: ReadonlySet<string> = new Set(["undo", "revert", "restore"]);
-const NO_SESSION = "No session";
+/** Turns without a session, by where they were recorded (Entry.source). */
+const NO_SESSION: Record<string, { label: string; tooltip: string }> = {
+  cli: { label: "Terminal (takeback begin … end)", tooltip: "Turns bracketed from a terminal with takeback begin and takeback end" },
+  bracket: { label: "Terminal (takeback begin … end)", tooltip: "Turns bracketed from a terminal with takeback begin and takeback end" },
+  lsp: { label: "Editor (no agent session)", tooltip: "Turns an editor extension recorded without a session id" },
+  edit: { label: "Editor (no agent session)", tooltip: "Turns an editor extension recorded without a session id" },
+};
+const OTHER = { label: "Without a session", tooltip: "Turns recorded without a session id" };
 
 export function turnActions(entry: Entry, byId: Map<string, Entry>, undoTarget?: number | null, redoTarget?: number | null): TurnActions {
   const hasChanges = (entry.files?.length ?? 0) > 0;
@@ -238,6 +282,16 @@ export function stepNodes(folder: string, entry: Entry, actions: TurnActions, no
       description,
       tooltip,
       contextValue: contextValueFor("step", { restore: actions.restore, before: actions.restore, last: index === checkpoints.length }),
+      children: checkpoint.paths.map((path) => ({
+        kind: "stepFile" as const,
+        id: `${folder}|${entry.id}|step|${checkpoint.id}|${path}`,
+        folder,
+        entry,
+        step: index,
+        path,
+        label: basename(path),
+        description: dirname(path),
+      })),
     };
   });
 }
@@ -266,56 +320,78 @@ export function turnNode(folder: string, entry: Entry, actions: TurnActions, now
   };
 }
 
-/** The session an entry is listed under: its own, or (for an operation) its target's. */
-function sessionOf(entry: Entry, byId: Map<string, Entry>): string | null {
-  if (entry.session) {
-    return entry.session;
-  }
-  if (entry.kind !== "turn" && entry.target) {
-    const target = byId.get(entry.target);
-    if (target?.session) {
-      return target.session;
-    }
-  }
-  return null;
+/** The group an agent turn is listed under: its session, or where it was recorded. */
+function groupKey(entry: Entry): string {
+  return entry.session ? `s:${entry.session}` : `n:${(NO_SESSION[entry.source ?? ""] ?? OTHER).label}`;
+}
+
+/** "fix the login bug · 14:02": a session's first prompt and when it began (the server's `sessions`). */
+export function sessionTitle(session: string, start: SessionStart | undefined, now: Date = new Date()): string {
+  const prompt = start?.label?.trim();
+  const when = start ? clockTime(start.createdAt, now) : "";
+  return [prompt ? oneLine(prompt) : `Session ${session.slice(0, 8)}`, when].filter(Boolean).join(" · ");
+}
+
+function oneLine(text: string, max = 60): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
 export function sessionNodes(timeline: FolderTimeline, now: Date = new Date()): SessionNode[] {
   const byId = new Map(timeline.entries.map((e) => [e.id, e] as const));
   // What undo and redo act on is the server's answer (takeback/status); unknown: neither is offered.
   const { undoTarget, redoTarget } = timeline;
-  const groups = new Map<string, { session: string | null; entries: Entry[] }>();
+  const node = (entry: Entry) => turnNode(timeline.folder, entry, turnActions(entry, byId, undoTarget, redoTarget), now);
+  const groups = new Map<string, Entry[]>();
+  const operations: Entry[] = [];
   for (const entry of timeline.entries) {
-    const session = sessionOf(entry, byId);
-    const key = session ?? "\u0000none";
-    let group = groups.get(key);
-    if (!group) {
-      group = { session, entries: [] };
-      groups.set(key, group);
+    if (entry.kind !== "turn") {
+      operations.push(entry);
+      continue;
     }
-    group.entries.push(entry);
+    const key = groupKey(entry);
+    groups.set(key, [...(groups.get(key) ?? []), entry]);
   }
-  // Map keeps insertion order, and entries come newest first: sessions are ordered by latest activity.
+  // Map keeps insertion order, and entries come newest first: groups are ordered by latest activity.
   const nodes: SessionNode[] = [];
-  for (const group of groups.values()) {
-    const turns = group.entries.filter((e) => e.kind === "turn").length;
-    const agents = [...new Set(group.entries.map((e) => e.agent).filter((a): a is string => !!a))];
-    const latest = group.entries[0];
-    const description = [
-      agents.join(", "),
-      plural(turns, "turn"),
-      relativeTime(latest?.finishedAt ?? latest?.createdAt, now),
-    ]
+  for (const [key, entries] of groups) {
+    const first = entries[0];
+    if (!first) {
+      continue;
+    }
+    const agents = [...new Set(entries.map((e) => e.agent).filter((a): a is string => !!a))];
+    const description = [agents.join(", "), plural(entries.length, "turn"), relativeTime(first.finishedAt ?? first.createdAt, now)]
       .filter(Boolean)
       .join(" · ");
+    const session = first.session ?? null;
+    const start = session ? timeline.sessions?.[session] : undefined;
+    const none = NO_SESSION[first.source ?? ""] ?? OTHER;
     nodes.push({
       kind: "session",
-      id: `${timeline.folder}|session|${group.session ?? ""}`,
+      id: `${timeline.folder}|session|${session ?? key}`,
       folder: timeline.folder,
-      session: group.session,
-      label: group.session ?? NO_SESSION,
+      session,
+      group: session ? "session" : "no-session",
+      label: session ? sessionTitle(session, start, now) : none.label,
       description,
-      children: group.entries.map((entry) => turnNode(timeline.folder, entry, turnActions(entry, byId, undoTarget, redoTarget), now)),
+      tooltip: session
+        ? [`Agent session ${session}`, start ? `First prompt (#${start.number}, ${start.createdAt}): ${start.label ?? "(none)"}` : ""].filter(Boolean).join("\n")
+        : none.tooltip,
+      children: entries.map(node),
+    });
+  }
+  if (operations.length) {
+    const latest = operations[0];
+    nodes.push({
+      kind: "session",
+      id: `${timeline.folder}|operations`,
+      folder: timeline.folder,
+      session: null,
+      group: "operations",
+      label: "Operations",
+      description: [plural(operations.length, "operation"), relativeTime(latest?.finishedAt ?? latest?.createdAt, now)].filter(Boolean).join(" · "),
+      tooltip: "Undo, redo, revert and restore: each is an entry of the timeline, and can itself be taken back",
+      children: operations.map(node),
     });
   }
   return nodes;
@@ -332,6 +408,18 @@ function folderChildren(timeline: FolderTimeline, now: Date): TreeNode[] {
       kind: "message",
       id: `${timeline.folder}|payload-problems|${problems}`,
       label: `${problems} hook payload(s) read only in part (recorded anyway); last: ${timeline.lastPayloadProblem ?? "?"}`,
+    });
+  }
+  const hidden = timeline.hiddenEmpty ?? 0;
+  if (hidden > 0) {
+    children.push({
+      kind: "hidden",
+      id: `${timeline.folder}|hidden-empty`,
+      folder: timeline.folder,
+      count: hidden,
+      label: `${plural(hidden, "empty turn")} hidden`,
+      description: "prompts that changed no file",
+      tooltip: "Turns that changed no file (a prompt answered in words) are left out. Click to show them (setting takeback.timeline.showEmptyTurns).",
     });
   }
   if (timeline.nextBefore != null) {
@@ -351,7 +439,7 @@ function folderChildren(timeline: FolderTimeline, now: Date): TreeNode[] {
  * No entry anywhere: an empty list (the view then shows its welcome content).
  */
 export function buildTree(timelines: FolderTimeline[], now: Date = new Date()): TreeNode[] {
-  if (timelines.every((t) => t.entries.length === 0 && !t.error)) {
+  if (timelines.every((t) => t.entries.length === 0 && !t.error && !t.hiddenEmpty)) {
     return [];
   }
   const [only, ...others] = timelines;
@@ -382,9 +470,26 @@ export function latestTurn(timelines: FolderTimeline[]): { folder: string; entry
 }
 
 /** Merge a further page into a folder's timeline (entries by id, newest first). */
-export function mergePage(timeline: FolderTimeline, page: Entry[], nextBefore: number | null | undefined): FolderTimeline {
+export function mergePage(
+  timeline: FolderTimeline,
+  page: Entry[],
+  nextBefore: number | null | undefined,
+  hiddenEmpty = 0,
+  sessions: SessionStart[] = [],
+): FolderTimeline {
   const seen = new Set(timeline.entries.map((e) => e.id));
   const entries = [...timeline.entries, ...page.filter((e) => !seen.has(e.id))];
   entries.sort((a, b) => b.number - a.number);
-  return { ...timeline, entries, nextBefore };
+  return {
+    ...timeline,
+    entries,
+    nextBefore,
+    hiddenEmpty: (timeline.hiddenEmpty ?? 0) + hiddenEmpty,
+    sessions: { ...sessionsById(sessions), ...timeline.sessions },
+  };
+}
+
+/** The server's `sessions` list, by session id. */
+export function sessionsById(sessions: SessionStart[] | undefined): Record<string, SessionStart> {
+  return Object.fromEntries((sessions ?? []).map((s) => [s.session, s] as const));
 }

@@ -18,6 +18,8 @@ export interface ContentRef {
   path?: string;
   /** The file's URI, as `takeback/fileAt` and `takeback/diff` take it. */
   uri?: string;
+  /** One step of the turn (k, from 1, as in `#N.k`): the file before or after that step only. */
+  step?: number;
 }
 
 export interface UriParts {
@@ -28,7 +30,7 @@ export interface UriParts {
 
 export function contentUri(ref: ContentRef): UriParts {
   const name = ref.side === "patch" ? `turn-${ref.number}${ref.path ? "-" + ref.path.replace(/\//g, "_") : ""}.diff` : ref.path ?? "file";
-  const path = `/${ref.number}/${ref.side}/${name}`;
+  const path = `/${ref.number}${ref.step ? `.${ref.step}` : ""}/${ref.side}/${name}`;
   const query = new URLSearchParams({
     folder: ref.folder,
     turn: ref.turnId,
@@ -36,6 +38,7 @@ export function contentUri(ref: ContentRef): UriParts {
     side: ref.side,
     ...(ref.path ? { path: ref.path } : {}),
     ...(ref.uri ? { uri: ref.uri } : {}),
+    ...(ref.step ? { step: String(ref.step) } : {}),
   }).toString();
   return { scheme: SCHEME, path, query };
 }
@@ -55,6 +58,7 @@ export function parseContentUri(query: string): ContentRef {
     side,
     path: q.get("path") ?? undefined,
     uri: q.get("uri") ?? undefined,
+    ...(q.get("step") ? { step: Number(q.get("step")) } : {}),
   };
 }
 
@@ -64,8 +68,8 @@ export function joinFolderUri(folder: string, path: string): string {
   return `${base}/${path.split("/").map(encodeURIComponent).join("/")}`;
 }
 
-/** The diff editor's title: "#12 src/a.ts (before ↔ after)". */
-export function diffTitle(number: number, path: string, kind?: string): string {
+/** The diff editor's title: "#12 src/a.ts (before ↔ after)"; a step's: "#12.3 src/a.ts (…)". */
+export function diffTitle(number: number, path: string, kind?: string, step?: number): string {
   const note = kind === "added" ? "added" : kind === "deleted" ? "deleted" : "before ↔ after";
-  return `#${number} ${path} (${note})`;
+  return `#${number}${step ? `.${step}` : ""} ${path} (${note})`;
 }
