@@ -198,6 +198,8 @@ export interface StoreRepair {
 export interface StoreStatus {
   workspace: string;
   store: string;
+  /** False: nothing recorded yet, no store exists (`store` is where the first turn makes it). */
+  storeMade?: boolean;
   storeBytes: number;
   entries: number;
   turns: number;
@@ -436,5 +438,6 @@ export const ErrorCodes = {
   store: -32007,
   busy: -32008,
   cannotWrite: -32009,
+  needsConsent: -32010,
   cancelled: -32800,
 } as const;
