@@ -5,10 +5,11 @@ bundled/libs``). Run by scripts/setup-vscode.sh before ``vsce package --target``
 
 Some libraries have compiled parts (pygit2, pydantic-core, isal, cffi, rpds): their wheels are
 per platform and per Python version. The bundle is for one VS Code target (``linux-x64`` …) and
-holds the compiled parts for each Python version in ``--pythons``: pip installs each version
-into its own folder, all pinned to the versions the first one chose, and the folders are merged
-(a compiled module's file name carries its Python version, ``_pygit2.cpython-312-….so``, so
-they sit side by side; everything else is the same file in each). pip's cache makes a second
+holds the compiled parts for each Python version in ``--pythons``: pip installs everything for
+the first version, then, for each other version, the same versions of the libraries whose
+wheels are built for one Python version, and the folders are merged (a compiled module's file
+name carries its Python version, ``_pygit2.cpython-312-….so``, so they sit side by side; the
+rest of such a wheel is the same file for each version). pip's cache makes a second
 run take seconds, and a bundle made from the same sources for the same target and versions is
 kept as it is. ``bundled/manifest.json`` says what is inside; the extension reads it.
 
@@ -28,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = ROOT / "vscode-client" / "bundled"
@@ -44,10 +46,10 @@ DEFAULT_PYTHONS = "3.11,3.12,3.13,3.14"
 
 
 def sources_digest(target: str, versions: list[str]) -> str:
-    """What the bundle is made from: this checkout's package and pyproject.toml, the target, the versions."""
+    """What the bundle is made from: this checkout's package and pyproject.toml, this script, the target, the versions."""
     digest = hashlib.sha256(f"{target} {' '.join(versions)}\n".encode())
-    files = [ROOT / "pyproject.toml", *sorted(p for p in (ROOT / "server").rglob("*") if p.is_file() and "__pycache__" not in p.parts
-                                             and ".egg-info" not in str(p))]
+    package = sorted(p for p in (ROOT / "server").rglob("*") if p.is_file() and "__pycache__" not in p.parts and ".egg-info" not in str(p))
+    files = [ROOT / "pyproject.toml", Path(__file__).resolve(), *package]
     for path in files:
         digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
@@ -68,8 +70,9 @@ def this_target() -> str:
     return f"{system}-{machine}"
 
 
-def pip_install(target: str, version: str, into: Path, pins: Path | None) -> None:
-    """Takeback (this checkout) and its requirements, as wheels for ``target`` and Python ``version``."""
+def pip_install(target: str, version: str, into: Path, requirements: list[str] | None = None) -> None:
+    """Wheels for ``target`` and Python ``version``: Takeback (this checkout) and everything it
+    requires, or only ``requirements`` (pinned, without their dependencies)."""
     tag = "cp" + version.replace(".", "")
     command = [
         sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile",
@@ -78,9 +81,7 @@ def pip_install(target: str, version: str, into: Path, pins: Path | None) -> Non
     ]
     for tag_name in PLATFORMS[target]:
         command += ["--platform", tag_name]
-    if pins is not None:
-        command += ["--constraint", str(pins)]
-    command.append(str(ROOT))
+    command += ["--no-deps", *requirements] if requirements is not None else [str(ROOT)]
     run = subprocess.run(command, capture_output=True, text=True)
     if run.returncode != 0:
         sys.exit(f"bundle_vscode: pip could not install Takeback for Python {version} on {target}:\n{run.stdout}{run.stderr}")
@@ -93,6 +94,18 @@ def installed(folder: Path) -> dict[str, str]:
         name, _, version = info.name[: -len(".dist-info")].partition("-")
         found[name] = version
     return found
+
+
+def per_python(folder: Path) -> list[str]:
+    """The distributions in ``folder`` whose wheel is built for one Python version (its tag is
+    neither ``none-any`` nor the stable ABI), pinned: those another Python version needs its own of."""
+    pinned = []
+    for info in sorted(folder.glob("*.dist-info")):
+        tags = [line.split(":", 1)[1].strip() for line in (info / "WHEEL").read_text().splitlines() if line.startswith("Tag:")]
+        if any(tag.split("-")[1] not in ("none", "abi3") for tag in tags):
+            name, _, version = info.name[: -len(".dist-info")].partition("-")
+            pinned.append(f"{name}=={version}")
+    return pinned
 
 
 def merge(source: Path, into: Path) -> list[str]:
@@ -117,25 +130,24 @@ def allowed_difference(rel: str) -> bool:
     return ".dist-info/" in rel or rel.endswith(".abi3.so") or rel.endswith(".abi3.pyd")
 
 
-def bundle(target: str, versions: list[str], digest: str) -> dict:
+def bundle(target: str, versions: list[str], digest: str) -> dict[str, Any]:
     shutil.rmtree(BUNDLED, ignore_errors=True)
     libs = BUNDLED / "libs"
     libs.mkdir(parents=True)
     with tempfile.TemporaryDirectory(prefix="takeback-bundle-") as tmp:
-        pins: Path | None = None
-        versions_by_python: dict[str, dict[str, str]] = {}
-        for version in versions:
+        first = Path(tmp) / versions[0]
+        pip_install(target, versions[0], first)  # the first version resolves; the others get the same versions
+        dists = installed(first)
+        compiled = per_python(first)
+        shutil.rmtree(first / "bin", ignore_errors=True)  # console scripts for the build's Python: no use here
+        merge(first, libs)
+        for version in versions[1:]:
             folder = Path(tmp) / version
-            pip_install(target, version, folder, pins)
-            versions_by_python[version] = installed(folder)
-            shutil.rmtree(folder / "bin", ignore_errors=True)  # console scripts for the build's Python: no use here
-            if pins is None:  # the first version decides; the others get the same versions
-                pins = Path(tmp) / "pins.txt"
-                pins.write_text("".join(f"{n}=={v}\n" for n, v in sorted(versions_by_python[version].items()) if n != "takeback"))
+            pip_install(target, version, folder, compiled)
+            shutil.rmtree(folder / "bin", ignore_errors=True)
             odd = [rel for rel in merge(folder, libs) if not allowed_difference(rel)]
             if odd:
                 sys.exit(f"bundle_vscode: Python {version}'s wheels differ from {versions[0]}'s in: {', '.join(odd)}")
-    dists = versions_by_python[versions[0]]
     manifest = {
         "target": target,
         "pythons": versions,
@@ -150,7 +162,7 @@ def bundle(target: str, versions: list[str], digest: str) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--target", default=this_target(), choices=sorted(PLATFORMS), help="VS Code target (default: this machine's)")
-    parser.add_argument("--pythons", default=DEFAULT_PYTHONS, help=f"Python versions to hold compiled parts for (default {DEFAULT_PYTHONS})")
+    parser.add_argument("--pythons", default=DEFAULT_PYTHONS, help=f"Python versions with compiled parts (default {DEFAULT_PYTHONS})")
     args = parser.parse_args()
     versions = [v.strip() for v in args.pythons.split(",") if v.strip()]
     if not versions or not all(re.fullmatch(r"3\.\d+", v) for v in versions):

@@ -68,7 +68,8 @@ def test_the_vsix_alone_runs_its_bundled_server_and_undoes_a_turn(tmp_path_facto
     run = bench.run(scenario="bundled", label=LABEL, file="README.md", original=original)
     step = run["steps"].get("bundled_turn")
     log = _server_log(bench).replace("\xa0", " ")
-    assert step and step["ok"], f"{(step or {}).get('error', run.get('fatal'))}\n{chr(10).join(run['log'][-20:])}\n--- Takeback log ---\n{log[-3000:]}"
+    driver_log = "\n".join(run["log"][-20:])
+    assert step and step["ok"], f"{(step or {}).get('error', run.get('fatal'))}\n{driver_log}\n--- Takeback log ---\n{log[-3000:]}"
 
     assert LABEL in step["row"], step["row"]
     assert "Undo of #" in step["outcome"], step["outcome"]
