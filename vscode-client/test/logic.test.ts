@@ -74,6 +74,8 @@ function probes(overrides: Partial<Probes> = {}): Probes {
   return {
     which: (name) => ({ takeback: "/usr/bin/takeback", python3: "/usr/bin/python3", "/opt/tb/bin/takeback": "/opt/tb/bin/takeback", "/home/me/venv/bin/python": "/home/me/venv/bin/python" } as Record<string, string>)[name],
     pythonProblem: () => undefined,
+    bundle: { entry: "/ext/bundled/libs/takeback/__main__.py", pythons: ["3.11", "3.12"] },
+    bundleProblem: () => undefined,
     home: "/home/me",
     workspaceFolder: "/w",
     trusted: true,
@@ -81,7 +83,7 @@ function probes(overrides: Partial<Probes> = {}): Probes {
   };
 }
 
-test("server resolution: setting, then PATH, then python3 -m takeback", () => {
+test("server resolution: setting, then PATH, then the bundled copy run by python3", () => {
   const base = { command: "", python: "", logLevel: "INFO" };
   const explicit = resolveServer({ ...base, command: "/opt/tb/bin/takeback" }, probes());
   assert.ok(explicit.ok && explicit.server.source === "setting:command" && explicit.server.args.join(" ") === "serve");
@@ -94,24 +96,43 @@ test("server resolution: setting, then PATH, then python3 -m takeback", () => {
   assert.ok(onPath.ok && onPath.server.source === "path" && onPath.server.command === "/usr/bin/takeback");
   assert.deepEqual(onPath.steps, ["takeback.server.command: not set", "takeback.server.python: not set", "takeback on PATH: /usr/bin/takeback"]);
 
-  const viaPython = resolveServer(base, probes({ which: (n) => (n === "python3" ? "/usr/bin/python3" : undefined) }));
-  assert.ok(viaPython.ok && viaPython.server.source === "python3");
-  assert.deepEqual(viaPython.ok && viaPython.server.args, ["-m", "takeback", "serve"]);
+  const viaBundle = resolveServer(base, probes({ which: (n) => (n === "python3" ? "/usr/bin/python3" : undefined) }));
+  assert.ok(viaBundle.ok && viaBundle.server.source === "bundled" && viaBundle.server.command === "/usr/bin/python3");
+  assert.deepEqual(viaBundle.ok && viaBundle.server.args, ["-I", "-u", "/ext/bundled/libs/takeback/__main__.py", "serve"]);
+
+  // python3 too old, `python` on PATH new enough: the first Python that can run the bundle.
+  const paths: Record<string, string> = { python3: "/usr/bin/python3", python: "/opt/py/bin/python" };
+  const second = resolveServer(base, probes({ which: (n) => paths[n], bundleProblem: (p) => (p === "/usr/bin/python3" ? "Python 3.9 is older than 3.11" : undefined) }));
+  assert.ok(second.ok && second.server.command === "/opt/py/bin/python");
+  assert.deepEqual(second.steps.slice(3), ["python3 on PATH: /usr/bin/python3: Python 3.9 is older than 3.11", "bundled Takeback: run by /opt/py/bin/python"]);
+
+  // A takeback.server.python without Takeback of its own runs the bundled copy.
+  const setPython = resolveServer({ ...base, python: "~/venv/bin/python" }, probes({ pythonProblem: () => "cannot import takeback" }));
+  assert.ok(setPython.ok && setPython.server.source === "bundled" && setPython.server.command === "/home/me/venv/bin/python");
 });
 
 test("server resolution failures say what is wrong and how to fix it", () => {
   const base = { command: "", python: "", logLevel: "INFO" };
-  const none = resolveServer(base, probes({ which: (n) => (n === "python3" ? "/usr/bin/python3" : undefined), pythonProblem: () => "no module named takeback" }));
+  // No Python that can run the bundle: the message names what was tried, the fix is one.
+  const old = { which: (n: string) => (n === "python3" ? "/usr/bin/python3" : undefined), bundleProblem: () => "Python 3.9 is older than 3.11" };
+  const none = resolveServer(base, probes(old));
   assert.ok(!none.ok);
-  assert.match(!none.ok ? none.fix : "", /not published as a package: in a clone of it, `\.\/scripts\/setup\.sh` makes `\.venv\/bin\/takeback`/);
-  assert.match(none.steps.at(-1) ?? "", /no module named takeback/);
+  assert.match(!none.ok ? none.problem : "", /no Python 3\.11 or newer .*python3 on PATH: \/usr\/bin\/python3: Python 3\.9 is older than 3\.11; python on PATH: not found/);
+  assert.match(!none.ok ? none.fix : "", /^Install Python 3\.11 or newer so that `python3` is on PATH/);
+  // A build without the bundle (run from source): the fix is the clone's setup.
+  const unbundled = resolveServer(base, probes({ ...old, bundle: undefined }));
+  assert.ok(!unbundled.ok);
+  assert.match(!unbundled.ok ? unbundled.fix : "", /not published as a package: in a clone of it, `\.\/scripts\/setup\.sh` makes `\.venv\/bin\/takeback`/);
+  assert.deepEqual(unbundled.steps.at(-1), "bundled Takeback: not in this build of the extension");
 
   // A setting that is set but broken is an error, never silently skipped.
   const broken = resolveServer({ ...base, command: "${workspaceFolder}/missing/takeback" }, probes());
   assert.ok(!broken.ok);
   assert.match(!broken.ok ? broken.problem : "", /\/w\/missing\/takeback/);
-  const badPython = resolveServer({ ...base, python: "/usr/bin/python3" }, probes({ pythonProblem: () => "cannot import takeback" }));
+  const badPython = resolveServer({ ...base, python: "/usr/bin/python3" }, probes({ pythonProblem: () => "cannot import takeback", bundle: undefined }));
   assert.ok(!badPython.ok && /python3 -m pip install PATH-TO-THE-CLONE/.test(badPython.fix));
+  const oldPython = resolveServer({ ...base, python: "~/venv/bin/python" }, probes({ pythonProblem: () => "cannot import takeback", bundleProblem: () => "Python 3.9 is older than 3.11" }));
+  assert.ok(!oldPython.ok && /cannot run Takeback: Python 3\.9 is older than 3\.11/.test(oldPython.problem) && /Python 3\.11 or newer/.test(oldPython.fix));
 
   // Restricted Mode: no program inside the workspace folder runs, however it was found.
   const inside = { which: (n: string) => ({ "/w/.venv/bin/takeback": "/w/.venv/bin/takeback", "/w/bin/python3": "/w/bin/python3", takeback: "/w/bin/takeback", python3: "/w/bin/python3" } as Record<string, string>)[n] };
@@ -124,6 +145,7 @@ test("server resolution failures say what is wrong and how to fix it", () => {
   assert.deepEqual(onPathInside.steps.slice(2), [
     "takeback on PATH: /w/bin/takeback is inside the workspace folder, which is not trusted: not run in Restricted Mode",
     "python3 on PATH: /w/bin/python3 is inside the workspace folder, which is not trusted: not run in Restricted Mode",
+    "python on PATH: not found",
   ]);
   const trusted = resolveServer({ ...base, command: "${workspaceFolder}/.venv/bin/takeback" }, probes(inside));
   assert.ok(trusted.ok && trusted.server.command === "/w/.venv/bin/takeback");
