@@ -528,7 +528,7 @@ async function bundledScenario() {
     await page.goto(config.url, { waitUntil: "domcontentloaded", timeout: 60000 });
     await page.locator(".monaco-workbench").waitFor({ timeout: 60000 });
     await page.locator('.activitybar .action-item a[aria-label^="Takeback"]').first().waitFor({ timeout: 60000 });
-    const row = panelRow(config.label);
+    const row = panelRow(`#1 ${config.label}`); // the turn's row (its session's row holds the prompt too)
     await waitFor("the recorded turn in the panel", async () => {
       await showPanel();
       return (await row.count()) > 0;
