@@ -91,16 +91,16 @@ class Unsaved(EngineParts):
     def _lacking(self) -> tuple[FoldedEntry, list[PathChange]] | None:
         """The newest operation and its editor paths' changes whose disk is the before-side.
         A path a later entry recorded a change to is not the operation's any more."""
-        later: set[str] = set()
+        newer: list[FoldedEntry] = []
         op = None
-        for state in self.timeline.newest_first():
+        for state in self.timeline.newest_first():  # headers only: no entry's file list is read here
             if state.begun.kind != "turn" and state.operation is not None:
                 op = state
                 break
-            for cp in state.checkpoints:
-                later.update(c.path for c in cp.changes)
+            newer.append(state)
         if op is None or op.operation is None or not op.operation.editor:
             return None
+        later = {c.path for state in newer for cp in state.checkpoints for c in cp.changes}
         editor = set(op.operation.editor) - later
         lacking = []
         for cp in op.checkpoints:
