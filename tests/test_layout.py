@@ -28,8 +28,9 @@ ALLOWED: dict[str, set[str]] = {
     "hooks": {"engine", "core", "errors", "install", "resident", "workspace"},
     "resident": {"engine", "hooks", "storage", "config", "cli", "__version__"},
     "install": {"config", "errors", "storage"},
+    "tui": {"engine", "core", "errors"},
     "demo": {"engine", "core", "config"},
-    "cli": {"engine", "core", "errors", "workspace", "demo", "hooks", "install", "launch", "lsp", "mcp", "resident", "__version__"},
+    "cli": {"engine", "core", "errors", "workspace", "demo", "hooks", "install", "launch", "lsp", "mcp", "resident", "tui", "__version__"},
     "launch": {"cli", "hooks", "gitenv", "resident"},
     "__main__": {"launch"},
     "__init__": set(),
@@ -78,7 +79,7 @@ def test_each_layer_imports_only_what_it_may(path: Path) -> None:
         targets = names if len(pieces) == 1 else [pieces[1]]
         for target in targets:
             assert target == part or target in ALLOWED[part], f"{path.name}:{line}: {part} may not import {target}"
-            if target == "workspace" and part in ("cli", "mcp", "hooks"):
+            if target == "workspace" and part in ("cli", "mcp", "hooks", "tui"):
                 assert ".".join(pieces[1:3]) in ADAPTERS_MAY_ASK, f"{path.name}:{line}: {part} may not import {module}"
 
 
