@@ -92,7 +92,7 @@ async def test_the_tree_shows_sessions_turns_steps_and_files_and_a_file_shows_it
         await settle(pilot, app)
         names = labels(app)
         assert any(PROMPT in n and "(2 turns)" in n for n in names), names  # the session, by its first prompt
-        assert any(n.startswith("#2 applied") and "add a title" in n for n in names), names
+        assert any(n.startswith("#2 add a title  1 file +2 -0") for n in names), names
         await open_turn(pilot, app, 1)
         step = node(app, "#1.2")
         assert "Edit src/util.py" in str(step.label)
@@ -116,7 +116,8 @@ async def test_undo_shows_the_plan_writes_nothing_until_yes_then_shows_the_verdi
         await pilot.press("u")
         await until(pilot, lambda: asking(app))
         plan = shown(app, "#plan-body")
-        assert "SAFE" in plan and "README.md" in plan and "add a title" in plan, plan
+        assert app.screen.title_text == "Undo #2?"
+        assert "SAFE" in plan and "README.md" in plan and "add a title" in plan and "next:" not in plan, plan
         assert tree_state(repo) == before  # the plan wrote nothing
         await pilot.press("y")
         await until(pilot, lambda: telling(app))
@@ -203,3 +204,27 @@ async def test_markup_in_a_prompt_is_shown_as_typed(engine: Engine) -> None:
         tree = app.query_one(Tree)
         rows = ["".join(s.text for s in tree.render_line(y)) for y in range(tree.size.height)]
         assert any(PROMPT in row for row in rows), rows  # on screen, as typed (the session row: the turn row is cut at the tree's width)
+
+
+async def test_the_screenshots_in_the_docs(engine: Engine, tmp_path: Path) -> None:
+    """The timeline with a step's file and its diff, and undo's plan, as SVG: written to the
+    test's folder, and to docs/images/ when TAKEBACK_DOCS_SCREENSHOTS=1 (how the docs' ones were
+    made); docs/cli.md shows both."""
+    into = DOCS if os.environ.get("TAKEBACK_DOCS_SCREENSHOTS") == "1" else tmp_path
+    app = TimelineApp(engine)
+    async with app.run_test(size=(110, 26)) as pilot:
+        await settle(pilot, app)
+        await open_turn(pilot, app, 1)
+        node(app, "#1.1").expand()
+        await settle(pilot, app)
+        app.query_one(Tree).move_cursor(node(app, "modified src/app.py"))
+        await settle(pilot, app)
+        app.save_screenshot("tui-timeline.svg", path=str(into))
+        await pilot.press("u")
+        await until(pilot, lambda: asking(app))
+        app.save_screenshot("tui-plan.svg", path=str(into))
+        await pilot.press("escape")
+    for name in ("tui-timeline.svg", "tui-plan.svg"):
+        svg = (into / name).read_text()
+        assert "takeback" in svg and svg.startswith("<svg")
+        assert (DOCS / name).exists() and f"images/{name}" in (DOCS.parent / "cli.md").read_text()

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from rich.text import Text
+from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -70,6 +71,7 @@ class TimelineApp(App[None]):
         self._lock = asyncio.Lock()
         self._full: dict[str, Entry] = {}  # entries with their files, read when first needed
         self._filling: set[str] = set()
+        self._operating = False  # one operation at a time, from its plan to its verdict
 
     def compose(self) -> ComposeResult:
         yield Static(Text(f"takeback · {quote_path(str(self.engine.workspace.root))}"), id="where")
@@ -186,8 +188,9 @@ class TimelineApp(App[None]):
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[Item]) -> None:
         item = event.node.data
         if item is not None:
-            self.run_worker(self._show(item), group="detail", exclusive=True)
+            self._show(item)
 
+    @work(group="detail", exclusive=True)
     async def _show(self, item: Item) -> None:
         try:
             text = await self._detail(item)
@@ -217,6 +220,9 @@ class TimelineApp(App[None]):
     # ------------------------------------------------------------------ operations
 
     def action_operate(self, operation: plans.Operation) -> None:
+        if self._operating:
+            self.notify("Another operation is under way: answer or close its window first.", markup=False)
+            return
         node = self.query_one(Tree).cursor_node
         item = node.data if node is not None else None
         spec = None
@@ -225,23 +231,32 @@ class TimelineApp(App[None]):
                 self.notify(f"Select a turn{' or a step' if operation == 'restore' else ''} first.", markup=False)
                 return
             spec = f"#{item.entry.number}" if operation == "revert" else item.spec
-        self.run_worker(self._operate(plans.Request(operation, spec)), group="operate", exclusive=True)
+        self._operating = True
+        self._operate(plans.Request(operation, spec))
 
+    @work(group="operate")
     async def _operate(self, request: plans.Request) -> None:
         """Plan, ask, carry out (if the plan still holds), tell."""
         try:
+            await self._operate_once(request)
+        finally:
+            self._operating = False
+
+    async def _operate_once(self, request: plans.Request) -> None:
+        try:
             result = await self.call(plans.plan, self.engine, request)
-            title = f"{request.title}?"
+            title = request.asked(result)
             while True:
                 label = self._label(result.target_number)
-                yes = await self.push_screen_wait(PlanScreen(title, panes.result_text(result, label), plans.may_carry_out(result)))
+                ask = plans.may_carry_out(result)
+                yes = await self.push_screen_wait(PlanScreen(title, panes.result_text(result, label, asking=ask), ask))
                 if not yes:
                     self.notify(f"{request.title}: left as it was, nothing was written.", markup=False)
                     return
                 result, done = await self.call(plans.carry_out, self.engine, request, result)
                 if done:
                     break
-                title = f"{request.title}? The timeline moved since that plan; this is the plan now"
+                title = f"{request.asked(result)} The timeline moved since that plan; this is the plan now"
         except TakebackError as exc:
             self.notify(exc.message, title=request.title, severity="warning", markup=False, timeout=8)
             return

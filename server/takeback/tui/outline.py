@@ -84,16 +84,19 @@ def session_title(turns: list[Entry]) -> Text:
 
 
 def entry_label(entry: Entry) -> Text:
-    """``#3 applied  2 files +4 -1  fix the parser``; an operation names its target."""
+    """``#3 fix the parser  2 files +4 -1``: the prompt first (a narrow tree cuts the end),
+    the state only when it is not ``applied``; an operation names its target."""
     shown = for_terminal(entry)
-    label = Text.assemble((f"#{entry.number}", "bold"), " ", (entry.state, STATE_STYLE.get(entry.state, "")))
+    label = Text(f"#{entry.number}", style="bold")
+    if entry.state != "applied":
+        label.append(f" {entry.state}", style=STATE_STYLE.get(entry.state, ""))
     if entry.kind != "turn":
         label.append(f" {entry.kind}" + (f" of #{entry.target_number}" if entry.target_number else ""))
+    elif shown.label:
+        label.append(" " + _short(shown.label, 70))
     label.append(f"  {counted(entry.file_count, 'file')} +{entry.additions} -{entry.deletions}", style="dim")
     if entry.checks_passed is not None:
         label.append("  checks passed" if entry.checks_passed else "  checks FAILED", style="green" if entry.checks_passed else "red")
-    if shown.label and entry.kind == "turn":
-        label.append("  " + _short(shown.label, 70))
     return label
 
 

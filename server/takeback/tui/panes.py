@@ -59,10 +59,11 @@ def diff_text(patch: str) -> Text:
     return out
 
 
-def result_text(result: OperationResult, label: str | None = None) -> Text:
+def result_text(result: OperationResult, label: str | None = None, asking: bool = False) -> Text:
     """An operation's answer, a plan (``dry_run``) or what was done: its target's prompt
     (``label``), the verdict and what it says, each file, what is skipped or in conflict, and
-    the next safe action."""
+    the next safe action — but for a plan that asks (``asking``), whose next action is the
+    window's yes, not the CLI's "run it without --dry-run"."""
     shown = for_terminal(result)
     out = Text()
     if label:
@@ -80,5 +81,6 @@ def result_text(result: OperationResult, label: str | None = None) -> Text:
         out.append(f"  conflict {conflict.path}: {conflict.reason}{note}\n", style="red")
         if conflict.advice and not conflict.markers_possible:
             out.append(f"           {conflict.advice}\n", style="red")
-    out.append(f"\nnext: {shown.next_action}\n", style="dim")
+    if not asking:
+        out.append(f"\nnext: {shown.next_action}\n", style="dim")
     return out

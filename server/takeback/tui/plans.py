@@ -27,8 +27,14 @@ class Request:
 
     @property
     def title(self) -> str:
-        """``Undo``, ``Revert #3``, ``Restore #3.2``: the plan window's title."""
+        """``Undo``, ``Revert #3``, ``Restore #3.2``: how the answers name it."""
         return self.operation.capitalize() + (f" {self.spec}" if self.spec else "")
+
+    def asked(self, result: OperationResult) -> str:
+        """The plan window's question: ``Undo #2?`` (the entry the plan found), ``Restore #3.2?``."""
+        if self.spec is None and result.target_number is not None:
+            return f"{self.title} #{result.target_number}?"
+        return f"{self.title}?"
 
 
 def _call(engine: Engine, request: Request, dry_run: bool) -> OperationResult:
