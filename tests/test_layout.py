@@ -28,8 +28,10 @@ ALLOWED: dict[str, set[str]] = {
     "hooks": {"engine", "core", "errors", "install", "resident", "workspace"},
     "resident": {"engine", "hooks", "storage", "config", "cli", "pager", "__version__"},
     "install": {"config", "errors", "storage"},
+    "tui": {"engine", "core", "errors"},
     "demo": {"engine", "core", "config"},
-    "cli": {"engine", "core", "errors", "workspace", "demo", "hooks", "install", "launch", "lsp", "mcp", "resident", "pager", "__version__"},
+    "cli": {"engine", "core", "errors", "workspace", "demo", "hooks", "install", "launch", "lsp", "mcp", "resident", "pager", "tui",
+            "__version__"},
     "launch": {"cli", "hooks", "gitenv", "pager", "resident"},
     "pager": set(),
     "__main__": {"launch"},
@@ -79,7 +81,7 @@ def test_each_layer_imports_only_what_it_may(path: Path) -> None:
         targets = names if len(pieces) == 1 else [pieces[1]]
         for target in targets:
             assert target == part or target in ALLOWED[part], f"{path.name}:{line}: {part} may not import {target}"
-            if target == "workspace" and part in ("cli", "mcp", "hooks"):
+            if target == "workspace" and part in ("cli", "mcp", "hooks", "tui"):
                 assert ".".join(pieces[1:3]) in ADAPTERS_MAY_ASK, f"{path.name}:{line}: {part} may not import {module}"
 
 
@@ -104,3 +106,21 @@ def test_no_function_over_60_lines_and_no_class_over_400() -> None:
 def test_every_module_says_what_it_owns() -> None:
     missing = [str(p.relative_to(PACKAGE)) for p in _modules() if p.stat().st_size and not ast.get_docstring(ast.parse(p.read_text()))]
     assert not missing, f"modules without a docstring: {missing}"
+
+
+_WRITES = {"write_bytes", "write_text", "unlink", "rmdir", "rename", "replace", "remove", "rmtree", "mkdir", "makedirs",
+           "open", "save_screenshot", "symlink_to", "chmod", "truncate"}
+
+
+def test_the_terminal_ui_writes_nothing_itself() -> None:
+    """``tui/`` writes the person's files only through the engine's operations: no call in it
+    opens, writes, moves or deletes a file (the engine's ``Operations`` do, with their journal)."""
+    found = []
+    for path in sorted((PACKAGE / "tui").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+                if name in _WRITES:
+                    found.append(f"{path.name}:{node.lineno}: {name}()")
+    assert not found, "\n".join(found)

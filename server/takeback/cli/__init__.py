@@ -7,7 +7,7 @@ in ``output.py`` and in docs/cli.md. Errors are one line on stderr.
 One module per command group, each adding its commands to the parser and naming the function
 that runs each (``register``): ``turns`` (begin, end, check), ``reading`` (log, show, diff,
 cat, status), ``operations`` (undo, redo, revert, restore), ``upkeep`` (gc), ``agents`` (hook,
-install, uninstall), ``servers`` (serve, mcp, resident, demo). ``main`` parses, looks the
+install, uninstall), ``servers`` (serve, mcp, resident, ui, demo). ``main`` parses, looks the
 command up in that table, and turns every error into one line. ``answer`` does the same for
 the resident process, which serves the reading commands, the operations, ``begin`` and ``end``
 (``resident/forward.py``).
@@ -95,8 +95,8 @@ def _run(raw: list[str], parsed: tuple, unguarded: tuple) -> int:
     args = _parse(raw, parser)
     if isinstance(args, int):
         return args
-    if args.command in ("serve", "mcp"):
-        sys.stdout, sys.stderr = unguarded  # a protocol's channel, not a terminal: its bytes as they are
+    if args.command in ("serve", "mcp", "ui"):
+        sys.stdout, sys.stderr = unguarded  # a protocol's channel, or Textual's own screen: its bytes as they are
     return _execute(Context(args), handlers, debug=bool(os.environ.get("TAKEBACK_DEBUG")))
 
 

@@ -1,5 +1,6 @@
 """Long-running programs: ``serve`` (the language server on stdio), ``mcp`` (the MCP server on
-stdio), ``resident`` (the per-user process of agents' hooks) and ``demo``."""
+stdio), ``resident`` (the per-user process of agents' hooks), ``ui`` (the full-screen timeline,
+``tui/``) and ``demo``."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ def register(command: AddCommand) -> dict[str, Handler]:
                    help="with run: get the workspace of FOLDER ready at once (what the hook that starts it asks)")
     p = command("demo", "a scripted agent session in a throw-away repository")
     p.add_argument("--keep", action="store_true", help="keep the demo folder")
-    return {"serve": serve, "mcp": mcp, "resident": resident, "demo": demo}
+    p = command("ui", "a full-screen timeline: sessions, turns, steps, files and their diffs; keys undo, redo, revert, restore")
+    p.add_argument("--no-mouse", action="store_true", help="leave the mouse to the terminal (to select text over SSH)")
+    return {"serve": serve, "mcp": mcp, "resident": resident, "demo": demo, "ui": ui}
 
 
 def serve(ctx: Context) -> int:
@@ -37,6 +40,12 @@ def resident(ctx: Context) -> int:
     from ..resident.command import run
 
     return run(ctx.args.action, ctx.json, ctx.args.warm)
+
+
+def ui(ctx: Context) -> int:
+    from ..tui.app import run
+
+    return run(ctx.engine, mouse=not ctx.args.no_mouse)
 
 
 def demo(ctx: Context) -> int:
