@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput, OutsideWorkspace
+from ..errors import InvalidInput, NothingToDo, OutsideWorkspace
 from ..storage import atomic
 from . import hookentries, jsonconfig, links, mcpentries, opencode, tomlblock, tracked
-from .agents import AGENTS, SHARED_FILE_NOTE, Agent, seed_for
+from .agents import AGENTS, SHARED_FILE_NOTE, Agent, not_found, seed_for
 from .command import mcp_argv, takeback_argv
 from .ledger import Ledger
 
@@ -37,6 +37,8 @@ class Report:
     scope: str
     changes: list[Change] = field(default_factory=list)
     next_steps: list[str] = field(default_factory=list)
+    skipped: str | None = None
+    """``install all``: why this agent was passed over (``agents.not_found``); nothing written for it."""
 
 
 class Pending:
@@ -282,12 +284,32 @@ def _expand(names: list[str]) -> list[Agent]:
     return [AGENTS[n] for n in chosen]
 
 
+def _present(names: list[str], scope: str) -> tuple[list[Agent], list[Report]]:
+    """The agents to install into: those named, and for ``all`` the ones on this machine; and a
+    report for each agent ``all`` passed over, saying why. None found: nothing to do."""
+    named = set(names) - {"all"}
+    agents, skipped = [], []
+    for agent in _expand(names):
+        why = None if agent.name in named else not_found(agent)
+        if why is None:
+            agents.append(agent)
+        else:
+            skipped.append(Report(agent.name, agent.title, scope, skipped=why))
+    if not agents:
+        raise NothingToDo(
+            "install all found no agent on this machine (no agent's program on PATH, no agent's config folder): "
+            "name the agent to install into it anyway (takeback install claude); nothing was written"
+        )
+    return agents, skipped
+
+
 def install(
     names: list[str], scope: str = "user", with_mcp: bool = False, workspace: str | None = None, force: bool = False
 ) -> list[Report]:
     root = _root(workspace)
+    agents, skipped = _present(names, scope)
     files = Pending(confine=root if scope == "project" else None)
-    planned = [(agent, _add(agent, scope, root, with_mcp, files)) for agent in _expand(names)]
+    planned = [(agent, _add(agent, scope, root, with_mcp, files)) for agent in agents]
     changed = files.changed()
     links.destinations(list(changed))
     shared = tracked.tracked([p for p in changed if p.is_relative_to(root)], root) if scope == "project" else []
@@ -307,7 +329,7 @@ def install(
             report.changes.append(Change(str(path), _action(files.before[path], files.after.get(path)), described))
         report.next_steps = warnings + _notes(agent, scope, root, list(what), shared)
         reports.append(report)
-    return reports
+    return reports + skipped
 
 
 def uninstall(names: list[str], scope: str = "user", workspace: str | None = None) -> list[Report]:
