@@ -87,7 +87,7 @@ def test_hooks_run_the_launcher_for_the_events_install_writes() -> None:
 
 def test_mcp_server_runs_the_launcher() -> None:
     servers = _json(PLUGIN / ".mcp.json")["mcpServers"]
-    assert servers == {"takeback": {"command": "${CLAUDE_PLUGIN_ROOT}/bin/takeback", "args": ["mcp"]}}
+    assert servers == {"takeback": {"command": "${CLAUDE_PLUGIN_ROOT}/bin/takeback", "args": ["mcp", "--agent", "claude"]}}
 
 
 def test_launcher_is_executable_in_git_and_is_posix_sh() -> None:

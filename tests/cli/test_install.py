@@ -12,6 +12,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -180,7 +181,7 @@ def test_uninstall_restores_exactly_what_was_there_before_install_all(tb: Takeba
     assert "\t\"hooks\": {\n\t\t\"SessionStart\"" in claude.read_text()
     toml_text = codex_toml.read_text()
     assert toml_text.startswith('# my codex\nmodel = "gpt-5.5"  # the one I like\n')
-    assert tomllib.loads(toml_text)["mcp_servers"]["takeback"]["args"][-1] == "mcp"
+    assert tomllib.loads(toml_text)["mcp_servers"]["takeback"]["args"][-3:] == ["mcp", "--agent", "codex"]
 
     expect_ok(tb("uninstall", "all"))
     assert homes(env) == before
@@ -226,8 +227,8 @@ def test_mcp_registers_takeback_mcp_with_each_agent(tb: Takeback, env: dict[str,
     }
     for agent, entry in entries.items():
         words = argv(entry)
-        assert words[-1] == "mcp" and Path(words[0]).is_absolute(), agent
-        run = subprocess.run([*words[:-1], "--version"], capture_output=True, text=True, env=env)
+        assert words[-3:] == ["mcp", "--agent", agent] and Path(words[0]).is_absolute(), agent
+        run = subprocess.run([*words[:-3], "--version"], capture_output=True, text=True, env=env)
         assert run.returncode == 0 and run.stdout.startswith("takeback "), agent
     assert [r["agent"] for r in result] == list(AGENTS)
     assert all(r["next_steps"] for r in result)
@@ -713,3 +714,41 @@ def test_install_all_with_no_agent_found_writes_nothing_and_says_so(tb: Takeback
     before = homes(env)
     expect_error(tb("install", "all", "--mcp"), 4, r"install all found no agent on this machine.*takeback install claude.*nothing was written")
     assert homes(env) == before
+
+
+# --------------------------------------------------------------------------- a file the team shares
+
+
+def test_project_scope_mcp_says_when_the_teams_file_holds_a_path_of_yours(tb: Takeback, env: dict[str, str]) -> None:
+    """``.mcp.json`` is committed and shared: a path of this person's (the venv's takeback) in it
+    is pointed out, with the personal alternative (``--scope user``)."""
+    env["PATH"] = os.path.dirname(shutil.which("git") or "/usr/bin/git")  # no takeback on PATH
+    [report] = tb.json("install", "claude", "--scope", "project", "--mcp")
+    entry = json.loads((tb.cwd / ".mcp.json").read_text())["mcpServers"]["takeback"]
+    assert Path(entry["command"]).is_absolute() and entry["args"] == ["mcp", "--agent", "claude"]
+    [said] = [s for s in report["next_steps"] if s.startswith(".mcp.json is a file your team shares")]
+    assert f"a path of yours ({entry['command']})" in said
+    assert "'takeback install claude --mcp' (--scope user: " + str(Path(env["HOME"]) / ".claude.json") in said
+
+
+def test_project_scope_mcp_writes_a_portable_takeback_when_path_finds_this_one(tb: Takeback, env: dict[str, str], tmp_path: Path) -> None:
+    script = Path(sys.executable).parent / "takeback"
+    if not script.is_file():
+        pytest.skip("Takeback runs as 'python -m takeback' here: no console script for PATH to find")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "takeback").symlink_to(script)  # the person's ~/.local/bin link to it
+    env["PATH"] = os.pathsep.join([str(tmp_path / "bin"), os.path.dirname(shutil.which("git") or "/usr/bin/git")])
+    [report] = tb.json("install", "claude", "--scope", "project", "--mcp")
+    entry = json.loads((tb.cwd / ".mcp.json").read_text())["mcpServers"]["takeback"]
+    assert entry == {"type": "stdio", "command": "takeback", "args": ["mcp", "--agent", "claude"]}
+    assert any("starts the MCP server as 'takeback', found on PATH" in s for s in report["next_steps"])
+    assert not any("a path of yours" in s for s in report["next_steps"])
+    # what it runs, looked up as the agent looks it up, is Takeback
+    ran = subprocess.run([shutil.which("takeback", path=env["PATH"]) or "takeback", "--version"], capture_output=True, text=True, env=env)
+    assert ran.returncode == 0 and ran.stdout.startswith("takeback ")
+    # the user scope is the person's own file: always the absolute path
+    expect_ok(tb("install", "claude", "--mcp"))
+    mine = json.loads((Path(env["HOME"]) / ".claude.json").read_text())["mcpServers"]["takeback"]
+    assert Path(mine["command"]).is_absolute()
+    expect_ok(tb("uninstall", "claude", "--scope", "project"))
+    assert not (tb.cwd / ".mcp.json").exists()

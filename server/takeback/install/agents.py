@@ -1,7 +1,8 @@
 """The table of agents Takeback installs into: for each, where its config lives (honouring its
 own home variable), the events its hooks listen to, where it lists MCP servers, what the
-person still has to do afterwards, and how to tell it is on this machine (``install all``). Facts from shared/notes/agents-testing.md (checked live on
-the pinned versions) and each agent's documentation.
+person still has to do afterwards, and how to tell it is on this machine (``install all``).
+Facts from shared/notes/agents-testing.md (checked live on the pinned versions) and each
+agent's documentation.
 """
 
 from __future__ import annotations
