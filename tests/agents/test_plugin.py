@@ -1,4 +1,4 @@
-"""Takeback's Claude Code plugin (``plugins/claude-code/takeback``, listed by the repository's
+"""Takeback's Claude Code plugin (``server/takeback/plugins/claude-code/takeback``, listed by the repository's
 ``.claude-plugin/marketplace.json``).
 
 Without Claude Code: its JSON files are what Claude Code reads, its hooks and MCP server run the
@@ -32,10 +32,11 @@ from agents.test_live import ClaudeCode, _offline_ready
 from cli.conftest import Takeback, isolated_env
 from core.support import full_state
 from helpers import git, git_state, make_repo
+from takeback.install.bundled import claude_plugin_dir
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
-PLUGIN = ROOT / "plugins" / "claude-code" / "takeback"
+PLUGIN = claude_plugin_dir()
 LAUNCHER = PLUGIN / "bin" / "takeback"
 TAKEBACK = Path(sys.executable).parent / "takeback"
 PAYLOADS = json.loads((ROOT / "tests" / "cli" / "hook_payloads" / "claude.json").read_text())["payloads"]
@@ -86,7 +87,7 @@ def test_hooks_run_the_launcher_for_the_events_install_writes() -> None:
 
 def test_mcp_server_runs_the_launcher() -> None:
     servers = _json(PLUGIN / ".mcp.json")["mcpServers"]
-    assert servers == {"takeback": {"command": "${CLAUDE_PLUGIN_ROOT}/bin/takeback", "args": ["mcp"]}}
+    assert servers == {"takeback": {"command": "${CLAUDE_PLUGIN_ROOT}/bin/takeback", "args": ["mcp", "--agent", "claude"]}}
 
 
 def test_launcher_is_executable_in_git_and_is_posix_sh() -> None:

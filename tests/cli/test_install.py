@@ -12,6 +12,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -172,15 +173,15 @@ def test_uninstall_restores_exactly_what_was_there_before_install_all(tb: Takeba
     codex_toml.write_text('# my codex\nmodel = "gpt-5.5"  # the one I like\n\n[projects."/src/x"]\ntrust_level = "trusted"\n')
     before = homes(env)
 
-    expect_ok(tb("install", "all", "--mcp"))
+    expect_ok(tb("install", *AGENTS, "--mcp"))
     installed = homes(env)
     assert installed != before
-    expect_ok(tb("install", "all", "--mcp"))
+    expect_ok(tb("install", *AGENTS, "--mcp"))
     assert homes(env) == installed, "a second install changed something"
     assert "\t\"hooks\": {\n\t\t\"SessionStart\"" in claude.read_text()
     toml_text = codex_toml.read_text()
     assert toml_text.startswith('# my codex\nmodel = "gpt-5.5"  # the one I like\n')
-    assert tomllib.loads(toml_text)["mcp_servers"]["takeback"]["args"][-1] == "mcp"
+    assert tomllib.loads(toml_text)["mcp_servers"]["takeback"]["args"][-3:] == ["mcp", "--agent", "codex"]
 
     expect_ok(tb("uninstall", "all"))
     assert homes(env) == before
@@ -201,7 +202,7 @@ def test_each_agents_home_variable_is_honoured(tb: Takeback, env: dict[str, str]
         env[name] = str(tmp_path / name.lower())
     env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg")
     home_before = tree(Path(env["HOME"]))
-    expect_ok(tb("install", "all"))
+    expect_ok(tb("install", *AGENTS))
     for agent in AGENTS:
         doc = json.loads(user_file(agent, env).read_text())
         assert ours(agent, doc) or doc["plugin"], agent
@@ -211,7 +212,7 @@ def test_each_agents_home_variable_is_honoured(tb: Takeback, env: dict[str, str]
 
 
 def test_mcp_registers_takeback_mcp_with_each_agent(tb: Takeback, env: dict[str, str]) -> None:
-    result = tb.json("install", "all", "--mcp")
+    result = tb.json("install", *AGENTS, "--mcp")
     home = Path(env["HOME"])
     def argv(entry: dict[str, Any]) -> list[str]:
         return entry["command"] if isinstance(entry["command"], list) else [entry["command"], *entry["args"]]
@@ -226,8 +227,8 @@ def test_mcp_registers_takeback_mcp_with_each_agent(tb: Takeback, env: dict[str,
     }
     for agent, entry in entries.items():
         words = argv(entry)
-        assert words[-1] == "mcp" and Path(words[0]).is_absolute(), agent
-        run = subprocess.run([*words[:-1], "--version"], capture_output=True, text=True, env=env)
+        assert words[-3:] == ["mcp", "--agent", agent] and Path(words[0]).is_absolute(), agent
+        run = subprocess.run([*words[:-3], "--version"], capture_output=True, text=True, env=env)
         assert run.returncode == 0 and run.stdout.startswith("takeback "), agent
     assert [r["agent"] for r in result] == list(AGENTS)
     assert all(r["next_steps"] for r in result)
@@ -509,11 +510,11 @@ def test_all_agents_in_project_scope_leave_the_repository_as_it_was(tb: Takeback
     from helpers import git_state
 
     before = tree(tb.cwd), git_state(tb.cwd)
-    result = tb.json("install", "all", "--scope", "project", "--mcp")
+    result = tb.json("install", *AGENTS, "--scope", "project", "--mcp")
     assert [r["agent"] for r in result] == list(AGENTS)
     written = {c["path"] for r in result for c in r["changes"]}
     assert all(Path(p).is_file() for p in written)
-    assert tb.json("install", "all", "--scope", "project", "--mcp") == [
+    assert tb.json("install", *AGENTS, "--scope", "project", "--mcp") == [
         {**r, "changes": [{**c, "action": "unchanged"} for c in r["changes"]]} for r in result
     ]
     expect_ok(tb("uninstall", "all", "--scope", "project"))
@@ -665,3 +666,89 @@ def test_project_scope_needs_no_force_when_only_the_teams_file_is_tracked(tb: Ta
     assert ours("claude", json.loads((tb.cwd / ".claude" / "settings.local.json").read_text()))
     assert not any("tracked by git" in s for s in result[0]["next_steps"])
     assert team.read_text() == "{}\n"
+
+
+# --------------------------------------------------------------------------- install all: the agents found
+
+
+def _fake_program(folder: Path, name: str) -> None:
+    """An agent's program as PATH shows it: an empty executable file (``install`` only looks for it)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text("")
+    (folder / name).chmod(0o755)
+
+
+def test_install_all_configures_only_the_agents_found_and_says_why_it_skipped_the_rest(
+    tb: Takeback, env: dict[str, str], tmp_path: Path
+) -> None:
+    _fake_program(tmp_path / "bin", "claude")  # Claude Code: its program on PATH, no ~/.claude yet
+    (Path(env["HOME"]) / ".codex").mkdir()  # Codex: its config folder, no program
+    _fake_program(tb.cwd / "here", "gemini")  # a relative PATH folder (the repository's own file) does not count
+    env["PATH"] = os.pathsep.join([str(tmp_path / "bin"), "here", os.path.dirname(shutil.which("git") or "/usr/bin/git")])
+
+    result = tb.json("install", "all")
+    assert [(r["agent"], r["skipped"]) for r in result] == [
+        ("claude", None),
+        ("codex", None),
+        ("gemini", "not found: no `gemini` on PATH and no ~/.gemini"),
+        ("copilot", "not found: no `copilot` on PATH and no ~/.copilot"),
+        ("cursor", "not found: no `cursor` or `cursor-agent` on PATH and no ~/.cursor"),
+        ("opencode", f"not found: no `opencode` on PATH and no {env['XDG_CONFIG_HOME']}/opencode"),
+        ("qwen", "not found: no `qwen` on PATH and no ~/.qwen"),
+    ]
+    assert ours("claude", json.loads(user_file("claude", env).read_text()))
+    assert ours("codex", json.loads(user_file("codex", env).read_text()))
+    assert all(r["changes"] == [] for r in result if r["skipped"])
+    assert not (Path(env["HOME"]) / ".gemini").exists() and not (Path(env["HOME"]) / ".cursor").exists()
+
+    text = tb("install", "all").text
+    assert "Claude Code (claude, user scope): installed\n" in text
+    assert "Gemini CLI (gemini): skipped, not found: no `gemini` on PATH and no ~/.gemini\n" in text
+
+    # named, an agent is installed into whether it is found or not
+    assert tb.json("install", "qwen")[0]["skipped"] is None and user_file("qwen", env).is_file()
+
+
+def test_install_all_with_no_agent_found_writes_nothing_and_says_so(tb: Takeback, env: dict[str, str], tmp_path: Path) -> None:
+    env["PATH"] = os.path.dirname(shutil.which("git") or "/usr/bin/git")
+    before = homes(env)
+    expect_error(tb("install", "all", "--mcp"), 4, r"install all found no agent on this machine.*takeback install claude.*nothing was written")
+    assert homes(env) == before
+
+
+# --------------------------------------------------------------------------- a file the team shares
+
+
+def test_project_scope_mcp_says_when_the_teams_file_holds_a_path_of_yours(tb: Takeback, env: dict[str, str]) -> None:
+    """``.mcp.json`` is committed and shared: a path of this person's (the venv's takeback) in it
+    is pointed out, with the personal alternative (``--scope user``)."""
+    env["PATH"] = os.path.dirname(shutil.which("git") or "/usr/bin/git")  # no takeback on PATH
+    [report] = tb.json("install", "claude", "--scope", "project", "--mcp")
+    entry = json.loads((tb.cwd / ".mcp.json").read_text())["mcpServers"]["takeback"]
+    assert Path(entry["command"]).is_absolute() and entry["args"] == ["mcp", "--agent", "claude"]
+    [said] = [s for s in report["next_steps"] if s.startswith(".mcp.json is a file your team shares")]
+    assert f"a path of yours ({entry['command']})" in said
+    assert "'takeback install claude --mcp' (--scope user: " + str(Path(env["HOME"]) / ".claude.json") in said
+
+
+def test_project_scope_mcp_writes_a_portable_takeback_when_path_finds_this_one(tb: Takeback, env: dict[str, str], tmp_path: Path) -> None:
+    script = Path(sys.executable).parent / "takeback"
+    if not script.is_file():
+        pytest.skip("Takeback runs as 'python -m takeback' here: no console script for PATH to find")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "takeback").symlink_to(script)  # the person's ~/.local/bin link to it
+    env["PATH"] = os.pathsep.join([str(tmp_path / "bin"), os.path.dirname(shutil.which("git") or "/usr/bin/git")])
+    [report] = tb.json("install", "claude", "--scope", "project", "--mcp")
+    entry = json.loads((tb.cwd / ".mcp.json").read_text())["mcpServers"]["takeback"]
+    assert entry == {"type": "stdio", "command": "takeback", "args": ["mcp", "--agent", "claude"]}
+    assert any("starts the MCP server as 'takeback', found on PATH" in s for s in report["next_steps"])
+    assert not any("a path of yours" in s for s in report["next_steps"])
+    # what it runs, looked up as the agent looks it up, is Takeback
+    ran = subprocess.run([shutil.which("takeback", path=env["PATH"]) or "takeback", "--version"], capture_output=True, text=True, env=env)
+    assert ran.returncode == 0 and ran.stdout.startswith("takeback ")
+    # the user scope is the person's own file: always the absolute path
+    expect_ok(tb("install", "claude", "--mcp"))
+    mine = json.loads((Path(env["HOME"]) / ".claude.json").read_text())["mcpServers"]["takeback"]
+    assert Path(mine["command"]).is_absolute()
+    expect_ok(tb("uninstall", "claude", "--scope", "project"))
+    assert not (tb.cwd / ".mcp.json").exists()

@@ -22,9 +22,11 @@ from typing import Any
 
 import pytest
 
+from takeback.install.bundled import claude_plugin_dir
+
 from .conftest import Takeback
 
-LAUNCHER = Path(__file__).parents[2] / "plugins" / "claude-code" / "takeback" / "bin" / "takeback"
+LAUNCHER = claude_plugin_dir() / "bin" / "takeback"
 CLAUDE = json.loads((Path(__file__).parent / "hook_payloads" / "claude.json").read_text())["payloads"]
 EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from helpers import write_files, write_user_config
+from takeback.install.bundled import claude_plugin_dir
 
 from .conftest import Snapshot, Takeback, expect_error
 
@@ -136,7 +137,7 @@ def test_a_config_file_linked_out_of_the_workspace_is_not_read(tb: Takeback, tmp
 # ---------------------------------------------------------------------- the Claude Code plugin
 
 
-LAUNCHER = Path(__file__).parents[2] / "plugins" / "claude-code" / "takeback" / "bin" / "takeback"
+LAUNCHER = claude_plugin_dir() / "bin" / "takeback"
 
 
 def _plugin_turn(tb: Takeback, untooled: str | None = None, settings_env: dict[str, str] | None = None,

@@ -167,7 +167,8 @@ async def test_the_text_beside_the_structure_says_what_an_agent_reads_out(ws: Pa
     names the commands it ran and its checks with their exit codes."""
     async with serve(ws) as session:
         empty = await call(session, "list_turns")
-        assert ok(empty)["turns"] == [] and empty.content[0].text == "No turns recorded yet in this workspace."
+        assert ok(empty)["turns"] == [] and ok(empty)["store"] == str(engine.store.path)
+        assert empty.content[0].text == f"No turns recorded for {ok(empty)['workspace']} (store: {engine.store.path})."
     engine.begin_turn(label="build it")
     write_files(ws, {"src/app.py": "def main():\n    return 3\n"})
     engine.end_turn(commands=["make build"])

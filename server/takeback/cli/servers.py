@@ -11,7 +11,10 @@ from .parser import AddCommand, Handler
 def register(command: AddCommand) -> dict[str, Handler]:
     p = command("serve", "run the language server on stdio")
     p.add_argument("--log-level", default="INFO")
-    command("mcp", "serve the Model Context Protocol on stdio for the workspace (agents call its tools)")
+    p = command("mcp", "serve the Model Context Protocol on stdio for the workspace (agents call its tools)")
+    p.add_argument("--agent", metavar="AGENT",
+                   help="the agent that starts it: its project folder, where it gives one (CLAUDE_PROJECT_DIR), "
+                        "says which workspace to serve when -C does not")
     p = command("resident", "the per-user process that records agents' hook events (started by the first hook)")
     p.add_argument("action", choices=["status", "stop", "run"], nargs="?", default="status",
                    help="status (default): is it running, for which workspaces; stop: end it; run: serve in the foreground")
@@ -33,7 +36,7 @@ def serve(ctx: Context) -> int:
 def mcp(ctx: Context) -> int:
     from ..mcp.server import run
 
-    return run(ctx.args.workspace)
+    return run(ctx.args.workspace, ctx.args.agent)
 
 
 def resident(ctx: Context) -> int:

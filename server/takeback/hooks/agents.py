@@ -18,6 +18,7 @@ import os
 import re
 from collections.abc import Callable, Mapping
 
+from ..workspace.locate import project_folder
 from .apply_patch import patch_paths
 from .decode import safe_text
 from .events import Event
@@ -93,7 +94,6 @@ _EVENTS = {
     },
     "kiro": {"promptSubmit": "prompt", "agentStop": "stop"},
 }
-_PROJECT_ENV = {"claude": "CLAUDE_PROJECT_DIR", "gemini": "GEMINI_PROJECT_DIR", "qwen": "QWEN_PROJECT_DIR"}
 
 
 class PayloadError(ValueError):
@@ -125,7 +125,7 @@ def parse(agent: str, event_name: str | None, payload: dict, env: Mapping[str, s
     if kind is None:
         return None  # an event Takeback does not use (PreCompress, PostToolBatch, …)
     event = _READERS.get(agent, _read_claude)(agent, kind, payload)
-    project = env.get(_PROJECT_ENV.get(agent, ""))
+    project = project_folder(agent, env)
     if project:
         event.folders.insert(0, project)  # the agent's project folder wins over the payload's
     if agent == "kiro" and env.get("USER_PROMPT"):

@@ -1,6 +1,6 @@
 """Hooks that come through Takeback's Claude Code plugin step aside for the person's own.
 
-The plugin's launcher (``plugins/claude-code/takeback/bin/takeback``) runs ``takeback hook
+The plugin's launcher (``server/takeback/plugins/claude-code/takeback/bin/takeback``) runs ``takeback hook
 claude`` with ``TAKEBACK_VIA=claude-plugin:<pid>`` (checked by ``via.py``). Claude Code runs the
 plugin's hooks *and* the hooks in its settings files, so a person who also ran ``takeback install
 claude`` would have every event reach Takeback twice (two turns per prompt). Rule: a call

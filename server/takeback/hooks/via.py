@@ -1,6 +1,6 @@
 """Whether a hook call came through the Claude Code plugin's launcher, and only then.
 
-The launcher (``plugins/claude-code/takeback/bin/takeback``) sets ``TAKEBACK_VIA=claude-plugin:<its
+The launcher (``server/takeback/plugins/claude-code/takeback/bin/takeback``) sets ``TAKEBACK_VIA=claude-plugin:<its
 pid>`` and then execs Takeback, so the pid is the hook process's own. A ``TAKEBACK_VIA`` that came
 any other way is dropped: a repository's ``.claude/settings.json`` may set environment variables
 for every hook, and the person's own settings hook, believing it came through the plugin, would

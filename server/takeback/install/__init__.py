@@ -6,7 +6,8 @@ line the hooks run; ``jsonconfig`` and ``tomlblock`` edit config files in place;
 and ``mcpentries`` know the shapes of the entries written; ``opencode`` writes OpenCode's plugin;
 ``ledger`` remembers each file's bytes before install so uninstall can put them back exactly;
 ``links`` writes through a config path that is a symbolic link; ``tracked`` says which project
-files git tracks (changed only with ``--force``); ``plan`` puts it together: every file is read and checked before any is written.
+files git tracks (changed only with ``--force``); ``bundled`` finds the files shipped beside the
+code (the Claude Code plugin); ``plan`` puts it together: every file is read and checked before any is written.
 """
 
 from typing import TYPE_CHECKING, Any

@@ -1,12 +1,14 @@
 """The table of agents Takeback installs into: for each, where its config lives (honouring its
-own home variable), the events its hooks listen to, where it lists MCP servers, and what the
-person still has to do afterwards. Facts from shared/notes/agents-testing.md (checked live on
-the pinned versions) and each agent's documentation.
+own home variable), the events its hooks listen to, where it lists MCP servers, what the
+person still has to do afterwards, and how to tell it is on this machine (``install all``).
+Facts from shared/notes/agents-testing.md (checked live on the pinned versions) and each
+agent's documentation.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +60,10 @@ class Agent:
     """OpenCode: where the plugin file goes."""
     hooks_off: tuple[tuple[str, ...], object] | None = None
     """A setting in the hooks file that switches every hook off (keys, value): install says so."""
+    programs: tuple[str, ...] = ()
+    """The agent's program names: one on PATH means the agent is on this machine."""
+    home: Callable[[], Path] | None = None
+    """Its config folder: when it exists, so does the agent (it made it at its first run)."""
 
 
 def _claude_dir() -> Path:
@@ -103,6 +109,8 @@ AGENTS: dict[str, Agent] = {
             hooks=HookSpec(CLAUDE_EVENTS),
             mcp=McpSpec(extra={"type": "stdio"}),
             hooks_off=(("disableAllHooks",), True),
+            programs=("claude",),
+            home=_claude_dir,
             next_steps=("Claude Code reads hooks when a session starts: start a new session (/hooks lists them).",),
             project_notes=(
                 ".claude/settings.local.json is Claude Code's personal file for this repository (not the team's .claude/settings.json).",
@@ -115,6 +123,8 @@ AGENTS: dict[str, Agent] = {
             mcp_file=_scoped(lambda: _codex_dir() / "config.toml", ".codex/config.toml"),
             hooks=HookSpec(CLAUDE_EVENTS),
             mcp=None,
+            programs=("codex",),
+            home=_codex_dir,
             next_steps=(
                 "Codex runs new hooks only once you trust them, and skips them silently until then: start codex "
                 "and answer its 'Hooks need review' question with 'Trust all and continue' (or type /hooks and "
@@ -136,6 +146,8 @@ AGENTS: dict[str, Agent] = {
             }),
             mcp=McpSpec(),
             hooks_off=(("hooksConfig", "enabled"), False),
+            programs=("gemini",),
+            home=_gemini_dir,
             next_steps=("Gemini CLI reads hooks when a session starts: start a new session (/hooks lists them).",),
             project_notes=("Gemini CLI reads a repository's .gemini/settings.json only in a trusted folder.", SHARED_FILE_NOTE),
         ),
@@ -153,6 +165,8 @@ AGENTS: dict[str, Agent] = {
             ),
             mcp=McpSpec(extra={"type": "local", "tools": ["*"]}),
             project_seed={"version": 1},
+            programs=("copilot",),
+            home=_copilot_dir,
             next_steps=(
                 "Start a new Copilot CLI session.",
                 CLAUDE_READERS_NOTE.format(title="Copilot (the CLI and VS Code's agent)", name="copilot"),
@@ -174,6 +188,8 @@ AGENTS: dict[str, Agent] = {
             ),
             mcp=McpSpec(),
             seed={"version": 1},
+            programs=("cursor", "cursor-agent"),
+            home=lambda: _home() / ".cursor",
             next_steps=(
                 "Restart Cursor (or reload its window) so it reads hooks.json.",
                 CLAUDE_READERS_NOTE.format(title="Cursor", name="cursor"),
@@ -188,6 +204,8 @@ AGENTS: dict[str, Agent] = {
             hooks=None,
             mcp=McpSpec(section="mcp", argv_list=True, extra={"enabled": True}),
             plugin_file=_scoped(lambda: _opencode_dir() / "takeback-plugin.js", ".opencode/takeback-plugin.js"),
+            programs=("opencode",),
+            home=_opencode_dir,
             next_steps=("OpenCode loads plugins when it starts: start it again.",),
             project_notes=(SHARED_FILE_NOTE,),
         ),
@@ -198,6 +216,8 @@ AGENTS: dict[str, Agent] = {
             mcp_file=_scoped(lambda: _qwen_dir() / "settings.json", ".qwen/settings.json"),
             hooks=HookSpec({"UserPromptSubmit": None, "PreToolUse": ".*", "PostToolUse": ".*", "Stop": None, "SessionEnd": None}),
             mcp=McpSpec(),
+            programs=("qwen",),
+            home=_qwen_dir,
             next_steps=("Qwen Code reads hooks when a session starts: start a new session.",),
             project_notes=(SHARED_FILE_NOTE,),
         ),
@@ -210,3 +230,25 @@ NAMES = tuple(AGENTS)
 def seed_for(agent: Agent, scope: str) -> dict:
     """What a hooks file that Takeback creates for ``agent`` in ``scope`` starts with."""
     return agent.project_seed if scope == "project" and agent.project_seed is not None else agent.seed
+
+
+def not_found(agent: Agent) -> str | None:
+    """Why ``install all`` passes ``agent`` over: None when it is on this machine (one of its
+    programs on PATH, or its config folder exists), else what was looked for."""
+    search = os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(d))
+    if any(shutil.which(program, path=search) for program in agent.programs):  # never a relative folder: the repository's own file
+        return None
+    folder = agent.home() if agent.home is not None else None
+    if folder is not None and folder.is_dir():
+        return None
+    programs = " or ".join(f"`{p}`" for p in agent.programs)
+    where = f" and no {_tilde(folder)}" if folder is not None else ""
+    return f"not found: no {programs} on PATH{where}"
+
+
+def _tilde(path: Path) -> str:
+    """``path`` with the home folder written ``~``, as the person knows it."""
+    try:
+        return "~/" + str(path.relative_to(_home()))
+    except ValueError:
+        return str(path)

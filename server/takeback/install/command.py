@@ -1,6 +1,7 @@
 """The command line an agent runs to reach Takeback: the absolute path of this very
 ``takeback`` (the console script beside the running interpreter, else ``sys.argv[0]``, else
-``python -m takeback``), quoted for a POSIX shell; a hook's line is ``PYTHON -S
+``python -m takeback``), quoted for a POSIX shell (an MCP entry in a file the team shares:
+the plain ``takeback`` when PATH finds this one); a hook's line is ``PYTHON -S
 …/takeback/__main__.py`` (the package's entry run without ``site``: ``hook_argv``). Nothing else is needed at run time: no
 ``jq``, no pipes, no PATH lookup, so it works from any subfolder or git worktree.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import sys
 from pathlib import Path
 
@@ -43,9 +45,26 @@ def entry_file() -> str:
     return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "__main__.py")
 
 
-def mcp_argv() -> list[str]:
-    """``takeback mcp``: the MCP server on stdio, serving the folder it is started in."""
-    return [*takeback_argv(), "mcp"]
+def mcp_argv(agent: str, portable: bool = False) -> list[str]:
+    """``takeback mcp --agent AGENT``: the MCP server on stdio, serving the workspace of the
+    project folder the agent gives it (else of the folder it is started in). ``portable``: the
+    plain word ``takeback`` when that, looked up on PATH, is this very Takeback (``on_path``),
+    for a file the team shares; else this Takeback's absolute path."""
+    words = ["takeback"] if portable and on_path() else takeback_argv()
+    return [*words, "mcp", "--agent", agent]
+
+
+def on_path() -> bool:
+    """Whether ``takeback`` on PATH (an absolute folder of it) is this Takeback's console script."""
+    mine = takeback_argv()
+    if len(mine) != 1:
+        return False  # run as ``python -m takeback``: no console script to find
+    search = os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(d))
+    found = shutil.which("takeback", path=search)
+    try:
+        return found is not None and os.path.samefile(found, mine[0])
+    except OSError:
+        return False
 
 
 def takeback_words(line: str | list[str]) -> list[str] | None:

@@ -1,6 +1,7 @@
 """The ``takeback`` MCP server entry in an agent's JSON config: under ``mcpServers`` (Claude
 Code, Gemini CLI, Qwen Code, Copilot CLI, Cursor) or ``mcp`` (OpenCode), each in the shape
-that agent reads. An entry is Takeback's when it is named ``takeback`` and runs ``takeback mcp``.
+that agent reads. An entry is Takeback's when it is named ``takeback`` and runs ``takeback mcp``
+(with or without arguments).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .command import mcp_argv, takeback_words
+from .command import takeback_words
 from .jsonconfig import BadConfig, member
 
 
@@ -23,8 +24,8 @@ class McpSpec:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def entry(spec: McpSpec) -> dict[str, Any]:
-    argv = mcp_argv()
+def entry(spec: McpSpec, argv: list[str]) -> dict[str, Any]:
+    """The entry that runs ``argv`` (``command.mcp_argv``) in the shape ``spec`` says."""
     if spec.argv_list:
         return {"type": "local", "command": argv, **spec.extra}
     kind = {k: v for k, v in spec.extra.items() if k == "type"}
@@ -39,13 +40,14 @@ def _is_ours(value: Any) -> bool:
     argv = command if isinstance(command, list) else [command, *(value.get("args") or [])]
     if not all(isinstance(word, str) for word in argv):
         return False
-    return takeback_words(argv) == ["mcp"]
+    words = takeback_words(argv)
+    return words is not None and words[:1] == ["mcp"]  # as written now (``mcp --agent …``) or by an earlier install
 
 
-def add(doc: dict[str, Any], spec: McpSpec, path: Path) -> bool:
-    """Register the server; False when it already is, as written."""
+def add(doc: dict[str, Any], spec: McpSpec, path: Path, argv: list[str]) -> bool:
+    """Register the server running ``argv``; False when it already is, as written."""
     servers = member(doc, spec.section, dict, path, {})
-    wanted = entry(spec)
+    wanted = entry(spec, argv)
     current = servers.get("takeback")
     if current == wanted:
         return False

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import copy
 import os
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput, OutsideWorkspace
+from ..errors import InvalidInput, NothingToDo, OutsideWorkspace
 from ..storage import atomic
 from . import hookentries, jsonconfig, links, mcpentries, opencode, tomlblock, tracked
-from .agents import AGENTS, SHARED_FILE_NOTE, Agent, seed_for
+from .agents import AGENTS, SHARED_FILE_NOTE, Agent, not_found, seed_for
 from .command import mcp_argv, takeback_argv
 from .ledger import Ledger
 
@@ -37,6 +38,8 @@ class Report:
     scope: str
     changes: list[Change] = field(default_factory=list)
     next_steps: list[str] = field(default_factory=list)
+    skipped: str | None = None
+    """``install all``: why this agent was passed over (``agents.not_found``); nothing written for it."""
 
 
 class Pending:
@@ -182,16 +185,42 @@ def _add(agent: Agent, scope: str, root: Path, with_mcp: bool, files: Pending) -
         what.setdefault(hooks_path, []).append("the plugin in \"plugin\"")
     files.put_json(hooks_path, doc, layout)
     if with_mcp:
-        mcp_path = agent.mcp_file(scope, root)
-        if agent.mcp is None:
-            text = files.text(mcp_path) or ""
-            files.put(mcp_path, tomlblock.with_block(mcp_path, text, mcp_argv()).encode())
-        else:
-            mdoc, mlayout = files.json(mcp_path)
-            mcpentries.add(mdoc, agent.mcp, mcp_path)
-            files.put_json(mcp_path, mdoc, mlayout)
-        what.setdefault(mcp_path, []).append("the MCP server 'takeback' (takeback mcp)")
+        mcp_path, described, note = _add_mcp(agent, scope, root, files)
+        what.setdefault(mcp_path, []).append(described)
+        warnings += [note] if note else []
     return {p: "; ".join(w) for p, w in what.items()}, warnings
+
+
+def _add_mcp(agent: Agent, scope: str, root: Path, files: Pending) -> tuple[Path, str, str | None]:
+    """The ``takeback`` MCP server added to the agent's MCP file; returns the file, what it got,
+    and what to tell the person when it is a file the team shares (``--scope project``): the
+    entry then runs a plain ``takeback`` when PATH finds this one, which works for every teammate
+    who has Takeback; else it holds this person's own path, and the note says so and offers the
+    personal file (``--scope user``)."""
+    mcp_path = agent.mcp_file(scope, root)
+    shared = scope == "project" and mcp_path.is_relative_to(root)
+    argv = mcp_argv(agent.name, portable=shared)
+    if agent.mcp is None:
+        files.put(mcp_path, tomlblock.with_block(mcp_path, files.text(mcp_path) or "", argv).encode())
+    else:
+        mdoc, mlayout = files.json(mcp_path)
+        mcpentries.add(mdoc, agent.mcp, mcp_path, argv)
+        files.put_json(mcp_path, mdoc, mlayout)
+    described = f"the MCP server 'takeback' ({shlex.join(argv)})"
+    if not shared:
+        return mcp_path, described, None
+    name = mcp_path.relative_to(root)
+    if argv[0] == "takeback":
+        return mcp_path, described, (
+            f"{name} is a file your team shares: it starts the MCP server as 'takeback', found on PATH, "
+            "so it works for everyone who has Takeback on their PATH."
+        )
+    return mcp_path, described, (
+        f"{name} is a file your team shares, and its MCP server now runs a path of yours ({argv[0]}) that your "
+        f"teammates do not have. For yourself only, use 'takeback install {agent.name} --mcp' (--scope user: "
+        f"{agent.mcp_file('user', root)}) instead; or put Takeback on your PATH and install again, which writes "
+        "a plain 'takeback' that works for everyone who has it."
+    )
 
 
 def _strip(agent: Agent, scope: str, root: Path, files: Pending) -> list[Path]:
@@ -282,12 +311,32 @@ def _expand(names: list[str]) -> list[Agent]:
     return [AGENTS[n] for n in chosen]
 
 
+def _present(names: list[str], scope: str) -> tuple[list[Agent], list[Report]]:
+    """The agents to install into: those named, and for ``all`` the ones on this machine; and a
+    report for each agent ``all`` passed over, saying why. None found: nothing to do."""
+    named = set(names) - {"all"}
+    agents, skipped = [], []
+    for agent in _expand(names):
+        why = None if agent.name in named else not_found(agent)
+        if why is None:
+            agents.append(agent)
+        else:
+            skipped.append(Report(agent.name, agent.title, scope, skipped=why))
+    if not agents:
+        raise NothingToDo(
+            "install all found no agent on this machine (no agent's program on PATH, no agent's config folder): "
+            "name the agent to install into it anyway (takeback install claude); nothing was written"
+        )
+    return agents, skipped
+
+
 def install(
     names: list[str], scope: str = "user", with_mcp: bool = False, workspace: str | None = None, force: bool = False
 ) -> list[Report]:
     root = _root(workspace)
+    agents, skipped = _present(names, scope)
     files = Pending(confine=root if scope == "project" else None)
-    planned = [(agent, _add(agent, scope, root, with_mcp, files)) for agent in _expand(names)]
+    planned = [(agent, _add(agent, scope, root, with_mcp, files)) for agent in agents]
     changed = files.changed()
     links.destinations(list(changed))
     shared = tracked.tracked([p for p in changed if p.is_relative_to(root)], root) if scope == "project" else []
@@ -307,7 +356,7 @@ def install(
             report.changes.append(Change(str(path), _action(files.before[path], files.after.get(path)), described))
         report.next_steps = warnings + _notes(agent, scope, root, list(what), shared)
         reports.append(report)
-    return reports
+    return reports + skipped
 
 
 def uninstall(names: list[str], scope: str = "user", workspace: str | None = None) -> list[Report]:

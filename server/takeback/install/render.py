@@ -14,6 +14,9 @@ def as_json(reports: list[Report]) -> list[dict]:
 
 def print_reports(reports: list[Report], verb: str) -> None:
     for report in reports:
+        if report.skipped is not None:
+            print(f"{report.title} ({report.agent}): skipped, {report.skipped}")
+            continue
         print(f"{report.title} ({report.agent}, {report.scope} scope): {verb}")
         for change in report.changes:
             what = f" — {change.what}" if change.what and verb == "installed" else ""

@@ -23,7 +23,7 @@ from .. import __version__
 from ..core.terminal import quote_text
 from ..engine.engine import Engine
 from ..errors import InvalidInput, TakebackError
-from ..workspace.locate import workspace_root
+from ..workspace.locate import project_folder, workspace_root
 from .tools import Tools, tool_error
 
 INSTRUCTIONS = """\
@@ -73,14 +73,22 @@ def build(tools: Tools) -> MCPServer:
     return server
 
 
-def run(workspace: str | None) -> int:
-    """Serve ``workspace`` (default: the one the current folder belongs to, ``workspace/locate.py``)
+def start_folder(agent: str | None) -> str:
+    """Where the workspace is looked for when none is named: the project folder the agent that
+    started this server gave it (``--agent``; ``workspace/locate.py``), else the current folder
+    (an agent may start its MCP servers in a subfolder, or elsewhere)."""
+    project = project_folder(agent, os.environ)
+    return project if project is not None and os.path.isdir(project) else os.getcwd()
+
+
+def run(workspace: str | None, agent: str | None = None) -> int:
+    """Serve ``workspace`` (default: the one ``start_folder`` belongs to, ``workspace/locate.py``)
     until the client closes stdin."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="takeback mcp: %(levelname)s %(name)s: %(message)s")
     try:
         if workspace is not None and not workspace.strip():
             raise InvalidInput("--workspace is empty: give a folder, or leave the option out to use the current folder")
-        engine = Engine(Path(workspace if workspace is not None else workspace_root(os.getcwd())))
+        engine = Engine(Path(workspace if workspace is not None else workspace_root(start_folder(agent))))
     except TakebackError as exc:
         print(f"takeback: error: {' '.join(exc.message.split())}", file=sys.stderr)
         return exc.exit_status

@@ -12,9 +12,9 @@ from ..core.models import Entry, OperationResult
 from ..core.render import entry_line, for_terminal, restored_lines
 
 
-def timeline(entries: list[Entry]) -> str:
+def timeline(entries: list[Entry], workspace: str, store: str) -> str:
     if not entries:
-        return "No turns recorded yet in this workspace."
+        return nothing_recorded(workspace, store)
     lines = []
     for entry in for_terminal(entries):
         lines.append(entry_line(entry))
@@ -59,3 +59,9 @@ def result(res: OperationResult, heading: str, next_action: str) -> str:
         lines.append(f"  conflict {conflict.path}: {conflict.reason}{note}")
     lines.append(f"next: {next_action}")
     return "\n".join(lines)
+
+
+def nothing_recorded(workspace: str, store: str) -> str:
+    """What an empty timeline says: where the server looked, so a person whose turns are
+    elsewhere (another folder, another store) sees which one it was."""
+    return f"No turns recorded for {for_terminal(workspace)} (store: {for_terminal(store)})."

@@ -148,8 +148,9 @@ class Tools:
         restore, which are entries too) with its number, label (the prompt), agent, session,
         state (applied, reverted, partial, open) and the files it changed."""
         entries = self.engine.entries(session=session, limit=limit)
-        structured = {"workspace": str(self.engine.workspace.root), "turns": [_turn_summary(e) for e in entries]}
-        return _answer(structured, text.timeline(entries))
+        workspace, store = str(self.engine.workspace.root), str(self.engine.store.path)
+        structured = {"workspace": workspace, "store": store, "turns": [_turn_summary(e) for e in entries]}
+        return _answer(structured, text.timeline(entries, workspace, store))
 
     @_tool
     def show_turn(self, turn: TurnSpec = "last") -> CallToolResult:

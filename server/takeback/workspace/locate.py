@@ -8,12 +8,27 @@ has a Takeback store (an editor may keep a workspace on a subfolder), else the t
 Outside one, it is the folder itself: nothing above it is taken. A named workspace
 (``--workspace``, an editor's workspace folders) is used as it is; this is only the default.
 Cost: a few ``stat`` calls per folder up to the top.
+
+Where to start from, for a process an agent started (its hooks, its MCP server): the agent's
+project folder, which some agents put in the environment of every process they start
+(``PROJECT_FOLDER_VARIABLES``), else the process's current folder.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
+
+PROJECT_FOLDER_VARIABLES = {"claude": "CLAUDE_PROJECT_DIR", "gemini": "GEMINI_PROJECT_DIR", "qwen": "QWEN_PROJECT_DIR"}
+"""The variable each agent sets to its project folder for the hooks and the MCP servers it
+starts (Claude Code gives ``CLAUDE_PROJECT_DIR`` to stdio MCP servers since 2.1.141)."""
+
+
+def project_folder(agent: str | None, env: Mapping[str, str]) -> str | None:
+    """The project folder ``agent`` put in ``env`` (a process it started), or None."""
+    value = env.get(PROJECT_FOLDER_VARIABLES.get(agent or "", ""))
+    return value or None
 
 
 def workspace_root(folder: str) -> str:
