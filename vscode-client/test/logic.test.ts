@@ -122,7 +122,7 @@ test("server resolution failures say what is wrong and how to fix it", () => {
   // A build without the bundle (run from source): the fix is the clone's setup.
   const unbundled = resolveServer(base, probes({ ...old, bundle: undefined }));
   assert.ok(!unbundled.ok);
-  assert.match(!unbundled.ok ? unbundled.fix : "", /not published as a package: in a clone of it, `\.\/scripts\/setup\.sh` makes `\.venv\/bin\/takeback`/);
+  assert.match(!unbundled.ok ? unbundled.fix : "", /not published as a package: in a clone of it, `pipx install \.` puts `takeback` on PATH/);
   assert.deepEqual(unbundled.steps.at(-1), "bundled Takeback: not in this build of the extension");
 
   // A setting that is set but broken is an error, never silently skipped.

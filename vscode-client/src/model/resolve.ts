@@ -77,8 +77,8 @@ export function bundledArgs(bundle: Bundle, settings: ServerSettings): string[] 
 }
 
 const INSTALL_FIX =
-  "Takeback is not published as a package: in a clone of it, `./scripts/setup.sh` makes `.venv/bin/takeback`; " +
-  "put that on PATH, or set `takeback.server.command` to it, or `takeback.server.python` to a Python that has Takeback.";
+  "Takeback is not published as a package: in a clone of it, `pipx install .` puts `takeback` on PATH; " +
+  "or set `takeback.server.command` to a `takeback`, or `takeback.server.python` to a Python that has Takeback.";
 
 const PYTHON_FIX =
   "Install Python 3.11 or newer so that `python3` is on PATH (or set `takeback.server.python` to one): " +

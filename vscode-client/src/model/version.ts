@@ -25,7 +25,7 @@ export function versionProblem(initializeResult: unknown, command: string): { pr
   const which = spoken === undefined ? "an older protocol (version 1)" : `protocol version ${spoken}`;
   const fix =
     spoken === undefined || spoken < PROTOCOL_VERSION
-      ? "Upgrade the Takeback server (`pipx upgrade takeback`, or `pip install -U takeback` where it is installed), or point `takeback.server.command` at a current one."
+      ? "Upgrade the Takeback server (from its clone: `git pull`, then `pipx install --force .`), or point `takeback.server.command` at a current one."
       : "Update the Takeback extension, or point `takeback.server.command` at a server of its version.";
   return {
     problem: `The Takeback server (${command}) speaks ${which}; this extension speaks version ${PROTOCOL_VERSION}, so it sends it nothing.`,
