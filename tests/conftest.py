@@ -33,6 +33,7 @@ def resident_processes(tmp_path_factory: pytest.TempPathFactory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_RUNTIME_DIR", str(runtime))
         patch.setenv("TAKEBACK_RESIDENT_IDLE", "20")
+        patch.setenv("TAKEBACK_PAGER", "")  # no pager for takeback on a test's pseudo-terminal (tests/cli/test_pager.py)
         yield runtime
     stopped: list[int] = []
     for lock in (runtime / "takeback").glob("*.lock") if (runtime / "takeback").is_dir() else []:

@@ -5,8 +5,9 @@
 stdout is a terminal: ``$TAKEBACK_PAGER``, else ``$PAGER``, else ``less``, run by the shell as
 git runs its pager, with ``LESS=FRX`` unless the person set ``LESS`` (quit at once when the
 answer fits on one screen, keep it on the screen afterwards, no screen clearing). Never with
-``--json``, ``--no-pager``, a pager set to ``cat`` or empty, ``TERM=dumb``, or when stdout is not
-a terminal (a pipe, a file, an agent reading the answer).
+``--json``, ``--no-pager``, a pager set to ``cat`` or empty, ``TERM=dumb``, when stdout is not a
+terminal (a pipe, a file, an agent reading the answer), or when the process has no terminal to
+read keys from (``/dev/tty``).
 
 ``start`` points this process's stdout (and its stderr, when that is the same terminal) at the
 pager's input, so every path that writes an answer — the command line in this process, or the
@@ -90,7 +91,7 @@ def wanted(raw: list[str]) -> str | None:
     words = raw[: raw.index("--")] if "--" in raw else raw
     if command(raw) not in PAGED or "--json" in words or "--no-pager" in words:
         return None
-    if os.environ.get("TERM") == "dumb" or not _isatty(sys.stdout):
+    if os.environ.get("TERM") == "dumb" or not _isatty(sys.stdout) or not _controlling_terminal():
         return None
     program = os.environ.get("TAKEBACK_PAGER", os.environ.get("PAGER", "less"))
     return None if program.strip() in ("", "cat") else program
@@ -121,6 +122,18 @@ def start(raw: list[str]) -> Pager | None:
     process.stdin.close()
     _active = True
     return Pager(process, stderr_copy)
+
+
+def _controlling_terminal() -> bool:
+    """Whether this process has a terminal to read keys from (``/dev/tty``), as a pager does: a
+    program started with its stdout on a terminal but outside that terminal's session (a test
+    harness, a supervisor) has none, and a pager there would wait for keys that never come."""
+    try:
+        fd = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY)
+    except OSError:
+        return False
+    os.close(fd)
+    return True
 
 
 def _isatty(stream: object) -> bool:

@@ -51,8 +51,9 @@ class Terminal:
 
     def _read(self, wait: float) -> bool:
         """Take in what the program writes within ``wait`` seconds; False once it has exited."""
-        ready, _, _ = select.select([self.fd], [], [], wait)
-        if not ready:
+        poll = select.poll()  # (not select.select: a test worker may hold more than 1024 descriptors)
+        poll.register(self.fd, select.POLLIN)
+        if not poll.poll(wait * 1000):
             return True
         try:
             data = os.read(self.fd, 65536)

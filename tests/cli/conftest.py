@@ -51,6 +51,7 @@ def isolated_env(base: Path) -> dict[str, str]:
         HOME=str(home),
         GIT_CONFIG_NOSYSTEM="1",
         TAKEBACK_RESIDENT_IDLE=os.environ.get("TAKEBACK_RESIDENT_IDLE", "20"),
+        TAKEBACK_PAGER="",  # a test that puts takeback on a pseudo-terminal reads its answer, not a pager (test_pager.py)
     )
     if _PYCACHE:
         env.pop("PYTHONDONTWRITEBYTECODE", None)

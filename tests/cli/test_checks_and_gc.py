@@ -98,7 +98,9 @@ def test_store_dir_overrides(tb: Takeback, tmp_path: Path) -> None:
     custom = tmp_path / "custom-store"
     env = {**tb.env, "TAKEBACK_STORE_DIR": str(custom)}
     assert tb.json("status", env=env)["store"] == str(custom)
-    assert (custom / "objects.git").is_dir()
+    assert not custom.exists()  # reading makes no store ...
+    tb.ok("gc", env=env)
+    assert (custom / "objects.git").is_dir()  # ... the first command that writes makes it there
 
     # a store inside the workspace (the person's choice, for this folder) is never recorded as the
     # agent's work

@@ -503,7 +503,8 @@ def test_the_mcp_text_is_quoted_the_same_way(texts: list[str], path: str) -> Non
 
     plain = ["x" if t else "" for t in texts]  # the same layout: an empty session has no line
     for shown, layout in ((text.entry(_entry(texts, path)), text.entry(_entry(plain, "x"))),
-                          (text.timeline([_entry(texts, path)]), text.timeline([_entry(plain, "x")])),
+                          (text.timeline([_entry(texts, path)], "/w", "/s"), text.timeline([_entry(plain, "x")], "/w", "/s")),
+                          (text.timeline([], texts[0], path), text.timeline([], "w", "s")),
                           (text.result(_result(texts, path), "Undo", "run it"), text.result(_result(plain, "x"), "Undo", "run it"))):
         assert not TERMINAL_ACTS_ON.search(shown) and shown.count("\n") == layout.count("\n"), shown
 

@@ -650,8 +650,11 @@ def _file_fates(done: OperationDone) -> list[str]:
 def marks(state: FoldedEntry) -> set[str]:
     """What ``state`` may answer when a question walks the timeline newest first (a superset):
     ``turn`` (``resolve("last")``), ``undo`` (``undo_target``), ``redo`` (``redo_target``),
-    ``green`` (``last_green``). An older page carries its entries' marks (``newest_first``)."""
+    ``green`` (``last_green``), ``editor`` (an operation that applied files in an editor:
+    ``Engine.unsaved``). An older page carries its entries' marks (``newest_first``)."""
     found = set()
+    if state.operation is not None and state.operation.editor:
+        found.add("editor")
     if state.checkpoints and state.checks:
         found.add("green")
     if state.begun.kind == "turn":

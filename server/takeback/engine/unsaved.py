@@ -93,7 +93,9 @@ class Unsaved(EngineParts):
         A path a later entry recorded a change to is not the operation's any more."""
         newer: list[FoldedEntry] = []
         op = None
-        for state in self.timeline.newest_first():  # headers only: no entry's file list is read here
+        # headers only: no entry's file list is read here, and an older page only if it holds an
+        # operation that applied files in an editor (its ``editor`` mark)
+        for state in self.timeline.newest_first("editor"):
             if state.begun.kind != "turn" and state.operation is not None:
                 op = state
                 break
