@@ -131,6 +131,12 @@ export interface NextStep {
   number?: number | null;
   /** The checkpoint `restore` goes back to, as a person types it. */
   checkpoint?: string | null;
+  /** The one step of entry `number` that `revert` takes back (`12.3`); null: the whole entry. */
+  step?: string | null;
+  /** Only the files these patterns name (`revert N -- PATTERN…`, from the workspace's top). */
+  paths?: string[];
+  /** Only the hunk at `PATH:LINE` (`revert N --hunk PATH:LINE`). */
+  hunk?: string | null;
   /** null: the default, abort. */
   onConflict?: OnConflict | null;
   /** What it does ("brings turn #4 back"). */

@@ -1,4 +1,5 @@
-"""Taking turns back: ``undo``, ``redo``, ``revert`` and ``restore``; the exit status says the
+"""Taking turns back: ``undo``, ``redo``, ``revert`` (a turn, one step ``N.k``, files by
+pathspec after ``--``, one ``--hunk PATH:LINE``) and ``restore``; the exit status says the
 verdict (partial 10, refused 11: nothing was written). ``save`` writes what the newest
 operation applied in an editor and the disk lacks (``engine/unsaved.py``)."""
 
@@ -7,6 +8,7 @@ from __future__ import annotations
 import argparse
 
 from ..core import render
+from ..core.hunks import parse_hunk
 from ..core.models import ON_CONFLICT, OperationResult
 from .context import Context
 from .output import EXIT_OK, EXIT_PARTIAL, EXIT_REFUSED
@@ -29,8 +31,11 @@ def _add_operation_flags(p: argparse.ArgumentParser) -> None:
 def register(command: AddCommand) -> dict[str, Handler]:
     _add_operation_flags(command("undo", "revert the last applied agent turn"))
     _add_operation_flags(command("redo", "re-apply what the last undo, revert or restore took away"))
-    p = command("revert", "take back one turn's changes, keeping later edits")
-    p.add_argument("turn")
+    p = command("revert", "take back one turn's changes (or one step's, a few files', one hunk's), keeping later edits")
+    p.add_argument("turn", help="a turn (12, #12, an id, last) or one step of it (12.3, #12.3)")
+    p.add_argument("paths", nargs="*", metavar="PATHSPEC",
+                   help="after --: only the files these paths or patterns name (from the workspace's top: src/app.py, 'tests/**')")
+    p.add_argument("--hunk", metavar="PATH:LINE", help="only the hunk of PATH's change that covers LINE, as the file stands now")
     _add_operation_flags(p)
     p = command("restore", "bring files touched since a checkpoint back to their state then")
     p.add_argument("checkpoint", help="a checkpoint id, a turn (#N: its last checkpoint), #N.k (#N.0: where turn N started), or last-green")
@@ -59,7 +64,9 @@ def redo(ctx: Context) -> int:
 
 
 def revert(ctx: Context) -> int:
-    return _finish(ctx, ctx.engine.revert(ctx.args.turn, dry_run=ctx.args.dry_run, on_conflict=ctx.args.on_conflict))
+    hunk = None if ctx.args.hunk is None else parse_hunk(ctx.args.hunk)
+    return _finish(ctx, ctx.engine.revert(ctx.args.turn, dry_run=ctx.args.dry_run, on_conflict=ctx.args.on_conflict,
+                                          pathspec=ctx.args.paths or None, hunk=hunk))
 
 
 def restore(ctx: Context) -> int:

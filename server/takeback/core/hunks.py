@@ -48,6 +48,14 @@ class Hunk:
         return str(self.first) if self.first == self.last else f"{self.first}-{self.last}"
 
 
+def parse_hunk(text: str) -> tuple[str, int]:
+    """``src/app.py:40`` → (``src/app.py``, 40): a path and a line of it, as ``--hunk`` takes them."""
+    path, colon, line = text.rpartition(":")
+    if not colon or not path or not line.strip().isdigit():
+        raise InvalidInput(f"--hunk {text!r}: give a file and a line in it, such as src/app.py:40")
+    return path, int(line)
+
+
 def lines(content: bytes) -> list[bytes]:
     """The lines of ``content``, each with its own ending (the last may have none)."""
     return content.splitlines(keepends=True)

@@ -456,6 +456,13 @@ class NextStep(_Model):
     """The entry ``revert`` acts on (None for the others)."""
     checkpoint: str | None = None
     """The checkpoint ``restore`` goes back to, as a person types it (``3.1``)."""
+    step: str | None = None
+    """The one step of entry ``number`` that ``revert`` takes back, as a person types it
+    (``12.3``); None: the whole entry."""
+    paths: list[str] = []
+    """Only the files these patterns name (``revert N -- PATTERN…``, from the workspace's top)."""
+    hunk: str | None = None
+    """Only the hunk at ``PATH:LINE`` (``revert N --hunk PATH:LINE``, the line as the file stood then)."""
     on_conflict: OnConflict | None = None
     """The ``--on-conflict`` choice the step adds (None: the command's default, abort)."""
     does: str

@@ -12,8 +12,10 @@ with no file (a deletion's ``new_folders``, or one made for a file that ends abs
 too; one the person put files in since stays, and that file is skipped. Nothing is written here.
 
 Around the planner: what a restore to a checkpoint inside a turn takes back (``from_checkpoint``),
-a revert of named paths with their rename partners (``only_paths``), paths behind a symlink set
-aside (``set_aside``) and what each write does, in lines (``outcome``).
+what one step of a turn changed (``step_changes``), a revert of named paths with their rename
+partners (``only_paths``, the paths patterns name: ``matching``), content planned from that the
+store does not hold (``WithBlobs``: a hunk's before'), paths behind a symlink set aside
+(``set_aside``) and what each write does, in lines (``outcome``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from ..errors import NotFound, cannot_read
+import pathspec
+
+from ..errors import InvalidInput, NotFound, cannot_read
 from .merge import MergeResult, Version, merge_file
 from .models import (
     CheckpointRecorded,
@@ -35,7 +39,7 @@ from .models import (
     same_version,
 )
 from .textdiff import line_stats
-from .timeline import FoldedEntry
+from .timeline import FoldedEntry, relevant_steps
 
 Reader = Callable[[str], Version | None]
 
@@ -427,3 +431,51 @@ def only_paths(steps: dict[str, list[PathChange]], wanted: set[str], number: int
             if change.renamed_from and (path in keep or change.renamed_from in keep):
                 keep.update({path, change.renamed_from} & set(steps))
     return {p: s for p, s in steps.items() if p in keep}
+
+
+def step_changes(owner: FoldedEntry, cp: CheckpointRecorded) -> dict[str, list[PathChange]]:
+    """What step ``cp`` of ``owner`` changed, per path: its own changes, a bracket checkpoint's
+    starting where the steps before it left each path (``from_checkpoint``), not at the turn's start."""
+    index = owner.checkpoints.index(cp)
+    if cp.bracket and index > 0:
+        return relevant_steps(from_checkpoint(owner, owner.checkpoints[index - 1], [cp]))
+    return relevant_steps([cp])
+
+
+def matching(steps: dict[str, list[PathChange]], patterns: list[str], number: int) -> set[str]:
+    """The paths of ``steps`` that ``patterns`` name: git's pathspec as gitignore's wildcards
+    read it (``pathspec``'s gitwildmatch), each anchored at the workspace's top: ``src/app.py``,
+    ``src`` (everything under it), ``tests/**``, ``*.py`` (at the top only; ``**/*.py`` anywhere)."""
+    anchored = []
+    for pattern in patterns:
+        text = pattern.strip()
+        if text.startswith("./"):
+            text = text[2:]
+        if not text or text.startswith("!"):
+            raise InvalidInput(f"path pattern {pattern!r}: give a path or a pattern such as 'src/app.py' or 'tests/**'")
+        anchored.append(text if text.startswith("/") else "/" + text)
+    try:
+        spec = pathspec.PathSpec.from_lines("gitwildmatch", anchored)
+    except (ValueError, TypeError) as exc:
+        raise InvalidInput(f"cannot read the path patterns {', '.join(patterns)}: {exc}") from None
+    found = {path for path in steps if spec.match_file(path)}
+    if not found:
+        raise NotFound(f"turn #{number} changed no file that {', '.join(patterns)} names (it changed {', '.join(sorted(steps)[:5])}"
+                       f"{' …' if len(steps) > 5 else ''})")
+    return found
+
+
+class WithBlobs:
+    """Recorded content, and content made in memory that the store does not hold (by its blob
+    id): a hunk's before' (``core/hunks.py``), planned from like any recorded version."""
+
+    def __init__(self, contents: Contents, blobs: dict[str, bytes]) -> None:
+        self.contents = contents
+        self.blobs = blobs
+
+    def content(self, version: FileVersion) -> bytes:
+        made = self.blobs.get(version.oid)
+        return made if made is not None else self.contents.content(version)
+
+    def matches(self, rel: str, version: FileVersion | None, disk: Version | None) -> bool:
+        return self.contents.matches(rel, version, disk)

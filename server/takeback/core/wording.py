@@ -10,12 +10,22 @@ client that names commands its own way (Neovim's ``:TakebackRedo``) says the sam
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from typing import NamedTuple
 
 from .models import Entry, NextStep, OnConflict, UnsavedFile, Verdict
 from .planning import Plan
 from .timeline import FoldedEntry, Timeline
+
+
+def later_change(name: str, paths: list[str], hunk: bool, on_lines: bool) -> str:
+    """A plan's notice of a later change to what it takes back: ``turn #14 also changed
+    src/app.py after it`` (for a hunk, whether it changed the hunk's own lines)."""
+    if not hunk:
+        return f"{name} also changed {listed(paths)} after it"
+    where = "the lines of this hunk in" if on_lines else "other lines of"
+    return f"{name} also changed {where} {listed(paths)} after it"
 
 
 def size(n: float) -> str:
@@ -96,9 +106,14 @@ def cli(step: NextStep) -> str:
     text = f"takeback {step.command}"
     if step.command == "restore":
         text += f" {step.checkpoint}"
+    elif step.step is not None:
+        text += f" {step.step}"
     elif step.number is not None:
         text += f" {step.number}"
-    return text + (f" --on-conflict {step.on_conflict}" if step.on_conflict else "")
+    if step.hunk is not None:
+        text += f" --hunk {shlex.quote(step.hunk)}"
+    text += f" --on-conflict {step.on_conflict}" if step.on_conflict else ""
+    return text + (" -- " + " ".join(shlex.quote(p) for p in step.paths) if step.paths else "")
 
 
 def said(step: NextStep) -> str:

@@ -21,10 +21,13 @@ from typing import Any, NamedTuple, TypedDict, Unpack
 from ..core import wording
 from ..core.clock import new_id as _new_id
 from ..core.clock import now as _now
+from ..core.hunks import Hunk, take_back_hunk, touches
 from ..core.merge import Version
 from ..core.models import (
+    MODE_LINK,
     CheckpointRecorded,
     Entry,
+    FileVersion,
     NextStep,
     OnConflict,
     OperationDone,
@@ -34,10 +37,23 @@ from ..core.models import (
     Verdict,
     check_on_conflict,
 )
-from ..core.planning import Plan, Planner, from_checkpoint, only_paths, outcome, set_aside, with_renames
-from ..core.textdiff import is_binary, unified_diff
+from ..core.planning import (
+    Plan,
+    Planner,
+    WithBlobs,
+    from_checkpoint,
+    matching,
+    only_paths,
+    outcome,
+    set_aside,
+    step_changes,
+    with_renames,
+)
+from ..core.textdiff import is_binary, line_stats, unified_diff
 from ..core.timeline import FoldedEntry, relevant_steps
 from ..errors import (
+    InvalidInput,
+    NotFound,
     NothingToDo,
     OutsideWorkspace,
     StateError,
@@ -79,6 +95,25 @@ class Targets(NamedTuple):
     settled: bool = True
     """False while a whole-disk turn is open: its changes on disk decide, so the answer can
     change before the timeline's version does."""
+
+
+class Scope(NamedTuple):
+    """What of an entry ``revert`` takes back: one step of it (``N.k``), only some paths
+    (exact, or patterns: ``planning.matching``), one hunk (a path and a line of it now); all
+    None: the whole entry."""
+
+    step: CheckpointRecorded | None = None
+    paths: list[str] | None = None
+    pathspec: list[str] | None = None
+    hunk: tuple[str, int] | None = None
+
+
+class HunkTaken(NamedTuple):
+    """The hunk a revert takes back: its file, the file as the entry left it, and the hunk."""
+
+    path: str
+    after: bytes
+    hunk: Hunk
 
 
 class Operations(EngineParts):
@@ -131,19 +166,27 @@ class Operations(EngineParts):
         dry_run: bool = False,
         on_conflict: OnConflict = "abort",
         paths: Iterable[str] | None = None,
+        pathspec: Iterable[str] | None = None,
+        hunk: tuple[str, int] | None = None,
         **io: Unpack[EditorIo],
     ) -> OperationResult:
-        """Take back one entry's changes, keeping everything done after it.
+        """Take back one entry's changes, or one step's (``turn`` is ``N.k``), keeping
+        everything done after it.
 
-        With ``paths``, only the changes to those paths (and their rename partners) are taken
-        back; the entry's own state stays as it is, and the revert is its own timeline entry.
+        With ``paths`` (workspace-relative paths) or ``pathspec`` (patterns, ``paths.matching``),
+        only the changes to those paths (and their rename partners) are taken back; with
+        ``hunk`` (a path and a line of it now), only the hunk of the file's change that covers
+        that line (``core/hunks.py``). The entry's own state stays as it is for those; a step
+        taken back makes its turn ``partial``. Each is its own timeline entry.
         """
         check_on_conflict(on_conflict)
         with self.transaction():
-            target = self.timeline.resolve(turn)
+            found = self.timeline.resolve_step(turn)
+            target, step = found if found is not None else (self.timeline.resolve(turn), None)
             if target.state == "open":
                 target = self._with_pending_bracket(target)
-            return self._revert_entry("revert", target, dry_run, on_conflict, paths=paths, **io)
+            scope = Scope(step, None if paths is None else list(paths), None if pathspec is None else list(pathspec), hunk)
+            return self._revert_entry("revert", target, dry_run, on_conflict, scope=scope, **io)
 
     def restore(self, checkpoint: str, dry_run: bool = False, on_conflict: OnConflict = "abort", **io: Unpack[EditorIo]) -> OperationResult:
         """Bring every file touched since ``checkpoint`` (or ``last-green``) back to its state then."""
@@ -221,29 +264,123 @@ class Operations(EngineParts):
 
     def _revert_entry(
         self, kind: str, target: FoldedEntry, dry_run: bool, on_conflict: OnConflict,
-        paths: Iterable[str] | None = None, **io: Unpack[EditorIo]
+        scope: Scope | None = None, **io: Unpack[EditorIo]
     ) -> OperationResult:
         number = target.begun.number
         if target.state in ("reverted",):
             raise NothingToDo(wording.already_reverted(target, self.timeline.entries.get(target.reverted_by or "")))
         if target.state == "not-applied":
             raise NothingToDo(f"turn #{number} was never applied to the workspace")
+        scope = scope or Scope()
         checkpoints = [cp for cp in target.checkpoints if target.applied.get(cp.id, True)]
+        step = scope.step
+        if step is not None and step.id in self.timeline.checkpoint_owner and checkpoints == [step]:
+            step = None  # its one step: the whole entry
         steps = relevant_steps(checkpoints)
         previous = {target.begun.entry: target.state if target.state != "open" else "applied"}
         effects = {target.begun.entry: "reverted"}
-        if target.operation is not None:
+        if target.operation is not None and step is None:
             for entry_id, old in target.operation.previous.items():
                 if entry_id != target.begun.entry and entry_id in self.timeline.entries:
                     previous[entry_id] = self.timeline.entries[entry_id].state
                     effects[entry_id] = old
         label = wording.operation_label(kind, target, self.timeline)
-        if paths is not None:
-            steps = only_paths(steps, {self.workspace.rel(p) for p in paths}, number)
-            if set(steps) != set(relevant_steps(checkpoints)):
+        narrow: dict[str, Any] = {}  # what the command that runs it again names, beyond the entry
+        if step is not None:
+            spec = self.timeline.checkpoint_spec(step.id)
+            if not target.applied.get(step.id, True):
+                raise NothingToDo(f"step {spec} of turn #{number} was never applied to the workspace")
+            steps = step_changes(target, step)
+            effects = {target.begun.entry: "partial"}  # the turn's other steps stay
+            previous = {target.begun.entry: previous[target.begun.entry]}
+            label = f"{kind} step #{spec} of " + label.split(" ", 1)[1]
+            narrow["step"] = spec
+        whole = set(steps)
+        if scope.paths is not None:
+            steps = only_paths(steps, {self.workspace.rel(p) for p in scope.paths}, number)
+        if scope.pathspec is not None:
+            steps = only_paths(steps, matching(steps, scope.pathspec, number), number)
+            narrow["paths"] = list(scope.pathspec)
+        blobs: dict[str, bytes] = {}
+        chosen = None
+        if scope.hunk is not None:
+            steps, blobs, chosen = self._hunk_steps(steps, scope.hunk, number, io.get("overlay"))
+            narrow["hunk"] = f"{chosen.path}:{scope.hunk[1]}"
+        if set(steps) != whole or chosen is not None:
+            if step is None:
                 effects, previous = {}, {}  # a few files only: the entry itself stays as it is
-            label = f"{kind} {', '.join(sorted(steps))} from " + label.split(" ", 1)[1]
-        return self._operate(kind, target, steps, effects, previous, dry_run, on_conflict, label, **io)
+            what = f"the hunk at line {scope.hunk[1]} of" if chosen is not None and scope.hunk else ""
+            label = f"{kind} {what + ' ' if what else ''}{', '.join(sorted(steps))} from " + label.split(" ", 1)[1]
+        later = self._later_notices(target, step, steps, chosen) if kind == "revert" else []
+        return self._operate(kind, target, steps, effects, previous, dry_run, on_conflict, label, narrow=narrow,
+                             blobs=blobs, later=later, **io)
+
+    def _hunk_steps(
+        self, steps: dict[str, list[PathChange]], hunk: tuple[str, int], number: int,
+        overlay: dict[str, Version | None] | None,
+    ) -> tuple[dict[str, list[PathChange]], dict[str, bytes], HunkTaken]:
+        """The change that takes back only the hunk of ``hunk``'s file covering its line (as
+        the file stands now: ``core/hunks.py``): before' → the entry's after, before' made in
+        memory (``blobs``), so the ordinary three-way plan takes it back."""
+        rel = self.workspace.rel(hunk[0])
+        if rel not in steps:
+            raise NotFound(f"turn #{number} did not change {rel}")
+        changes = steps[rel]
+        before, after = changes[0].before, changes[-1].after
+        if after is None:
+            raise InvalidInput(f"turn #{number} deleted {rel}: a hunk is lines of a file it left; "
+                               f"'takeback revert {number} -- {rel}' brings the file back")
+        for side in (before, after):
+            if side is not None and side.withheld:
+                raise InvalidInput(f"{rel}: its content was not stored ({side.withheld}), so no hunk of it can be taken back")
+            if side is not None and side.mode == MODE_LINK:
+                raise InvalidInput(f"{rel} is a symlink: it has no lines; take the whole file back instead")
+        overlay = {self.workspace.rel(p): v for p, v in (overlay or {}).items()}
+        now = overlay[rel] if rel in overlay else self.workspace.read(rel)
+        if now is None:
+            raise InvalidInput(f"{rel} is not there now: no line of it can name a hunk")
+        before_bytes = b"" if before is None else self.capture.content(before)
+        after_bytes = self.capture.content(after)
+        taken, chosen = take_back_hunk(before_bytes, after_bytes, now.content, hunk[1], rel)
+        version = FileVersion(oid=self.capture.store.hash_blob(taken), mode=after.mode, size=len(taken))
+        additions, deletions = line_stats(taken, after_bytes)
+        change = PathChange(path=rel, before=version, after=after, additions=additions, deletions=deletions)
+        return {rel: [change]}, {version.oid: taken}, HunkTaken(rel, after_bytes, chosen)
+
+    def _later_notices(
+        self, target: FoldedEntry, step: CheckpointRecorded | None, steps: dict[str, list[PathChange]],
+        chosen: HunkTaken | None,
+    ) -> list[str]:
+        """Who changed the same files (for a hunk, the same lines) after what is taken back:
+        ``turn #14 also changed src/app.py after it``, so the plan shows what the revert could
+        disturb."""
+        known = [cp for cp in ([step] if step is not None else target.checkpoints) if cp.id in self.timeline.checkpoint_owner]
+        if not known:
+            return []
+        touched: dict[str, tuple[str, list[str], bool]] = {}  # checkpoint or entry -> (name, paths, on the hunk's lines)
+        for cp in self.timeline.checkpoints_after(known[-1].id):
+            owner = self.timeline.state(cp.entry)
+            for change in cp.changes:
+                if change.path not in steps:
+                    continue
+                if owner.begun.entry == target.begun.entry:
+                    key, name = cp.id, f"step #{self.timeline.checkpoint_spec(cp.id)}"
+                else:
+                    key, name = owner.begun.entry, f"{owner.begun.kind} #{owner.begun.number}"
+                on_lines = chosen is not None and self._touches_hunk(chosen, change)
+                was = touched.get(key, (name, [], False))
+                touched[key] = (name, [*was[1], change.path] if change.path not in was[1] else was[1], was[2] or on_lines)
+        return [wording.later_change(name, paths, chosen is not None, on_lines) for name, paths, on_lines in touched.values()]
+
+    def _touches_hunk(self, chosen: HunkTaken, change: PathChange) -> bool:
+        """Whether a later ``change`` of the hunk's file changed lines of the hunk (unknown
+        content counts as yes)."""
+        if change.before is None or change.after is None or change.before.withheld or change.after.withheld:
+            return True
+        try:
+            return touches(chosen.after, chosen.hunk, self.capture.content(change.before), self.capture.content(change.after))
+        except TakebackError:
+            return True
 
     def _operate(
         self,
@@ -260,14 +397,20 @@ class Operations(EngineParts):
         editor: EditorApply | None = None,
         ending: list[FoldedEntry] | None = None,
         ended: bool = False,
+        narrow: dict[str, Any] | None = None,
+        blobs: dict[str, bytes] | None = None,
+        later: list[str] | None = None,
     ) -> OperationResult:
         """``ending``: the open turns the operation ends before it writes (default:
         ``_turns_ending``); ``ended``: the caller already ended them, to plan with their changes.
-        (Previews, and operations that stop or fail validation, end nothing.)"""
+        (Previews, and operations that stop or fail validation, end nothing.) ``narrow``: what
+        the command that runs it again names beyond the entry (``NextStep.step``, ``paths``,
+        ``hunk``); ``blobs``: content planned from that the store does not hold (a hunk's
+        before'); ``later``: the notices naming later changes of the same files, for the plan."""
         check_on_conflict(on_conflict)
         buffers_known = overlay is not None  # an editor asks (the CLI does not know what buffers hold)
         overlay = {self.workspace.rel(p): v for p, v in (overlay or {}).items()}
-        plan = self._plan(target, steps, on_conflict, overlay)
+        plan = self._plan(target, steps, on_conflict, overlay, blobs or {})
         number = target.begun.number
         counted = [outcome(p.path, p.ours, p.result, p.merged, p.counted) for p in plan.writes]
         plan.stats = {o.path: (o.additions, o.deletions) for o in counted}  # counted once: the change records them too
@@ -281,10 +424,12 @@ class Operations(EngineParts):
             notices=lacking + wording.open_turn_notices(kind, ending, ended),
         )
         spec = None if checkpoint_target is None else self.timeline.checkpoint_spec(checkpoint_target)  # as a person types it
-        again = wording.step(kind, number, spec, done=False)
+        again = wording.step(kind, number, spec, done=False).model_copy(update=narrow or {})
         wording.advise(plan, wording.cli(again))
         verdict = wording.verdict(plan)
-        stopped = self._not_carried_out(kind, target, plan, base, again, on_conflict, dry_run, verdict)
+        stopped = self._not_carried_out(
+            kind, target, plan, {**base, "notices": base["notices"] + (later or [])}, again, on_conflict, dry_run, verdict
+        )
         if stopped is not None:
             return stopped
         if not plan.complete and target.begun.entry in effects and effects[target.begun.entry] == "reverted":
@@ -294,7 +439,7 @@ class Operations(EngineParts):
                 self._end(state, [], [])  # its bracket's changes are the agent's; the operation's writes are not
         base["notices"] = lacking + wording.open_turn_notices(kind, ending, True)
         entry = self._execute(kind, plan, effects, previous, verdict, on_conflict, label, target, checkpoint_target, overlay, editor)
-        rest = wording.step(kind, number, spec, done=True)
+        rest = wording.step(kind, number, spec, done=True).model_copy(update=narrow or {})
         wording.advise(plan, wording.cli(rest), done=True)
         advice = wording.next_action(entry, plan, rest, self.take_back(entry.id))
         return OperationResult(
@@ -306,7 +451,7 @@ class Operations(EngineParts):
 
     def _plan(
         self, target: FoldedEntry, steps: dict[str, list[PathChange]], on_conflict: OnConflict,
-        overlay: dict[str, Version | None],
+        overlay: dict[str, Version | None], blobs: dict[str, bytes],
     ) -> Plan:
         """What taking ``steps`` back would write, from the files now (``overlay``: open
         documents, which the editor writes). Each folder on the way is looked at once
@@ -323,7 +468,7 @@ class Operations(EngineParts):
                 return None if rel in overlay else self.workspace.unwritable(rel)  # the editor writes open documents
 
             planner = Planner(
-                self.capture, read, on_conflict, label_theirs=f"before #{target.begun.number}", layout=self.workspace,
+                WithBlobs(self.capture, blobs) if blobs else self.capture, read, on_conflict, label_theirs=f"before #{target.begun.number}", layout=self.workspace,
                 unwritable=unwritable,
             )
             plan = planner.plan(steps)
