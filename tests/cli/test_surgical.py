@@ -99,3 +99,91 @@ def test_step_zero_and_a_missing_step_are_refused(tb: Takeback) -> None:
     n = _three_step_turn(tb)
     expect_error(tb("revert", f"#{n}.0"), 2, r"where turn #\d+ started, not one of its steps")
     expect_error(tb("revert", f"#{n}.4"), 3, r"has 3 checkpoints, not 4")
+
+
+def _turn(tb: Takeback, files: dict[str, str], label: str) -> int:
+    """One bracketed turn writing ``files``; its number."""
+    tb.ok("begin", "--label", label)
+    write_files(tb.cwd, files)
+    tb.ok("end")
+    return max(e["number"] for e in tb.json("log"))
+
+
+def test_a_pathspec_takes_back_only_the_files_it_names(tb: Takeback) -> None:
+    ws = tb.cwd
+    n = _turn(tb, {"src/app.py": "def main():\n    return 2\n", "tests/test_a.py": "A = 1\n", "tests/deep/test_b.py": "B = 1\n",
+                   "README.md": "# changed\n"}, "four files")
+    snap = Snapshot(tb)
+    plan = tb.json("revert", str(n), "--dry-run", "--", "src/app.py", "tests/**")
+    snap.assert_unchanged()
+    assert sorted(o["path"] for o in plan["restored"]) == ["src/app.py", "tests/deep/test_b.py", "tests/test_a.py"]
+    assert plan["next"][0]["paths"] == ["src/app.py", "tests/**"]
+    result = tb.ok("revert", str(n), "--", "src/app.py", "tests/**")
+    assert result.text.startswith(f"SAFE: revert of #{n} done as #{n + 1}: 3 files changed")
+    assert (ws / "src/app.py").read_text() == "def main():\n    return 1\n"
+    assert not (ws / "tests").exists() and (ws / "README.md").read_text() == "# changed\n"
+    assert _states(tb)[n] == "applied"  # the rest of the turn is still in place
+    expect_error(tb("revert", str(n), "--", "docs/**"), 3, r"changed no file that docs/\*\* names \(it changed README.md")
+    tb.ok("revert", str(n + 1))
+    assert (ws / "tests/deep/test_b.py").read_text() == "B = 1\n"
+
+
+def test_a_pathspec_on_one_step(tb: Takeback) -> None:
+    ws = tb.cwd
+    write_files(ws, {"big.txt": LINES})
+    n = _three_step_turn(tb)
+    tb.ok("revert", f"#{n}.2", "--", "two.txt")
+    assert not (ws / "two.txt").exists() and "line 10 by step 2" in (ws / "big.txt").read_text()
+    assert _states(tb)[n] == "partial"
+
+
+APP = "".join(f"x{i} = {i}\n" for i in range(1, 61))
+
+
+def test_one_hunk_is_taken_back_where_it_stands_now_and_the_rest_stays(tb: Takeback) -> None:
+    ws = tb.cwd
+    write_files(ws, {"src/app.py": APP})
+    git_before = git_state(ws)
+    changed = APP.replace("x5 = 5\n", "x5 = 'five'\n").replace("x40 = 40\n", "x40 = 'forty'\nx40b = 'new'\n")
+    n = _turn(tb, {"src/app.py": changed}, "two hunks")
+    # a later turn adds lines at the top (the hunk moves down by 2) and edits far from it
+    later = "import os\nimport sys\n" + changed.replace("x55 = 55\n", "x55 = 'later'\n")
+    m = _turn(tb, {"src/app.py": later}, "later")
+    before_revert = tree_state(ws)
+    snap = Snapshot(tb)
+    refused = tb("--json", "revert", str(n), "--hunk", "src/app.py:20")
+    assert refused.code == 2 and "lines 7 and 42-43" in refused.json()["message"]
+    plan = tb.json("revert", str(n), "--hunk", "src/app.py:43", "--dry-run", "--patch")
+    snap.assert_unchanged()
+    assert f"turn #{m} also changed other lines of src/app.py after it" in plan["notices"]
+    assert "-x40 = 'forty'\n-x40b = 'new'\n+x40 = 40\n" in plan["patch"]
+    assert plan["next"][0]["hunk"] == "src/app.py:43"
+    result = tb.ok("revert", str(n), "--hunk", "src/app.py:43")
+    assert result.text.startswith(f"SAFE: revert of #{n} done as #{m + 1}: 1 file changed")
+    assert (ws / "src/app.py").read_text() == later.replace("x40 = 'forty'\nx40b = 'new'\n", "x40 = 40\n")
+    assert _states(tb)[n] == "applied"
+    tb.ok("revert", str(m + 1))  # taken back exactly
+    assert tree_state(ws) == before_revert
+    assert git_state(ws) == git_before
+
+
+def test_a_hunk_edited_since_is_a_conflict_and_a_later_turn_on_its_lines_is_named(tb: Takeback) -> None:
+    ws = tb.cwd
+    write_files(ws, {"src/app.py": APP})
+    changed = APP.replace("x40 = 40\n", "x40 = 'forty'\n")
+    n = _turn(tb, {"src/app.py": changed}, "one hunk")
+    m = _turn(tb, {"src/app.py": changed.replace("x40 = 'forty'\n", "x40 = 'FORTY'\n")}, "on the same line")
+    snap = Snapshot(tb)
+    refused = tb("--json", "revert", str(n), "--hunk", "src/app.py:40")
+    snap.assert_unchanged()
+    data = refused.json()
+    assert refused.code == 11 and data["conflicts"][0]["path"] == "src/app.py"
+    assert f"turn #{m} also changed the lines of this hunk in src/app.py after it" in data["notices"]
+    assert f"'takeback revert {n} --hunk src/app.py:40 --on-conflict markers'" in data["next_action"]
+
+
+def test_a_binary_file_has_no_hunk(tb: Takeback) -> None:
+    write_files(tb.cwd, {"logo.bin": "a\x00b\n"})
+    n = _turn(tb, {"logo.bin": "a\x00c\n"}, "binary")
+    expect_error(tb("revert", str(n), "--hunk", "logo.bin:1"), 2, r"logo.bin is binary .*take the whole file back")
+    expect_error(tb("revert", str(n), "--hunk", "logo.bin"), 2, r"give a file and a line in it")

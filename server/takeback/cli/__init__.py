@@ -80,8 +80,19 @@ _parsing = threading.Lock()
 
 
 def _parse(raw: list[str], parser: argparse.ArgumentParser) -> argparse.Namespace | int:
-    """The parsed arguments, or the exit status of a usage error (said in one line)."""
+    """The parsed arguments, or the exit status of a usage error (said in one line). For
+    ``revert``, the words after ``--`` are its pathspec, whatever options come before them
+    (argparse would take the positionals before the options only)."""
     try:
+        if "--" in raw:
+            cut = raw.index("--")
+            try:
+                head = parser.parse_args(raw[:cut])
+            except UsageError:
+                head = None
+            if head is not None and getattr(head, "command", None) == "revert":
+                head.paths = [*head.paths, *raw[cut + 1 :]]
+                return head
         return parser.parse_args(raw)
     except UsageError as exc:
         wants_json = "--json" in (raw[: raw.index("--")] if "--" in raw else raw)

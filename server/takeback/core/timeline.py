@@ -431,22 +431,6 @@ class Timeline(Entries):
             raise NotFound(f"turn #{state.begun.number} has no checkpoint")
         return state.checkpoints[-1]
 
-    def resolve_step(self, spec: str) -> tuple[FoldedEntry, CheckpointRecorded] | None:
-        """Step k of turn N and its entry from ``N.k`` or ``#N.k`` (k from 1), what ``revert``
-        takes back alone; None when ``spec`` names an entry instead (a number, an id, ``last``:
-        an id never holds a dot)."""
-        turn_part, dot, index_part = (spec or "").strip().partition(".")
-        if not (dot and turn_part.lstrip("#").isdigit() and index_part.isdigit()):
-            return None
-        if int(index_part) == 0:
-            number = turn_part.lstrip("#")
-            raise InvalidInput(
-                f"{spec} is where turn #{number} started, not one of its steps: steps count from 1 "
-                f"({number}.1 is its first), and 'revert {number}' takes the whole turn back"
-            )
-        cp = self.resolve_checkpoint(spec)
-        return self.state(cp.entry), cp
-
     def _before(self, state: FoldedEntry) -> CheckpointRecorded:
         """The checkpoint recorded just before ``state``'s first one (``#N.0``)."""
         index = self.checkpoint_seq.index(state.checkpoints[0].id)
@@ -687,6 +671,23 @@ _ENDED_WITHOUT_STOP = {
     "session_end": "its session ended",
     "end_command": "'takeback end' ended it",
 }
+
+
+def resolve_step(timeline: Timeline, spec: str) -> tuple[FoldedEntry, CheckpointRecorded] | None:
+    """Step k of turn N and its entry from ``N.k`` or ``#N.k`` (k from 1), what ``revert``
+    takes back alone; None when ``spec`` names an entry instead (a number, an id, ``last``:
+    an id never holds a dot)."""
+    turn_part, dot, index_part = (spec or "").strip().partition(".")
+    if not (dot and turn_part.lstrip("#").isdigit() and index_part.isdigit()):
+        return None
+    if int(index_part) == 0:
+        number = turn_part.lstrip("#")
+        raise InvalidInput(
+            f"{spec} is where turn #{number} started, not one of its steps: steps count from 1 "
+            f"({number}.1 is its first), and 'revert {number}' takes the whole turn back"
+        )
+    cp = timeline.resolve_checkpoint(spec)
+    return timeline.state(cp.entry), cp
 
 
 def relevant_steps(checkpoints: list[CheckpointRecorded]) -> dict[str, list[PathChange]]:

@@ -21,13 +21,10 @@ from typing import Any, NamedTuple, TypedDict, Unpack
 from ..core import wording
 from ..core.clock import new_id as _new_id
 from ..core.clock import now as _now
-from ..core.hunks import Hunk, take_back_hunk, touches
 from ..core.merge import Version
 from ..core.models import (
-    MODE_LINK,
     CheckpointRecorded,
     Entry,
-    FileVersion,
     NextStep,
     OnConflict,
     OperationDone,
@@ -42,18 +39,13 @@ from ..core.planning import (
     Planner,
     WithBlobs,
     from_checkpoint,
-    matching,
-    only_paths,
     outcome,
     set_aside,
-    step_changes,
     with_renames,
 )
-from ..core.textdiff import is_binary, line_stats, unified_diff
-from ..core.timeline import FoldedEntry, relevant_steps
+from ..core.textdiff import is_binary, unified_diff
+from ..core.timeline import FoldedEntry, relevant_steps, resolve_step
 from ..errors import (
-    InvalidInput,
-    NotFound,
     NothingToDo,
     OutsideWorkspace,
     StateError,
@@ -62,8 +54,9 @@ from ..errors import (
 )
 from ..workspace.files import Workspace
 from ..workspace.journal import JournalFile, wording_of
-from . import brackets
+from . import brackets, narrow
 from .handoff import EditorApply, ask_editor, put_back_bits, set_exec_bits
+from .narrow import Scope
 from .parts import EngineParts
 from .transaction import Transaction
 
@@ -95,25 +88,6 @@ class Targets(NamedTuple):
     settled: bool = True
     """False while a whole-disk turn is open: its changes on disk decide, so the answer can
     change before the timeline's version does."""
-
-
-class Scope(NamedTuple):
-    """What of an entry ``revert`` takes back: one step of it (``N.k``), only some paths
-    (exact, or patterns: ``planning.matching``), one hunk (a path and a line of it now); all
-    None: the whole entry."""
-
-    step: CheckpointRecorded | None = None
-    paths: list[str] | None = None
-    pathspec: list[str] | None = None
-    hunk: tuple[str, int] | None = None
-
-
-class HunkTaken(NamedTuple):
-    """The hunk a revert takes back: its file, the file as the entry left it, and the hunk."""
-
-    path: str
-    after: bytes
-    hunk: Hunk
 
 
 class Operations(EngineParts):
@@ -181,7 +155,7 @@ class Operations(EngineParts):
         """
         check_on_conflict(on_conflict)
         with self.transaction():
-            found = self.timeline.resolve_step(turn)
+            found = resolve_step(self.timeline, turn)
             target, step = found if found is not None else (self.timeline.resolve(turn), None)
             if target.state == "open":
                 target = self._with_pending_bracket(target)
@@ -271,116 +245,22 @@ class Operations(EngineParts):
             raise NothingToDo(wording.already_reverted(target, self.timeline.entries.get(target.reverted_by or "")))
         if target.state == "not-applied":
             raise NothingToDo(f"turn #{number} was never applied to the workspace")
-        scope = scope or Scope()
         checkpoints = [cp for cp in target.checkpoints if target.applied.get(cp.id, True)]
-        step = scope.step
-        if step is not None and step.id in self.timeline.checkpoint_owner and checkpoints == [step]:
-            step = None  # its one step: the whole entry
         steps = relevant_steps(checkpoints)
         previous = {target.begun.entry: target.state if target.state != "open" else "applied"}
         effects = {target.begun.entry: "reverted"}
-        if target.operation is not None and step is None:
+        if target.operation is not None:
             for entry_id, old in target.operation.previous.items():
                 if entry_id != target.begun.entry and entry_id in self.timeline.entries:
                     previous[entry_id] = self.timeline.entries[entry_id].state
                     effects[entry_id] = old
         label = wording.operation_label(kind, target, self.timeline)
-        narrow: dict[str, Any] = {}  # what the command that runs it again names, beyond the entry
-        if step is not None:
-            spec = self.timeline.checkpoint_spec(step.id)
-            if not target.applied.get(step.id, True):
-                raise NothingToDo(f"step {spec} of turn #{number} was never applied to the workspace")
-            steps = step_changes(target, step)
-            effects = {target.begun.entry: "partial"}  # the turn's other steps stay
-            previous = {target.begun.entry: previous[target.begun.entry]}
-            label = f"{kind} step #{spec} of " + label.split(" ", 1)[1]
-            narrow["step"] = spec
-        whole = set(steps)
-        if scope.paths is not None:
-            steps = only_paths(steps, {self.workspace.rel(p) for p in scope.paths}, number)
-        if scope.pathspec is not None:
-            steps = only_paths(steps, matching(steps, scope.pathspec, number), number)
-            narrow["paths"] = list(scope.pathspec)
-        blobs: dict[str, bytes] = {}
-        chosen = None
-        if scope.hunk is not None:
-            steps, blobs, chosen = self._hunk_steps(steps, scope.hunk, number, io.get("overlay"))
-            narrow["hunk"] = f"{chosen.path}:{scope.hunk[1]}"
-        if set(steps) != whole or chosen is not None:
-            if step is None:
-                effects, previous = {}, {}  # a few files only: the entry itself stays as it is
-            what = f"the hunk at line {scope.hunk[1]} of" if chosen is not None and scope.hunk else ""
-            label = f"{kind} {what + ' ' if what else ''}{', '.join(sorted(steps))} from " + label.split(" ", 1)[1]
-        later = self._later_notices(target, step, steps, chosen) if kind == "revert" else []
-        return self._operate(kind, target, steps, effects, previous, dry_run, on_conflict, label, narrow=narrow,
-                             blobs=blobs, later=later, **io)
-
-    def _hunk_steps(
-        self, steps: dict[str, list[PathChange]], hunk: tuple[str, int], number: int,
-        overlay: dict[str, Version | None] | None,
-    ) -> tuple[dict[str, list[PathChange]], dict[str, bytes], HunkTaken]:
-        """The change that takes back only the hunk of ``hunk``'s file covering its line (as
-        the file stands now: ``core/hunks.py``): before' → the entry's after, before' made in
-        memory (``blobs``), so the ordinary three-way plan takes it back."""
-        rel = self.workspace.rel(hunk[0])
-        if rel not in steps:
-            raise NotFound(f"turn #{number} did not change {rel}")
-        changes = steps[rel]
-        before, after = changes[0].before, changes[-1].after
-        if after is None:
-            raise InvalidInput(f"turn #{number} deleted {rel}: a hunk is lines of a file it left; "
-                               f"'takeback revert {number} -- {rel}' brings the file back")
-        for side in (before, after):
-            if side is not None and side.withheld:
-                raise InvalidInput(f"{rel}: its content was not stored ({side.withheld}), so no hunk of it can be taken back")
-            if side is not None and side.mode == MODE_LINK:
-                raise InvalidInput(f"{rel} is a symlink: it has no lines; take the whole file back instead")
-        overlay = {self.workspace.rel(p): v for p, v in (overlay or {}).items()}
-        now = overlay[rel] if rel in overlay else self.workspace.read(rel)
-        if now is None:
-            raise InvalidInput(f"{rel} is not there now: no line of it can name a hunk")
-        before_bytes = b"" if before is None else self.capture.content(before)
-        after_bytes = self.capture.content(after)
-        taken, chosen = take_back_hunk(before_bytes, after_bytes, now.content, hunk[1], rel)
-        version = FileVersion(oid=self.capture.store.hash_blob(taken), mode=after.mode, size=len(taken))
-        additions, deletions = line_stats(taken, after_bytes)
-        change = PathChange(path=rel, before=version, after=after, additions=additions, deletions=deletions)
-        return {rel: [change]}, {version.oid: taken}, HunkTaken(rel, after_bytes, chosen)
-
-    def _later_notices(
-        self, target: FoldedEntry, step: CheckpointRecorded | None, steps: dict[str, list[PathChange]],
-        chosen: HunkTaken | None,
-    ) -> list[str]:
-        """Who changed the same files (for a hunk, the same lines) after what is taken back:
-        ``turn #14 also changed src/app.py after it``, so the plan shows what the revert could
-        disturb."""
-        known = [cp for cp in ([step] if step is not None else target.checkpoints) if cp.id in self.timeline.checkpoint_owner]
-        if not known:
-            return []
-        touched: dict[str, tuple[str, list[str], bool]] = {}  # checkpoint or entry -> (name, paths, on the hunk's lines)
-        for cp in self.timeline.checkpoints_after(known[-1].id):
-            owner = self.timeline.state(cp.entry)
-            for change in cp.changes:
-                if change.path not in steps:
-                    continue
-                if owner.begun.entry == target.begun.entry:
-                    key, name = cp.id, f"step #{self.timeline.checkpoint_spec(cp.id)}"
-                else:
-                    key, name = owner.begun.entry, f"{owner.begun.kind} #{owner.begun.number}"
-                on_lines = chosen is not None and self._touches_hunk(chosen, change)
-                was = touched.get(key, (name, [], False))
-                touched[key] = (name, [*was[1], change.path] if change.path not in was[1] else was[1], was[2] or on_lines)
-        return [wording.later_change(name, paths, chosen is not None, on_lines) for name, paths, on_lines in touched.values()]
-
-    def _touches_hunk(self, chosen: HunkTaken, change: PathChange) -> bool:
-        """Whether a later ``change`` of the hunk's file changed lines of the hunk (unknown
-        content counts as yes)."""
-        if change.before is None or change.after is None or change.before.withheld or change.after.withheld:
-            return True
-        try:
-            return touches(chosen.after, chosen.hunk, self.capture.content(change.before), self.capture.content(change.after))
-        except TakebackError:
-            return True
+        narrowed = narrow.Narrowed(steps, effects, previous, label)
+        if scope is not None:
+            narrowed = narrow.narrowed(self.timeline, self.workspace, self.capture, kind, target, scope, narrowed,
+                                       io.get("overlay"))
+        return self._operate(kind, target, narrowed.steps, narrowed.effects, narrowed.previous, dry_run, on_conflict,
+                             narrowed.label, narrowed=narrowed, **io)
 
     def _operate(
         self,
@@ -397,20 +277,15 @@ class Operations(EngineParts):
         editor: EditorApply | None = None,
         ending: list[FoldedEntry] | None = None,
         ended: bool = False,
-        narrow: dict[str, Any] | None = None,
-        blobs: dict[str, bytes] | None = None,
-        later: list[str] | None = None,
+        narrowed: narrow.Narrowed | None = None,
     ) -> OperationResult:
-        """``ending``: the open turns the operation ends before it writes (default:
-        ``_turns_ending``); ``ended``: the caller already ended them, to plan with their changes.
-        (Previews, and operations that stop or fail validation, end nothing.) ``narrow``: what
-        the command that runs it again names beyond the entry (``NextStep.step``, ``paths``,
-        ``hunk``); ``blobs``: content planned from that the store does not hold (a hunk's
-        before'); ``later``: the notices naming later changes of the same files, for the plan."""
-        check_on_conflict(on_conflict)
+        """``ending``: the open turns it ends before it writes (default: ``_turns_ending``; a
+        preview, or an operation that stops, ends none); ``ended``: the caller already ended
+        them; ``narrowed``: a revert of less than an entry (``narrow.py``)."""
         buffers_known = overlay is not None  # an editor asks (the CLI does not know what buffers hold)
         overlay = {self.workspace.rel(p): v for p, v in (overlay or {}).items()}
-        plan = self._plan(target, steps, on_conflict, overlay, blobs or {})
+        extra = narrowed or narrow.Narrowed(steps, effects, previous, label)
+        plan = self._plan(target, steps, on_conflict, overlay, extra.blobs)
         number = target.begun.number
         counted = [outcome(p.path, p.ours, p.result, p.merged, p.counted) for p in plan.writes]
         plan.stats = {o.path: (o.additions, o.deletions) for o in counted}  # counted once: the change records them too
@@ -424,12 +299,11 @@ class Operations(EngineParts):
             notices=lacking + wording.open_turn_notices(kind, ending, ended),
         )
         spec = None if checkpoint_target is None else self.timeline.checkpoint_spec(checkpoint_target)  # as a person types it
-        again = wording.step(kind, number, spec, done=False).model_copy(update=narrow or {})
+        again = wording.step(kind, number, spec, done=False).model_copy(update=extra.again)
         wording.advise(plan, wording.cli(again))
         verdict = wording.verdict(plan)
-        stopped = self._not_carried_out(
-            kind, target, plan, {**base, "notices": base["notices"] + (later or [])}, again, on_conflict, dry_run, verdict
-        )
+        stopped = self._not_carried_out(kind, target, plan, {**base, "notices": base["notices"] + extra.later}, again,
+                                        on_conflict, dry_run, verdict)
         if stopped is not None:
             return stopped
         if not plan.complete and target.begun.entry in effects and effects[target.begun.entry] == "reverted":
@@ -439,7 +313,7 @@ class Operations(EngineParts):
                 self._end(state, [], [])  # its bracket's changes are the agent's; the operation's writes are not
         base["notices"] = lacking + wording.open_turn_notices(kind, ending, True)
         entry = self._execute(kind, plan, effects, previous, verdict, on_conflict, label, target, checkpoint_target, overlay, editor)
-        rest = wording.step(kind, number, spec, done=True).model_copy(update=narrow or {})
+        rest = wording.step(kind, number, spec, done=True).model_copy(update=extra.again)
         wording.advise(plan, wording.cli(rest), done=True)
         advice = wording.next_action(entry, plan, rest, self.take_back(entry.id))
         return OperationResult(
@@ -468,7 +342,8 @@ class Operations(EngineParts):
                 return None if rel in overlay else self.workspace.unwritable(rel)  # the editor writes open documents
 
             planner = Planner(
-                WithBlobs(self.capture, blobs) if blobs else self.capture, read, on_conflict, label_theirs=f"before #{target.begun.number}", layout=self.workspace,
+                WithBlobs(self.capture, blobs) if blobs else self.capture, read, on_conflict,
+                label_theirs=f"before #{target.begun.number}", layout=self.workspace,
                 unwritable=unwritable,
             )
             plan = planner.plan(steps)
