@@ -364,7 +364,7 @@ class Timeline(Entries):
         if not text:
             raise InvalidInput("empty turn: give a number like 17 or #17, a turn id, or 'last'")
         if text.startswith(MARK_PREFIX):
-            return self._mark(text[len(MARK_PREFIX):].strip())
+            return _newest_mark(self, text[len(MARK_PREFIX):].strip())
         if text == "last":
             for state in self.newest_first("turn"):
                 if state.begun.kind == "turn":
@@ -396,15 +396,6 @@ class Timeline(Entries):
                     "give more of the id, or the number"
                 )
         raise NotFound(f"no turn matches {text!r}: use a number like 17 or #17, a turn id, or 'last'")
-
-    def _mark(self, name: str) -> FoldedEntry:
-        """The newest mark named ``name`` (``engine/marks.py``)."""
-        if not name:
-            raise InvalidInput(f"give the mark's name after '{MARK_PREFIX}', as 'takeback mark' named it, or its number")
-        for state in self.newest_first():
-            if state.begun.kind == "mark" and (state.begun.label or "").strip() == name:
-                return state
-        raise NotFound(f"no mark named {name!r} on this workspace's timeline: 'takeback log' lists the marks")
 
     def _dropped(self, number: int) -> str:
         """Why entry ``number``, lower than the newest, is not on the timeline any more."""
@@ -639,6 +630,16 @@ class Timeline(Entries):
             ended_by=ended_by,
             notices=notices,
         )
+
+
+def _newest_mark(timeline: Timeline, name: str) -> FoldedEntry:
+    """The newest mark named ``name`` (``engine/marks.py``): what ``mark:NAME`` names."""
+    if not name:
+        raise InvalidInput(f"give the mark's name after '{MARK_PREFIX}', as 'takeback mark' named it, or its number")
+    for state in timeline.newest_first():
+        if state.begun.kind == "mark" and (state.begun.label or "").strip() == name:
+            return state
+    raise NotFound(f"no mark named {name!r} on this workspace's timeline: 'takeback log' lists the marks")
 
 
 def _files_of(state: FoldedEntry) -> list[FileChange]:
