@@ -285,3 +285,21 @@ async def test_pipelined_turn_requests_apply_in_the_order_sent(editor: Editor, r
     assert all(e["applied"] and e["entry"]["id"] == begun["id"] for e in edits)
     assert ended["id"] == begun["id"] and len(ended["checkpoints"]) == 3
     assert (repo / "src/util.py").read_text().startswith("# 2\n# 1\n# 0\n")
+
+
+async def test_the_timeline_carries_the_persons_marks(editor: Editor, repo: Path) -> None:
+    """A mark made in a terminal (``takeback mark``) reaches the client as an entry of kind
+    ``mark``, holding the file the person changed since an agent's edit, and ``mark:NAME``
+    names it where an entry is asked for."""
+    util = editor.uri("src/util.py")
+    await editor.request("takeback/applyEdit", {"edit": _edit(util, 1, 15, 16, "3"), "sessionId": "chat-1", "label": "agent"})
+    (repo / "src/util.py").write_text("def helper(x):\n    return x * 4  # the person's\n")
+    subprocess.run([sys.executable, "-m", "takeback", "mark", "before the refactor"], cwd=repo, env=dict(os.environ),
+                   check=True, capture_output=True)
+    timeline = await _answer(editor, {}, "before the refactor")
+    newest = timeline["entries"][0]
+    assert (newest["kind"], newest["label"], newest["number"]) == ("mark", "before the refactor", 2)
+    assert newest.get("agent") is None and [f["path"] for f in newest["files"]] == ["src/util.py"]
+    assert [e["kind"] for e in timeline["entries"]] == ["mark", "turn"]
+    named = await editor.request("takeback/turn", {"turnId": "mark:before the refactor"})
+    assert named["id"] == newest["id"]

@@ -429,3 +429,21 @@ def test_a_folder_that_cannot_be_served_is_one_line_on_stderr(tmp_path: Path) ->
     assert proc.returncode == 2 and proc.stdout == b""
     lines = proc.stderr.decode().splitlines()
     assert len(lines) == 1 and lines[0].startswith("takeback: error: workspace ") and "not a folder" in lines[0]
+
+
+async def test_marks_are_listed_and_restored_to(ws: Path, engine: Engine) -> None:
+    """The person's own checkpoint (``takeback mark``) is in the list as kind 'mark', said so in
+    the text, and ``restore`` goes back to it by name (plan, then the token)."""
+    turn(engine, {"a.txt": "agent\n"}, "one")
+    write_files(ws, {"a.txt": "agent, then the person\n"})
+    engine.mark("mine")
+    turn(engine, {"a.txt": "agent again\n", "b.txt": "b\n"}, "two")
+    async with serve(ws) as session:
+        listed = await call(session, "list_turns")
+        turns = ok(listed)["turns"]
+        assert [(t["number"], t["kind"], t["label"]) for t in turns] == [(3, "turn", "two"), (2, "mark", "mine"), (1, "turn", "one")]
+        assert turns[1]["agent"] is None and [f["path"] for f in turns[1]["files"]] == ["a.txt"]
+        assert "the person's own checkpoint (takeback mark): restore '#2' goes back to it" in listed.content[0].text
+        done = await plan_and_confirm(session, "restore", checkpoint="mark:mine")
+        assert done["operation"] == "restore" and done["verdict"] == "safe"
+    assert (ws / "a.txt").read_text() == "agent, then the person\n" and not (ws / "b.txt").exists()

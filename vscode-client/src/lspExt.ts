@@ -15,7 +15,8 @@ import type * as lsp from "vscode-languageclient";
 
 // ------------------------------------------------------------------ engine objects (models.py)
 
-export type EntryKind = "turn" | "undo" | "redo" | "revert" | "restore";
+/** mark: the person's own checkpoint (`takeback mark`), a restore point holding the files they changed. */
+export type EntryKind = "turn" | "undo" | "redo" | "revert" | "restore" | "mark";
 export type EntryState = "open" | "applied" | "reverted" | "partial" | "not-applied";
 /** safe, partial, refused (nothing was written); broken only in answers of older servers. */
 export type Verdict = "safe" | "partial" | "broken" | "refused";

@@ -23,6 +23,7 @@ const ICONS: Record<TurnIcon, [string, string?]> = {
   open: ["loading~spin"],
   "not-applied": ["error", "errorForeground"],
   operation: ["history", "charts.blue"],
+  mark: ["bookmark", "charts.purple"],
   "checks-failed": ["git-commit", "errorForeground"],
 };
 
@@ -213,7 +214,7 @@ export class TimelineTreeProvider implements vscode.TreeDataProvider<TreeNode>, 
         const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.Expanded);
         item.id = node.id;
         item.description = node.description;
-        item.iconPath = new vscode.ThemeIcon(node.group === "operations" ? "history" : node.group === "no-session" ? "terminal" : "comment-discussion");
+        item.iconPath = new vscode.ThemeIcon(node.group === "operations" ? "history" : node.group === "marks" ? "bookmark" : node.group === "no-session" ? "terminal" : "comment-discussion");
         item.contextValue = node.group;
         item.tooltip = node.tooltip;
         return item;

@@ -223,3 +223,17 @@ test("hook payloads read only in part are shown at the top of their folder", () 
   assert.equal(rest.length, 1);
   assert.equal(buildTree([timeline([entry({ number: 1 })])], NOW)[0]!.kind, "session");
 });
+
+test("the person's marks sit in their own group with their own icon, and can be restored to and reverted", () => {
+  const t1 = entry({ number: 1, session: "s-a" });
+  const mark = entry({ number: 2, kind: "mark", session: null, source: "cli", label: "before the refactor", files: [
+    { path: "a.txt", kind: "modified", additions: 1, deletions: 1 },
+  ] });
+  const groups = sessionNodes(timeline([mark, t1]), NOW);
+  assert.deepEqual(groups.map((g) => [g.group, g.label]), [["session", "Session s-a"], ["marks", "Your marks"]]);
+  const row = groups[1]!.children[0] as TurnNode;
+  assert.equal(row.label, "#2 before the refactor");
+  assert.equal(row.icon, "mark");
+  assert.ok(row.actions.restore && row.actions.revert && !row.actions.undo);
+  assert.match(row.contextValue, /^turn;mark;.*revert;.*restore;/);
+});

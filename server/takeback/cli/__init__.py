@@ -5,7 +5,7 @@ sends). Exit status 0 means the operation was carried out in full; every other s
 in ``output.py`` and in docs/cli.md. Errors are one line on stderr.
 
 One module per command group, each adding its commands to the parser and naming the function
-that runs each (``register``): ``turns`` (begin, end, check), ``reading`` (log, show, diff,
+that runs each (``register``): ``turns`` (begin, end, check, mark), ``reading`` (log, show, diff,
 cat, status), ``operations`` (undo, redo, revert, restore), ``upkeep`` (gc), ``agents`` (hook,
 install, uninstall), ``servers`` (serve, mcp, resident, ui, demo). ``main`` parses, looks the
 command up in that table, and turns every error into one line. ``answer`` does the same for

@@ -1,4 +1,4 @@
-"""Recording turns from a terminal: ``begin``, ``end`` and ``check``."""
+"""Recording from a terminal: ``begin``, ``end`` and ``check`` (turns), ``mark`` (the person's own checkpoint)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,16 @@ def register(command: AddCommand) -> dict[str, Handler]:
     p.add_argument("--turn", default=None, help="default: the open turn, else the last one")
     p.add_argument("--name", default=None, help="default: the command's first word")
     p.add_argument("argv", nargs=argparse.REMAINDER, help="-- COMMAND ...")
-    return {"begin": begin, "end": end, "check": check}
+
+    p = command("mark", "put your own checkpoint on the timeline, with the files you changed since the last entry")
+    p.add_argument("name", nargs="?", help="what to call it ('takeback restore mark:NAME' goes back to it)")
+    return {"begin": begin, "end": end, "check": check, "mark": mark}
+
+
+def mark(ctx: Context) -> int:
+    entry = ctx.engine.mark(text(ctx.args.name), source="cli")
+    ctx.show(entry, render.print_entry)
+    return EXIT_OK
 
 
 def begin(ctx: Context) -> int:

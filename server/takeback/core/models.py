@@ -25,7 +25,7 @@ MODE_FILE = 0o100644
 MODE_EXEC = 0o100755
 MODE_LINK = 0o120000
 
-EntryKind = Literal["turn", "undo", "redo", "revert", "restore"]
+EntryKind = Literal["turn", "undo", "redo", "revert", "restore", "mark"]  # mark: the person's own checkpoint (engine/marks.py)
 EntryState = Literal["open", "applied", "reverted", "partial", "not-applied"]
 Verdict = Literal["safe", "partial", "broken", "refused"]  # (broken: in records written before refused existed)
 OnConflict = Literal["abort", "skip", "markers", "force"]

@@ -157,6 +157,10 @@ def print_entry(entry: Entry) -> None:
         print(f"  check  {check.name}: {check.status}" + (f" (exit {check.exit_code})" if check.exit_code is not None else ""))
     for notice in entry.notices:
         print(f"  note   {notice}")
+    if entry.kind == "mark":  # the person's own checkpoint (engine/marks.py)
+        held = (f", 'takeback revert {entry.number}' takes back the {'file' if entry.file_count == 1 else 'files'} "
+                "you changed" if entry.file_count else " (no file changed since the last entry)")
+        print(f"  mark   your own checkpoint: 'takeback restore {entry.number}' goes back to it{held}")
     if entry.reverted_by:
         print(f"  reverted by {entry.reverted_by}")
 

@@ -35,6 +35,9 @@ from .models import (
 )
 
 REDO_KINDS = ("undo", "revert", "restore")
+MARK_PREFIX = "mark:"
+"""``mark:NAME`` names the newest mark called NAME wherever an entry or a checkpoint is named
+(``resolve``; ``restore mark:NAME`` goes back to it)."""
 
 
 @dataclass
@@ -355,10 +358,13 @@ class Timeline(Entries):
         return None
 
     def resolve(self, spec: str) -> FoldedEntry:
-        """An entry from ``17``, ``#17``, ``last``, a ULID or a unique ULID prefix."""
+        """An entry from ``17``, ``#17``, ``last``, ``mark:NAME`` (the newest mark of that name),
+        a ULID or a unique ULID prefix."""
         text = (spec or "").strip()
         if not text:
             raise InvalidInput("empty turn: give a number like 17 or #17, a turn id, or 'last'")
+        if text.startswith(MARK_PREFIX):
+            return _newest_mark(self, text[len(MARK_PREFIX):].strip())
         if text == "last":
             for state in self.newest_first("turn"):
                 if state.begun.kind == "turn":
@@ -402,7 +408,8 @@ class Timeline(Entries):
     def resolve_checkpoint(self, spec: str) -> CheckpointRecorded:
         """A checkpoint from its id (or unique prefix), ``#N`` (a turn's last), ``#N.k`` or
         ``#N.0`` (the state turn N started from: the last checkpoint recorded before its first,
-        whichever entry holds it; so "just before step k" is always ``#N.(k-1)``)."""
+        whichever entry holds it; so "just before step k" is always ``#N.(k-1)``); a mark, by
+        ``#N`` or ``mark:NAME``, is its one checkpoint (the state it recorded)."""
         text = (spec or "").strip()
         upper = text.upper()
         owner = self.checkpoint_owner.get(upper)
@@ -623,6 +630,16 @@ class Timeline(Entries):
             ended_by=ended_by,
             notices=notices,
         )
+
+
+def _newest_mark(timeline: Timeline, name: str) -> FoldedEntry:
+    """The newest mark named ``name`` (``engine/marks.py``): what ``mark:NAME`` names."""
+    if not name:
+        raise InvalidInput(f"give the mark's name after '{MARK_PREFIX}', as 'takeback mark' named it, or its number")
+    for state in timeline.newest_first():
+        if state.begun.kind == "mark" and (state.begun.label or "").strip() == name:
+            return state
+    raise NotFound(f"no mark named {name!r} on this workspace's timeline: 'takeback log' lists the marks")
 
 
 def _files_of(state: FoldedEntry) -> list[FileChange]:

@@ -322,7 +322,7 @@ def operation_label(kind: str, target: FoldedEntry, timeline: Timeline) -> str:
         subject = timeline.entries[target.operation.target]
     what = "turn" if subject.begun.kind == "turn" else subject.begun.kind
     text = f"{kind} {what} #{subject.begun.number}"
-    if subject.begun.kind == "turn" and subject.begun.label:
+    if subject.begun.kind in ("turn", "mark") and subject.begun.label:
         text += f": {subject.begun.label}"
     return text
 

@@ -10,7 +10,8 @@ mixed in with their use of the engine declared in ``parts.py``:
 * ``steps.Steps``: an agent's tool calls, each a step of its turn;
 * ``operations.Operations``: undo, redo, revert and restore;
 * ``reading.Reading``: entries, diffs, file contents, status;
-* ``unsaved.Unsaved``: what the newest operation applied in an editor and the disk lacks.
+* ``unsaved.Unsaved``: what the newest operation applied in an editor and the disk lacks;
+* ``marks.Marks``: the person's own checkpoint (``takeback mark``).
 
 Every call runs in a transaction (``transaction()``, ``transaction.py``): the store's lock, the
 timeline brought up to the log's head and the open turns' files, the records it adds published
@@ -53,6 +54,7 @@ from ..workspace.files import Workspace, is_recorded_path
 from ..workspace.journal import Journal, JournalDoc
 from .batches import Batches
 from .history import History, collector_paused
+from .marks import Marks
 from .operations import Operations
 from .reading import Reading
 from .steps import Steps
@@ -63,7 +65,7 @@ from .unsaved import Unsaved
 log = logging.getLogger("takeback.engine")
 
 
-class Engine(Turns, Batches, Reading, Operations, Steps, Unsaved):
+class Engine(Turns, Batches, Reading, Operations, Steps, Unsaved, Marks):
     """One workspace's timeline and the operations on it."""
 
     def __init__(

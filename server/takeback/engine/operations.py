@@ -157,6 +157,9 @@ class Operations(EngineParts):
         with self.transaction():
             found = resolve_step(self.timeline, turn)
             target, step = found if found is not None else (self.timeline.resolve(turn), None)
+            if step is None and target.begun.kind == "mark" and not any(cp.changes for cp in target.checkpoints):
+                raise NothingToDo(f"mark #{target.begun.number} holds no file change, so there is nothing to take back: "
+                                  f"'takeback restore {target.begun.number}' goes back to it")
             if target.state == "open":
                 target = self._with_pending_bracket(target)
             scope = Scope(step, None if paths is None else list(paths), None if pathspec is None else list(pathspec), hunk)
@@ -208,7 +211,8 @@ class Operations(EngineParts):
             if owner.checkpoints and owner.checkpoints[-1].id != cp.id and owner.state in ("applied", "open"):
                 previous[owner.begun.entry] = owner.state
                 effects[owner.begun.entry] = "partial"
-            label = f"restore to checkpoint {self.timeline.checkpoint_spec(cp.id)} of turn #{owner.begun.number}"
+            label = (f"restore to checkpoint {self.timeline.checkpoint_spec(cp.id)} of "
+                     f"{'mark' if owner.begun.kind == 'mark' else 'turn'} #{owner.begun.number}")
             return self._operate(
                 "restore", owner, steps, effects, previous, dry_run, on_conflict, label, checkpoint_target=cp.id,
                 ending=open_states, ended=ended, **io

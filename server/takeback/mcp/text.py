@@ -20,6 +20,8 @@ def timeline(entries: list[Entry], workspace: str, store: str) -> str:
         lines.append(entry_line(entry))
         if entry.session:
             lines.append(f"        session {entry.session}")
+        if entry.kind == "mark":
+            lines.append(f"        the person's own checkpoint (takeback mark): restore '#{entry.number}' goes back to it")
     return "\n".join(lines)
 
 

@@ -42,7 +42,8 @@ def _as_text(value: Any) -> Any:
 
 Text = BeforeValidator(_as_text)
 TurnSpec = Annotated[
-    str, Text, Field(description="a turn: its number (17 or '#17'), its id (or a unique prefix of it), or 'last'")
+    str, Text, Field(description="a turn: its number (17 or '#17'), its id (or a unique prefix of it), 'last', or "
+    "'mark:NAME' (the person's newest mark of that name)")
 ]
 OnConflict = Annotated[
     OnConflictChoice,
@@ -145,8 +146,9 @@ class Tools:
         limit: Annotated[int, Field(ge=1, le=500, description="at most this many entries")] = 20,
     ) -> CallToolResult:
         """The workspace's timeline, newest first: each agent turn (and each undo, redo, revert or
-        restore, which are entries too) with its number, label (the prompt), agent, session,
-        state (applied, reverted, partial, open) and the files it changed."""
+        restore, which are entries too, and each of the person's own checkpoints, kind 'mark')
+        with its number, label (the prompt, or the mark's name), agent, session, state (applied,
+        reverted, partial, open) and the files it changed."""
         entries = self.engine.entries(session=session, limit=limit)
         workspace, store = str(self.engine.workspace.root), str(self.engine.store.path)
         structured = {"workspace": workspace, "store": store, "turns": [_turn_summary(e) for e in entries]}
@@ -221,7 +223,8 @@ class Tools:
             Text,
             Field(
                 description="a checkpoint: its id, '#N' (turn N's last step), '#N.k' (just after step k of turn N; "
-                "'#N.0': where turn N started), or 'last-green' (the newest applied entry whose checks passed on its own files)"
+                "'#N.0': where turn N started), 'mark:NAME' or a mark's '#N' (the person's own checkpoint), or 'last-green' "
+                "(the newest applied entry whose checks passed on its own files)"
             ),
         ],
         on_conflict: OnConflict = "abort",

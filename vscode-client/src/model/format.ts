@@ -84,6 +84,7 @@ const OPERATION_VERB: Record<string, string> = {
   redo: "Redo",
   revert: "Revert",
   restore: "Restore",
+  mark: "Mark",
 };
 
 /** "#12 Add a login form" for a turn; "#13 Undo #12" for an operation. */

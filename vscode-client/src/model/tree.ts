@@ -5,7 +5,7 @@
  * tool call of an agent's hooks, one per edit batch of an agent extension) → each step's files.
  * Turns recorded without a session sit under a group named for where they came from (the
  * terminal's begin/end, an editor); operations (undo, redo, revert, restore) under their own
- * "Operations" group; the empty turns the server left out are counted in one row. Nodes are a
+ * "Operations" group, the person's own marks (`takeback mark`) under "Your marks"; the empty turns the server left out are counted in one row. Nodes are a
  * union discriminated on `kind`; `contextValue` carries the actions a node allows (the
  * package.json menus match on it), and ids are stable so the selection survives a refresh.
  *
@@ -71,7 +71,7 @@ export interface SessionNode {
   folder: string;
   session: string | null;
   /** What the group holds: a session's turns, turns without a session, or operations. */
-  group: "session" | "no-session" | "operations";
+  group: "session" | "no-session" | "operations" | "marks";
   label: string;
   description: string;
   tooltip: string;
@@ -171,6 +171,7 @@ export type TurnIcon =
   | "open"
   | "not-applied"
   | "operation"
+  | "mark"
   | "checks-failed";
 
 /** The entries a redo re-applies (the server's `REDO_KINDS`, compared by a test). */
@@ -190,7 +191,7 @@ export function turnActions(entry: Entry, byId: Map<string, Entry>, undoTarget?:
   const actions: TurnActions = {
     undo: entry.kind === "turn" && undoTarget != null && entry.number === undoTarget,
     revert: live && hasChanges && !(REDO_KINDS.has(entry.kind) && entry.state === "applied"),
-    restore: entry.kind === "turn" && (entry.checkpoints?.length ?? 0) > 0 && entry.state !== "not-applied",
+    restore: (entry.kind === "turn" || entry.kind === "mark") && (entry.checkpoints?.length ?? 0) > 0 && entry.state !== "not-applied",
   };
   if (entry.kind === "turn" && entry.state === "reverted" && entry.revertedBy) {
     // Bring a reverted turn back: redo if what reverted it is the redo target, else revert that operation.
@@ -211,6 +212,9 @@ export function contextValueFor(kind: "turn" | "file" | "step", flags: Record<st
 }
 
 function turnIcon(entry: Entry): TurnIcon {
+  if (entry.kind === "mark") {
+    return entry.state === "reverted" ? "reverted" : "mark";
+  }
   if (entry.kind !== "turn") {
     return entry.state === "reverted" ? "reverted" : "operation";
   }
@@ -309,7 +313,7 @@ export function turnNode(folder: string, entry: Entry, actions: TurnActions, now
     icon: turnIcon(entry),
     actions,
     contextValue: contextValueFor("turn", {
-      [entry.kind === "turn" ? "agent" : "operation"]: true,
+      [entry.kind === "turn" ? "agent" : entry.kind === "mark" ? "mark" : "operation"]: true,
       undo: actions.undo,
       revert: actions.revert,
       redo: actions.redo !== undefined,
@@ -344,7 +348,12 @@ export function sessionNodes(timeline: FolderTimeline, now: Date = new Date()): 
   const node = (entry: Entry) => turnNode(timeline.folder, entry, turnActions(entry, byId, undoTarget, redoTarget), now);
   const groups = new Map<string, Entry[]>();
   const operations: Entry[] = [];
+  const marks: Entry[] = [];
   for (const entry of timeline.entries) {
+    if (entry.kind === "mark") {
+      marks.push(entry);
+      continue;
+    }
     if (entry.kind !== "turn") {
       operations.push(entry);
       continue;
@@ -378,6 +387,20 @@ export function sessionNodes(timeline: FolderTimeline, now: Date = new Date()): 
         ? [`Agent session ${session}`, start ? `First prompt (#${start.number}, ${start.createdAt}): ${start.label ?? "(none)"}` : ""].filter(Boolean).join("\n")
         : none.tooltip,
       children: entries.map(node),
+    });
+  }
+  if (marks.length) {
+    const latest = marks[0];
+    nodes.push({
+      kind: "session",
+      id: `${timeline.folder}|marks`,
+      folder: timeline.folder,
+      session: null,
+      group: "marks",
+      label: "Your marks",
+      description: [plural(marks.length, "mark"), relativeTime(latest?.finishedAt ?? latest?.createdAt, now)].filter(Boolean).join(" · "),
+      tooltip: "Your own checkpoints (takeback mark): each holds the files you changed since the entry before it; restore goes back to one",
+      children: marks.map(node),
     });
   }
   if (operations.length) {
