@@ -151,12 +151,18 @@ def print_entry(entry: Entry) -> None:
         for index, cp in enumerate(entry.checkpoints, 1):  # the steps: restore #N.k goes back to just after step k
             state = "" if cp.applied else "  (not applied)"
             print(f"  step   #{entry.number}.{index} {cp.label or 'changes'}  ({len(cp.paths)} files){state}")
+            for move in cp.git_moved:
+                print(f"           git: {move.fact}")
     for command in entry.commands:
         print(f"  ran    {command}")
     for check in entry.checks:
         print(f"  check  {check.name}: {check.status}" + (f" (exit {check.exit_code})" if check.exit_code is not None else ""))
     for notice in entry.notices:
         print(f"  note   {notice}")
+    if entry.git_moved:
+        print("  cannot take back (the person's git state, which Takeback never changes):")
+        for move in entry.git_moved:
+            print(f"    {wording.git_move(move)}")
     if entry.reverted_by:
         print(f"  reverted by {entry.reverted_by}")
 

@@ -624,11 +624,11 @@ class Timeline(Entries):
             reverted_by=state.reverted_by,
             ended_by=ended_by,
             notices=notices,
-            git_moved=_git_moved(state),
+            git_moved=git_moved(state),
         )
 
 
-def _git_moved(state: FoldedEntry) -> list[GitMove]:
+def git_moved(state: FoldedEntry) -> list[GitMove]:
     """What of the person's git state moved during ``state``: its bracket's begin to end when it
     had one that saw something (the whole turn, steps included), else its steps' in order."""
     if state.ended is not None and state.ended.git_moved:
