@@ -8,6 +8,7 @@ The structured content stays exact."""
 
 from __future__ import annotations
 
+from ..core import wording
 from ..core.models import Entry, OperationResult
 from ..core.render import entry_line, for_terminal, restored_lines
 
@@ -20,6 +21,8 @@ def timeline(entries: list[Entry], workspace: str, store: str) -> str:
         lines.append(entry_line(entry))
         if entry.session:
             lines.append(f"        session {entry.session}")
+        for move in entry.git_moved:  # an undo does not take these back: the agent must not say it did
+            lines.append(f"        cannot take back: {move.fact}")
     return "\n".join(lines)
 
 
@@ -42,6 +45,8 @@ def entry(item: Entry) -> str:
         lines.append(f"  check  {check.name}: {check.status}{code}")
     for notice in item.notices:
         lines.append(f"  note   {notice}")
+    for move in item.git_moved:
+        lines.append(f"  cannot take back  {wording.git_move(move)} (the person's git state: Takeback never changes it)")
     return "\n".join(lines)
 
 
