@@ -623,8 +623,7 @@ class Timeline(Entries):
             verdict=verdict,
             reverted_by=state.reverted_by,
             ended_by=ended_by,
-            notices=notices,
-            git_moved=git_moved(state),
+            notices=notices, git_moved=git_moved(state),
         )
 
 
