@@ -62,6 +62,17 @@ export interface Checkpoint {
   applied?: boolean;
   /** What a bracket saw change on disk during the turn, not a step of the agent's. */
   bracket?: boolean;
+  /** What of the person's git state moved during this step (Takeback never takes that back). */
+  gitMoved?: GitMove[];
+}
+
+/** Something of the person's git state that moved during a step or turn (models.GitMove). */
+export interface GitMove {
+  what: "branch" | "head" | "index" | "stash";
+  /** e.g. "branch main moved from abc1234 to def5678" */
+  fact: string;
+  /** The git command that would put it back from the reflog, where there is one. */
+  command?: string | null;
 }
 
 export interface Entry {
@@ -90,6 +101,8 @@ export interface Entry {
   /** Who ended a turn: `stop`, `next_prompt`, `session_end`, `end_command`, or null. */
   endedBy?: string | null;
   notices?: string[];
+  /** What of the person's git state moved during the turn, which no undo of it takes back. */
+  gitMoved?: GitMove[];
   /** Names of the checks whose latest run did not pass (the server's rule). */
   failedChecks?: string[];
   /** Whether the latest run of every named check passed; null: no check (the server's rule). */

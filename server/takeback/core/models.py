@@ -138,6 +138,17 @@ class Check(_Model):
         return self.ran_on in ("end", None)
 
 
+class GitMove(_Model):
+    """Something of the person's git state that moved during a step or a turn, which Takeback
+    does not take back (it never changes git state): ``fact`` says what moved ("branch main
+    moved from abc1234 to def5678"), ``command`` the git command that would put it back from the
+    reflog, where there is one. Read by ``scanning/gitstate.py``."""
+
+    what: Literal["branch", "head", "index", "stash"]
+    fact: str
+    command: str | None = None
+
+
 class EntryBegun(_Model):
     """Opens a timeline entry: an agent turn, or an operation (undo, revert …)."""
 
@@ -166,6 +177,7 @@ class CheckpointRecorded(_Model):
     applied: bool = True
     bracket: bool = False  # recorded by a bracket's end scan: covers the whole turn for its paths
     notices: list[str] = []
+    git_moved: list[GitMove] = []  # the person's git state that moved during this step (stores before it: none)
     # Where ``changes`` comes from while it is not in memory (``defer``): the timeline keeps a
     # checkpoint's header and reads its file list from the log only when something needs it.
     _load: Callable[[], list[PathChange]] | None = PrivateAttr(default=None)
@@ -215,6 +227,9 @@ class TurnEnded(_Model):
     # who ended it: "stop" (the agent said so), "next_prompt" (a new turn began while it was
     # open), "session_end", "end_command" ('takeback end'); None: an operation or an older store
     ended_by: str | None = None
+    # the person's git state that moved between a bracket's begin and end (a turn with no
+    # bracket, or an older store: none; its steps say it)
+    git_moved: list[GitMove] = []
 
 
 class CheckRecorded(_Model):
@@ -331,6 +346,7 @@ class Checkpoint(_Model):
     paths: list[str]
     applied: bool = True
     bracket: bool = False  # what a bracket saw change on disk, not a step of the agent's
+    git_moved: list[GitMove] = []  # the person's git state that moved during the step
 
 
 class Entry(_Model):
@@ -360,6 +376,9 @@ class Entry(_Model):
     reverted_by: str | None = None
     ended_by: str | None = None
     notices: list[str] = []
+    git_moved: list[GitMove] = []
+    """What of the person's git state moved during it, which no undo of it takes back: its
+    bracket's, else its steps' (``Checkpoint.git_moved``)."""
     # How many files it changed, in a header built without its file list (``Timeline.header``:
     # ``files`` is then empty); None: count ``files``. Never serialised.
     _file_count: int | None = PrivateAttr(default=None)
@@ -369,7 +388,7 @@ class Entry(_Model):
         """An agent turn, ended, that changed no file (a prompt answered in words): ``log``
         leaves it out unless asked (``--all``), and retention does not count it. A turn whose
         edit the editor did not apply (``not-applied``) is not empty: it says an edit failed."""
-        return self.kind == "turn" and self.state not in ("open", "not-applied") and self.file_count == 0
+        return self.kind == "turn" and self.state not in ("open", "not-applied") and self.file_count == 0 and not self.git_moved
 
     @property
     def file_count(self) -> int:

@@ -151,6 +151,8 @@ def print_entry(entry: Entry) -> None:
         for index, cp in enumerate(entry.checkpoints, 1):  # the steps: restore #N.k goes back to just after step k
             state = "" if cp.applied else "  (not applied)"
             print(f"  step   #{entry.number}.{index} {cp.label or 'changes'}  ({len(cp.paths)} files){state}")
+            for move in cp.git_moved:
+                print(f"           git: {move.fact}")
     for command in entry.commands:
         print(f"  ran    {command}")
     for check in entry.checks:
@@ -161,6 +163,10 @@ def print_entry(entry: Entry) -> None:
         held = (f", 'takeback revert {entry.number}' takes back the {'file' if entry.file_count == 1 else 'files'} "
                 "you changed" if entry.file_count else " (no file changed since the last entry)")
         print(f"  mark   your own checkpoint: 'takeback restore {entry.number}' goes back to it{held}")
+    if entry.git_moved:
+        print("  cannot take back (the person's git state, which Takeback never changes):")
+        for move in entry.git_moved:
+            print(f"    {wording.git_move(move)}")
     if entry.reverted_by:
         print(f"  reverted by {entry.reverted_by}")
 

@@ -27,6 +27,7 @@ from .models import (
     EntryBegun,
     FileChange,
     FileVersion,
+    GitMove,
     OperationDone,
     PathChange,
     Record,
@@ -614,6 +615,7 @@ class Timeline(Entries):
                     paths=[c.path for c in cp.changes] if files is not None else [],
                     applied=state.applied.get(cp.id, True),
                     bracket=cp.bracket,
+                    git_moved=list(cp.git_moved),
                 )
                 for cp in state.checkpoints
             ],
@@ -628,7 +630,7 @@ class Timeline(Entries):
             verdict=verdict,
             reverted_by=state.reverted_by,
             ended_by=ended_by,
-            notices=notices,
+            notices=notices, git_moved=git_moved(state),
         )
 
 
@@ -640,6 +642,14 @@ def _newest_mark(timeline: Timeline, name: str) -> FoldedEntry:
         if state.begun.kind == "mark" and (state.begun.label or "").strip() == name:
             return state
     raise NotFound(f"no mark named {name!r} on this workspace's timeline: 'takeback log' lists the marks")
+
+
+def git_moved(state: FoldedEntry) -> list[GitMove]:
+    """What of the person's git state moved during ``state``: its bracket's begin to end when it
+    had one that saw something (the whole turn, steps included), else its steps' in order."""
+    if state.ended is not None and state.ended.git_moved:
+        return list(state.ended.git_moved)
+    return [move for cp in state.checkpoints for move in cp.git_moved]
 
 
 def _files_of(state: FoldedEntry) -> list[FileChange]:

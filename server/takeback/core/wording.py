@@ -14,7 +14,7 @@ import shlex
 from collections.abc import Callable
 from typing import NamedTuple
 
-from .models import Entry, NextStep, OnConflict, UnsavedFile, Verdict
+from .models import Entry, GitMove, NextStep, OnConflict, UnsavedFile, Verdict
 from .planning import Plan
 from .timeline import FoldedEntry, Timeline
 
@@ -84,6 +84,26 @@ def notes_tail(target: FoldedEntry) -> str:
     if not notes:
         return ""
     return f"; #{target.begun.number} has {len(notes)} note(s) on what it did not record or store (takeback show {target.begun.number})"
+
+
+def git_move(move: GitMove) -> str:
+    """A git move as ``show`` lists it under "cannot take back": the fact, and the command that
+    would put it back where there is one."""
+    return f"{move.fact}; to put it back: {move.command}" if move.command else move.fact
+
+
+def git_moved_notices(kind: str, taken_back: list[tuple[int, list[GitMove]]]) -> list[str]:
+    """What of the person's git state the entries an operation takes back (``taken_back``: each
+    one's number and moves) moved, which the operation does not take back: one notice a move,
+    so nobody believes a turn fully undone when its commit or stash drop stays."""
+    if kind == "redo":
+        return []  # a redo brings entries back; it takes nothing back
+    return [
+        f"turn #{number} also: {move.fact}: Takeback does not take that back"
+        + (f"; to put it back: {move.command}" if move.command else "")
+        for number, moves in taken_back
+        for move in moves
+    ]
 
 
 def tail(plan: Plan) -> str:

@@ -17,9 +17,11 @@ holds, in this order:
 * one line of JSON: the ``EntryBegun`` record;
 * one line of JSON: ``{"scan": <the bracket's begin snapshot, or null>, "index_size": <bytes
   of the index copy that follows, or null>, "config": <the settings the turn runs under>,
-  "nested_index_sizes": {<folder>: <bytes>}}`` (the last only when the work tree holds nested
-  repositories or submodules, ``nested.py``; the turn ends under the settings it began with: an
-  agent that rewrites ``.takeback.toml`` during its turn changes nothing for that turn);
+  "nested_index_sizes": {<folder>: <bytes>}, "git": <the person's git state>}`` (nested sizes only
+  when the work tree holds nested repositories or submodules, ``nested.py``; the turn ends under
+  the settings it began with: an agent that rewrites ``.takeback.toml`` during its turn changes
+  nothing for that turn; ``git``, ``scanning/gitstate.read``'s answer, only in a git repository:
+  what the end compares to say what moved of HEAD, the branch, the index and the stash);
 * a copy of the user's git index as it was at begin (git scanner only), byte for byte;
 * a copy of each nested repository's index, in the order of ``nested_index_sizes``.
 
@@ -84,6 +86,7 @@ class OpenTurn:
     files: list[Path] = field(default_factory=list)  # what to remove once the turn has ended
     nested: dict[str, IndexCopy] = field(default_factory=dict)  # nested repositories' indexes, by folder
     config: dict | None = None  # the settings in force at begin (None in older files)
+    git: dict | None = None  # the person's git state at begin (``scanning/gitstate.read``; None in older files)
 
     def remove(self) -> None:
         for path in self.files:
@@ -100,13 +103,14 @@ def _open_index(path: Path | None) -> BinaryIO | None:
 def write(
     directory: Path, begun: EntryBegun, scan: dict | None, index_source: Path | None, fsync: bool,
     nested_sources: dict[str, Path] | None = None, config: dict | None = None, name: str = FILE_NAME,
-    index_copies: Path | None = None,
+    index_copies: Path | None = None, git: dict | None = None,
 ) -> None:
     """Put the open turn's file in place (replacing one left by a turn that has ended), with a
     copy of the index at ``index_source`` and of each of ``nested_sources`` (by folder);
     ``config``: the settings the turn runs under, as JSON data. ``index_copies`` (a step's
     file): the index copy is not embedded but a hard link to the copy of that index version in
-    that folder, which every step beginning on it shares (``_share``)."""
+    that folder, which every step beginning on it shares (``_share``). ``git``: the person's
+    git state now (``scanning/gitstate.read``), which the end compares with the state then."""
     directory.mkdir(parents=True, exist_ok=True)
     tmp = directory / (FILE_NAME + ".tmp")
     source = None
@@ -128,6 +132,8 @@ def write(
             source = None  # nothing of it embedded
         if sizes:
             fields["nested_index_sizes"] = sizes
+        if git is not None:
+            fields["git"] = git
         header = json.dumps(fields, separators=(",", ":")).encode()
         with open(tmp, "wb") as out:
             out.write(_MAGIC + begun.model_dump_json().encode() + b"\n" + header + b"\n")
@@ -246,7 +252,9 @@ def _read_file(path: Path, with_scan: bool) -> OpenTurn | None:
             for folder, nested_size in header.get("nested_index_sizes", {}).items():
                 nested[folder] = IndexCopy(path, offset, nested_size)
                 offset += nested_size
-            return OpenTurn(begun, header.get("scan"), index, files, nested=nested, config=header.get("config"))
+            git = header.get("git")
+            return OpenTurn(begun, header.get("scan"), index, files, nested=nested, config=header.get("config"),
+                            git=git if isinstance(git, dict) else None)
     except ValueError as exc:
         raise StoreError(f"unreadable open turn in {path} (remove it to go on): {exc}") from exc
 

@@ -89,6 +89,7 @@ class Engine(Turns, Batches, Reading, Operations, Steps, Unsaved, Marks):
         self.capture = Capturer(self.store, self.workspace, self.config)
         self.journal = Journal(self.store, self.workspace, self.config.fsync)
         self._user_repo: pygit2.Repository | None | Literal[False] = False
+        self._git_dir: str | None | Literal[False] = False  # the person's git folder, found on first use
         self._scan_cache = ScanCache(watch_tree=long_lived and self.config.watch_tree)
         self._brackets = self.store.path / "brackets"
         self.history = History(self.store, self._brackets)
@@ -202,6 +203,7 @@ class Engine(Turns, Batches, Reading, Operations, Steps, Unsaved, Marks):
             if self.history.wants_cache():
                 self.history.save_cache()
         self._user_repo = False
+        self._git_dir = False
         return True
 
     def defer_upkeep(self) -> None:

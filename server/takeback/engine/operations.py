@@ -25,6 +25,7 @@ from ..core.merge import Version
 from ..core.models import (
     CheckpointRecorded,
     Entry,
+    GitMove,
     NextStep,
     OnConflict,
     OperationDone,
@@ -44,7 +45,7 @@ from ..core.planning import (
     with_renames,
 )
 from ..core.textdiff import is_binary, unified_diff
-from ..core.timeline import FoldedEntry, relevant_steps, resolve_step
+from ..core.timeline import FoldedEntry, Timeline, git_moved, relevant_steps, resolve_step
 from ..errors import (
     NothingToDo,
     OutsideWorkspace,
@@ -300,7 +301,8 @@ class Operations(EngineParts):
         base: dict[str, Any] = dict(
             operation=kind, dry_run=dry_run, on_conflict=on_conflict, target=target.begun.entry,
             target_number=number, restored=outcomes, skipped=plan.skipped, conflicts=plan.conflicts,
-            notices=lacking + wording.open_turn_notices(kind, ending, ended),
+            notices=lacking + wording.open_turn_notices(kind, ending, ended)
+            + wording.git_moved_notices(kind, _git_moved_by(self.timeline, target, effects, checkpoint_target)),
         )
         spec = None if checkpoint_target is None else self.timeline.checkpoint_spec(checkpoint_target)  # as a person types it
         again = wording.step(kind, number, spec, done=False).model_copy(update=extra.again)
@@ -315,7 +317,8 @@ class Operations(EngineParts):
         for state in ending:
             if state.state == "open":
                 self._end(state, [], [])  # its bracket's changes are the agent's; the operation's writes are not
-        base["notices"] = lacking + wording.open_turn_notices(kind, ending, True)
+        base["notices"] = lacking + wording.open_turn_notices(kind, ending, True) + wording.git_moved_notices(
+            kind, _git_moved_by(self.timeline, target, effects, checkpoint_target))
         entry = self._execute(kind, plan, effects, previous, verdict, on_conflict, label, target, checkpoint_target, overlay, editor)
         rest = wording.step(kind, number, spec, done=True).model_copy(update=extra.again)
         wording.advise(plan, wording.cli(rest), done=True)
@@ -556,3 +559,26 @@ def _patch(plan: Plan) -> str:
             )
         )
     return "".join(parts)
+
+
+def _git_moved_by(
+    timeline: Timeline, target: FoldedEntry, effects: dict[str, str], checkpoint_target: str | None,
+) -> list[tuple[int, list[GitMove]]]:
+    """The git moves (``Entry.git_moved``) of what an operation takes back, by entry number:
+    the entries it reverts (all of ``target`` when it takes back some of its files only);
+    of a turn a restore goes back into, the steps after the checkpoint."""
+    found = []
+    taken = [e for e, state in effects.items() if state in ("reverted", "partial")] or [target.begun.entry]
+    for entry_id in taken:
+        state = timeline.find(entry_id)
+        if state is None:
+            continue
+        if entry_id == target.begun.entry and checkpoint_target is not None:
+            ids = [cp.id for cp in state.checkpoints]
+            later = state.checkpoints[ids.index(checkpoint_target) + 1:] if checkpoint_target in ids else []
+            moves = [m for cp in later for m in cp.git_moved]
+        else:
+            moves = git_moved(state)
+        if moves:
+            found.append((state.begun.number, moves))
+    return found

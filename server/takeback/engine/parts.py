@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         Entry,
         EntryBegun,
         FileVersion,
+        GitMove,
         PathChange,
         UnsavedFile,
     )
@@ -52,6 +53,7 @@ class EngineParts:
         _brackets: Path
         _scan_cache: ScanCache
         _user_repo: pygit2.Repository | None | Literal[False]
+        _git_dir: str | None | Literal[False]
         last_recovery: RecoveryReport | None
 
         def timeline_version(self) -> str | None: ...
@@ -75,6 +77,8 @@ class EngineParts:
         def _turn_for(self, session: str | None) -> FoldedEntry | None: ...
         def _end(self, state: FoldedEntry, commands: list[str], checks: list[Check], ended_by: str | None = None) -> None: ...
         def _turn_capture(self, opened: brackets.OpenTurn) -> Capturer: ...
+        def _git_state(self, also: tuple[str, ...] = ()) -> dict | None: ...
+        def _git_moved(self, opened: brackets.OpenTurn) -> list[GitMove]: ...
         def _bracket_checkpoint(self, state: FoldedEntry, opened: brackets.OpenTurn) -> CheckpointRecorded | None: ...
         def _path_change(
             self,

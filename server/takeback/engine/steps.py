@@ -103,7 +103,7 @@ class Steps(EngineParts):
                 brackets.write(
                     self._brackets, begun, snapshot, scanner.index_file(), self.config.fsync,
                     nested_sources=scanner.nested_indexes, config=self.config.model_dump(mode="json"), name=_file_name(key),
-                    index_copies=self.store.path / brackets.INDEX_COPIES,
+                    index_copies=self.store.path / brackets.INDEX_COPIES, git=self._git_state(),
                 )
             except OSError as exc:
                 raise StoreError(f"cannot write to the store {self.store.path}: {exc}") from exc
@@ -128,6 +128,10 @@ class Steps(EngineParts):
                 cp = self._bracket_checkpoint(seen, opened)
             if cp is not None:
                 cp = self._without_others(cp, seen)
+            moved = self._git_moved(opened)
+            if moved:  # a step that moved git and changed no file is still one: it says what moved
+                cp = (cp or CheckpointRecorded(id=_new_id(), at=_now(), entry=step.entry, changes=[])).model_copy(
+                    update={"git_moved": moved})
             records: list[EntryBegun | CheckpointRecorded | TurnEnded] = []
             if cp is not None:
                 cp = cp.model_copy(update={"label": label, "bracket": False})

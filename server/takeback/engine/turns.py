@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import pairwise
+from pathlib import Path
 
 from pydantic import ValidationError
 
@@ -28,6 +29,7 @@ from ..core.models import (
     Entry,
     EntryBegun,
     FileVersion,
+    GitMove,
     PathChange,
     Record,
     TurnEnded,
@@ -42,6 +44,7 @@ from ..errors import (
     StoreError,
     TakebackError,
 )
+from ..scanning import gitstate
 from ..scanning.scan import Changed, GitScanner, WalkScanner, snapshot_kind, snapshot_paths
 from ..workspace.capture import Capturer
 from ..workspace.files import is_recorded_path
@@ -101,6 +104,7 @@ class Turns(EngineParts):
                     self.config.fsync, nested_sources=scanner.nested_indexes if scanner is not None else None,
                     config=self.config.model_dump(mode="json"),
                     name=brackets.FILE_NAME if bracket else brackets.session_name(entry_id),
+                    git=self._git_state() if bracket else None,
                 )
             except OSError as exc:
                 raise StoreError(f"cannot write to the store {self.store.path}: {exc}") from exc
@@ -193,6 +197,7 @@ class Turns(EngineParts):
         checks = [c if c.at else c.model_copy(update={"at": now}) for c in checks]
         records.append(TurnEnded(
             id=_new_id(), at=now, entry=state.begun.entry, commands=commands, checks=checks, ended_by=ended_by,
+            git_moved=self._git_moved(opened) if opened is not None else [],
         ))
         with self.transaction() as tx:
             tx.add(*records)
@@ -213,6 +218,28 @@ class Turns(EngineParts):
             # patterns again for every file of a big turn's end).
             return self.capture
         return Capturer(self.store, self.workspace, config)
+
+    def _git_state(self, also: tuple[str, ...] = ()) -> dict | None:
+        """The person's git state now (``gitstate.read``: a few file reads, no git process), for
+        a bracket's or a step's begin to keep; ``also``: refs to read besides HEAD's branch."""
+        if self._git_dir is False:
+            self._git_dir = gitstate.find(self.workspace.root)
+        return gitstate.read(self._git_dir, also) if self._git_dir else None
+
+    def _git_moved(self, opened: brackets.OpenTurn) -> list[GitMove]:
+        """What of the person's git state moved since ``opened`` began (``gitstate.moves``):
+        nothing Takeback takes back, so a turn and its undo can say so."""
+        before = opened.git
+        if not before:
+            return []
+        try:
+            after = self._git_state(tuple(before["refs"]))
+            copy, index_file = opened.index, Path(str(self._git_dir)) / "index"
+            same = None if copy is None else (lambda: gitstate.index_same(copy.parsed(), index_file))
+            return gitstate.moves(before, after, same)
+        except (KeyError, TypeError, ValueError, AttributeError, OSError, StoreError) as exc:
+            log.warning("what moved of git during the turn is not known: %s", exc)  # a begin state not as written
+            return []
 
     def _bracket_checkpoint(self, state: FoldedEntry, opened: brackets.OpenTurn) -> CheckpointRecorded | None:
         """What changed on disk since the bracket's snapshot (``state``'s begin), as the turn's

@@ -8,6 +8,7 @@ The structured content stays exact."""
 
 from __future__ import annotations
 
+from ..core import wording
 from ..core.models import Entry, OperationResult
 from ..core.render import entry_line, for_terminal, restored_lines
 
@@ -22,6 +23,8 @@ def timeline(entries: list[Entry], workspace: str, store: str) -> str:
             lines.append(f"        session {entry.session}")
         if entry.kind == "mark":
             lines.append(f"        the person's own checkpoint (takeback mark): restore '#{entry.number}' goes back to it")
+        for move in entry.git_moved:  # an undo does not take these back: the agent must not say it did
+            lines.append(f"        cannot take back: {move.fact}")
     return "\n".join(lines)
 
 
@@ -44,6 +47,8 @@ def entry(item: Entry) -> str:
         lines.append(f"  check  {check.name}: {check.status}{code}")
     for notice in item.notices:
         lines.append(f"  note   {notice}")
+    for move in item.git_moved:
+        lines.append(f"  cannot take back  {wording.git_move(move)} (the person's git state: Takeback never changes it)")
     return "\n".join(lines)
 
 

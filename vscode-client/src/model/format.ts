@@ -162,6 +162,10 @@ export function entryTooltip(entry: Entry): string {
   for (const notice of entry.notices ?? []) {
     lines.push(`Note: ${escapeMarkdown(notice)}`);
   }
+  for (const move of entry.gitMoved ?? []) {
+    const back = move.command ? ` (to put it back: \`${move.command.replace(/`/g, "'")}\`)` : "";
+    lines.push(`Not taken back by an undo: ${escapeMarkdown(move.fact)}${back}`);
+  }
   lines.push("", `id ${entry.id}`);
   return lines.join("  \n");
 }
