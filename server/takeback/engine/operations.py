@@ -301,8 +301,7 @@ class Operations(EngineParts):
         base: dict[str, Any] = dict(
             operation=kind, dry_run=dry_run, on_conflict=on_conflict, target=target.begun.entry,
             target_number=number, restored=outcomes, skipped=plan.skipped, conflicts=plan.conflicts,
-            notices=lacking + wording.open_turn_notices(kind, ending, ended)
-            + wording.git_moved_notices(kind, _git_moved_by(self.timeline, target, effects, checkpoint_target)),
+            notices=_notices(self.timeline, kind, lacking, ending, ended, target, effects, checkpoint_target),
         )
         spec = None if checkpoint_target is None else self.timeline.checkpoint_spec(checkpoint_target)  # as a person types it
         again = wording.step(kind, number, spec, done=False).model_copy(update=extra.again)
@@ -317,8 +316,7 @@ class Operations(EngineParts):
         for state in ending:
             if state.state == "open":
                 self._end(state, [], [])  # its bracket's changes are the agent's; the operation's writes are not
-        base["notices"] = lacking + wording.open_turn_notices(kind, ending, True) + wording.git_moved_notices(
-            kind, _git_moved_by(self.timeline, target, effects, checkpoint_target))
+        base["notices"] = _notices(self.timeline, kind, lacking, ending, True, target, effects, checkpoint_target)
         entry = self._execute(kind, plan, effects, previous, verdict, on_conflict, label, target, checkpoint_target, overlay, editor)
         rest = wording.step(kind, number, spec, done=True).model_copy(update=extra.again)
         wording.advise(plan, wording.cli(rest), done=True)
@@ -559,6 +557,16 @@ def _patch(plan: Plan) -> str:
             )
         )
     return "".join(parts)
+
+
+def _notices(
+    timeline: Timeline, kind: str, lacking: list[str], ending: list[FoldedEntry], ended: bool, target: FoldedEntry,
+    effects: dict[str, str], checkpoint_target: str | None,
+) -> list[str]:
+    """An operation's notices: an editor's earlier change the disk lacks, the open turns it
+    ends, and what of the person's git state the entries it takes back moved (not taken back)."""
+    moved = _git_moved_by(timeline, target, effects, checkpoint_target)
+    return lacking + wording.open_turn_notices(kind, ending, ended) + wording.git_moved_notices(kind, moved)
 
 
 def _git_moved_by(
