@@ -75,6 +75,14 @@ class StaleContent(TakebackError):
     rpc_code = -32006
 
 
+class ChangedMeanwhile(StaleContent):
+    """Another program wrote to a file an operation had just written, before the operation was
+    recorded (the read-back after the writes found other bytes): the operation's files were put
+    back and it was not recorded; a file holding that other program's bytes is left as it is."""
+
+    code = "changed-meanwhile"
+
+
 class StoreError(TakebackError):
     """The private store cannot be read or written."""
 

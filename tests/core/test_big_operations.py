@@ -381,12 +381,13 @@ def test_a_big_turn_end_asks_the_secrets_patterns_nothing_it_asked_before(
 
 
 @pytest.mark.parametrize("how", ["one by one", "all at once"])
-def test_an_undo_opens_each_file_it_writes_once_to_read_and_once_to_write(
+def test_an_undo_opens_each_file_it_writes_once_to_read_once_to_write_and_once_to_read_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
     """Counted with a real counter: the files an undo of 60 files opens. The check that a file
     may be written (not immutable, append-only or on a read-only mount) asks the inode its
-    planning read opened (``FolderLook.file_flags``), not the file opened a third time."""
+    planning read opened (``FolderLook.file_flags``), not the file opened a fourth time; the
+    read-back after the writes (``Journal.verify``) opens each once more."""
     ws, before, engine = _to_undo(tmp_path, monkeypatch, how)
     real = os.open
     opened: list[str] = []
@@ -401,7 +402,7 @@ def test_an_undo_opens_each_file_it_writes_once_to_read_and_once_to_write(
     monkeypatch.setattr(os, "open", real)
     assert result.applied and _contents(ws, before) == before
     files = [p for p in opened if os.path.relpath(p, ws) in before]
-    assert len(files) <= 2 * len(before), f"{len(files) / len(before):.1f} opens per file"
+    assert len(files) <= 3 * len(before), f"{len(files) / len(before):.1f} opens per file"
 
 
 def test_an_undo_reads_its_files_without_making_a_file_object_for_each(

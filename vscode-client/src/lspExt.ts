@@ -454,7 +454,7 @@ export const ErrorCodes = {
   invalidInput: -32602,
   outsideWorkspace: -32004,
   state: -32005,
-  stale: -32006,
+  stale: -32006, // also data.kind "changed-meanwhile": another program wrote to a file an operation wrote
   store: -32007,
   busy: -32008,
   cannotWrite: -32009,

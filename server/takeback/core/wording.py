@@ -55,6 +55,14 @@ def listed(names: list[str], shown: int = 3, sep: str = ", ") -> str:
     return sep.join(names[:shown]) + more
 
 
+def changed_meanwhile(kind: str, paths: list[str]) -> str:
+    """Why an operation stopped after its writes: reading them back found other bytes in
+    ``paths`` (another program wrote to them meanwhile). Its files are then put back."""
+    return (f"{kind} stopped: another program wrote to {listed(paths)} while the {kind} was writing "
+            f"(the disk did not hold what it wrote); the files it wrote were put back and nothing was recorded; "
+            f"run it again once the other program is done")
+
+
 def open_turn_notices(kind: str, states: list[FoldedEntry], ended: bool) -> list[str]:
     """What an operation did (or, not carried out, would do) to open turns: it ends them first,
     so a turn's changes on disk are recorded as the turn's and the operation's are not."""

@@ -87,7 +87,7 @@ class Engine(Turns, Batches, Reading, Operations, Steps, Unsaved, Marks):
             )
         self.store = Store(Path(store_dir), self.workspace.root, self.config.fsync, self.config.lock_timeout)
         self.capture = Capturer(self.store, self.workspace, self.config)
-        self.journal = Journal(self.store, self.workspace, self.config.fsync)
+        self.journal = Journal(self.store, self.workspace, self.config.fsync, self.capture.matches)
         self._user_repo: pygit2.Repository | None | Literal[False] = False
         self._git_dir: str | None | Literal[False] = False  # the person's git folder, found on first use
         self._scan_cache = ScanCache(watch_tree=long_lived and self.config.watch_tree)

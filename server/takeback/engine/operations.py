@@ -4,7 +4,8 @@
 picks the changes to take back (a turn's, an operation's, everything after a checkpoint),
 plans every path as a chain of three-way merges (``planning.Planner``), answers a dry run or a
 conflict without writing, and otherwise hands documents open in an editor to it (with the
-store's lock let go: ``handoff.py``), writes the other files under the journal and adds the
+store's lock let go: ``handoff.py``), writes the other files under the journal, reads them
+back (another program's write in between: put back, ``ChangedMeanwhile``) and adds the
 operation's own entry to its transaction, so it too can be undone; the open turns it ends and
 the operation are one log commit. The words of its answer come from ``core/wording.py``.
 """
@@ -47,6 +48,7 @@ from ..core.planning import (
 from ..core.textdiff import is_binary, unified_diff
 from ..core.timeline import FoldedEntry, Timeline, git_moved, relevant_steps, resolve_step
 from ..errors import (
+    ChangedMeanwhile,
     NothingToDo,
     OutsideWorkspace,
     StateError,
@@ -420,8 +422,12 @@ class Operations(EngineParts):
             written: list[JournalFile] = []
             bits: dict[str, int] = {}
             try:
-                self.journal.forward(journal_files, plan.folders, written, lambda item: _content_after(item, plan))
+                content = functools.partial(_content_after, plan=plan)
+                self.journal.forward(journal_files, plan.folders, written, content)
                 bits = set_exec_bits(self.workspace, editor_writes)
+                changed = self.journal.verify(journal_files, content)  # SAFE means the disk holds what was planned
+                if changed:
+                    raise ChangedMeanwhile(wording.changed_meanwhile(kind, changed))
                 tx.add(*self._operation_records(entry_id, kind, label, target, checkpoint_target, on_conflict, verdict,
                                                 effects, previous, plan, changes, set(overlay)))
                 tx.publish()  # the turns it ended and the operation: one log commit, before the journal goes

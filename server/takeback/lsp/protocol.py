@@ -65,7 +65,8 @@ ERROR_CODES = {
     -32602: "invalid-input: malformed params or edit, bad turn spec or option",
     -32004: "outside-workspace: a URI outside every workspace folder (or into .git)",
     -32005: "state: the request does not fit the timeline (no open turn, editor refused, timeline changed meanwhile)",
-    -32006: "stale: a document version or content that no longer matches",
+    -32006: "stale: a document version or content that no longer matches "
+            "(changed-meanwhile: another program wrote to a file an operation wrote)",
     -32007: "store: the private store cannot be read or written",
     -32008: "busy: another process held the store's lock too long",
     -32009: "cannot-write: a workspace file could not be written (permission, read-only file system, full disk)",

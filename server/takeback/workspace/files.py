@@ -241,7 +241,7 @@ class FolderLook:
         return facts
 
 
-def _read_open(fd: int, path: str, folders: FolderLook) -> bytes:
+def _read_open(fd: int, path: str, folders: FolderLook | None) -> bytes:
     """All the bytes of the file open as ``fd`` (opened from ``path``), read with ``os.read``
     alone, and ``fd`` closed: no file object (whose making asks the descriptor whether it is a
     terminal and where it stands, three calls per file a big operation reads). A folder found
@@ -250,13 +250,37 @@ def _read_open(fd: int, path: str, folders: FolderLook) -> bytes:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
-        folders.note_file(path, fd, st)
+        if folders is not None:
+            folders.note_file(path, fd, st)
         parts = [os.read(fd, st.st_size + 1)]  # the whole file at once, unless it grew meanwhile
         while parts[-1]:
             parts.append(os.read(fd, max(st.st_size, 1 << 16)))
     finally:
         os.close(fd)
     return parts[0] if len(parts) == 2 else b"".join(parts)
+
+
+def read_back(path: str) -> Version | None:
+    """A workspace file as a check right after a write reads it (``Journal.verify``): opened
+    without following a link (a link is read as one) and looked at through the open file, no
+    ``lstat`` first, nothing noted for the folder checks. A folder, a FIFO or nothing: None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        return Version(os.readlink(path).encode("utf-8", "surrogateescape"), MODE_LINK)
+    try:
+        st = os.fstat(fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        return None
+    return Version(_read_open(fd, path, None), mode_of(st))
 
 
 def flush_staged(staged: list[Staged], in_place: Iterable[tuple[int, str]] = ()) -> None:

@@ -11,12 +11,15 @@ the writes, so a file can take a folder's place and the reverse; each file flush
 rename, then every folder it changed; from ``SYNCFS_FROM`` files on, those that may be
 rewritten in place (``JournalFile.in_place``, decided by ``start`` and written in the journal),
 the others written under temporary names, all flushed with one ``syncfs``, then the temporary
-ones renamed, by several threads from ``PUT_IN_PARALLEL_FROM`` on), the operation's records are
-appended to the log in one ref update, and the journal is removed. Operations are rare and a person waits for them, so
-they pay for this durability whatever the ``fsync`` setting (``Store.durable``; the cost is in
-docs/performance.md): once the answer is shown, a power cut leaves the workspace all-after.
+ones renamed, by several threads from ``PUT_IN_PARALLEL_FROM`` on), an operation reads back
+what it wrote (``verify``: another program may have written to a path in between), the
+operation's records are appended to the log in one ref update, and the journal is removed.
+Operations are rare and a person waits for them, so they pay for this durability whatever the
+``fsync`` setting (``Store.durable``; the cost is in docs/performance.md): once the answer is
+shown, a power cut leaves the workspace all-after.
 
-A failure rolls back what was written, newest first, with the exact permission bits; a path
+A failure rolls back what was written, newest first, with the exact permission bits (a path
+holding neither side, another program's bytes, is kept as it is and named in the error); a path
 that cannot be put back either (the disk is full) keeps the journal, and the error says which
 (``RollBackFailed``). If the process dies in between, ``recover`` (run when the engine opens)
 looks whether the operation reached the log: if so it rolls every path forward, otherwise
@@ -52,6 +55,7 @@ from .files import (
     discard,
     flush_staged,
     may_write_in_place,
+    read_back,
     regular_file,
     rewrite_in_place,
     syncfs_from,
@@ -123,6 +127,22 @@ def _may_rewrite(item: JournalFile) -> bool:
     return all(v is not None and v.mode != MODE_LINK and not v.withheld for v in sides)
 
 
+def _naming_kept(error: BaseException, kept: list[str]) -> BaseException:
+    """``error`` with the paths a roll-back kept as another program left them named in its
+    message (a Takeback error; any other is logged: its own words are what is shown)."""
+    if not kept:
+        return error
+    names = ", ".join(kept)
+    if not isinstance(error, TakebackError):
+        log.warning("left %s as another program made it (not put back: it holds neither side)", names)
+        return error
+    one = len(kept) == 1
+    error.message = (f"{error.message}; {names} {'was' if one else 'were'} left as another program made "
+                     f"{'it' if one else 'them'} (not put back: {'it holds' if one else 'they hold'} neither side)")
+    error.args = (error.message,)
+    return error
+
+
 def _touched(files: Iterable[JournalFile], folders: Iterable[str]) -> list[str]:
     """Every path whose folder an operation changes: its files, the folders they made, the
     folders it removed (``Workspace.sync_folders`` flushes the folders holding them)."""
@@ -130,10 +150,11 @@ def _touched(files: Iterable[JournalFile], folders: Iterable[str]) -> list[str]:
 
 
 class Journal:
-    def __init__(self, store: Store, workspace: Workspace, fsync: bool) -> None:
+    def __init__(self, store: Store, workspace: Workspace, fsync: bool, matches: Matches) -> None:
         self.store = store
         self.workspace = workspace
         self.fsync = fsync  # the setting; the journal's own writes are flushed whatever it says
+        self.matches = matches  # what tells a side on disk (``roll_back`` and ``recover``)
         self.file = store.path / "journal.json"
         self.backup_dir = store.path / "journal-backup"
         self.report_file = store.path / "last-recovery.json"
@@ -359,15 +380,41 @@ class Journal:
         perm = item.perm if side == "before" else None
         self.workspace.write(item.path, content, version.mode, perm=perm)
 
+    def verify(self, files: list[JournalFile], content_after: Callable[[JournalFile], bytes] | None = None) -> list[str]:
+        """Read back every path ``forward`` wrote and answer those that do not hold what it
+        wrote (content and mode; a deleted path is absent): another program wrote to them in
+        the meantime. One read per file, compared with the bytes in memory (``content_after``,
+        by default from the store); a path that cannot be read back counts as changed."""
+        changed: list[str] = []
+        for item in files:
+            try:
+                disk = read_back(self.workspace.at(item.path))
+            except OSError:
+                changed.append(item.path)
+                continue
+            if item.after is None:
+                same = disk is None
+            else:
+                wanted = content_after(item) if content_after is not None else self.content_of(item, "after")
+                same = disk is not None and disk.mode == item.after.mode and disk.content == wanted
+            if not same:
+                changed.append(item.path)
+        return changed
+
     def roll_back(self, written: list[JournalFile], error: BaseException) -> BaseException:
         """Put back the before-side of the paths already written, newest first (an in-process
-        failure: ``error``), and answer what to raise. All put back: the journal goes and
-        ``error`` is the answer. A path that cannot be put back either (the disk is full too)
-        keeps the journal, for the next start to finish, and the answer names it."""
+        failure: ``error``), and answer what to raise. A path is put back only if it holds what
+        the operation wrote (or a file rewritten in place left torn); one that holds neither
+        side was written by another program meanwhile and is kept as it is, named in the
+        answer. All done: the journal goes and ``error`` is the answer. A path that cannot be
+        put back (the disk is full too) keeps the journal, for the next start to finish, and
+        the answer names it."""
         failed: list[tuple[str, str]] = []
+        kept: list[str] = []
         for item in reversed(written):
             try:
-                self.write_side(item, "before")
+                if self._needs_roll(item, "before", self.matches) == CHANGED:
+                    kept.append(item.path)
             except (OSError, TakebackError) as exc:
                 log.debug("could not roll back %s (%s); the journal keeps it for recovery", item.path, wording_of(exc))
                 failed.append((item.path, wording_of(exc)))
@@ -375,6 +422,7 @@ class Journal:
             self.workspace.sync_folders(_touched(written, []))
         except OSError as exc:  # put back all the same, only not flushed: nothing for the person to do
             log.debug("could not flush the folders rolled back: %s", wording_of(exc))
+        error = _naming_kept(error, sorted(kept))
         if not failed:
             self.finish()
             return error
@@ -461,20 +509,29 @@ class Journal:
     def _roll(self, item: JournalFile, side: str, matches: Matches) -> str | None:
         """Put ``item``'s path to ``side`` if it holds exactly one side or the other; else (or
         when that fails) why it is left as it is."""
+        try:
+            if self._needs_roll(item, side, matches) == CHANGED:
+                return CHANGED
+        except (OSError, TakebackError) as exc:
+            log.warning("left %s as it is: %s", item.path, wording_of(exc))
+            return f"it could not be {'read' if isinstance(exc, StoreError) else 'read or written'} ({wording_of(exc)})"
+        return None
+
+    def _needs_roll(self, item: JournalFile, side: str, matches: Matches) -> str | None:
+        """Put ``item``'s path to ``side`` when it holds the other side (or is ``torn``); one
+        that holds ``side`` already is left (a missing before-side's new folders removed), and
+        one that holds neither is left as it is: ``CHANGED``. Raises what reading or writing
+        raises (``OSError``, ``TakebackError``)."""
         target = item.after if side == "after" else item.before
         other = item.before if side == "after" else item.after
-        try:
-            disk = self.workspace.read(item.path)
-            if matches(item.path, target, disk):
-                if target is None and side == "before":
-                    self.workspace.remove_folders(item.new_folders)  # killed after making them
-                return None
-            if not matches(item.path, other, disk) and not self.torn(item, disk):
-                return CHANGED
-            self.write_side(item, side)
-        except (OSError, TakebackError) as exc:
-            log.warning("recovery left %s as it is: %s", item.path, wording_of(exc))
-            return f"it could not be {'read' if isinstance(exc, StoreError) else 'read or written'} ({wording_of(exc)})"
+        disk = self.workspace.read(item.path)
+        if matches(item.path, target, disk):
+            if target is None and side == "before":
+                self.workspace.remove_folders(item.new_folders)  # killed after making them
+            return None
+        if not matches(item.path, other, disk) and not self.torn(item, disk):
+            return CHANGED
+        self.write_side(item, side)
         return None
 
     def torn(self, item: JournalFile, disk: Version | None) -> bool:
