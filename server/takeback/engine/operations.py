@@ -410,12 +410,7 @@ class Operations(EngineParts):
         editor: EditorApply | None,
     ) -> Entry:
         with self.transaction() as tx:  # its publish is flushed (transaction.py), its files by the journal
-            editor_writes = [(item.path, item.result) for item in plan.writes if item.path in overlay]
-            if editor_writes:
-                # Asked first, with the store's lock let go; the disk is written only once it applied.
-                on_disk = {item.path: item.ours for item in plan.writes if item.path not in overlay}
-                if editor is None or not ask_editor(tx, self.workspace, editor, editor_writes, on_disk):
-                    raise StateError("the editor did not apply the changes to its open documents; nothing was written")
+            editor_writes = _editor_first(tx, self.workspace, editor, plan, overlay)
             entry_id = _new_id()
             changes, journal_files, backups = self._changes_and_journal(plan, overlay)
             self.journal.start(entry_id, kind, journal_files, backups, plan.folders)
@@ -563,6 +558,19 @@ def _patch(plan: Plan) -> str:
             )
         )
     return "".join(parts)
+
+
+def _editor_first(
+    tx: Transaction, workspace: Workspace, editor: EditorApply | None, plan: Plan, overlay: dict[str, Version | None],
+) -> list[tuple[str, Version | None]]:
+    """The writes to documents open in the editor, which it is asked to apply first, with the
+    store's lock let go; the disk is written only once it applied them."""
+    editor_writes = [(item.path, item.result) for item in plan.writes if item.path in overlay]
+    if editor_writes:
+        on_disk = {item.path: item.ours for item in plan.writes if item.path not in overlay}
+        if editor is None or not ask_editor(tx, workspace, editor, editor_writes, on_disk):
+            raise StateError("the editor did not apply the changes to its open documents; nothing was written")
+    return editor_writes
 
 
 def _notices(
