@@ -113,3 +113,16 @@ def test_a_later_change_touches_the_hunk_only_in_its_lines() -> None:
     # a later change made after the person moved the hunk down still lands on it
     moved = "top\n" + AFTER
     assert touches(AFTER.encode(), hunk, moved.encode(), moved.replace("added b\n", "").encode())
+
+
+def test_a_line_of_the_change_itself_names_its_hunk_wherever_the_file_has_moved() -> None:
+    """``of="change"``: the line is one of the change's result (a diff view's right side), so
+    lines the person added above since do not move it."""
+    now = "".join(f"new top {i}\n" for i in range(5)) + AFTER
+    before2, hunk = take_back_hunk(BEFORE.encode(), AFTER.encode(), now.encode(), 12, "f.txt", of="change")
+    assert (hunk.new_start, hunk.new_end) == (10, 12) and hunk.shown == "16-17"  # lines 11-12 then, 16-17 now
+    assert before2 == AFTER.replace("added a\nadded b\n", "").encode()
+    removal = take_back_hunk(BEFORE.encode(), AFTER.encode(), now.encode(), 20, "f.txt", of="change")[0]
+    assert removal == AFTER.replace("line 19\n", "line 18\nline 19\n").encode()
+    with pytest.raises(InvalidInput, match=r"line 7 of f.txt as the change left it is in none of its hunks"):
+        take_back_hunk(BEFORE.encode(), AFTER.encode(), now.encode(), 7, "f.txt", of="change")

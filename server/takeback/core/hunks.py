@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from typing import Literal, NamedTuple
 
 from ..errors import InvalidInput
 from .textdiff import is_binary
@@ -42,18 +43,35 @@ class Hunk:
     def covers(self, line: int) -> bool:
         return self.first <= line <= self.last
 
+    def holds(self, line: int) -> bool:
+        """Whether 1-based ``line`` of the change's result is one of this hunk's lines (for a
+        hunk that only removed lines, the line on each side of the place)."""
+        if self.new_end > self.new_start:
+            return self.new_start < line <= self.new_end
+        return line in (self.new_start, self.new_start + 1)
+
     @property
     def shown(self) -> str:
         """``12-14`` or ``12``: its lines in the file now, as a person reads them."""
         return str(self.first) if self.first == self.last else f"{self.first}-{self.last}"
 
 
-def parse_hunk(text: str) -> tuple[str, int]:
+class HunkAt(NamedTuple):
+    """Which hunk a revert takes back: a path and a 1-based line, either of the file as it
+    stands now (``of="now"``: the CLI's ``--hunk``, an editor's buffer) or of the change's own
+    result (``of="change"``: the right side of a turn's or step's diff view)."""
+
+    path: str
+    line: int
+    of: Literal["now", "change"] = "now"
+
+
+def parse_hunk(text: str) -> HunkAt:
     """``src/app.py:40`` → (``src/app.py``, 40): a path and a line of it, as ``--hunk`` takes them."""
     path, colon, line = text.rpartition(":")
     if not colon or not path or not line.strip().isdigit():
         raise InvalidInput(f"--hunk {text!r}: give a file and a line in it, such as src/app.py:40")
-    return path, int(line)
+    return HunkAt(path, int(line))
 
 
 def lines(content: bytes) -> list[bytes]:
@@ -107,10 +125,12 @@ def hunks(before: bytes, after: bytes, now: bytes) -> list[Hunk]:
     return found
 
 
-def take_back_hunk(before: bytes, after: bytes, now: bytes, line: int, path: str = "the file") -> tuple[bytes, Hunk]:
-    """``after`` with only the hunk covering ``line`` of ``now`` put back as ``before`` had it,
-    and that hunk. Raises ``InvalidInput`` for a binary file, or a line no hunk covers (naming
-    the hunks nearest to it, in the file's lines now)."""
+def take_back_hunk(
+    before: bytes, after: bytes, now: bytes, line: int, path: str = "the file", of: Literal["now", "change"] = "now"
+) -> tuple[bytes, Hunk]:
+    """``after`` with only the hunk covering ``line`` of ``now`` (``of="change"``: of ``after``)
+    put back as ``before`` had it, and that hunk. Raises ``InvalidInput`` for a binary file, or
+    a line no hunk covers (naming the hunks nearest to it, in the file's lines now)."""
     for name, content in (("as the change left it", after), ("before the change", before), ("now", now)):
         if is_binary(content):
             raise InvalidInput(f"{path} is binary ({name}): a hunk is lines of text; take the whole file back instead")
@@ -119,7 +139,9 @@ def take_back_hunk(before: bytes, after: bytes, now: bytes, line: int, path: str
     found = hunks(before, after, now)
     if not found:
         raise InvalidInput(f"the change to {path} changed no line (only its mode or nothing): take the whole file back instead")
-    chosen = next((h for h in found if h.covers(line)), None)
+    chosen = next((h for h in found if (h.holds(line) if of == "change" else h.covers(line))), None)
+    if chosen is None and of == "change":
+        raise InvalidInput(f"line {line} of {path} as the change left it is in none of its hunks")
     if chosen is None:
         nearest = sorted(found, key=lambda h: min(abs(h.first - line), abs(h.last - line)))[:2]
         places = "lines " + " and ".join(h.shown for h in sorted(nearest, key=lambda h: h.first))

@@ -445,24 +445,39 @@ def step_changes(owner: FoldedEntry, cp: CheckpointRecorded) -> dict[str, list[P
 def matching(steps: dict[str, list[PathChange]], patterns: list[str], number: int) -> set[str]:
     """The paths of ``steps`` that ``patterns`` name: git's pathspec as gitignore's wildcards
     read it (``pathspec``'s gitwildmatch), each anchored at the workspace's top: ``src/app.py``,
-    ``src`` (everything under it), ``tests/**``, ``*.py`` (at the top only; ``**/*.py`` anywhere)."""
-    anchored = []
+    ``src`` (everything under it), ``tests/**``, ``*.py`` (at the top only; ``**/*.py`` anywhere);
+    ``:!PATTERN``, ``:^PATTERN`` or ``:(exclude)PATTERN`` leaves out what it names (alone, from
+    every path the entry changed), as git's exclude magic does."""
+    include: list[str] = []
+    exclude: list[str] = []
     for pattern in patterns:
         text = pattern.strip()
+        for magic in (":(exclude)", ":!", ":^"):
+            if text.startswith(magic):
+                text, into = text[len(magic):], exclude
+                break
+        else:
+            into = include
         if text.startswith("./"):
             text = text[2:]
-        if not text or text.startswith("!"):
-            raise InvalidInput(f"path pattern {pattern!r}: give a path or a pattern such as 'src/app.py' or 'tests/**'")
-        anchored.append(text if text.startswith("/") else "/" + text)
-    try:
-        spec = pathspec.PathSpec.from_lines("gitwildmatch", anchored)
-    except (ValueError, TypeError) as exc:
-        raise InvalidInput(f"cannot read the path patterns {', '.join(patterns)}: {exc}") from None
-    found = {path for path in steps if spec.match_file(path)}
+        if not text or text.startswith(("!", ":")):
+            raise InvalidInput(f"path pattern {pattern!r}: give a path or a pattern such as 'src/app.py', 'tests/**' "
+                               "or ':!docs/**'")
+        into.append(text if text.startswith("/") else "/" + text)
+    found = set(steps) if not include else {path for path in steps if _spec(include, patterns).match_file(path)}
+    if exclude:
+        found = {path for path in found if not _spec(exclude, patterns).match_file(path)}
     if not found:
         raise NotFound(f"turn #{number} changed no file that {', '.join(patterns)} names (it changed {', '.join(sorted(steps)[:5])}"
                        f"{' …' if len(steps) > 5 else ''})")
     return found
+
+
+def _spec(anchored: list[str], patterns: list[str]) -> pathspec.PathSpec:
+    try:
+        return pathspec.PathSpec.from_lines("gitwildmatch", anchored)
+    except (ValueError, TypeError) as exc:
+        raise InvalidInput(f"cannot read the path patterns {', '.join(patterns)}: {exc}") from None
 
 
 class WithBlobs:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ..core import wording
-from ..core.hunks import Hunk, take_back_hunk, touches
+from ..core.hunks import Hunk, HunkAt, take_back_hunk, touches
 from ..core.merge import Version
 from ..core.models import MODE_LINK, CheckpointRecorded, FileVersion, PathChange
 from ..core.planning import matching, only_paths, step_changes
@@ -34,7 +34,7 @@ class Scope(NamedTuple):
     step: CheckpointRecorded | None = None
     paths: list[str] | None = None
     pathspec: list[str] | None = None
-    hunk: tuple[str, int] | None = None
+    hunk: HunkAt | tuple[str, int] | None = None
 
 
 class HunkTaken(NamedTuple):
@@ -87,14 +87,16 @@ def narrowed(
     if scope.pathspec is not None:
         out.steps = only_paths(out.steps, matching(out.steps, scope.pathspec, number), number)
         out.again["paths"] = list(scope.pathspec)
-    chosen = None
+    chosen, line_now = None, 0
     if scope.hunk is not None:
-        out.steps, out.blobs, chosen = _hunk_steps(workspace, capture, out.steps, scope.hunk, number, overlay)
-        out.again["hunk"] = f"{chosen.path}:{scope.hunk[1]}"
+        at = HunkAt(*scope.hunk)
+        out.steps, out.blobs, chosen = _hunk_steps(workspace, capture, out.steps, at, number, overlay)
+        line_now = at.line if at.of == "now" else chosen.hunk.first  # the CLI's --hunk names a line as the file stands now
+        out.again["hunk"] = f"{chosen.path}:{line_now}"
     if set(out.steps) != full or chosen is not None:
         if step is None:
             out.effects, out.previous = {}, {}  # a few files only: the entry itself stays as it is
-        what = f"the hunk at line {scope.hunk[1]} of " if chosen is not None and scope.hunk else ""
+        what = f"the hunk at line {line_now} of " if chosen is not None else ""
         out.label = f"{kind} {what}{', '.join(sorted(out.steps))} from " + out.label.split(" ", 1)[1]
     if kind == "revert":
         out.later = later_notices(timeline, capture, target, step, out.steps, chosen)
@@ -102,12 +104,12 @@ def narrowed(
 
 
 def _hunk_steps(
-    workspace: Workspace, capture: Capturer, steps: dict[str, list[PathChange]], hunk: tuple[str, int], number: int,
+    workspace: Workspace, capture: Capturer, steps: dict[str, list[PathChange]], hunk: HunkAt, number: int,
     overlay: dict[str, Version | None] | None,
 ) -> tuple[dict[str, list[PathChange]], dict[str, bytes], HunkTaken]:
     """The change that takes back only the hunk of ``hunk``'s file covering its line (as the
     file stands now, an editor's buffer if ``overlay`` holds it): before' → the entry's after."""
-    rel = workspace.rel(hunk[0])
+    rel = workspace.rel(hunk.path)
     if rel not in steps:
         raise NotFound(f"turn #{number} did not change {rel}")
     changes = steps[rel]
@@ -125,7 +127,7 @@ def _hunk_steps(
     if now is None:
         raise InvalidInput(f"{rel} is not there now: no line of it can name a hunk")
     after_bytes = capture.content(after)
-    taken, chosen = take_back_hunk(b"" if before is None else capture.content(before), after_bytes, now.content, hunk[1], rel)
+    taken, chosen = take_back_hunk(b"" if before is None else capture.content(before), after_bytes, now.content, hunk.line, rel, hunk.of)
     version = FileVersion(oid=capture.store.hash_blob(taken), mode=after.mode, size=len(taken))
     additions, deletions = line_stats(taken, after_bytes)
     change = PathChange(path=rel, before=version, after=after, additions=additions, deletions=deletions)

@@ -22,6 +22,7 @@ from typing import Any, NamedTuple, TypedDict, Unpack
 from ..core import wording
 from ..core.clock import new_id as _new_id
 from ..core.clock import now as _now
+from ..core.hunks import HunkAt
 from ..core.merge import Version
 from ..core.models import (
     CheckpointRecorded,
@@ -144,7 +145,7 @@ class Operations(EngineParts):
         on_conflict: OnConflict = "abort",
         paths: Iterable[str] | None = None,
         pathspec: Iterable[str] | None = None,
-        hunk: tuple[str, int] | None = None,
+        hunk: HunkAt | tuple[str, int] | None = None,
         **io: Unpack[EditorIo],
     ) -> OperationResult:
         """Take back one entry's changes, or one step's (``turn`` is ``N.k``), keeping
@@ -152,8 +153,8 @@ class Operations(EngineParts):
 
         With ``paths`` (workspace-relative paths) or ``pathspec`` (patterns, ``paths.matching``),
         only the changes to those paths (and their rename partners) are taken back; with
-        ``hunk`` (a path and a line of it now), only the hunk of the file's change that covers
-        that line (``core/hunks.py``). The entry's own state stays as it is for those; a step
+        ``hunk`` (a path and a line of it now, or of the change's result: ``HunkAt.of``), only
+        the hunk of the file's change that covers that line (``core/hunks.py``). The entry's own state stays as it is for those; a step
         taken back makes its turn ``partial``. Each is its own timeline entry.
         """
         check_on_conflict(on_conflict)

@@ -1,5 +1,7 @@
 """Undo, redo, revert and restore: ``takeback/undo``, ``takeback/redo``, ``takeback/revertTurn``,
-``takeback/restore`` (the executeCommand commands call the same function).
+``takeback/restore`` (the executeCommand commands call the same function). A revert may be
+narrowed to one step (``turnId`` ``#12.3``), one file (``uri``), patterns (``pathspec``) or one
+hunk (``hunk``).
 
 Open documents are the person's view: their text (unsaved edits included) is the "ours" side
 of the three-way merge, and their new content goes back through ``workspace/applyEdit`` as
@@ -20,6 +22,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
+from ..core.hunks import HunkAt
 from ..core.merge import Version
 from ..core.models import MODE_FILE, OperationResult
 from ..errors import StateError, TakebackError
@@ -38,6 +41,7 @@ from .protocol import (
 )
 
 if TYPE_CHECKING:
+    from ..engine.engine import Engine
     from .folders import Folder
     from .server import TakebackServer
 
@@ -97,15 +101,22 @@ async def operate(
     elif kind == "redo":
         call = engine.redo
     elif kind == "revert":
-        paths = [file_path(uri)] if uri else None
-        turn = cast(str, spec)  # revert and restore always name their target (a required param)
-        call = lambda **kw: engine.revert(turn, paths=paths, **kw)  # noqa: E731
+        call = _revert_call(engine, cast(RevertTurnParams, params))
     else:
         checkpoint = cast(str, spec)
         call = lambda **kw: engine.restore(checkpoint, **kw)  # noqa: E731
     title = f"Takeback: {kind}" + (f" {spec}" if spec else "")
     async with folder.writes:  # after every edit batch or operation sent before it
         return await _operate_in_order(server, kind, params, folder, call, title)
+
+
+def _revert_call(engine: Engine, params: RevertTurnParams) -> Callable[..., OperationResult]:
+    """The engine's revert of what the params name: a turn or a step (``turnId``), narrowed to
+    one file (``uri``), to patterns (``pathspec``) or to one hunk (``hunk``, its 0-based line
+    made the engine's 1-based one)."""
+    paths = [file_path(params.uri)] if params.uri else None
+    hunk = None if params.hunk is None else HunkAt(file_path(params.hunk.uri), params.hunk.line + 1, params.hunk.of)
+    return lambda **kw: engine.revert(params.turn_id, paths=paths, pathspec=params.pathspec, hunk=hunk, **kw)
 
 
 async def _operate_in_order(
@@ -168,7 +179,7 @@ def setup(server: TakebackServer) -> None:
     @server.feature(REVERT_TURN)
     @rpc_errors
     async def revert_turn(ls: TakebackServer, params: RevertTurnParams) -> OperationResult:
-        return await operate(ls, "revert", params, spec=params.turn_id, uri=params.uri)
+        return await operate(ls, "revert", params, spec=params.turn_id, uri=params.uri or (params.hunk.uri if params.hunk else None))
 
     @server.feature(RESTORE)
     @rpc_errors

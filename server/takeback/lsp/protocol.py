@@ -133,13 +133,32 @@ class OperationParams:
 
 
 @attrs.define
+class HunkParams:
+    """One hunk of a file's change: the file, and a 0-based line that the hunk covers, of the
+    document as it stands now (``of="now"``: a code action on the lines) or of the change's
+    result (``of="change"``: the right side of a turn's or step's diff view)."""
+
+    uri: str
+    line: int
+    of: Literal["now", "change"] = "now"
+
+
+@attrs.define
 class RevertTurnParams:
     turn_id: str
+    """A turn (``#12``, an id, ``last``) or one step of it (``#12.3``)."""
     dry_run: bool = False
     on_conflict: OnConflict = "abort"
     uri: str | None = None
     """Revert only the turn's changes to this file."""
+    pathspec: list[str] | None = None
+    """Revert only the changes to the files these patterns name (git's pathspec, from the
+    workspace top: ``src/app.py``, ``tests/**``)."""
+    hunk: HunkParams | None = None
+    """Revert only this hunk of one file's change."""
     folder: str | None = None
+    expect_turn_id: str | None = None
+    """Only act if the revert would target this entry (code actions pass it)."""
     work_done_token: int | str | None = None
 
 
