@@ -566,13 +566,14 @@ def test_the_captured_payload_files_are_what_the_agents_sent() -> None:
                 assert payload["hook_event_name"] == name, (path.name, name)
 
 
-def test_an_edit_outside_the_workspace_is_not_a_step_nor_a_failure(tb: Takeback, tmp_path: Path) -> None:
+def test_an_edit_outside_the_workspace_records_nothing_but_says_so_and_is_no_failure(tb: Takeback, tmp_path: Path) -> None:
     repo = tb.cwd
     hook(tb, "claude", captured("claude", "UserPromptSubmit", repo))
     _edit_step(tb, str(tmp_path / "outside.txt"), "elsewhere\n", "o1")
     hook(tb, "claude", captured("claude", "Stop", repo))
     [turn] = turns(tb)
-    assert turn["checkpoints"] == [] and failures(tb) == (0, None)
+    assert [(cp["paths"], cp["outside"]) for cp in turn["checkpoints"]] == [([], [str(tmp_path / "outside.txt")])]
+    assert turn["files"] == [] and failures(tb) == (0, None)
 
 
 def test_gc_between_a_steps_start_and_end_keeps_its_before_images(tb: Takeback) -> None:

@@ -64,6 +64,8 @@ export interface Checkpoint {
   bracket?: boolean;
   /** What of the person's git state moved during this step (Takeback never takes that back). */
   gitMoved?: GitMove[];
+  /** Files the step's tool named outside the workspace, which Takeback does not hold. */
+  outside?: string[];
 }
 
 /** Something of the person's git state that moved during a step or turn (models.GitMove). */
@@ -103,6 +105,8 @@ export interface Entry {
   notices?: string[];
   /** What of the person's git state moved during the turn, which no undo of it takes back. */
   gitMoved?: GitMove[];
+  /** Files its steps' tools wrote outside the workspace: not recorded, so no undo takes them back. */
+  outside?: string[];
   /** Names of the checks whose latest run did not pass (the server's rule). */
   failedChecks?: string[];
   /** Whether the latest run of every named check passed; null: no check (the server's rule). */

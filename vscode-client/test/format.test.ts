@@ -6,6 +6,7 @@ import {
   checksText,
   entryDescription,
   entryTitle,
+  entryTooltip,
   fileDescription,
   lineDelta,
   relativeTime,
@@ -74,4 +75,17 @@ test("clock time: the time today, the date and time on another day (local time)"
   assert.equal(clockTime(new Date(2025, 0, 3, 14, 2).toISOString(), now), "14:02");
   assert.equal(clockTime(new Date(2025, 0, 2, 9, 5).toISOString(), now), "2025-01-02 09:05");
   assert.equal(clockTime("not a time", now), "");
+});
+
+test("the tooltip names what an undo cannot take back: git moves and files written outside the workspace", () => {
+  const tip = entryTooltip(
+    entry({
+      number: 3,
+      gitMoved: [{ what: "branch", fact: "branch main moved from abc1234 to def5678", command: "git branch -f main abc1234" }],
+      outside: ["/home/me/.bashrc"],
+    }),
+  );
+  assert.match(tip, /Not taken back by an undo: branch main moved from abc1234 to def5678 \(to put it back: `git branch -f main abc1234`\)/);
+  assert.match(tip, /Not taken back by an undo: \/home\/me\/\\\.bashrc \(written outside the workspace\)/);
+  assert.doesNotMatch(entryTooltip(entry({ number: 4 })), /Not taken back/);
 });

@@ -178,6 +178,7 @@ class CheckpointRecorded(_Model):
     bracket: bool = False  # recorded by a bracket's end scan: covers the whole turn for its paths
     notices: list[str] = []
     git_moved: list[GitMove] = []  # the person's git state that moved during this step (stores before it: none)
+    outside: list[str] = []  # files the step's tool named outside the workspace: not recorded (stores before it: none)
     # Where ``changes`` comes from while it is not in memory (``defer``): the timeline keeps a
     # checkpoint's header and reads its file list from the log only when something needs it.
     _load: Callable[[], list[PathChange]] | None = PrivateAttr(default=None)
@@ -347,6 +348,7 @@ class Checkpoint(_Model):
     applied: bool = True
     bracket: bool = False  # what a bracket saw change on disk, not a step of the agent's
     git_moved: list[GitMove] = []  # the person's git state that moved during the step
+    outside: list[str] = []  # files the step's tool named outside the workspace, which Takeback does not hold
 
 
 class Entry(_Model):
@@ -379,6 +381,9 @@ class Entry(_Model):
     git_moved: list[GitMove] = []
     """What of the person's git state moved during it, which no undo of it takes back: its
     bracket's, else its steps' (``Checkpoint.git_moved``)."""
+    outside: list[str] = []
+    """Files its steps' tools named outside the workspace (``Checkpoint.outside``): not
+    recorded, so no undo of it takes them back."""
     # How many files it changed, in a header built without its file list (``Timeline.header``:
     # ``files`` is then empty); None: count ``files``. Never serialised.
     _file_count: int | None = PrivateAttr(default=None)
@@ -388,7 +393,8 @@ class Entry(_Model):
         """An agent turn, ended, that changed no file (a prompt answered in words): ``log``
         leaves it out unless asked (``--all``), and retention does not count it. A turn whose
         edit the editor did not apply (``not-applied``) is not empty: it says an edit failed."""
-        return self.kind == "turn" and self.state not in ("open", "not-applied") and self.file_count == 0 and not self.git_moved
+        return (self.kind == "turn" and self.state not in ("open", "not-applied") and self.file_count == 0
+                and not self.git_moved and not self.outside)
 
     @property
     def file_count(self) -> int:

@@ -21,7 +21,7 @@ from .terminal import quote_path, quote_text
 from .wording import counted, listed, size
 
 _T = TypeVar("_T")
-_PATH_FIELDS = frozenset({"path", "old_path", "renamed_from", "paths", "left", "workspace", "store"})
+_PATH_FIELDS = frozenset({"path", "old_path", "renamed_from", "paths", "left", "workspace", "store", "outside"})
 _BODY_FIELDS = frozenset({"patch", "diff"})
 
 
@@ -153,6 +153,8 @@ def print_entry(entry: Entry) -> None:
             print(f"  step   #{entry.number}.{index} {cp.label or 'changes'}  ({len(cp.paths)} files){state}")
             for move in cp.git_moved:
                 print(f"           git: {move.fact}")
+            for path in cp.outside:
+                print(f"           outside the workspace: {path}")
     for command in entry.commands:
         print(f"  ran    {command}")
     for check in entry.checks:
@@ -167,6 +169,10 @@ def print_entry(entry: Entry) -> None:
         print("  cannot take back (the person's git state, which Takeback never changes):")
         for move in entry.git_moved:
             print(f"    {wording.git_move(move)}")
+    if entry.outside:
+        print("  cannot take back (written outside the workspace, where Takeback records nothing):")
+        for path in entry.outside:
+            print(f"    {path}")
     if entry.reverted_by:
         print(f"  reverted by {entry.reverted_by}")
 

@@ -615,7 +615,7 @@ class Timeline(Entries):
                     paths=[c.path for c in cp.changes] if files is not None else [],
                     applied=state.applied.get(cp.id, True),
                     bracket=cp.bracket,
-                    git_moved=list(cp.git_moved),
+                    git_moved=list(cp.git_moved), outside=list(cp.outside),
                 )
                 for cp in state.checkpoints
             ],
@@ -630,7 +630,7 @@ class Timeline(Entries):
             verdict=verdict,
             reverted_by=state.reverted_by,
             ended_by=ended_by,
-            notices=notices, git_moved=git_moved(state),
+            notices=notices, git_moved=git_moved(state), outside=outside_of(state.checkpoints),
         )
 
 
@@ -650,6 +650,11 @@ def git_moved(state: FoldedEntry) -> list[GitMove]:
     if state.ended is not None and state.ended.git_moved:
         return list(state.ended.git_moved)
     return [move for cp in state.checkpoints for move in cp.git_moved]
+
+
+def outside_of(checkpoints: list[CheckpointRecorded]) -> list[str]:
+    """The files these steps' tools named outside the workspace, once each, in order."""
+    return list(dict.fromkeys(path for cp in checkpoints for path in cp.outside))
 
 
 def _files_of(state: FoldedEntry) -> list[FileChange]:

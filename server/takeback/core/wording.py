@@ -100,18 +100,22 @@ def git_move(move: GitMove) -> str:
     return f"{move.fact}; to put it back: {move.command}" if move.command else move.fact
 
 
-def git_moved_notices(kind: str, taken_back: list[tuple[int, list[GitMove]]]) -> list[str]:
-    """What of the person's git state the entries an operation takes back (``taken_back``: each
-    one's number and moves) moved, which the operation does not take back: one notice a move,
-    so nobody believes a turn fully undone when its commit or stash drop stays."""
+def cannot_take_back_notices(kind: str, taken_back: list[tuple[int, list[GitMove], list[str]]]) -> list[str]:
+    """What the entries an operation takes back (``taken_back``: each one's number, git moves
+    and files written outside the workspace) did that the operation does not take back: one
+    notice a git move, one for the files outside, so nobody believes a turn fully undone when
+    its commit, its stash drop or its write to ``~/.bashrc`` stays."""
     if kind == "redo":
         return []  # a redo brings entries back; it takes nothing back
-    return [
-        f"turn #{number} also: {move.fact}: Takeback does not take that back"
-        + (f"; to put it back: {move.command}" if move.command else "")
-        for number, moves in taken_back
-        for move in moves
-    ]
+    out: list[str] = []
+    for number, moves, outside in taken_back:
+        out.extend(f"turn #{number} also: {move.fact}: Takeback does not take that back"
+                   + (f"; to put it back: {move.command}" if move.command else "") for move in moves)
+        if outside:
+            shown = ", ".join(outside[:5]) + (f" and {len(outside) - 5} more" if len(outside) > 5 else "")
+            out.append(f"turn #{number} also wrote outside the workspace ({shown}): Takeback does not hold "
+                       + ("that file, so it stays as it is" if len(outside) == 1 else "those files, so they stay as they are"))
+    return out
 
 
 def tail(plan: Plan) -> str:

@@ -47,7 +47,7 @@ from ..core.planning import (
     with_renames,
 )
 from ..core.textdiff import is_binary, unified_diff
-from ..core.timeline import FoldedEntry, Timeline, git_moved, relevant_steps, resolve_step
+from ..core.timeline import FoldedEntry, Timeline, git_moved, outside_of, relevant_steps, resolve_step
 from ..errors import (
     ChangedMeanwhile,
     NothingToDo,
@@ -579,17 +579,19 @@ def _notices(
     effects: dict[str, str], checkpoint_target: str | None,
 ) -> list[str]:
     """An operation's notices: an editor's earlier change the disk lacks, the open turns it
-    ends, and what of the person's git state the entries it takes back moved (not taken back)."""
-    moved = _git_moved_by(timeline, target, effects, checkpoint_target)
-    return lacking + wording.open_turn_notices(kind, ending, ended) + wording.git_moved_notices(kind, moved)
+    ends, and what the entries it takes back did that it cannot take back: the person's git
+    state they moved, files their tools wrote outside the workspace."""
+    held_not = _not_held_by(timeline, target, effects, checkpoint_target)
+    return lacking + wording.open_turn_notices(kind, ending, ended) + wording.cannot_take_back_notices(kind, held_not)
 
 
-def _git_moved_by(
+def _not_held_by(
     timeline: Timeline, target: FoldedEntry, effects: dict[str, str], checkpoint_target: str | None,
-) -> list[tuple[int, list[GitMove]]]:
-    """The git moves (``Entry.git_moved``) of what an operation takes back, by entry number:
-    the entries it reverts (all of ``target`` when it takes back some of its files only);
-    of a turn a restore goes back into, the steps after the checkpoint."""
+) -> list[tuple[int, list[GitMove], list[str]]]:
+    """What an operation takes back holds that Takeback cannot take back, by entry number: its
+    git moves (``Entry.git_moved``) and the files written outside the workspace
+    (``Entry.outside``). The entries it reverts (all of ``target`` when it takes back some of
+    its files only); of a turn a restore goes back into, the steps after the checkpoint."""
     found = []
     taken = [e for e, state in effects.items() if state in ("reverted", "partial")] or [target.begun.entry]
     for entry_id in taken:
@@ -601,7 +603,8 @@ def _git_moved_by(
             later = state.checkpoints[ids.index(checkpoint_target) + 1:] if checkpoint_target in ids else []
             moves = [m for cp in later for m in cp.git_moved]
         else:
-            moves = git_moved(state)
-        if moves:
-            found.append((state.begun.number, moves))
+            later, moves = state.checkpoints, git_moved(state)
+        outside = outside_of(later)
+        if moves or outside:
+            found.append((state.begun.number, moves, outside))
     return found

@@ -35,7 +35,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from itertools import pairwise
 from typing import Literal
@@ -108,9 +108,10 @@ class Steps(EngineParts):
             except OSError as exc:
                 raise StoreError(f"cannot write to the store {self.store.path}: {exc}") from exc
 
-    def end_step(self, key: str, label: str | None) -> Entry | None:
+    def end_step(self, key: str, label: str | None, outside: Sequence[str] = ()) -> Entry | None:
         """End step ``key``: record what it changed as a checkpoint named ``label`` of the turn
-        it began in (or of a turn of its own). None: no such step, or it changed nothing."""
+        it began in (or of a turn of its own); ``outside``: files its tool named outside the
+        workspace, which it lists as not recorded. None: no such step, or it changed nothing."""
         name = _file_name(key)
         with self.transaction() as tx:
             opened = brackets.read_named(self._brackets, name)
@@ -129,9 +130,9 @@ class Steps(EngineParts):
             if cp is not None:
                 cp = self._without_others(cp, seen)
             moved = self._git_moved(opened)
-            if moved:  # a step that moved git and changed no file is still one: it says what moved
+            if moved or outside:  # a step that moved git or wrote elsewhere is still one: it says what Takeback cannot take back
                 cp = (cp or CheckpointRecorded(id=_new_id(), at=_now(), entry=step.entry, changes=[])).model_copy(
-                    update={"git_moved": moved})
+                    update={"git_moved": moved, "outside": list(dict.fromkeys(outside))})
             records: list[EntryBegun | CheckpointRecorded | TurnEnded] = []
             if cp is not None:
                 cp = cp.model_copy(update={"label": label, "bracket": False})

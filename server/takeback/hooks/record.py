@@ -40,12 +40,14 @@ def one_line(text: str, limit: int = LABEL_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def step_label(event: Event) -> str:
+def step_label(event: Event, outside: list[str] | None = None) -> str:
     """"Edit src/app.py", "apply_patch a.py, b.py", "Bash: npm test", "mcp__fs__write_file"
-    (paths: workspace-relative)."""
+    (paths: workspace-relative; a tool that named only files ``outside`` the workspace: those)."""
     tool = event.tool or "tool"
     if event.paths is not None:
         return one_line(f"{tool} {', '.join(event.paths)}")
+    if outside and not event.command:
+        return one_line(f"{tool} {', '.join(outside)}")
     return one_line(f"{tool}: {event.command}" if event.command else tool)
 
 
@@ -57,24 +59,27 @@ def step_key(event: Event) -> str:
     return f"{event.agent}\0{event.session or ''}\0{what}"
 
 
-def _inside(engine: Engine, paths: list[str], cwd: str | None) -> list[str]:
-    """The paths that are in the workspace (a tool may write elsewhere: not this workspace's),
-    a relative one taken from ``cwd``, the folder the agent's call ran in (Codex started in a
-    subfolder or with ``-C``: its patch's paths start there, not at the work tree's top)."""
-    kept = []
+def _inside(engine: Engine, paths: list[str], cwd: str | None) -> tuple[list[str], list[str]]:
+    """The paths that are in the workspace, and those a tool named elsewhere (as full paths:
+    not this workspace's, so a step lists them as not recorded), a relative one taken from
+    ``cwd``, the folder the agent's call ran in (Codex started in a subfolder or with ``-C``: its
+    patch's paths start there, not at the work tree's top)."""
+    kept, outside = [], []
     for path in paths:
+        full = os.path.join(cwd, path) if cwd else path
         try:
-            kept.append(engine.workspace.rel(os.path.join(cwd, path) if cwd else path))
+            kept.append(engine.workspace.rel(full))
         except OutsideWorkspace:
-            continue
-    return kept
+            outside.append(os.path.normpath(os.path.join(cwd or str(engine.workspace.root), os.path.expanduser(path))))
+    return kept, outside
 
 
 def record(engine: Engine, event: Event) -> None:
     if event.kind == "session_start":
         return  # nothing to record: the session's first hooks find the workspace ready
+    outside: list[str] = []
     if event.paths is not None:
-        event.paths = _inside(engine, event.paths, event.cwd)
+        event.paths, outside = _inside(engine, event.paths, event.cwd)
         if not event.paths and event.kind != "edited":
             event.paths, event.command = None, ""  # names no file of the workspace: bracketed like a command
     if event.kind == "prompt":
@@ -95,7 +100,7 @@ def record(engine: Engine, event: Event) -> None:
     elif event.kind == "pre_tool":
         engine.begin_step(step_key(event), event.paths, session=event.session, agent=event.agent)
     elif event.kind == "post_tool":
-        engine.end_step(step_key(event), step_label(event))
+        engine.end_step(step_key(event), step_label(event, outside), outside)
     else:  # "edited", the one kind left
         _record_edited(engine, event)
 

@@ -25,6 +25,8 @@ def timeline(entries: list[Entry], workspace: str, store: str) -> str:
             lines.append(f"        the person's own checkpoint (takeback mark): restore '#{entry.number}' goes back to it")
         for move in entry.git_moved:  # an undo does not take these back: the agent must not say it did
             lines.append(f"        cannot take back: {move.fact}")
+        for path in entry.outside:
+            lines.append(f"        cannot take back: {path} (written outside the workspace)")
     return "\n".join(lines)
 
 
@@ -49,6 +51,8 @@ def entry(item: Entry) -> str:
         lines.append(f"  note   {notice}")
     for move in item.git_moved:
         lines.append(f"  cannot take back  {wording.git_move(move)} (the person's git state: Takeback never changes it)")
+    for path in item.outside:
+        lines.append(f"  cannot take back  {path} (written outside the workspace: Takeback records nothing there)")
     return "\n".join(lines)
 
 

@@ -166,6 +166,9 @@ export function entryTooltip(entry: Entry): string {
     const back = move.command ? ` (to put it back: \`${move.command.replace(/`/g, "'")}\`)` : "";
     lines.push(`Not taken back by an undo: ${escapeMarkdown(move.fact)}${back}`);
   }
+  for (const path of entry.outside ?? []) {
+    lines.push(`Not taken back by an undo: ${escapeMarkdown(path)} (written outside the workspace)`);
+  }
   lines.push("", `id ${entry.id}`);
   return lines.join("  \n");
 }
