@@ -102,3 +102,16 @@ def test_a_mark_waits_for_an_open_bracket(tb: Takeback) -> None:
     expect_error(tb("mark", "now"), 5, match="turn #1 is open")
     end = tb.json("end", "--json")
     assert [f["path"] for f in end["files"]] == ["a.txt"]  # the bracket's, not a mark's
+
+
+def test_undo_takes_back_the_last_agent_turn_never_a_mark(tb: Takeback) -> None:
+    ws = tb.cwd
+    (ws / "src/app.py").write_text("def main():\n    return 1\n\n\ndef other():\n    return 0\n")
+    agent_turn(tb, {"src/app.py": "def main():\n    return 2\n\n\ndef other():\n    return 0\n"}, "agent work")
+    (ws / "src/app.py").write_text("def main():\n    return 2\n\n\ndef other():\n    return 0  # mine\n")
+    mark = tb.json("mark", "mine", "--json")
+    undo = tb.json("undo", "--dry-run")
+    assert undo["target_number"] == 1 and mark["number"] == 2
+    tb.ok("undo")
+    assert (ws / "src/app.py").read_text() == "def main():\n    return 1\n\n\ndef other():\n    return 0  # mine\n"
+    assert {e["number"]: e["state"] for e in tb.json("log")}[2] == "applied"  # the mark stays as it was

@@ -392,8 +392,8 @@ class Journal:
             except OSError:
                 changed.append(item.path)
                 continue
-            if item.after is None:
-                same = disk is None
+            if item.after is None:  # gone, or behind a link the operation put in a folder's place (not the workspace's)
+                same = disk is None or self.workspace.link_above(item.path) is not None
             else:
                 wanted = content_after(item) if content_after is not None else self.content_of(item, "after")
                 same = disk is not None and disk.mode == item.after.mode and disk.content == wanted
