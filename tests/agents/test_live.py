@@ -347,6 +347,8 @@ def install(agent: Agent, tmp_path: Path, folder: Path) -> tuple[Takeback, str]:
     the CLI in ``folder`` with the agent's home variables, and what install said."""
     env = isolated_env(tmp_path / "env")
     env.update({k: v for k, v in agent.env().items() if not k.startswith("TB_AGENT_")})
+    if env.get("PYTHONPATH"):  # the CLI and the hooks run in the repository: the same takeback as the test's
+        env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in env["PYTHONPATH"].split(os.pathsep) if p)
     tb = Takeback(folder, env)
     agent.prepare(folder)
     installed = tb("install", agent.name)
