@@ -57,7 +57,8 @@ async def test_code_actions_undo_redo_and_revert_one_file(editor: Editor, repo: 
     editor.type(app, "def other():", "def other():  # person")  # unsaved, in the same buffer
 
     titles = [a.title for a in await code_actions(editor, app)]
-    assert titles == ["Undo agent turn #1: return ten (2 files)", "Revert turn #1's changes to this file"]
+    assert titles == ["Undo agent turn #1: return ten (2 files)", "Revert turn #1's changes to this file",
+                      "Take back these lines from turn #1: return ten"]  # on line 2, which #1 wrote
     assert all(a.kind == types.CodeActionKind.QuickFix for a in await code_actions(editor, app))
     undo = await run_action(editor, (await code_actions(editor, app))[0])
     assert undo["operation"] == "undo" and undo["verdict"] == "safe" and undo["applied"] is True
@@ -161,12 +162,14 @@ async def test_an_open_whole_disk_turn_is_what_the_code_action_names_and_the_cli
     await editor.request("takeback/beginTurn", {"label": "shell work"})  # turn #2, whole-disk
     util = editor.uri("src/util.py")
     assert [a.title for a in await code_actions(editor, util)] == ["Undo agent turn #1: return ten (2 files)",
-                                                                   "Revert turn #1's changes to this file"]
+                                                                   "Revert turn #1's changes to this file",
+                                                                   "Take back these lines from turn #1: return ten"]
     (repo / "src/util.py").write_text("# rewritten by a formatter\n")  # on disk, by the agent's shell
     assert (await editor.request("takeback/status", {}))["undoTarget"] == 2
     actions = await code_actions(editor, util)
     assert actions[0].title == "Undo agent turn #2: shell work (1 file)"
-    assert [a.title for a in await code_actions(editor, app)] == []  # #2 did not touch app.py
+    # #2 did not touch app.py: only #1's lines are offered there
+    assert [a.title for a in await code_actions(editor, app)] == ["Take back these lines from turn #1: return ten"]
     undo = await run_action(editor, actions[0])
     assert (undo["targetNumber"], undo["applied"]) == (2, True)
     assert (repo / "src/util.py").read_text() == UTIL.replace("x * 2", "x * 3")  # #1's change stays

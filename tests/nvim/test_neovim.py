@@ -1,6 +1,7 @@
 """A real headless Neovim (Debian's 0.7.2 and a current one) with the setup from docs/neovim.md:
 an agent edit through takeback/applyEdit, the person's unsaved edit in the same buffer, then
-"Undo agent turn" and "Redo agent turn" chosen from vim.lsp.buf.code_action()."""
+"Undo agent turn" and "Redo agent turn" chosen from vim.lsp.buf.code_action(); and "Take back
+these lines from turn #1" chosen there, which takes back only that hunk."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from helpers import make_repo
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "neovim.md"
 DRIVER = Path(__file__).with_name("driver.lua")
+HUNK_DRIVER = Path(__file__).with_name("hunk_driver.lua")
 APP = "def main():\n    return 1\n\n\ndef other():\n    return 2\n"
 UTIL = "def helper(x):\n    return x * 2\n"
 
@@ -48,8 +50,8 @@ NEOVIMS = [
 ]
 
 
-@pytest.mark.parametrize(("nvim", "start"), NEOVIMS)
-def test_undo_and_redo_agent_turn_from_code_actions(nvim: str | None, start: str, tmp_path: Path) -> None:
+def run_nvim(nvim: str | None, start: str, tmp_path: Path, driver: Path) -> dict:
+    """Neovim with the documented setup on a fresh repository, ``driver`` run in it: what it saw."""
     if not nvim or not os.path.exists(nvim):
         pytest.skip(f"{nvim or 'this Neovim'} is not installed: run scripts/setup-nvim.sh")
     repo = make_repo(tmp_path / "repo", {"src/app.py": APP, "src/util.py": UTIL})
@@ -61,12 +63,18 @@ def test_undo_and_redo_agent_turn_from_code_actions(nvim: str | None, start: str
     env["TAKEBACK_TEST_OUT"] = str(out)
     env.pop("VIMINIT", None)
     proc = subprocess.run(
-        [nvim, "--headless", "-i", "NONE", "-u", str(init), "src/app.py", "-c", f"luafile {DRIVER}"],
+        [nvim, "--headless", "-i", "NONE", "-u", str(init), "src/app.py", "-c", f"luafile {driver}"],
         cwd=repo, env=env, capture_output=True, timeout=90, stdin=subprocess.DEVNULL,
     )
     assert out.exists(), f"Neovim wrote no result (exit {proc.returncode}): {proc.stderr.decode(errors='replace')[-2000:]}"
     r = json.loads(out.read_text())
     assert "error" not in r, f"{r['error']}\nsteps: {r['steps']}\nstderr: {proc.stderr.decode(errors='replace')[-2000:]}"
+    return r
+
+
+@pytest.mark.parametrize(("nvim", "start"), NEOVIMS)
+def test_undo_and_redo_agent_turn_from_code_actions(nvim: str | None, start: str, tmp_path: Path) -> None:
+    r = run_nvim(nvim, start, tmp_path, DRIVER)
 
     agent_app = APP.replace("return 1", "return 10")
     person_line = "def other():  # the person's edit"
@@ -102,3 +110,22 @@ def test_undo_and_redo_agent_turn_from_code_actions(nvim: str | None, start: str
     assert r["buffer_after_save"] == r["after_command_undo"]
     assert r["quickfix"][0].startswith("#4 undo") and r["quickfix"][-1].startswith("#1 turn")
     assert r["timeline"] == ["#4 undo applied", "#3 redo applied", "#2 undo reverted", "#1 turn reverted"]
+
+
+@pytest.mark.parametrize(("nvim", "start"), NEOVIMS)
+def test_take_back_these_lines_from_the_code_action_and_the_command(nvim: str | None, start: str, tmp_path: Path) -> None:
+    r = run_nvim(nvim, start, tmp_path, HUNK_DRIVER)
+    note = "# the person's note\n\n"
+    assert r["after_agent"] == APP.replace("return 1", "return 10").replace("return 2", "return 20")
+    assert r["after_person"] == note + r["after_agent"]
+    # on the buffer's line 8 (the agent's second change, moved down by the person's two lines)
+    assert "Take back these lines from turn #1: tens" in r["offered"], r["offered"]
+    assert r["after_action"] == note + APP.replace("return 1", "return 10")  # only that hunk; the note kept
+    # the documented :TakebackRevert spells a narrowed step and takes a hunk by a line of the buffer
+    assert r["hints"] == [":TakebackRevert 1 --hunk src/app.py:4 takes back that hunk",
+                          ":TakebackRevert 12.3 skip -- src/*.py takes back the clean files"]
+    assert r["after_command"] == note + APP
+    assert r["command_message"] == "Takeback: revert of #1 done as #3: 1 file changed\nnext: :TakebackRevert 3 takes this revert back"
+    assert [line.split(" ")[:4] for line in r["timeline"]] == [
+        ["#3", "revert", "applied", "revert"], ["#2", "revert", "applied", "revert"], ["#1", "turn", "applied", "tens"]]
+    assert "the hunk at line 8 of src/app.py" in r["timeline"][1] and "line 4 of src/app.py" in r["timeline"][0]

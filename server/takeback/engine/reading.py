@@ -1,4 +1,5 @@
-"""Reading the timeline: entries, one entry, diffs, a file's content at a turn, the store's status.
+"""Reading the timeline: entries, one entry, diffs, a file's content at a turn, the hunks of past
+entries that lines of a file still hold (``hunks_here.py``), the store's status.
 
 ``Reading`` is the part of ``Engine`` (a mixin, declared in ``parts.py``) that answers questions;
 each answer is read in a transaction, so it never sees an operation half-way.
@@ -12,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ..core.models import (
+    MODE_LINK,
     Entry,
     StoreRepair,
     StoreStatus,
@@ -24,7 +26,7 @@ from ..errors import (
     StateError,
 )
 from ..storage import repair
-from . import failures
+from . import failures, hunks_here
 from .history import collector_paused
 from .parts import EngineParts
 
@@ -154,6 +156,26 @@ class Reading(EngineParts):
                         raise StateError(f"{rel}: content withheld by policy ({version.withheld}); it was never stored")
                     return self.store.read_blob(version.oid)
             raise NotFound(f"step #{number}.{step} did not change {rel}")
+
+    def hunks_in(self, path: str, now: bytes | None = None) -> list[hunks_here.HunkHere]:
+        """Every hunk of a past turn or mark that ``path`` still holds as it stands now (``now``:
+        an editor's buffer; None: the file on disk), newest entry first (``hunks_here.hunks_in``,
+        which owns the rule and its bounds)."""
+        with self.transaction():
+            rel = self.workspace.rel(path)
+            if now is None:
+                version = self.workspace.read(rel)
+                if version is None or version.mode == MODE_LINK:
+                    return []
+                now = version.content
+            return hunks_here.hunks_in(self.timeline, self.capture, rel, now)
+
+    def hunks_at(
+        self, path: str, first: int, last: int, now: bytes | None = None, entries: int = hunks_here.ENTRIES,
+    ) -> list[hunks_here.HunkHere]:
+        """The hunks ``hunks_in`` finds whose lines now overlap 1-based ``first``..``last``, of
+        at most ``entries`` entries, newest first: what "take back these lines" offers."""
+        return hunks_here.covering(self.hunks_in(path, now), first, last, entries)
 
     def status(self, files: bool = True) -> StoreStatus:
         """The store's status; ``files=False``: its entries as headers (``entries``), which is
