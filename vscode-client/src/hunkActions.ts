@@ -17,7 +17,7 @@ import type { ServerContext } from "./ctx";
 import { folderParam } from "./folders";
 import * as ext from "./lspExt";
 import { log } from "./logger";
-import { actionLabel, actionLine, hunkRevert, REVERT_HUNK_TITLE } from "./model/hunks";
+import { actionDetail, actionLabel, actionLine, hunkRevert, REVERT_HUNK_TITLE } from "./model/hunks";
 import { parseContentUri, SCHEME } from "./model/uris";
 import { runOperation } from "./operations";
 
@@ -93,8 +93,9 @@ export class HunkActions implements vscode.Disposable {
   private option(doc: vscode.TextDocument, hunk: ext.HunkRange): vscode.DecorationOptions {
     const line = Math.min(actionLine(hunk), Math.max(doc.lineCount - 1, 0));
     const args = encodeURIComponent(JSON.stringify([{ uri: doc.uri.toString(), line: hunk.line }]));
+    const ref = resultRef(doc.uri);
     const hover = new vscode.MarkdownString(
-      `[$(discard) ${REVERT_HUNK_TITLE}](command:${REVERT_HUNK_COMMAND}?${args} "Take back only this hunk, keeping everything else")`,
+      `[$(discard) ${REVERT_HUNK_TITLE}](command:${REVERT_HUNK_COMMAND}?${args})${ref ? `\n\n${actionDetail(ref)}` : ""}`,
       true,
     );
     hover.isTrusted = { enabledCommands: [REVERT_HUNK_COMMAND] };

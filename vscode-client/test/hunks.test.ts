@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { operationFromServerCommand } from "../src/model/args";
-import { actionLabel, actionLine, hunkRevert, isResultSide } from "../src/model/hunks";
+import { actionDetail, actionLabel, actionLine, hunkRevert, isResultSide } from "../src/model/hunks";
 import { confirmationFor } from "../src/model/preview";
 import { contentUri, parseContentUri } from "../src/model/uris";
 import type { OperationResult } from "../src/lspExt";
@@ -41,6 +41,7 @@ test("where the action sits and what it says", () => {
   assert.equal(actionLine({ start: 9, end: 9, removed: 3, line: 8 }), 8); // only removed lines, at the end
   assert.equal(actionLabel({ start: 4, end: 6, removed: 1, line: 4 }), "↶ Revert This Change (−1 +2)");
   assert.equal(actionLabel({ start: 0, end: 2, removed: 0, line: 0 }), "↶ Revert This Change (+2)");
+  assert.equal(actionDetail(ref("after", 3)), "Takes back only this change of step #2.3; the rest of it and every later edit stay.");
 });
 
 test("a narrow revert's confirmation says what of the turn it takes back", () => {

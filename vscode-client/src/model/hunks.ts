@@ -51,3 +51,9 @@ export function actionLabel(hunk: HunkRange): string {
   const counts = [hunk.removed ? `−${hunk.removed}` : "", added ? `+${added}` : ""].filter(Boolean).join(" ");
   return `↶ ${REVERT_HUNK_TITLE}${counts ? ` (${counts})` : ""}`;
 }
+
+/** The hover's words under the action: what it takes back and what stays. */
+export function actionDetail(ref: ContentRef): string {
+  const entry = ref.step ? `step #${ref.number}.${ref.step}` : `turn #${ref.number}`;
+  return `Takes back only this change of ${entry}; the rest of it and every later edit stay.`;
+}
