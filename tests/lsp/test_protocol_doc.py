@@ -26,7 +26,7 @@ def test_every_method_command_and_notification_is_documented() -> None:
 def test_every_param_and_result_field_is_documented() -> None:
     types = {*protocol.PARAMS.values(), *protocol.COMMAND_ARGUMENTS.values(), protocol.CheckParams,
              protocol.ApplyEditResult, protocol.TimelineResult, protocol.DiffResult, protocol.FileAtResult,
-             protocol.TimelineChangedParams}
+             protocol.TimelineChangedParams, protocol.HunksResult, protocol.HunkRange}
     for cls in types:
         for field in attrs.fields(cls):
             name = camel(field.name)

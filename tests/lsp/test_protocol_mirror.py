@@ -28,7 +28,7 @@ MODEL = CLIENT / "model"
 ENGINE_RESULTS = (models.Entry, models.OperationResult, models.StoreStatus)
 """The engine objects the server answers; every model they hold is sent too."""
 WRAPPERS = (protocol.ApplyEditResult, protocol.TimelineResult, protocol.DiffResult, protocol.FileAtResult,
-            protocol.TimelineChangedParams, protocol.SessionStart)
+            protocol.TimelineChangedParams, protocol.SessionStart, protocol.HunksResult, protocol.HunkRange)
 
 
 def _block(name: str, source: str = SOURCE) -> str:

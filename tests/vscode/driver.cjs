@@ -4,9 +4,10 @@
 //
 // Usage: node driver.cjs CONFIG.json — CONFIG has url, playwright (path of playwright-core),
 // chromium, agentOut (the test agent's output folder), artifacts (screenshot folder), results
-// (where this script writes what it saw, step by step), scenario ("person", "steps", "bundled" or
-// "no-server") and, for "steps", hookScript (the hook payloads to run); for "bundled", label (the
-// recorded turn's), file and original (what undoing it puts back).
+// (where this script writes what it saw, step by step), scenario ("person", "steps", "hunk", "bundled"
+// or "no-server") and, for "steps", hookScript (the hook payloads to run); for "bundled", label (the
+// recorded turn's), file and original (what undoing it puts back); for "hunk", label, file,
+// changed (what the turn writes), secondText (a line of its second hunk) and expected.
 "use strict";
 
 const fs = require("fs");
@@ -198,6 +199,11 @@ async function main() {
   }
   if (config.scenario === "steps") {
     await stepsScenario();
+    await browser.close();
+    return;
+  }
+  if (config.scenario === "hunk") {
+    await hunkScenario();
     await browser.close();
     return;
   }
@@ -498,6 +504,76 @@ async function stepsScenario() {
     await waitFor("the status bar without the warning", async () => (await page.locator(".statusbar-item", { hasText: "hook failure" }).count()) === 0, 15000, 300);
     const after = await page.locator(".statusbar-item", { hasText: "#1 ·" }).first().innerText({ timeout: 10000 });
     return { message, statusText, tooltip, serverToasts, report, after };
+  });
+}
+
+// A turn that changed two places of one file (recorded with the CLI, config.file becomes
+// config.changed); its diff view shows "Revert This Change" on each hunk; the action on the second
+// (the line holding config.secondText) takes back only that hunk, through the confirmation.
+async function hunkScenario() {
+  const { execFileSync } = require("child_process");
+  await step("hunk_actions", async () => {
+    execFileSync("takeback", ["begin", "--label", config.label, "--session", "terminal", "--agent", "shell"], { cwd: config.repo });
+    fs.writeFileSync(path.join(config.repo, config.file), config.changed);
+    execFileSync("takeback", ["end"], { cwd: config.repo });
+    const turnRow = panelRow(`#1 ${config.label}`);
+    await waitFor("the turn in the panel", async () => {
+      await showPanel();
+      return (await turnRow.count()) > 0;
+    }, 45000, 500);
+    const name = path.basename(config.file);
+    await waitFor("the turn's file", async () => {
+      if ((await turnRow.getAttribute("aria-expanded")) !== "true") {
+        await turnRow.click();
+      }
+      return (await panelRow(name).count()) > 0 && (await sidebar().locator(".monaco-list-row", { hasText: name }).count()) > 0;
+    }, 20000, 300);
+    const rows = await sidebar().locator(".monaco-list-row").allInnerTexts();
+    const fileIndex = rows.findIndex((r, i) => i > rows.findIndex((x) => x.includes(`#1 ${config.label}`)) && r.includes(name));
+    await sidebar().locator(".monaco-list-row").nth(fileIndex).click();
+    const diffEditor = page.locator(".monaco-diff-editor").first();
+    await diffEditor.waitFor({ timeout: 20000 });
+    const modified = diffEditor.locator(".editor.modified");
+    // More room for the diff view (and the screenshot): hide the side bar.
+    await page.keyboard.press("Control+B");
+    // The labels are decorations: text VS Code draws after the hunk's first line (CSS content).
+    const labels = await waitFor("a Revert This Change label on each hunk", async () => {
+      const found = await modified.locator(".view-line").evaluateAll((lines) =>
+        lines.flatMap((line) => Array.from(line.querySelectorAll("span")).map((span) => {
+          const after = getComputedStyle(span, "::after").content;
+          const shown = after && after !== "none" ? after : span.textContent;
+          return shown && shown.includes("Revert This Change") ? `${line.textContent.trim()} | ${shown}` : undefined;
+        }).filter(Boolean)),
+      );
+      return found.length >= 2 ? found : undefined;
+    }, 20000, 300);
+    await page.waitForTimeout(500);
+    const tab = await page.locator(".tabs-container .tab.active").first().innerText();
+    // Hover the second hunk's line: the action, as a link.
+    const line = modified.locator(".view-line", { hasText: config.secondText }).first();
+    await line.waitFor({ timeout: 10000 });
+    const hover = page.locator(".monaco-hover", { hasText: "Revert This Change" }).first();
+    await waitFor("the hunk's hover", async () => {
+      const box = await line.boundingBox();
+      await page.mouse.move(box.x + 30, box.y + box.height / 2);
+      await page.mouse.move(box.x + 40, box.y + box.height / 2);
+      return (await hover.isVisible().catch(() => false)) ? true : undefined;
+    }, 20000, 800);
+    const hoverText = await hover.innerText();
+    await page.screenshot({ path: path.join(config.artifacts, "revert-hunk.png") });
+    await hover.locator("a", { hasText: "Revert This Change" }).first().click();
+    const dialog = page.locator(".monaco-dialog-box").first();
+    await dialog.waitFor({ timeout: 20000 });
+    const preview = await dialog.innerText();
+    await dialog.locator(".monaco-button", { hasText: /^Revert$/ }).first().click();
+    const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "Revert" }).first();
+    await toast.waitFor({ timeout: 30000 });
+    const outcome = await toast.innerText();
+    const disk = await waitFor("the file on disk without the second hunk", () => {
+      const text = readRepo(config.file);
+      return text === config.expected ? text : undefined;
+    }, 20000, 300).catch(() => readRepo(config.file));
+    return { rows, tab, labels, hoverText, preview, outcome, disk };
   });
 }
 

@@ -1,7 +1,7 @@
 /**
  * Takeback for VS Code: wiring only. The server's life is ctx.ts, the panel timelineView.ts,
- * commands commands.ts (destructive ones via operations.ts), diff documents content.ts, hook
- * failures hookFailures.ts, the agent API api.ts, and the protocol mirror lspExt.ts. Everything shown comes from the server.
+ * commands commands.ts (destructive ones via operations.ts), diff documents content.ts, "Revert This
+ * Change" on a diff view's hunks hunkActions.ts, hook failures hookFailures.ts, the agent API api.ts, and the protocol mirror lspExt.ts. Everything shown comes from the server.
  */
 import * as vscode from "vscode";
 import { createApi, TakebackApi } from "./api";
@@ -10,6 +10,7 @@ import { affectsServer } from "./config";
 import { TakebackContentProvider } from "./content";
 import { ServerContext } from "./ctx";
 import { HookFailures } from "./hookFailures";
+import { HunkActions } from "./hunkActions";
 import { createLogger, log } from "./logger";
 import { operationFromServerCommand } from "./model/args";
 import { runOperation } from "./operations";
@@ -45,6 +46,7 @@ export function activate(context: vscode.ExtensionContext): TakebackApi {
     model.onDidChange(() => changed.fire()),
     failures,
     new TurnStatusBar(ctx, model, failures),
+    new HunkActions(ctx, content),
     ...registerCommands({ ctx, model, content, api }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (affectsServer(e)) {

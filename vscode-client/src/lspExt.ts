@@ -319,12 +319,27 @@ export interface OperationParams extends FolderParams {
   expectTurnId?: string;
 }
 
+/** One hunk of a file's change: the file, and a 0-based line the hunk covers, of the document
+ * as it stands now (`now`, the default) or of the change's result (`change`: a diff view's right side). */
+export interface HunkParams {
+  uri: string;
+  line: number;
+  of?: "now" | "change";
+}
+
 export interface RevertTurnParams extends FolderParams {
+  /** A turn (`#12`, an id) or one step of it (`#12.3`). */
   turnId: string;
   dryRun?: boolean;
   onConflict?: OnConflict;
   /** Revert only the turn's changes to this file. */
   uri?: string;
+  /** Only the files these patterns name (git's pathspec, from the workspace top). */
+  pathspec?: string[];
+  /** Only this hunk of one file's change. */
+  hunk?: HunkParams;
+  /** Only act if the revert would target this entry. */
+  expectTurnId?: string;
 }
 
 export interface RestoreParams extends FolderParams {
@@ -356,6 +371,13 @@ export interface FileAtParams extends FolderParams {
   uri: string;
   side: "before" | "after";
   /** The file before or after step k of the turn (`#N.k`), not the whole turn. */
+  step?: number;
+}
+
+export interface HunksParams extends FolderParams {
+  turnId: string;
+  uri: string;
+  /** The hunks of step k of the turn (`#N.k`), not of the whole turn. */
   step?: number;
 }
 
@@ -415,6 +437,20 @@ export interface FileAtResult {
   folder: string;
 }
 
+/** One hunk in the lines of the change's result (0-based, `end` excluded; `start` = `end`: it
+ * only removed lines), and the `line` that names it to `takeback/revertTurn` (`of: "change"`). */
+export interface HunkRange {
+  start: number;
+  end: number;
+  removed: number;
+  line: number;
+}
+
+export interface HunksResult {
+  hunks: HunkRange[];
+  folder: string;
+}
+
 export interface TimelineChangedParams {
   folder: string;
   head?: string | null;
@@ -436,6 +472,7 @@ export const timeline = new RequestType<TimelineParams, TimelineResult, void>("t
 export const turn = new RequestType<TurnParams, Entry, void>("takeback/turn");
 export const diff = new RequestType<DiffParams, DiffResult, void>("takeback/diff");
 export const fileAt = new RequestType<FileAtParams, FileAtResult, void>("takeback/fileAt");
+export const hunks = new RequestType<HunksParams, HunksResult, void>("takeback/hunks");
 export const recordCheck = new RequestType<RecordCheckParams, Entry, void>("takeback/recordCheck");
 export const status = new RequestType<FolderParams, StoreStatus, void>("takeback/status");
 export const save = new RequestType<FolderParams, SaveReport, void>("takeback/save");

@@ -14,12 +14,25 @@ import { ServerContext, TakebackUnavailable } from "./ctx";
 import { folderParam } from "./folders";
 import * as ext from "./lspExt";
 import { log, showLogs } from "./logger";
+import { stepButton, stepOperation, type StepRevert } from "./model/hints";
 import { confirmationFor, conflictChoices, outcomeFor } from "./model/preview";
 
 export type OperationRequest =
   | { kind: "undo"; folder: string; expectTurnId?: string }
   | { kind: "redo"; folder: string; expectTurnId?: string }
-  | { kind: "revert"; folder: string; turnId: string; uri?: string; what?: string }
+  | {
+      kind: "revert";
+      folder: string;
+      /** An entry (`#12`, an id) or one step of it (`#12.3`). */
+      turnId: string;
+      uri?: string;
+      pathspec?: string[];
+      hunk?: ext.HunkParams;
+      expectTurnId?: string;
+      /** How to meet later edits, chosen beforehand (an outcome's next step); default: ask. */
+      onConflict?: ext.OnConflict;
+      what?: string;
+    }
   | { kind: "restore"; folder: string; checkpointId: string; what?: string };
 
 function send(
@@ -35,7 +48,14 @@ function send(
     case "redo":
       return ctx.request(ext.redo, { ...common, ...(op.expectTurnId ? { expectTurnId: op.expectTurnId } : {}) });
     case "revert":
-      return ctx.request(ext.revertTurn, { ...common, turnId: op.turnId, ...(op.uri ? { uri: op.uri } : {}) });
+      return ctx.request(ext.revertTurn, {
+        ...common,
+        turnId: op.turnId,
+        ...(op.uri ? { uri: op.uri } : {}),
+        ...(op.pathspec ? { pathspec: op.pathspec } : {}),
+        ...(op.hunk ? { hunk: op.hunk } : {}),
+        ...(op.expectTurnId ? { expectTurnId: op.expectTurnId } : {}),
+      });
     case "restore":
       return ctx.request(ext.restore, { ...common, checkpointId: op.checkpointId });
   }
@@ -89,9 +109,14 @@ async function withTarget(ctx: ServerContext, op: OperationRequest, dry: ext.Ope
   }
 }
 
+/** Whether a revert takes back less than its entry (a step, some paths, one hunk). */
+function isNarrow(op: OperationRequest): boolean {
+  return op.kind === "revert" && !!(op.hunk || op.pathspec?.length || /^#\d+\.\d+$/.test(op.turnId));
+}
+
 /** The modal confirmation over a dry run. True: go ahead. */
-async function confirm(preview: TakebackContentProvider, result: ext.OperationResult, what?: string): Promise<boolean> {
-  const c = confirmationFor(result, what);
+async function confirm(preview: TakebackContentProvider, result: ext.OperationResult, what?: string, narrow = false): Promise<boolean> {
+  const c = confirmationFor(result, what, narrow);
   for (;;) {
     const buttons = result.patch ? [c.confirm, "Show Changes"] : [c.confirm];
     const choice = await vscode.window.showWarningMessage(c.message, { modal: true, detail: c.detail }, ...buttons);
@@ -112,17 +137,17 @@ export async function runOperation(
   op: OperationRequest,
 ): Promise<ext.OperationResult | undefined> {
   try {
-    let onConflict: ext.OnConflict = "abort";
+    let onConflict: ext.OnConflict = (op.kind === "revert" && op.onConflict) || "abort";
     if (confirmDestructive()) {
-      const dry = await send(ctx, op, true, "abort");
+      const dry = await send(ctx, op, true, onConflict);
       log().info(`Dry run of ${op.kind}: ${dry.verdict}, ${dry.restored?.length ?? 0} restored, ${dry.conflicts?.length ?? 0} conflicts`);
-      if (dry.conflicts?.length) {
+      if (dry.conflicts?.length && onConflict === "abort") {
         const chosen = await chooseOnConflict(op, dry);
         if (!chosen) {
           return undefined;
         }
         onConflict = chosen;
-      } else if (!(await confirm(preview, await withTarget(ctx, op, dry), "what" in op ? op.what : undefined))) {
+      } else if (!(await confirm(preview, await withTarget(ctx, op, dry), "what" in op ? op.what : undefined, isNarrow(op)))) {
         return undefined;
       }
     }
@@ -135,7 +160,7 @@ export async function runOperation(
       result = await send(ctx, op, false, chosen);
     }
     ctx.notifyChanged();
-    void showOutcome(op, result);
+    void showOutcome(ctx, preview, op, result);
     return result;
   } catch (error) {
     reportError(`${op.kind} failed`, error);
@@ -143,7 +168,7 @@ export async function runOperation(
   }
 }
 
-async function showOutcome(op: OperationRequest, result: ext.OperationResult): Promise<void> {
+async function showOutcome(ctx: ServerContext, preview: TakebackContentProvider, op: OperationRequest, result: ext.OperationResult): Promise<void> {
   const outcome = outcomeFor(result);
   log().info(outcome.message);
   const buttons: string[] = [];
@@ -152,6 +177,16 @@ async function showOutcome(op: OperationRequest, result: ext.OperationResult): P
   }
   if (result.applied && (op.kind === "undo" || op.kind === "revert" || op.kind === "restore")) {
     buttons.push("Redo");
+  }
+  // A next step that is a revert (a narrow one, or one with a conflict choice) is a button that
+  // runs that very revert: the same step, paths or hunk.
+  const reverts = new Map<string, StepRevert>();
+  for (const step of outcome.severity === "info" ? [] : result.next ?? []) {
+    const spec = stepOperation(step, op.folder);
+    if (spec && reverts.size < 2) {
+      reverts.set(stepButton(step), spec);
+      buttons.push(stepButton(step));
+    }
   }
   const show =
     outcome.severity === "error"
@@ -164,6 +199,11 @@ async function showOutcome(op: OperationRequest, result: ext.OperationResult): P
     await openFiles(op.folder, outcome.openable);
   } else if (choice === "Redo") {
     await vscode.commands.executeCommand("takeback.redoAgentTurn");
+  } else {
+    const next = choice ? reverts.get(choice) : undefined;
+    if (next) {
+      await runOperation(ctx, preview, next);
+    }
   }
 }
 

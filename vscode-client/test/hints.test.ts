@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import type { OperationResult } from "../src/lspExt";
-import { STEP_COMMANDS, nextHint, stepHint } from "../src/model/hints";
+import { STEP_COMMANDS, nextHint, stepButton, stepHint, stepOperation } from "../src/model/hints";
 import { outcomeFor } from "../src/model/preview";
 
 test("each step names the command by its title in package.json", () => {
@@ -54,4 +54,26 @@ test("the outcome names VS Code's commands, never the CLI's", () => {
 test("an answer without steps (an older server) keeps its sentence", () => {
   assert.equal(nextHint({ ...UNDONE, next: undefined }), UNDONE.nextAction);
   assert.equal(nextHint({ ...UNDONE, next: [] }), UNDONE.nextAction);
+});
+
+test("a narrow revert step is said as narrow and runs the same narrow revert", () => {
+  const folder = "file:///w";
+  const step = { command: "revert" as const, number: 12, step: "12.3", onConflict: "force" as const, does: "puts back …" };
+  assert.equal(stepHint(step), '"Takeback: Revert Agent Turn…" on #12.3, choosing "Force", puts back …');
+  assert.deepEqual(stepOperation(step, folder), { kind: "revert", folder, turnId: "#12.3", onConflict: "force", what: "#12.3" });
+  assert.equal(stepButton(step), "Revert #12.3 (Force)");
+
+  const paths = { command: "revert" as const, number: 12, paths: ["src/a.py", "tests/**"], does: "takes those files back" };
+  assert.equal(stepHint(paths), '"Takeback: Revert Agent Turn…" on #12 (only src/a.py, tests/**) takes those files back');
+  assert.deepEqual(stepOperation(paths, folder), { kind: "revert", folder, turnId: "#12", pathspec: ["src/a.py", "tests/**"], what: "#12 (only src/a.py, tests/**)" });
+
+  // A hunk is "PATH:LINE", a 1-based line of the file as it stands now: `of: "now"`, 0-based.
+  const hunk = { command: "revert" as const, number: 12, hunk: "src/my app.py:40", onConflict: "markers" as const, does: "writes markers" };
+  assert.equal(stepHint(hunk), '"Takeback: Revert Agent Turn…" on the hunk at src/my app.py:40 of #12, choosing "Write conflict markers", writes markers');
+  assert.deepEqual(stepOperation(hunk, folder)?.hunk, { uri: "file:///w/src/my%20app.py", line: 39, of: "now" });
+  assert.equal(stepButton(hunk), "Revert the hunk at src/my app.py:40 of #12 (Write conflict markers)");
+
+  // Not a revert, or a revert of nothing named: no operation of its own.
+  assert.equal(stepOperation({ command: "redo", does: "brings it back" }, folder), undefined);
+  assert.equal(stepOperation({ command: "revert", does: "?" }, folder), undefined);
 });

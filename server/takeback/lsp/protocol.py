@@ -47,6 +47,7 @@ FILE_AT = "takeback/fileAt"
 RECORD_CHECK = "takeback/recordCheck"
 STATUS = "takeback/status"
 SAVE = "takeback/save"
+HUNKS = "takeback/hunks"
 TIMELINE_CHANGED = "takeback/timelineChanged"  # notification, server -> client
 
 # workspace/executeCommand commands
@@ -208,6 +209,15 @@ class FileAtParams:
 
 
 @attrs.define
+class HunksParams:
+    turn_id: str
+    uri: str
+    folder: str | None = None
+    step: int | None = None
+    """The hunks of this step of the turn (k, from 1, as in ``#N.k``), not of the whole turn."""
+
+
+@attrs.define
 class RecordCheckParams:
     name: str
     status: Literal["passed", "failed", "error", "skipped"]
@@ -286,6 +296,26 @@ class TimelineResult:
 
 
 @attrs.define
+class HunkRange:
+    """One hunk of a change, in the lines of the change's result (the right side of its diff
+    view): ``start``..``end`` (0-based, end excluded; equal for a hunk that only removed lines,
+    which sits between lines ``start - 1`` and ``start``), how many lines it ``removed``, and the
+    0-based ``line`` that names it to ``takeback/revertTurn`` (``hunk.of = "change"``)."""
+
+    start: int
+    end: int
+    removed: int
+    line: int
+
+
+@attrs.define
+class HunksResult:
+    hunks: list[HunkRange]
+    """In the order of the file; empty for a file the change deleted, a binary file, a symlink."""
+    folder: str
+
+
+@attrs.define
 class DiffResult:
     diff: str
     folder: str
@@ -350,6 +380,7 @@ PARAMS: dict[str, type] = {
     TURN: TurnParams,
     DIFF: DiffParams,
     FILE_AT: FileAtParams,
+    HUNKS: HunksParams,
     RECORD_CHECK: RecordCheckParams,
     STATUS: FolderParams,
     SAVE: FolderParams,

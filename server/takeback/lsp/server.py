@@ -24,6 +24,7 @@ from . import (
     documents,
     edits,
     folders,
+    hunks,
     operations,
     stream,
     timeline,
@@ -118,7 +119,7 @@ class TakebackServer(LanguageServer):
 def create_server() -> TakebackServer:
     """A server with every feature registered."""
     server = TakebackServer()
-    for feature in (folders, documents, turns, edits, operations, timeline, commands, unsaved, code_actions):
+    for feature in (folders, documents, turns, edits, operations, timeline, hunks, commands, unsaved, code_actions):
         feature.setup(server)
     return server
 

@@ -3,7 +3,7 @@
  * panel (a tree node), a code action or another extension (an Entry, a number, "#12", an id, or
  * `{ turnId }`). Pure module.
  */
-import type { Entry } from "../lspExt";
+import type { Entry, HunkParams } from "../lspExt";
 import { ON_CONFLICT_CHOICES, type OnConflict } from "./choices";
 
 export interface TurnRef {
@@ -79,7 +79,7 @@ export function checkFrom(value: unknown): { name: string; status: "passed" | "f
 /** An undo / redo / revert / restore as the panel and palette run it (see operations.ts). */
 export type OperationSpec =
   | { kind: "undo" | "redo"; folder?: string; expectTurnId?: string }
-  | { kind: "revert"; folder?: string; turnId: string; uri?: string }
+  | { kind: "revert"; folder?: string; turnId: string; uri?: string; pathspec?: string[]; hunk?: HunkParams; expectTurnId?: string; onConflict?: OnConflict }
   | { kind: "restore"; folder?: string; checkpointId: string };
 
 const SERVER_COMMAND_KIND: Record<string, OperationSpec["kind"]> = {
@@ -109,10 +109,32 @@ export function operationFromServerCommand(command: string, args: unknown[]): Op
     case "redo":
       return { kind, folder, expectTurnId: typeof arg.expectTurnId === "string" ? arg.expectTurnId : undefined };
     case "revert":
-      return typeof arg.turnId === "string" || typeof arg.turnId === "number"
-        ? { kind, folder, turnId: String(arg.turnId), uri: typeof arg.uri === "string" ? arg.uri : undefined }
-        : undefined;
+      return typeof arg.turnId === "string" || typeof arg.turnId === "number" ? revertSpec(arg, folder, String(arg.turnId)) : undefined;
     case "restore":
       return typeof arg.checkpointId === "string" ? { kind, folder, checkpointId: arg.checkpointId } : undefined;
   }
+}
+
+/** A revert command's narrowing (a file, patterns, one hunk, the entry it must target), carried
+ * as given: a code action's "Take back these lines" must stay one hunk, never the whole turn.
+ * Undefined when a narrowing is malformed: the server gets the command as it is, and refuses it. */
+function revertSpec(arg: Record<string, unknown>, folder: string | undefined, turnId: string): OperationSpec | undefined {
+  const spec: OperationSpec = { kind: "revert", folder, turnId, uri: typeof arg.uri === "string" ? arg.uri : undefined };
+  if (arg.pathspec !== undefined && arg.pathspec !== null) {
+    if (!Array.isArray(arg.pathspec) || !arg.pathspec.every((p) => typeof p === "string")) {
+      return undefined;
+    }
+    spec.pathspec = arg.pathspec;
+  }
+  if (arg.hunk !== undefined && arg.hunk !== null) {
+    const hunk = arg.hunk as Record<string, unknown>;
+    if (typeof hunk !== "object" || typeof hunk.uri !== "string" || typeof hunk.line !== "number" || (hunk.of !== undefined && hunk.of !== "now" && hunk.of !== "change")) {
+      return undefined;
+    }
+    spec.hunk = { uri: hunk.uri, line: hunk.line, ...(hunk.of ? { of: hunk.of } : {}) };
+  }
+  if (typeof arg.expectTurnId === "string") {
+    spec.expectTurnId = arg.expectTurnId;
+  }
+  return spec;
 }

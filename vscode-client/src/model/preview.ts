@@ -66,8 +66,9 @@ function prompt(result: OperationResult, max = 400): string {
 }
 
 /** The confirmation before an operation, from the server's preview of it (`result.dryRun`):
- * "Undo agent turn #12?", then the turn's prompt, then the files and what happens to each. */
-export function confirmationFor(result: OperationResult, what?: string): Confirmation {
+ * "Undo agent turn #12?" ("Revert the change at line 6 of app.py from #12?" for a `narrow` one,
+ * in the words of `what`), then the turn's prompt, then the files and what happens to each. */
+export function confirmationFor(result: OperationResult, what?: string, narrow = false): Confirmation {
   const verb = VERB[result.operation] ?? result.operation;
   const target = result.targetNumber ? `#${result.targetNumber}` : what ?? "";
   const conflicts = result.conflicts?.length ?? 0;
@@ -75,7 +76,9 @@ export function confirmationFor(result: OperationResult, what?: string): Confirm
   const noun = result.operation === "restore" ? "checkpoint" : "agent turn";
   // A restore says where to ("just before step #12.3 Edit app.py"): the server's target number
   // is the checkpoint's owner, which for "#N.0" is an earlier entry.
-  const message = result.operation === "restore" && what ? `Restore the files to ${what}?` : `${verb} ${noun} ${target}?`.replace(/\s+\?$/, "?");
+  // A narrow revert (a step, some paths, one hunk) says what of the entry it takes back.
+  const message = result.operation === "restore" && what ? `Restore the files to ${what}?`
+    : narrow && what ? `${verb} ${what}?` : `${verb} ${noun} ${target}?`.replace(/\s+\?$/, "?");
   const head = conflicts
     ? `${plural(conflicts, "file")} changed since, in the same places (conflict); ${plural(files, "file")} can be restored cleanly.`
     : `${plural(files, "file")} will change:`;
