@@ -7,7 +7,8 @@
 // (where this script writes what it saw, step by step), scenario ("person", "steps", "hunk", "bundled"
 // or "no-server") and, for "steps", hookScript (the hook payloads to run); for "bundled", label (the
 // recorded turn's), file and original (what undoing it puts back); for "hunk", label, file,
-// changed (what the turn writes), secondText (a line of its second hunk) and expected.
+// changed (what the turn writes), secondText (a line of its second hunk), expected, firstText (a
+// line of its first hunk) and original (the file before the turn).
 "use strict";
 
 const fs = require("fs");
@@ -574,6 +575,40 @@ async function hunkScenario() {
       return text === config.expected ? text : undefined;
     }, 20000, 300).catch(() => readRepo(config.file));
     return { rows, tab, labels, hoverText, preview, outcome, disk };
+  });
+
+  // The server's code action on the lines the first hunk still covers in the file itself
+  // (Ctrl+.): "Take back these lines from turn #1" takes back that hunk too, through the preview.
+  await step("hunk_code_action", async () => {
+    await page.keyboard.press("Escape");
+    await runCommand("View: Close All Editors");
+    await openFile(config.file);
+    const editor = page.locator(".editor-group-container.active .monaco-editor").first();
+    const line = editor.locator(".view-line", { hasText: config.firstText }).first();
+    await line.waitFor({ timeout: 15000 });
+    const menu = page.locator(".action-widget").first();
+    const title = "Take back these lines from turn #1";
+    let items = [];
+    await waitFor("the take-back action in the light bulb menu", async () => {
+      await page.keyboard.press("Escape");
+      await line.click();
+      await page.keyboard.press("End");
+      await page.keyboard.press("Control+.");
+      await menu.waitFor({ timeout: 5000 }).catch(() => undefined);
+      items = await menu.locator(".monaco-list-row").allInnerTexts().catch(() => []);
+      return items.some((t) => t.includes(title)) ? true : undefined;
+    }, 40000, 1000);
+    await menu.locator(".monaco-list-row", { hasText: title }).first().click();
+    const dialog = page.locator(".monaco-dialog-box").first();
+    await dialog.waitFor({ timeout: 20000 });
+    const preview = await dialog.innerText();
+    await dialog.locator(".monaco-button", { hasText: /^Revert$/ }).first().click();
+    await dialog.waitFor({ state: "hidden", timeout: 20000 });
+    const disk = await waitFor("the file on disk without either hunk", () => {
+      const text = readRepo(config.file);
+      return text === config.original ? text : undefined;
+    }, 20000, 300).catch(() => readRepo(config.file));
+    return { items, preview, disk };
   });
 }
 
