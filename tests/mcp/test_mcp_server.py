@@ -120,6 +120,10 @@ async def test_tools_are_listed_with_their_annotations(ws: Path) -> None:
         assert "token" in tools[name].description
     assert tools["revert_turn"].input_schema["required"] == ["turn"]
     assert tools["revert_turn"].input_schema["properties"]["turn"]["type"] == "string"  # 17 is taken too
+    revert = tools["revert_turn"].input_schema  # less than a turn: a step ('12.3' as turn), paths, a hunk
+    assert "'12.3'" in revert["properties"]["turn"]["description"]
+    assert {"type": "array", "items": {"type": "string"}} in revert["properties"]["paths"]["anyOf"]
+    assert revert["$defs"]["HunkAt"]["required"] == ["path", "line"]
     assert tools["restore"].input_schema["required"] == ["checkpoint"]
 
 

@@ -2,7 +2,8 @@
 hands back the token the plan gave, and only if nothing the plan depends on moved meanwhile.
 
 A ``Plan`` is what a token is bound to: the operation and its options, the entry (and for a
-restore, the checkpoint) it targets, the state of every timeline entry that recorded changes
+restore, the checkpoint) it targets, for a revert of less than an entry what of it (``scope``:
+the step, the paths, the hunk), the state of every timeline entry that recorded changes
 (``timeline_state``: entries that changed nothing are left out), what the plan would do, and
 the content and mode of every file the plan names, as they were when it was made. The token is an
 HMAC of that plan under a secret made when the process starts, so no other process (another
@@ -49,16 +50,18 @@ class Plan:
     timeline: str  # timeline_state()
     outcome: tuple[str, ...]  # what it would do: verdict, then one item per file
     files: tuple[tuple[str, str], ...] = field(default=())  # (path, state) of every named path
+    scope: tuple[str, ...] = field(default=())  # a narrow revert's target: "step #12.3", "paths …", "hunk PATH:LINE"
 
     def digest_input(self) -> bytes:
         return json.dumps(asdict(self), sort_keys=True, separators=(",", ":")).encode()
 
     def describe(self) -> str:
         what = f"{self.operation} of #{self.target_number}" if self.target_number is not None else self.operation
-        return f"{what} (on_conflict {self.on_conflict})"
+        narrow = f", {', '.join(self.scope)}" if self.scope else ""
+        return f"{what} (on_conflict {self.on_conflict}{narrow})"
 
 
-def make_plan(engine: Engine, result: OperationResult, checkpoint: str | None = None) -> Plan:
+def make_plan(engine: Engine, result: OperationResult, checkpoint: str | None = None, scope: tuple[str, ...] = ()) -> Plan:
     """The plan a dry run ``result`` describes, with the workspace's state now."""
     paths = sorted(
         {o.path for o in result.restored} | {c.path for c in result.conflicts} | {s.path for s in result.skipped}
@@ -78,6 +81,7 @@ def make_plan(engine: Engine, result: OperationResult, checkpoint: str | None = 
         timeline=timeline_state(engine),
         outcome=outcome,
         files=tuple((path, file_state(engine, path)) for path in paths),
+        scope=scope,
     )
 
 
@@ -160,8 +164,8 @@ class ConfirmationBook:
         if (then.operation, then.on_conflict) != (operation, on_conflict):
             raise Refused(f"this confirmation token is for {then.describe()}, not {operation} (on_conflict {on_conflict}); {fresh}")
         now = current()
-        if then.timeline == now.timeline and (then.target, then.checkpoint) != (now.target, now.checkpoint):
-            # A call for another target: the token stays good for its own.
+        if then.timeline == now.timeline and (then.target, then.checkpoint, then.scope) != (now.target, now.checkpoint, now.scope):
+            # A call for another target (another step, other paths, another hunk): the token stays good for its own.
             raise Refused(f"this confirmation token is for {then.describe()}, not {now.describe()}; {fresh}")
         why = _what_changed(then, now)  # then: the plan this book issued the token for
         with self._lock:

@@ -35,6 +35,8 @@ revert_turn and restore change files, in two steps: call without confirm_token t
 call again with the same arguments and the token. A confirmation is refused if anything changed
 since the plan: then plan again and ask again. Edits made after a turn (the person's too) are
 kept; overlapping ones are reported as conflicts and nothing is written unless on_conflict says so.
+When the person points at less than a turn, revert_turn takes back just that: one step (turn
+'12.3'), some files (paths) or one hunk (hunk: a file and a line of it as it stands now).
 """
 
 _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -66,7 +68,7 @@ def build(tools: Tools) -> MCPServer:
         (tools.diff_turn, "Diff of a turn", _READ_ONLY),
         (tools.undo, "Undo the last agent turn", _DESTRUCTIVE),
         (tools.redo, "Redo what was undone", _DESTRUCTIVE),
-        (tools.revert_turn, "Revert one turn, keeping later ones", _DESTRUCTIVE),
+        (tools.revert_turn, "Revert a turn, a step, files or a hunk, keeping later ones", _DESTRUCTIVE),
         (tools.restore, "Restore files to a checkpoint", _DESTRUCTIVE),
     ):
         server.add_tool(method, title=title, annotations=hints.model_copy(update={"title": title}))

@@ -4,6 +4,8 @@ Read-only: ``list_turns``, ``show_turn``, ``diff_turn``. Destructive: ``undo``, 
 ``revert_turn``, ``restore``, in two steps: a call without ``confirm_token`` runs the engine's
 dry run and answers the plan with a token (``confirm.py``); only a call with that token, made
 after the person agreed, carries the operation out, and only if nothing changed meanwhile.
+``revert_turn`` takes back a whole entry, one step of it (``turn`` ``12.3``), the files some
+patterns name (``paths``) or one hunk (``hunk``); its token is bound to that narrow target too.
 
 Every tool answers a ``CallToolResult``: structured content (the engine's own models, as the
 CLI's ``--json`` prints them) and a short text (``text.py``). An engine error, a refused
@@ -17,13 +19,15 @@ import functools
 import logging
 import threading
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 from mcp.types import CallToolResult, TextContent
-from pydantic import BeforeValidator, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
-from ..core.models import Entry, OperationResult
+from ..core.hunks import parse_hunk
+from ..core.models import Entry, NextStep, OperationResult
 from ..core.models import OnConflict as OnConflictChoice
+from ..core.timeline import resolve_step
 from ..engine.engine import Engine
 from ..errors import TakebackError
 from . import text
@@ -44,6 +48,40 @@ Text = BeforeValidator(_as_text)
 TurnSpec = Annotated[
     str, Text, Field(description="a turn: its number (17 or '#17'), its id (or a unique prefix of it), 'last', or "
     "'mark:NAME' (the person's newest mark of that name)")
+]
+RevertSpec = Annotated[
+    str, Text, Field(description="a turn: its number (17 or '#17'), its id (or a unique prefix of it), 'last', or "
+    "'mark:NAME'; or one step of a turn, '12.3' or '#12.3' (step 3 of turn 12, as show_turn lists them): only "
+    "that step is taken back, the turn's other steps stay")
+]
+
+
+def _as_list(value: Any) -> Any:
+    """One path given as a string is a list of one."""
+    return [value] if isinstance(value, str) else value
+
+
+Paths = Annotated[
+    list[str] | None,
+    BeforeValidator(_as_list),
+    Field(description="only the files these name, each a workspace-relative path or a pattern from the workspace's "
+          "top (git's pathspec wildcards: 'src/app.py', 'src' for everything under it, 'tests/**', '**/*.py'); "
+          "leave out for every file"),
+]
+
+
+class HunkAt(BaseModel):
+    """One hunk of a turn's change to a file: a block of lines it replaced, added or removed."""
+
+    path: str = Field(description="the file, workspace-relative (as show_turn names it)")
+    line: int = Field(ge=1, description="any line inside the hunk, counted from 1, in the file as it stands on "
+                      "disk now (later edits above it move it down)")
+
+
+Hunk = Annotated[
+    HunkAt | None,
+    Field(description="only the hunk of this file's change that covers this line, e.g. "
+          "{\"path\": \"src/app.py\", \"line\": 40}; the rest of the file stays; leave out for whole files"),
 ]
 OnConflict = Annotated[
     OnConflictChoice,
@@ -119,14 +157,57 @@ def _turn_summary(entry: Entry) -> dict[str, Any]:
     }
 
 
+def tool_call(step: NextStep) -> dict[str, Any]:
+    """The tool call that does what ``step`` (a command the engine's next action names) does:
+    ``revert`` is ``revert_turn`` with its step or entry as ``turn``, and its ``paths`` and
+    ``hunk``; an ``on_conflict`` the step adds is an argument too."""
+    arguments: dict[str, Any] = {}
+    if step.command == "revert":
+        arguments["turn"] = step.step if step.step is not None else str(step.number)
+        if step.paths:
+            arguments["paths"] = list(step.paths)
+        if step.hunk is not None:
+            path, line = parse_hunk(step.hunk)
+            arguments["hunk"] = {"path": path, "line": line}
+    elif step.command == "restore":
+        arguments["checkpoint"] = step.checkpoint
+    if step.on_conflict is not None:
+        arguments["on_conflict"] = step.on_conflict
+    return {"tool": "revert_turn" if step.command == "revert" else step.command, "arguments": arguments}
+
+
 def _take_back(engine: Engine, entry: Entry) -> dict[str, Any]:
     """The tool call that takes a carried-out operation back (it too plans first): the engine's
     ``take_back``, the command its ``next:`` names (redo after an undo, undo after a redo only
     when they would act on exactly it; otherwise a revert of the entry the operation became)."""
-    back = engine.take_back(entry.id)
-    if back.command == "revert":
-        return {"tool": "revert_turn", "arguments": {"turn": str(back.number)}}
-    return {"tool": back.command, "arguments": {}}
+    return tool_call(engine.take_back(entry.id).step)
+
+
+class Narrow(NamedTuple):
+    """What of an entry ``revert_turn`` takes back: one step of it (``12.3``), the files some
+    patterns name, one hunk (a file, a line of it now); all None: the whole entry."""
+
+    step: str | None
+    paths: list[str] | None
+    hunk: tuple[str, int] | None
+
+    def bound(self) -> tuple[str, ...]:
+        """As the confirmation token binds it (``Plan.scope``): a call naming another step,
+        other paths or another hunk is another plan."""
+        return tuple(
+            ([f"step #{self.step}"] if self.step else [])
+            + ([f"paths {' '.join(self.paths)}"] if self.paths is not None else [])
+            + ([f"hunk {self.hunk[0]}:{self.hunk[1]}"] if self.hunk else [])
+        )
+
+    def as_data(self, planned: OperationResult) -> dict[str, Any]:
+        """``taking_back`` in a plan: the entry, the step, the patterns, the hunk with the lines
+        of the file now that the plan changes (read from its patch; None when it writes none)."""
+        hunk = None
+        if self.hunk is not None:
+            lines = text.lines_now(planned.patch or "", self.hunk[0])
+            hunk = {"path": self.hunk[0], "line": self.hunk[1], "lines": lines}
+        return {"turn": planned.target_number, "step": self.step, "paths": self.paths, "hunk": hunk}
 
 
 class Tools:
@@ -202,17 +283,27 @@ class Tools:
 
     @_tool
     def revert_turn(
-        self, turn: TurnSpec, on_conflict: OnConflict = "abort", confirm_token: ConfirmToken = None
+        self,
+        turn: RevertSpec,
+        paths: Paths = None,
+        hunk: Hunk = None,
+        on_conflict: OnConflict = "abort",
+        confirm_token: ConfirmToken = None,
     ) -> CallToolResult:
         """Take back one turn's changes (any turn, not only the last), keeping everything done
-        after it; where later edits overlap, it reports a conflict and writes nothing (unless
-        on_conflict says otherwise). Two steps, like undo: plan first, then the token."""
+        after it; or less of it: one step ('12.3' as turn), only some files (paths), one hunk
+        (hunk: a file and a line of it now). Where later edits overlap, it reports a conflict and
+        writes nothing (unless on_conflict says otherwise); the plan names the later turns and
+        steps that changed the same files or lines. Two steps, like undo: plan first, then the
+        token, with the same turn, paths and hunk."""
+        at = None if hunk is None else (hunk.path, hunk.line)
         return self._operate(
             "revert_turn",
             "revert",
             on_conflict,
-            lambda dry: self.engine.revert(turn, dry_run=dry, on_conflict=on_conflict),
+            lambda dry: self.engine.revert(turn, dry_run=dry, on_conflict=on_conflict, pathspec=paths, hunk=at),
             confirm_token,
+            scope=lambda: self._scope(turn, paths, at),
         )
 
     @_tool
@@ -247,6 +338,17 @@ class Tools:
         found = timeline.last_green().checkpoints[-1] if spec == "last-green" else timeline.resolve_checkpoint(spec)
         return found.id
 
+    def _scope(self, turn: str, paths: list[str] | None, hunk: tuple[str, int] | None) -> Narrow:
+        """What of the entry a revert takes back (asked after the dry run accepted the
+        arguments): the step as a person types it, the patterns, the hunk's file
+        (workspace-relative) and line."""
+        found = resolve_step(self.engine.timeline, turn)
+        return Narrow(
+            None if found is None else self.engine.timeline.checkpoint_spec(found[1].id),
+            None if paths is None else sorted({p.strip() for p in paths}),
+            None if hunk is None else (self.engine.workspace.rel(hunk[0]), hunk[1]),
+        )
+
     def _operate(
         self,
         tool: str,
@@ -255,15 +357,18 @@ class Tools:
         run: Callable[[bool], OperationResult],
         confirm_token: str | None,
         checkpoint: Callable[[], str] | None = None,
+        scope: Callable[[], Narrow] | None = None,
     ) -> CallToolResult:
         """Plan (a dry run, which writes nothing) and, with a token the plan matches, carry out.
         The store stays locked from the plan to the end, so no other process moves the timeline
         in between."""
         engine = self.engine
 
-        def current() -> tuple[OperationResult, Plan]:
+        def current() -> tuple[OperationResult, Plan, Narrow | None]:
             planned = run(True)
-            return planned, make_plan(engine, planned, checkpoint() if checkpoint else None)
+            narrow = scope() if scope else None
+            bound = narrow.bound() if narrow else ()
+            return planned, make_plan(engine, planned, checkpoint() if checkpoint else None, bound), narrow
 
         with engine.transaction():
             if confirm_token is None or not confirm_token.strip():
@@ -281,7 +386,7 @@ class Tools:
         summary += f"\nto take it back here: {take_back['tool']}({arguments}), a plan first, then the person's yes"
         return _answer(structured, summary)
 
-    def _planned(self, tool: str, planned: OperationResult, plan: Plan) -> CallToolResult:
+    def _planned(self, tool: str, planned: OperationResult, plan: Plan, narrow: Narrow | None) -> CallToolResult:
         if planned.verdict == "refused":  # nothing would be written: nothing to confirm
             token = None
             next_action = f"this plan cannot be carried out as it is (no confirmation token): {planned.next_action}"
@@ -299,7 +404,9 @@ class Tools:
             "confirm_token": token,
             "confirm_expires_in": TOKEN_LIFETIME if token else None,
         }
-        summary = text.result(planned, "PLAN", next_action)
+        if narrow is not None:
+            structured["taking_back"] = narrow.as_data(planned)
+        summary = text.result(planned, "PLAN", next_action, None if narrow is None else narrow.as_data(planned))
         if token:
             summary += f"\nconfirm_token: {token}"
         return _answer(structured, summary)
