@@ -167,8 +167,8 @@ def tool_call(step: NextStep) -> dict[str, Any]:
         if step.paths:
             arguments["paths"] = list(step.paths)
         if step.hunk is not None:
-            path, line = parse_hunk(step.hunk)
-            arguments["hunk"] = {"path": path, "line": line}
+            at = parse_hunk(step.hunk)
+            arguments["hunk"] = {"path": at.path, "line": at.line}
     elif step.command == "restore":
         arguments["checkpoint"] = step.checkpoint
     if step.on_conflict is not None:
