@@ -223,11 +223,11 @@ def test_the_timeline_cache_is_data_and_is_thrown_away_when_wrong(ws: Path, engi
     assert first["checkpoints"][0]["changes"] == [] and first["commits"]  # its file list stays in the log
 
     # a record whose path leads out: the cache is dropped, the log (which is right) is read
-    first["checkpoints"][0]["changes"] = [{"path": "../../outside", "before": None, "after": {"oid": "0" * 40}}]
+    first["checkpoints"][0]["changes"] = [{"path": "../../outside-the-workspace", "before": None, "after": {"oid": "0" * 40}}]
     cache.write_text(json.dumps(data))
     again = open_engine(ws)
     assert again.entries()[-1].files[0].path == "a.txt"
-    assert "outside" not in cache.read_text()  # written again, from the log
+    assert "outside-the-workspace" not in cache.read_text()  # written again, from the log
 
     # a checkpoint sent to another commit's file list: refused when it is read, the cache removed
     data = json.loads(cache.read_text())
