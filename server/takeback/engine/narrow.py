@@ -126,6 +126,8 @@ def _hunk_steps(
         raise InvalidInput(f"{rel} is not there now: no line of it can name a hunk")
     after_bytes = capture.content(after)
     taken, chosen = take_back_hunk(b"" if before is None else capture.content(before), after_bytes, now.content, hunk[1], rel)
+    if before is None:  # a file the entry made is one hunk: taking it back is taking its making back, as for the whole file
+        return {rel: changes}, {}, HunkTaken(rel, after_bytes, chosen)
     version = FileVersion(oid=capture.store.hash_blob(taken), mode=after.mode, size=len(taken))
     additions, deletions = line_stats(taken, after_bytes)
     change = PathChange(path=rel, before=version, after=after, additions=additions, deletions=deletions)
