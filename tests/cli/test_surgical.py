@@ -187,3 +187,19 @@ def test_a_binary_file_has_no_hunk(tb: Takeback) -> None:
     n = _turn(tb, {"logo.bin": "a\x00c\n"}, "binary")
     expect_error(tb("revert", str(n), "--hunk", "logo.bin:1"), 2, r"logo.bin is binary .*take the whole file back")
     expect_error(tb("revert", str(n), "--hunk", "logo.bin"), 2, r"give a file and a line in it")
+
+
+def test_the_hunk_of_a_file_the_turn_created_removes_it_as_the_whole_file_revert_does(tb: Takeback) -> None:
+    """Found by the random sessions (``tests/core/test_properties_surgical.py``): a file the turn
+    made is one hunk, and taking it back left an empty file; the file did not exist before the
+    turn, so it goes, with the folder its making created; the revert's revert brings both back."""
+    ws = tb.cwd
+    write_files(ws, {"src/app.py": APP})
+    n = _turn(tb, {"src/app.py": APP.replace("x3 = 3\n", "x3 = 'three'\n"), "src/made/new.py": "a = 1\r\nb = 2\r\nc = 3"}, "makes one")
+    before_revert = tree_state(ws)
+    result = tb.ok("revert", str(n), "--hunk", "src/made/new.py:2")
+    assert result.text.startswith(f"SAFE: revert of #{n} done as #{n + 1}: 1 file changed")
+    assert not (ws / "src/made").exists()
+    assert "x3 = 'three'\n" in (ws / "src/app.py").read_text()  # the turn's other file stays
+    tb.ok("revert", str(n + 1))
+    assert tree_state(ws) == before_revert and (ws / "src/made").is_dir()

@@ -122,6 +122,21 @@ def nothing_written(engine: Engine, ws: Path, objects: bool = True) -> Iterator[
         assert not changed, f"store files changed: {changed}"
 
 
+CONFLICT = object()
+"""What ``take_back_unit`` answers for a unit changed since on both sides."""
+
+
+def take_back_unit(now: object, before: object, after: object) -> object:
+    """The reference models' one rule for taking a change of one unit (a line, a whole file)
+    back from the value it has ``now``: what the change wrote goes back to what it replaced,
+    a value already back stays, anything else was changed since (``CONFLICT``)."""
+    if now == after:
+        return before
+    if now == before:
+        return now
+    return CONFLICT
+
+
 def assert_result_shape(result: OperationResult) -> None:
     """Every operation answer carries a verdict, the three lists and a next action."""
     assert result.verdict in ("safe", "partial", "refused")

@@ -35,7 +35,7 @@ from helpers import git_state, make_repo, write_files
 from takeback.core.models import BatchChange
 from takeback.errors import NothingToDo
 
-from .support import full_state, open_engine
+from .support import CONFLICT, full_state, open_engine, take_back_unit
 
 LINES = 3
 AGENT_PATHS = ["agent/a.txt", "agent/b.txt", "agent/sub/c.txt", "agent/d.bin", "agent/e.bin"]
@@ -112,9 +112,8 @@ class Model:
         current = dict(self.units)
         for entry in reversed(entries):
             for unit, (before, after) in entry.net.items():
-                if current[unit] == after:
-                    current[unit] = before
-                elif current[unit] != before:
+                current[unit] = take_back_unit(current[unit], before, after)
+                if current[unit] is CONFLICT:
                     return None
         return current
 

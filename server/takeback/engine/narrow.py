@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from ..core import wording
 from ..core.hunks import Hunk, HunkAt, take_back_hunk, touches
-from ..core.merge import Version
+from ..core.merge import Version, merge_file
 from ..core.models import MODE_LINK, CheckpointRecorded, FileVersion, PathChange
 from ..core.planning import matching, only_paths, step_changes
 from ..core.textdiff import line_stats
@@ -117,7 +117,7 @@ def _hunk_steps(
     if after is None:
         raise InvalidInput(f"turn #{number} deleted {rel}: a hunk is lines of a file it left; "
                            f"'takeback revert {number} -- {rel}' brings the file back")
-    for side in (before, after):
+    for side in (v for change in changes for v in (change.before, change.after)):
         if side is not None and side.withheld:
             raise InvalidInput(f"{rel}: its content was not stored ({side.withheld}), so no hunk of it can be taken back")
         if side is not None and side.mode == MODE_LINK:
@@ -127,11 +127,32 @@ def _hunk_steps(
     if now is None:
         raise InvalidInput(f"{rel} is not there now: no line of it can name a hunk")
     after_bytes = capture.content(after)
-    taken, chosen = take_back_hunk(b"" if before is None else capture.content(before), after_bytes, now.content, hunk.line, rel, hunk.of)
+    own_before = b"" if before is None else _own_before(capture, changes, rel, number)
+    taken, chosen = take_back_hunk(own_before, after_bytes, now.content, hunk.line, rel, hunk.of)
+    if before is None:  # a file the entry made is one hunk: taking it back is taking its making back, as for the whole file
+        return {rel: changes}, {}, HunkTaken(rel, after_bytes, chosen)
     version = FileVersion(oid=capture.store.hash_blob(taken), mode=after.mode, size=len(taken))
     additions, deletions = line_stats(taken, after_bytes)
     change = PathChange(path=rel, before=version, after=after, additions=additions, deletions=deletions)
     return {rel: [change]}, {version.oid: taken}, HunkTaken(rel, after_bytes, chosen)
+
+
+def _own_before(capture: Capturer, changes: list[PathChange], rel: str, number: int) -> bytes:
+    """The file as the entry left it with each of its changes taken back in turn, newest first
+    (as a whole-file revert does): its first before, except that what was written between its
+    steps by others (the person typing while the agent worked) stays, so no hunk is theirs."""
+    first, last = changes[0].before, changes[-1].after
+    if len(changes) == 1 or last is None:
+        return b"" if first is None else capture.content(first)
+    current: Version | None = Version(capture.content(last), last.mode)
+    for change in reversed(changes):
+        base, theirs = (None if v is None else Version(capture.content(v), v.mode) for v in (change.after, change.before))
+        outcome = merge_file(base, current, theirs)
+        if outcome.conflict is not None:
+            raise InvalidInput(f"the steps of turn #{number} and the edits made between them overlap in {rel}, so its "
+                               f"hunks are not the turn's alone: take back one step's hunk ('takeback revert {number}.K --hunk …')")
+        current = outcome.result
+    return b"" if current is None else current.content
 
 
 def later_notices(
