@@ -444,7 +444,7 @@ def step_changes(owner: FoldedEntry, cp: CheckpointRecorded) -> dict[str, list[P
 
 def matching(steps: dict[str, list[PathChange]], patterns: list[str], number: int) -> set[str]:
     """The paths of ``steps`` that ``patterns`` name: git's pathspec as gitignore's wildcards
-    read it (``pathspec``'s gitwildmatch), each anchored at the workspace's top: ``src/app.py``,
+    read it (``pathspec``'s GitIgnoreSpec), each anchored at the workspace's top: ``src/app.py``,
     ``src`` (everything under it), ``tests/**``, ``*.py`` (at the top only; ``**/*.py`` anywhere);
     ``:!PATTERN``, ``:^PATTERN`` or ``:(exclude)PATTERN`` leaves out what it names (alone, from
     every path the entry changed), as git's exclude magic does."""
@@ -475,7 +475,7 @@ def matching(steps: dict[str, list[PathChange]], patterns: list[str], number: in
 
 def _spec(anchored: list[str], patterns: list[str]) -> pathspec.PathSpec:
     try:
-        return pathspec.PathSpec.from_lines("gitwildmatch", anchored)
+        return pathspec.GitIgnoreSpec.from_lines(anchored)
     except (ValueError, TypeError) as exc:
         raise InvalidInput(f"cannot read the path patterns {', '.join(patterns)}: {exc}") from None
 

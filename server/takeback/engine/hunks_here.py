@@ -7,8 +7,9 @@ The rule, owned here:
 - entries: agent turns and the person's marks that are applied (``applied`` or ``partial``);
   not undo, redo, revert or restore entries, not a turn taken back or never applied, not a
   turn still open (its agent is at work; offered once it ends). An entry's change to the file
-  is the one ``revert`` takes back: its applied steps' first before → last after
-  (``relevant_steps``, as ``narrow._hunk_steps`` reads it).
+  is the one ``revert`` takes back: its applied steps' own before (``narrow.own_before``: the
+  person's edits between its steps are not its hunks) → last after, as ``narrow._hunk_steps``
+  reads it.
 - a hunk is offered only while the file now still holds, in its lines, exactly what the change
   wrote there (``held``): a hunk taken back since (by a hunk revert, a step revert, the person)
   holds ``before`` again and is not offered; nor is one a later turn or the person changed since
@@ -26,11 +27,12 @@ import difflib
 from dataclasses import dataclass
 
 from ..core.hunks import Hunk, hunks, lines
-from ..core.models import MODE_LINK, FileVersion
+from ..core.models import MODE_LINK, PathChange
 from ..core.textdiff import is_binary
 from ..core.timeline import FoldedEntry, Timeline, relevant_steps
 from ..errors import TakebackError
 from ..workspace.capture import Capturer
+from .narrow import own_before
 
 WALK = 1000
 """How many of the newest entries are looked through."""
@@ -78,7 +80,7 @@ def hunks_in(timeline: Timeline, capture: Capturer, rel: str, now: bytes) -> lis
         if changes is None:
             continue
         touching += 1
-        sides = _sides(capture, changes)
+        sides = _sides(capture, changes, rel, state.begun.number)
         if sides is None:
             continue
         before, after = sides
@@ -123,25 +125,26 @@ def held(after: bytes, now: bytes, hunk: Hunk) -> bool:
     return True
 
 
-def _change_to(state: FoldedEntry, rel: str) -> tuple[FileVersion | None, FileVersion | None] | None:
-    """The entry's change to ``rel`` as ``revert`` takes it back: (first before, last after)."""
+def _change_to(state: FoldedEntry, rel: str) -> list[PathChange] | None:
+    """The entry's changes to ``rel`` as ``revert`` takes them back, oldest first."""
     applied = [cp for cp in state.checkpoints if state.applied.get(cp.id, True)]
     if not any(change.path == rel for cp in applied for change in cp.changes):
         return None
-    changes = relevant_steps(applied)[rel]
-    return changes[0].before, changes[-1].after
+    return relevant_steps(applied)[rel]
 
 
-def _sides(capture: Capturer, change: tuple[FileVersion | None, FileVersion | None]) -> tuple[bytes, bytes] | None:
-    """The change's before and after as text, or None when it has no lines to offer (the file
-    deleted, a symlink, content not stored, binary, too large)."""
-    before, after = change
+def _sides(capture: Capturer, changes: list[PathChange], rel: str, number: int) -> tuple[bytes, bytes] | None:
+    """The change's before (the turn's own: ``narrow.own_before``, as ``revert`` plans a hunk)
+    and after as text, or None when it has no lines to offer (the file deleted, a symlink,
+    content not stored, binary, too large, the person's edits between its steps overlapping
+    them)."""
+    before, after = changes[0].before, changes[-1].after
     if after is None or after.mode == MODE_LINK or after.withheld:
         return None
     if before is not None and (before.mode == MODE_LINK or before.withheld):
         return None
     try:
-        sides = (b"" if before is None else capture.content(before), capture.content(after))
+        sides = (b"" if before is None else own_before(capture, changes, rel, number), capture.content(after))
     except TakebackError:
         return None
     if any(len(side) > MAX_BYTES or is_binary(side) for side in sides):

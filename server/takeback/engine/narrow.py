@@ -127,8 +127,8 @@ def _hunk_steps(
     if now is None:
         raise InvalidInput(f"{rel} is not there now: no line of it can name a hunk")
     after_bytes = capture.content(after)
-    own_before = b"" if before is None else _own_before(capture, changes, rel, number)
-    taken, chosen = take_back_hunk(own_before, after_bytes, now.content, hunk.line, rel, hunk.of)
+    turns_before = b"" if before is None else own_before(capture, changes, rel, number)
+    taken, chosen = take_back_hunk(turns_before, after_bytes, now.content, hunk.line, rel, hunk.of)
     if before is None:  # a file the entry made is one hunk: taking it back is taking its making back, as for the whole file
         return {rel: changes}, {}, HunkTaken(rel, after_bytes, chosen)
     version = FileVersion(oid=capture.store.hash_blob(taken), mode=after.mode, size=len(taken))
@@ -137,7 +137,7 @@ def _hunk_steps(
     return {rel: [change]}, {version.oid: taken}, HunkTaken(rel, after_bytes, chosen)
 
 
-def _own_before(capture: Capturer, changes: list[PathChange], rel: str, number: int) -> bytes:
+def own_before(capture: Capturer, changes: list[PathChange], rel: str, number: int) -> bytes:
     """The file as the entry left it with each of its changes taken back in turn, newest first
     (as a whole-file revert does): its first before, except that what was written between its
     steps by others (the person typing while the agent worked) stays, so no hunk is theirs."""
