@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from . import rules
-from .rules import GIT_REFS, IGNORED, OUTSIDE, SYSTEM, UNDOABLE, UNKNOWN, Rule
+from .rules import GIT_REFS, IGNORED, OUTSIDE, RULES, SCRATCH, SYSTEM, UNDOABLE, UNKNOWN, Rule
 from .shell import Command, Word, parse
 
 WORKSPACE = "workspace"  # the effect class of an undoable call
@@ -61,8 +61,8 @@ class Workspace:
     in_venv: bool = False  # a virtual environment is active (pip installs land in it)
     exists: Callable[[str], bool] = os.path.lexists
     realpath: Callable[[str], str] = os.path.realpath
-    rules: tuple[Rule, ...] = rules.RULES
-    scratch: tuple[str, ...] = rules.SCRATCH  # paths outside the workspace written without asking
+    rules: tuple[Rule, ...] = RULES
+    scratch: tuple[str, ...] = SCRATCH  # paths outside the workspace written without asking
 
 
 @dataclass(frozen=True)
