@@ -192,6 +192,8 @@ class _Walker:
         for child in node.named_children:  # substitutions inside a heredoc or a target run too
             if child.type in ("heredoc_body", "command_substitution", "process_substitution"):
                 self.walk(child, cwd)
+            elif child.type == "file_redirect":  # `cat <<EOF > f`: the grammar nests the write in the heredoc
+                self.redirect(child, cwd)
         if node.type != "file_redirect" or dest is None or not ops & _WRITE_OPS:
             return
         if dest.type == "number" and ops & {">&", "<&"}:
