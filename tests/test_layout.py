@@ -34,6 +34,7 @@ ALLOWED: dict[str, set[str]] = {
             "__version__"},
     "launch": {"cli", "hooks", "gitenv", "pager", "resident"},
     "pager": set(),
+    "guard": set(),  # the guard's classifier: pure, standard library and its shell parser only
     "__main__": {"launch"},
     "__init__": set(),
 }

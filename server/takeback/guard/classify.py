@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from . import rules
-from .rules import GIT_REFS, IGNORED, OUTSIDE, RULES, SCRATCH, SYSTEM, UNDOABLE, UNKNOWN, Rule
+from .rules import GIT_REFS, IGNORED, OUTSIDE, RULES, SCRATCH, UNDOABLE, UNKNOWN, Rule
 from .shell import Command, Word, parse
 
 WORKSPACE = "workspace"  # the effect class of an undoable call

@@ -36,8 +36,9 @@ class Rule:
     outside_venv: bool = False  # matches only when no virtual environment is active
 
 
-def _git(subcommand: str, effect: str, reason: str, **kw: tuple[str, ...]) -> Rule:
-    return Rule(f"git {subcommand}", effect, reason, **kw)
+def _git(subcommand: str, effect: str, reason: str, flags: tuple[str, ...] = (), sub: tuple[str, ...] = (),
+         any_arg: tuple[str, ...] = ()) -> Rule:
+    return Rule(f"git {subcommand}", effect, reason, flags, sub, any_arg)
 
 
 _FORCE_PUSH = ("--force", "-f", "--force-with-lease", "--force-if-includes", "--mirror", "--delete", "-d", "--prune")
@@ -47,7 +48,8 @@ GIT_RULES: tuple[Rule, ...] = (
     _git("checkout", GIT_REFS, "resets a branch or discards local changes by force", flags=("-B", "-f", "--force")),
     _git("switch", GIT_REFS, "resets a branch or discards local changes by force",
          flags=("-C", "--force-create", "--discard-changes", "-f", "--force")),
-    _git("branch", GIT_REFS, "deletes, moves or resets a branch", flags=("-D", "-d", "--delete", "-f", "--force", "-m", "-M", "--move", "-C")),
+    _git("branch", GIT_REFS, "deletes, moves or resets a branch",
+         flags=("-D", "-d", "--delete", "-f", "--force", "-m", "-M", "--move", "-C")),
     _git("stash", GIT_REFS, "drops stashed changes", sub=("drop", "clear")),
     _git("rebase", GIT_REFS, "rewrites the branch's commits"),
     _git("commit", GIT_REFS, "rewrites the last commit", flags=("--amend",)),
