@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..core.models import (
     Entry,
+    FileVersion,
     StoreRepair,
     StoreStatus,
 )
@@ -131,11 +132,7 @@ class Reading(EngineParts):
                 version = change.before if side == "before" else change.after
                 if rel == change.old_path and change.kind == "renamed":
                     version = change.before
-                if version is None:
-                    return None
-                if version.withheld:
-                    raise StateError(f"{rel}: content withheld by policy ({version.withheld}); it was never stored")
-                return self.store.read_blob(version.oid)
+                return self._content(rel, version)
         raise NotFound(f"turn #{entry.number} did not change {rel}")
 
     def _file_at_step(self, turn: str, path: str, side: str, step: int) -> bytes | None:
@@ -147,13 +144,16 @@ class Reading(EngineParts):
             rel = self.workspace.rel(path)
             for change in state.checkpoints[step - 1].changes:
                 if rel == change.path or (side == "before" and rel == change.renamed_from):
-                    version = change.before if side == "before" else change.after
-                    if version is None:
-                        return None
-                    if version.withheld:
-                        raise StateError(f"{rel}: content withheld by policy ({version.withheld}); it was never stored")
-                    return self.store.read_blob(version.oid)
+                    return self._content(rel, change.before if side == "before" else change.after)
             raise NotFound(f"step #{number}.{step} did not change {rel}")
+
+    def _content(self, rel: str, version: FileVersion | None) -> bytes | None:
+        """The bytes of ``rel`` at ``version`` (None: no file then); withheld content was never stored."""
+        if version is None:
+            return None
+        if version.withheld:
+            raise StateError(f"{rel}: content withheld by policy ({version.withheld}); it was never stored")
+        return self.store.read_blob(version.oid)
 
     def status(self, files: bool = True) -> StoreStatus:
         """The store's status; ``files=False``: its entries as headers (``entries``), which is
