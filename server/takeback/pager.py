@@ -91,7 +91,7 @@ def wanted(raw: list[str]) -> str | None:
     words = raw[: raw.index("--")] if "--" in raw else raw
     if command(raw) not in PAGED or "--json" in words or "--no-pager" in words:
         return None
-    if os.environ.get("TERM") == "dumb" or not _isatty(sys.stdout) or not _controlling_terminal():
+    if os.environ.get("TERM") == "dumb" or not isatty(sys.stdout) or not _controlling_terminal():
         return None
     program = os.environ.get("TAKEBACK_PAGER", os.environ.get("PAGER", "less"))
     return None if program.strip() in ("", "cat") else program
@@ -115,7 +115,7 @@ def start(raw: list[str]) -> Pager | None:
     assert process.stdin is not None
     stderr_copy = None
     os.dup2(process.stdin.fileno(), 1)
-    if _isatty(sys.stderr):
+    if isatty(sys.stderr):
         sys.stderr.flush()
         stderr_copy = os.dup(2)
         os.dup2(process.stdin.fileno(), 2)
@@ -136,7 +136,8 @@ def _controlling_terminal() -> bool:
     return True
 
 
-def _isatty(stream: object) -> bool:
+def isatty(stream: object) -> bool:
+    """Whether ``stream`` is a terminal (False for a stream that has none or is closed)."""
     try:
         return bool(stream.isatty())  # type: ignore[attr-defined]
     except (AttributeError, ValueError, OSError):

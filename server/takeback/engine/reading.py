@@ -15,6 +15,7 @@ from pathlib import Path
 from ..core.models import (
     MODE_LINK,
     Entry,
+    FileVersion,
     StoreRepair,
     StoreStatus,
 )
@@ -133,11 +134,7 @@ class Reading(EngineParts):
                 version = change.before if side == "before" else change.after
                 if rel == change.old_path and change.kind == "renamed":
                     version = change.before
-                if version is None:
-                    return None
-                if version.withheld:
-                    raise StateError(f"{rel}: content withheld by policy ({version.withheld}); it was never stored")
-                return self.store.read_blob(version.oid)
+                return self._content(rel, version)
         raise NotFound(f"turn #{entry.number} did not change {rel}")
 
     def _file_at_step(self, turn: str, path: str, side: str, step: int) -> bytes | None:
@@ -149,12 +146,7 @@ class Reading(EngineParts):
             rel = self.workspace.rel(path)
             for change in state.checkpoints[step - 1].changes:
                 if rel == change.path or (side == "before" and rel == change.renamed_from):
-                    version = change.before if side == "before" else change.after
-                    if version is None:
-                        return None
-                    if version.withheld:
-                        raise StateError(f"{rel}: content withheld by policy ({version.withheld}); it was never stored")
-                    return self.store.read_blob(version.oid)
+                    return self._content(rel, change.before if side == "before" else change.after)
             raise NotFound(f"step #{number}.{step} did not change {rel}")
 
     def hunks_in(self, path: str, now: bytes | None = None) -> list[hunks_here.HunkHere]:
@@ -176,6 +168,14 @@ class Reading(EngineParts):
         """The hunks ``hunks_in`` finds whose lines now overlap 1-based ``first``..``last``, of
         at most ``entries`` entries, newest first: what "take back these lines" offers."""
         return hunks_here.covering(self.hunks_in(path, now), first, last, entries)
+
+    def _content(self, rel: str, version: FileVersion | None) -> bytes | None:
+        """The bytes of ``rel`` at ``version`` (None: no file then); withheld content was never stored."""
+        if version is None:
+            return None
+        if version.withheld:
+            raise StateError(f"{rel}: content withheld by policy ({version.withheld}); it was never stored")
+        return self.store.read_blob(version.oid)
 
     def status(self, files: bool = True) -> StoreStatus:
         """The store's status; ``files=False``: its entries as headers (``entries``), which is

@@ -90,7 +90,7 @@ def answered(raw: list[str]) -> int | None:
     except OSError:
         return None
     paged = pager.active()  # a pager's pipe ends on a terminal: answer as for one
-    terminals = b"".join(b"1" if paged or _isatty(s) else b"0" for s in (sys.stdout, sys.stderr))
+    terminals = b"".join(b"1" if paged or pager.isatty(s) else b"0" for s in (sys.stdout, sys.stderr))
     env = wire.environment({"TZ": os.environ["TZ"]} if "TZ" in os.environ else {})
     argv = b"\0".join(os.fsencode(word) for word in raw)
     request = (b"cli", os.fsencode(cwd), argv, env, terminals, umask())
@@ -103,7 +103,7 @@ def answered(raw: list[str]) -> int | None:
     if not fields or not fields[0].isdigit():
         if accepted:
             return _lost(raw)
-        if paged or _isatty(sys.stdout) or _isatty(sys.stderr):
+        if paged or pager.isatty(sys.stdout) or pager.isatty(sys.stderr):
             client.start()  # a person at a terminal: the next command is served
         return None
     return _write(fields[1:], int(fields[0]))
@@ -152,10 +152,3 @@ def _write(chunks: list[bytes], status: int) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     return status
-
-
-def _isatty(stream: object) -> bool:
-    try:
-        return bool(stream.isatty())  # type: ignore[attr-defined]
-    except (AttributeError, ValueError, OSError):
-        return False
