@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .classify import Verdict
-from .decide import ALLOW, ACTIONS, Action, Decision, stricter
+from .decide import ACTIONS, ALLOW, Action, Decision, stricter
 from .shell import Command, parse
 
 EFFECTS = ("git-refs", "outside-workspace", "ignored-files", "system", "unknown", "guard")

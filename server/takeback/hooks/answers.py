@@ -14,6 +14,7 @@ def abilities(agent: str, event_name: str | None) -> frozenset[str]:
 def answer(agent: str, event_name: str | None, decision: Decision) -> tuple[bytes, int]:
     if decision.action == "allow":
         return b"", 0
-    out = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": decision.action if decision.action != "warn" else "allow",
+    out = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision":
+           "allow" if decision.action == "warn" else decision.action,
            "permissionDecisionReason": decision.line}}
     return json.dumps(out).encode(), 0
