@@ -30,7 +30,7 @@ ALLOWED: dict[str, set[str]] = {
     "install": {"config", "errors", "storage"},
     "tui": {"engine", "core", "errors"},
     "demo": {"engine", "core", "config"},
-    "cli": {"engine", "core", "errors", "workspace", "demo", "hooks", "install", "launch", "lsp", "mcp", "resident", "pager", "tui",
+    "cli": {"engine", "core", "errors", "workspace", "demo", "hooks", "install", "launch", "lsp", "mcp", "resident", "pager", "tui", "guard",
             "__version__"},
     "launch": {"cli", "hooks", "gitenv", "pager", "resident"},
     "pager": set(),
