@@ -77,6 +77,8 @@ def _inside(engine: Engine, paths: list[str], cwd: str | None) -> tuple[list[str
 def record(engine: Engine, event: Event) -> None:
     if event.kind == "session_start":
         return  # nothing to record: the session's first hooks find the workspace ready
+    if event.kind == "pre_tool" and _guarded(engine, event) == "deny":
+        return  # the call will not run: no step (the guard reads the paths as the agent named them)
     outside: list[str] = []
     if event.paths is not None:
         event.paths, outside = _inside(engine, event.paths, event.cwd)
@@ -98,8 +100,6 @@ def record(engine: Engine, event: Event) -> None:
     elif not event.is_step or (event.paths is not None and not event.paths):
         return  # not a step, or an edit already made outside the workspace
     elif event.kind == "pre_tool":
-        if _guarded(engine, event) == "deny":
-            return  # the call will not run: no step
         engine.begin_step(step_key(event), event.paths, session=event.session, agent=event.agent)
     elif event.kind == "post_tool":
         engine.end_step(step_key(event), step_label(event, outside), outside)
