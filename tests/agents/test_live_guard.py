@@ -122,6 +122,11 @@ def _setup(make: Callable[[Path], Agent], tmp_path: Path, calls: tuple[str, ...]
     return agent, tb, repo, script
 
 
+def _questions(path: Path) -> list[dict]:
+    """What Claude Code asked the person (``asker.py`` wrote them down)."""
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
 def _turn_files(tb: Takeback) -> dict[str, str]:
     status = tb.json("status")
     assert status["hook_failures"] == 0, status["last_hook_failure"]
@@ -142,7 +147,7 @@ def test_claude_code_asks_the_person_and_a_no_keeps_the_branch_and_build(tmp_pat
     _run(agent, tb, script, [sys.executable, str(HERE / "asker.py"), str(questions), "deny", "Do the guarded task", "--",
                              str(agent.binary), "--dangerously-skip-permissions"])
 
-    asked = [json.loads(line) for line in questions.read_text().splitlines()] if questions.exists() else []
+    asked = _questions(questions)
     assert [(q["tool_name"], q["input"]["command"]) for q in asked] == [("Bash", RESET), ("Bash", REMOVE)], asked
     for question in asked:
         assert question["decision_reason_type"] == "hook", question
@@ -162,8 +167,7 @@ def test_claude_code_asks_and_a_yes_runs_the_call_and_the_step_records_it(tmp_pa
     _run(agent, tb, script, [sys.executable, str(HERE / "asker.py"), str(questions), "allow", "Do the guarded task", "--",
                              str(agent.binary), "--dangerously-skip-permissions"])
 
-    asked = [json.loads(line)["input"]["command"] for line in questions.read_text().splitlines()]
-    assert asked == [RESET, REMOVE]
+    assert [q["input"]["command"] for q in _questions(questions)] == [RESET, REMOVE]
     assert git(repo, "rev-parse", "HEAD").strip() == first and (repo / "f.txt").read_text() == "first\n"
     assert not (repo / "build").exists()
     assert _turn_files(tb) == {"f.txt": "modified"}
