@@ -20,7 +20,7 @@ What must hold:
   each): the reset and the delete run and the turn records the file the reset changed.
 - ``claude -p`` with nobody to ask: Claude Code refuses 3 and 4 itself and its model's next
   request carries Takeback's line.
-- Codex, Gemini CLI, Copilot CLI and Qwen Code, with the policy set to refuse what the agent
+- Codex, Gemini CLI, Copilot CLI, Qwen Code and OpenCode (its plugin refuses by throwing), with the policy set to refuse what the agent
   cannot ask about: 3 and 4 do not run, the model's next request carries Takeback's line, and
   1 and 2 ran unasked (the test's marker reached the model; ``agent.txt`` is in the turn).
 - Every case: no hook failure.
@@ -40,7 +40,7 @@ from cli.conftest import Takeback
 from helpers import git, make_repo, write_files
 from takeback.guard.classify import Workspace, classify_command
 
-from .test_live import HERE, Agent, ClaudeCode, CopilotCli, GeminiCli, QwenCode, _offline_ready, install
+from .test_live import HERE, Agent, ClaudeCode, CopilotCli, GeminiCli, OpenCode, QwenCode, _offline_ready, install
 from .test_live_tools import CodexTools
 
 RESET = "git reset --hard HEAD~1"
@@ -197,11 +197,11 @@ def test_claude_code_with_nobody_to_ask_refuses_and_its_model_is_told_why(tmp_pa
     _refused(agent, tb, repo, script, tmp_path)
 
 
-CANNOT_ASK: list[Callable[[Path], Agent]] = [CodexTools, GeminiCli, CopilotCli, QwenCode]
+CANNOT_ASK: list[Callable[[Path], Agent]] = [CodexTools, GeminiCli, CopilotCli, QwenCode, OpenCode]
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("make", CANNOT_ASK, ids=["codex", "gemini", "copilot", "qwen"])
+@pytest.mark.parametrize("make", CANNOT_ASK, ids=["codex", "gemini", "copilot", "qwen", "opencode"])
 def test_an_agent_that_cannot_ask_follows_the_policy_and_refuses(make: Callable[[Path], Agent], tmp_path: Path) -> None:
     agent, tb, repo, script = _setup(make, tmp_path, ALL)
     _refuse_where_agent_cannot_ask(tb)
