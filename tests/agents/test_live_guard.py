@@ -209,5 +209,8 @@ def test_an_agent_that_cannot_ask_follows_the_policy_and_refuses(make: Callable[
 
 
 def _refuse_where_agent_cannot_ask(tb: Takeback) -> None:
-    """The person's policy: refuse a not-undoable call where the agent cannot ask (docs/guard.md)."""
-    raise NotImplementedError("the policy's config keys come with the guard's hook wiring (s16-guard21)")
+    """The person's policy, in their own config file (docs/guard.md): where the agent cannot ask,
+    refuse (the default is to warn and let the call run)."""
+    config = Path(tb.env.get("TAKEBACK_CONFIG") or Path(tb.env["XDG_CONFIG_HOME"]) / "takeback" / "config.toml")
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('[guard]\ncannot_ask = "deny"\n')
