@@ -98,11 +98,27 @@ def record(engine: Engine, event: Event) -> None:
     elif not event.is_step or (event.paths is not None and not event.paths):
         return  # not a step, or an edit already made outside the workspace
     elif event.kind == "pre_tool":
+        if _guarded(engine, event) == "deny":
+            return  # the call will not run: no step
         engine.begin_step(step_key(event), event.paths, session=event.session, agent=event.agent)
     elif event.kind == "post_tool":
         engine.end_step(step_key(event), step_label(event, outside), outside)
     else:  # "edited", the one kind left
         _record_edited(engine, event)
+
+
+def _guarded(engine: Engine, event: Event) -> str:
+    """The guard's action for a pre-tool call, kept on the event for the hook's answer. The
+    guard failing lets the call through (logged like any hook failure): a bug of Takeback's must
+    not stop the agent's work."""
+    from .guarding import guard
+
+    try:
+        event.decision, _verdict = guard(engine, event, event.env)
+    except Exception as exc:  # noqa: BLE001
+        log_failure(str(engine.workspace.root), event.agent, event.event_name or event.kind, exc, engine)
+        return "allow"
+    return event.decision.action
 
 
 def record_logged(workspace: str, event: Event, event_name: str | None, engine: Engine | None = None) -> str | None:

@@ -1,0 +1,62 @@
+"""The guard on a pre-tool hook: the call read by the classifier (``guard/classify.py``) against
+this workspace, weighed by the person's rules (``guard/policy.py``, from the config's ``guard``
+table) for what this agent's hook can do (``answers.abilities``), into one ``Decision``.
+
+The classifier's view of the workspace comes from the engine already open for the hook: the
+root, the person's git repository for what git ignores (libgit2's ``path_is_ignored``, in
+process: no ``git check-ignore`` start on the hot path), the capture's secrets policy and size
+cap for the files Takeback withholds (those count as files it does not hold), the home folder
+and virtual environment the agent's hook runs with. The guard is off when the config says so,
+or for a session the person switched it off for (``engine/guard_off.py``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from ..engine import guard_off
+from ..engine.engine import Engine
+from ..guard.classify import Verdict, Workspace, classify
+from ..guard.decide import ALLOW, Decision
+from ..guard.policy import Rules, decide
+from .answers import abilities
+from .events import Event
+
+
+def guard(engine: Engine, event: Event, env: Mapping[str, str]) -> tuple[Decision, Verdict | None]:
+    """The decision for ``event`` (a pre-tool call) and the verdict it came from (None: the guard
+    did not look: it is off, or the call is not one it reads)."""
+    config = engine.config.guard
+    if event.kind != "pre_tool" or not config.enabled or not event.is_step:
+        return ALLOW, None
+    if guard_off.is_off(engine.store.path, event.session):
+        return ALLOW, None
+    verdict = classify(event, workspace_view(engine, env))
+    rules = Rules(
+        effects=dict(config.effects), allow=tuple(config.allow), ask=tuple(config.ask), deny=tuple(config.deny),
+        cannot_ask=config.cannot_ask,
+    )
+    return decide(verdict, event.command, rules, abilities(event.agent, event.event_name)), verdict
+
+
+def workspace_view(engine: Engine, env: Mapping[str, str]) -> Workspace:
+    root = str(engine.workspace.root)
+    repo = engine.user_repository()
+    workdir = repo.workdir if repo is not None and not repo.is_bare else None
+
+    def is_ignored(rel: str) -> bool:
+        if workdir is None or repo is None:
+            return False
+        path = os.path.relpath(os.path.join(root, rel), workdir)
+        if path.startswith(".."):
+            return False
+        try:
+            return bool(repo.path_is_ignored(path.rstrip("/") + ("/" if rel.endswith("/") else "")))
+        except Exception:  # noqa: BLE001 - libgit2 refusing a path: not known to be ignored
+            return False
+
+    return Workspace(
+        root=root, is_ignored=is_ignored, home=env.get("HOME") or os.path.expanduser("~"),
+        in_venv=bool(env.get("VIRTUAL_ENV") or env.get("CONDA_PREFIX")),
+    )
