@@ -20,9 +20,9 @@ What must hold:
   each): the reset and the delete run and the turn records the file the reset changed.
 - ``claude -p`` with nobody to ask: Claude Code refuses 3 and 4 itself and its model's next
   request carries Takeback's line.
-- Codex, Gemini CLI, Copilot CLI, Qwen Code and OpenCode (its plugin refuses by throwing), with the policy set to refuse what the agent
-  cannot ask about: 3 and 4 do not run, the model's next request carries Takeback's line, and
-  1 and 2 ran unasked (the test's marker reached the model; ``agent.txt`` is in the turn).
+- Codex, Gemini CLI, Copilot CLI, Qwen Code and OpenCode (its plugin refuses by throwing), with
+  the policy set to refuse what the agent cannot ask about (``guard.cannot_ask = "deny"``): 3 and 4 do not run, the model's next
+  request carries Takeback's line, and 1 and 2 ran unasked (the test's marker reached the model; ``agent.txt`` is in the turn).
 - Every case: no hook failure.
 """
 
