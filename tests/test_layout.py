@@ -29,7 +29,7 @@ ALLOWED: dict[str, set[str]] = {
     "resident": {"engine", "hooks", "storage", "config", "cli", "pager", "__version__"},
     "install": {"config", "errors", "storage"},
     "tui": {"engine", "core", "errors"},
-    "demo": {"engine", "core", "config"},
+    "demo": {"engine", "core", "config", "hooks"},
     "cli": {"engine", "core", "errors", "workspace", "demo", "hooks", "install", "launch", "lsp", "mcp", "resident", "pager", "tui", "guard",
             "__version__"},
     "launch": {"cli", "hooks", "gitenv", "pager", "resident"},
