@@ -255,8 +255,9 @@ def test_secrets_and_big_files_takeback_withholds() -> None:
 
 
 def _tree(root: Path, files: list[str]) -> None:
+    for folder in {(root / rel).parent for rel in files}:
+        folder.mkdir(parents=True, exist_ok=True)
     for rel in files:
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text("x")
 
 
@@ -287,7 +288,7 @@ def test_ignored_files_inside_a_folder_git_does_not_ignore(tmp_path: Path) -> No
 
 
 def test_the_walks_are_bounded(tmp_path: Path) -> None:
-    files = [f"pkg{i // 500}/m{i}.py" for i in range(20_000)] + ["node_modules/x.js"]
+    files = [f"pkg{i // 500}/m{i}.py" for i in range(walk.WALK_LIMIT * 2)] + ["node_modules/x.js"]  # past the walk's bound
     _tree(tmp_path, files)
     ws = _real(tmp_path)
     start = time.perf_counter()
