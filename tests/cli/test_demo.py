@@ -29,7 +29,7 @@ def test_the_demo_tells_its_story_with_the_verdicts_it_promises(tmp_path: Path) 
     assert [g["command"] for g in guarded] == ["pytest -q", "git reset --hard HEAD~1"]
     assert guarded[0]["answer"] is None  # ordinary work: no question
     assert guarded[1]["answer"]["permissionDecision"] == "ask"  # the guard asks once, in Claude Code's own answer
-    assert "git reset --hard HEAD~1: resets the branch" in guarded[1]["answer"]["permissionDecisionReason"]
+    assert "this resets the branch main to HEAD~1" in guarded[1]["answer"]["permissionDecisionReason"]
     assert not list(tmp_path.glob("takeback-demo-*")), "the demo folder is removed"
 
 

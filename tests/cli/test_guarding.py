@@ -61,7 +61,12 @@ def test_what_cannot_be_taken_back_is_asked_about_and_ordinary_work_is_not(repo:
         assert out is not None and out["permissionDecision"] == "ask", command
         assert out["permissionDecisionReason"].startswith("Takeback could not take this back: "), out
     reset = answer(pre_tool(repo, "git reset --hard HEAD~1", env=env))
-    assert reset is not None and "git reset --hard HEAD~1" in reset["permissionDecisionReason"]
+    assert reset is not None and reset["permissionDecisionReason"] == (
+        "Takeback could not take this back: this resets the branch main to HEAD~1 (its commits stay only in the reflog) "
+        "and discards uncommitted changes git holds")
+    rm = answer(pre_tool(repo, "rm -rf build .env", env=env))
+    assert rm is not None and rm["permissionDecisionReason"] == (
+        "Takeback could not take this back: this deletes 2 ignored files Takeback does not hold: build/ (1 file), .env")
     for command in ("npm test", "python -m pytest -q", "git add -A && git commit -m x", "rm a.txt", "make build"):
         assert answer(pre_tool(repo, command, env=env)) is None, command
     assert answer(pre_tool(repo, path=str(repo.cwd / "src" / "new.py"), env=env)) is None
@@ -77,7 +82,7 @@ def test_the_persons_rules_and_a_repository_that_may_only_make_them_stricter(rep
     assert answer(pre_tool(repo, "sudo apt-get install jq")) is None
     denied = answer(pre_tool(repo, "git push --force origin main"))
     assert denied is not None and denied["permissionDecision"] == "deny"
-    assert "matches your guard rule deny = 'git push --force*'" in denied["permissionDecisionReason"]
+    assert "this matches your guard rule deny = 'git push --force*'" in denied["permissionDecisionReason"]
     (repo.cwd / ".takeback.toml").write_text('[guard]\nallow = ["git reset *"]\nenabled = false\ndeny = ["make deploy*"]\n'
                                              '[guard.effects]\nsystem = "deny"\ngit-refs = "allow"\n')
     reset = answer(pre_tool(repo, "git reset --hard HEAD~1"))

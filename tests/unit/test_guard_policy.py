@@ -50,7 +50,7 @@ def test_an_agent_that_cannot_ask_gets_what_the_person_chose() -> None:
     assert (warned.action, warned.wanted) == ("warn", "ask")
     denied = _decide("git reset --hard", Rules(cannot_ask="deny"), frozenset(("allow", "warn", "deny")))
     assert (denied.action, denied.wanted) == ("deny", "ask")
-    assert "refused this: git reset --hard" in denied.line
+    assert denied.line.startswith("Takeback's guard refused it: this resets the branch")
     assert _decide("git reset --hard", abilities=NOTHING).action == "allow"
 
 
@@ -59,13 +59,13 @@ def test_the_persons_patterns() -> None:
     assert _decide("git push --force origin main", push).action == "deny"
     assert _decide('cd src && "git" push --force', push).action == "deny"  # as the program's words, quotes gone
     assert _decide("git push origin main", push).action == "allow"
-    assert "matches your guard rule deny = 'git push --force*'" in _decide("git push --force", push).line
+    assert "this matches your guard rule deny = 'git push --force*' (git push --force)" in _decide("git push --force", push).line
     ask = Rules(ask=("npm publish*",))
     assert _decide("npm test && npm publish", ask).action == "ask"  # an undoable call asks when a pattern says so
     allow = Rules(allow=("rm -rf node_modules",))
     assert _decide("rm -rf node_modules", allow).action == "allow"
     both = _decide("rm -rf node_modules && git reset --hard", allow)
-    assert both.action == "ask" and "git reset --hard" in both.line and "node_modules" not in both.line
+    assert both.action == "ask" and "resets the branch" in both.line and "node_modules" not in both.line
     assert _decide("rm -rf node_modules", Rules(allow=("rm *",), deny=("rm -rf *",))).action == "deny"  # deny wins
 
 

@@ -26,7 +26,8 @@ import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .classify import Verdict
+from . import line
+from .classify import Finding, Verdict, Workspace
 from .decide import ACTIONS, ALLOW, Action, Decision, stricter
 from .shell import Command, parse
 
@@ -45,13 +46,16 @@ class Rules:
         return self.effects.get(name, "ask")
 
 
-def decide(verdict: Verdict, command: str | None, rules: Rules, abilities: frozenset[str]) -> Decision:
+def decide(verdict: Verdict, command: str | None, rules: Rules, abilities: frozenset[str],
+           ws: Workspace | None = None) -> Decision:
     """The action for a call the classifier read as ``verdict`` (``command``: its shell line, if
-    any), by the person's ``rules``, for an agent able to carry out ``abilities``."""
+    any), by the person's ``rules``, for an agent able to carry out ``abilities`` (``ws``: the
+    workspace it was classified against, to word what is left once the person's patterns allowed
+    some of it)."""
     commands = parse(command).commands if command else ()
     by_rule = _by_pattern(commands, rules)
     if by_rule is not None and by_rule[0] == "deny":
-        return _able(Decision("deny", _line("deny", by_rule[1]), "rule"), abilities, rules)
+        return _able("deny", by_rule[1], "rule", abilities, rules)
     allowed = {cmd.text for cmd in commands if _matches(cmd, rules.allow)}
     findings = [f for f in verdict.findings if f.text not in allowed]
     action: Action = "allow"
@@ -60,12 +64,12 @@ def decide(verdict: Verdict, command: str | None, rules: Rules, abilities: froze
         wanted = rules.effect(finding.effect)
         if ACTIONS.index(wanted) > ACTIONS.index(action):
             action, effect = wanted, finding.effect
-    reason = _reason(verdict, findings)
+    reason = _reason(verdict, findings, command, ws)
     if by_rule is not None and ACTIONS.index(by_rule[0]) > ACTIONS.index(action):
         action, effect, reason = by_rule[0], "rule", by_rule[1]
     if action == "allow":
         return ALLOW
-    return _able(Decision(action, _line(action, reason), effect), abilities, rules)
+    return _able(action, reason, effect, abilities, rules)
 
 
 def _by_pattern(commands: Sequence[Command], rules: Rules) -> tuple[Action, str] | None:
@@ -74,7 +78,7 @@ def _by_pattern(commands: Sequence[Command], rules: Rules) -> tuple[Action, str]
         for cmd in commands:
             pattern = _matches(cmd, patterns)
             if pattern is not None:
-                return action, f"{_flat(cmd.text)}: matches your guard rule {action} = {pattern!r}"  # type: ignore[return-value]
+                return action, f"matches your guard rule {action} = {pattern!r} ({_flat(cmd.text)})"  # type: ignore[return-value]
     return None
 
 
@@ -85,37 +89,34 @@ def _matches(cmd: Command, patterns: Sequence[str]) -> str | None:
     return next((p for p in patterns for s in spellings if fnmatch.fnmatchcase(s, p)), None)
 
 
-def _reason(verdict: Verdict, findings: list) -> str:
-    if len(findings) == len(verdict.findings):
+def _reason(verdict: Verdict, findings: list[Finding], command: str | None, ws: Workspace | None) -> str:
+    if len(findings) == len(verdict.findings) or not findings:
         return verdict.reason
-    first = findings[0] if findings else None
-    if first is None:
-        return ""
-    more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
-    return f"{_flat(first.text)}: {first.reason}{more}"
+    if ws is not None:
+        return line.one_line(findings, command, ws.root, ws.count_files)
+    return "; ".join(line.clean(f.reason) for f in findings)
 
 
 def _line(action: Action, reason: str) -> str:
+    """The one line: what the call does that Takeback could not take back ("this …")."""
     reason = _flat(reason)
     if action == "deny":
-        return f"Takeback's guard refused this: {reason}. The person can run it, or change the guard's rules (docs/guard.md)"
-    return f"Takeback could not take this back: {reason}"
+        return f"Takeback's guard refused it: this {reason}. The person can run it, or change the guard's rules (docs/guard.md)"
+    return f"Takeback could not take this back: this {reason}"
 
 
-def _able(decision: Decision, abilities: frozenset[str], rules: Rules) -> Decision:
-    """``decision`` as this agent can carry it out (ask → the person's ``cannot_ask``; warn → deny
-    or allow, whichever the agent can)."""
-    action = decision.action
+def _able(wanted: Action, reason: str, effect: str, abilities: frozenset[str], rules: Rules) -> Decision:
+    """``wanted`` as this agent can carry it out (ask → the person's ``cannot_ask``; warn → deny
+    or allow, whichever the agent can; deny → warn where it cannot refuse)."""
+    action = wanted
     if action == "ask" and "ask" not in abilities:
         action = rules.cannot_ask if rules.cannot_ask in ("warn", "deny") else "warn"
     if action == "warn" and "warn" not in abilities:
         action = "deny" if rules.cannot_ask == "deny" and "deny" in abilities else "allow"
     if action == "deny" and "deny" not in abilities:
         action = "warn" if "warn" in abilities else "allow"
-    if action == decision.action:
-        return decision
-    line = decision.line if action != "deny" else _line("deny", decision.line.split(": ", 1)[-1])
-    return Decision(action, line, decision.effect, wanted=decision.action)
+    text = _line("ask" if action != "deny" else "deny", reason)
+    return Decision(action, text, effect, wanted=None if action == wanted else wanted)
 
 
 def _flat(text: str) -> str:

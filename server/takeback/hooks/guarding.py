@@ -32,12 +32,13 @@ def guard(engine: Engine, event: Event, env: Mapping[str, str]) -> tuple[Decisio
         return ALLOW, None
     if guard_off.is_off(engine.store.path, event.session):
         return ALLOW, None
-    verdict = classify(event, workspace_view(engine, env))
+    ws = workspace_view(engine, env)
+    verdict = classify(event, ws)
     rules = Rules(
         effects=dict(config.effects), allow=tuple(config.allow), ask=tuple(config.ask), deny=tuple(config.deny),
         cannot_ask=config.cannot_ask,
     )
-    return decide(verdict, event.command, rules, abilities(event.agent, event.event_name)), verdict
+    return decide(verdict, event.command, rules, abilities(event.agent, event.event_name), ws), verdict
 
 
 def workspace_view(engine: Engine, env: Mapping[str, str]) -> Workspace:
@@ -59,4 +60,5 @@ def workspace_view(engine: Engine, env: Mapping[str, str]) -> Workspace:
     return Workspace(
         root=root, is_ignored=is_ignored, home=env.get("HOME") or os.path.expanduser("~"),
         in_venv=bool(env.get("VIRTUAL_ENV") or env.get("CONDA_PREFIX")),
+        is_withheld=engine.capture.is_secret, max_file_bytes=engine.config.max_file_bytes,
     )
