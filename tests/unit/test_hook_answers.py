@@ -238,5 +238,6 @@ def _plugin_run(tmp_path: Path, printed: bytes) -> dict:
 def test_opencode_plugin_throws_the_guard_deny_and_nothing_else(tmp_path: Path) -> None:
     deny = answer("opencode", "tool.execute.before", Decision("deny", LINE))[0]
     assert _plugin_run(tmp_path, deny) == {"before": f"Error: {LINE}", "after": "went on"}
-    assert _plugin_run(tmp_path, answer("opencode", "tool.execute.before", Decision("allow"))[0]) == {"before": "allowed", "after": "went on"}
+    allowed = answer("opencode", "tool.execute.before", Decision("allow"))[0]
+    assert _plugin_run(tmp_path, allowed) == {"before": "allowed", "after": "went on"}
     assert _plugin_run(tmp_path, b"not json") == {"before": "allowed", "after": "went on"}

@@ -14,13 +14,13 @@ Established from each agent's own source or documentation, on the versions pinne
 
 | Agent (pre-tool event) | ask | deny | warn | answer (stdout JSON, exit 0 unless said) |
 |---|---|---|---|---|
-| Claude Code 2.1.197 (PreToolUse) | yes | yes | yes | hookSpecificOutput.permissionDecision ask/deny + permissionDecisionReason; warn: systemMessage + additionalContext |
-| Codex 0.169.0 (PreToolUse) | no: "unsupported permissionDecision:ask" | yes | yes | deny as Claude Code (reason required); warn: systemMessage + additionalContext |
-| Gemini CLI 0.61.0 (BeforeTool) | yes | yes | person | decision ask/deny + reason + systemMessage; warn: systemMessage |
-| Copilot CLI 1.0.102 (preToolUse) | yes | yes | model | permissionDecision ask/deny + permissionDecisionReason; warn: additionalContext |
-| Cursor (beforeShellExecution, beforeMCPExecution) | yes | yes | no | permission ask/deny + user_message + agent_message |
-| OpenCode 1.18.33 (tool.execute.before, plugin) | no | yes | no | Takeback's own {"action": "deny", "message"}: the plugin throws an Error |
-| Qwen Code 0.15.10 (PreToolUse) | no: "ask" blocks | yes | no | deny as Claude Code |
+| Claude Code 2.1.197 (PreToolUse) | yes | yes | yes | hookSpecificOutput.permissionDecision(+Reason); warn: additionalContext |
+| Codex 0.169.0 (PreToolUse) | no (refused) | yes | yes | as Claude Code, deny only; systemMessage is a warning entry |
+| Gemini CLI 0.61.0 (BeforeTool) | yes | yes | person | decision ask/deny + reason + systemMessage |
+| Copilot CLI 1.0.102 (preToolUse) | yes | yes | model | permissionDecision(+Reason); warn: additionalContext |
+| Cursor (beforeShellExecution, beforeMCPExecution) | yes | yes | no | permission + user_message + agent_message |
+| OpenCode 1.18.33 (tool.execute.before) | no | yes | no | {"action": "deny", "message"}: the plugin throws |
+| Qwen Code 0.15.10 (PreToolUse) | no ("ask" blocks) | yes | no | deny as Claude Code |
 | Cline 3.36+ (PreToolUse) | no | yes | model | cancel + errorMessage; warn: contextModification |
 | Windsurf (pre_run_command, pre_write_code) | no | yes | no | the line, exit 2 |
 | Kiro | no pre-tool hook | | | |

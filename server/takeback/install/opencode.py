@@ -12,8 +12,9 @@ OpenCode only to carry out the guard's deny: ``tool.execute.before`` reads the c
 (``hooks/answers.py``: ``{"action": "deny", "message": …}``) and throws an Error with the
 message, which OpenCode gives the model as the tool's failure (OpenCode 1.18 has no way for a
 plugin to ask: its ``permission.ask`` hook is never called). Otherwise it never throws, and it
-waits for the command (at most ``LIMIT_SECONDS``), as the other agents wait for their hooks; it hands events over one at a time, in the order OpenCode fired them (OpenCode
-runs the calls of one response side by side), and its ``dispose`` waits for the last one
+waits for the command (at most ``LIMIT_SECONDS``), as the other agents wait for their hooks; it
+hands events over one at a time, in the order OpenCode fired them (OpenCode runs the calls of
+one response side by side), and its ``dispose`` waits for the last one
 (``opencode run`` exits right after ``session.idle``, whose handler OpenCode does not wait for).
 Also here: whether OpenCode's config folder has its plugin package, which OpenCode otherwise
 fetches from npm at its next start (offline: about 70 s of retries at each start).
