@@ -32,7 +32,7 @@ PRE_TOOL = {
 CAN = {  # what the agent's pre-tool hook can carry out (docs/agents.md, "The guard, per agent")
     "claude": {"allow", "warn", "ask", "deny"},
     "codex": {"allow", "warn", "deny"},
-    "gemini": {"allow", "warn", "ask", "deny"},
+    "gemini": {"allow", "warn", "deny"},  # "ask" hangs gemini -p (observed live)
     "copilot": {"allow", "warn", "ask", "deny"},
     "cursor": {"allow", "ask", "deny"},
     "opencode": {"allow", "deny"},

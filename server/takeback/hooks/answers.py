@@ -16,7 +16,7 @@ Established from each agent's own source or documentation, on the versions pinne
 |---|---|---|---|---|
 | Claude Code 2.1.197 (PreToolUse) | yes | yes | yes | hookSpecificOutput.permissionDecision(+Reason); warn: additionalContext |
 | Codex 0.169.0 (PreToolUse) | no (refused) | yes | yes | as Claude Code, deny only; systemMessage is a warning entry |
-| Gemini CLI 0.61.0 (BeforeTool) | no (documented, but ``gemini -p`` hangs on it: observed live) | yes | person | decision deny + reason + systemMessage |
+| Gemini CLI 0.61.0 (BeforeTool) | no (``gemini -p`` hangs on it) | yes | person | decision deny + reason + systemMessage |
 | Copilot CLI 1.0.102 (preToolUse) | yes | yes | model | permissionDecision(+Reason); warn: additionalContext |
 | Cursor (beforeShellExecution, beforeMCPExecution) | yes | yes | no | permission + user_message + agent_message |
 | OpenCode 1.18.33 (tool.execute.before) | no | yes | no | {"action": "deny", "message"}: the plugin throws |
