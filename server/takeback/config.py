@@ -97,6 +97,19 @@ class SecretsPolicy(BaseModel):
         return [*self.patterns, *self.extra_patterns]
 
 
+class GuardPolicy(BaseModel):
+    """The guard: what Takeback does before an agent runs something it could not take back
+    (docs/guard.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+    keep_bytes: int = Field(
+        default=64 * 1024 * 1024, ge=0,
+        description="Before a call the person allowed that may delete or overwrite ignored files, Takeback copies "
+        "them into its store, up to this many bytes in all (each file also under max_file_bytes; secrets never), "
+        "so the turn can say how to write them back; 0 copies none.",
+    )
+
+
 class Config(BaseModel):
     """Every setting, with its default."""
 
@@ -117,6 +130,7 @@ class Config(BaseModel):
     )
     retention: RetentionPolicy = Field(default_factory=RetentionPolicy)
     secrets: SecretsPolicy = Field(default_factory=SecretsPolicy)
+    guard: GuardPolicy = Field(default_factory=GuardPolicy)
     git_scanner: bool = Field(
         default=True, description="Use the user's git (read-only) to find changes in a bracket."
     )
