@@ -631,8 +631,7 @@ class Timeline(Entries):
             verdict=verdict,
             reverted_by=state.reverted_by,
             ended_by=ended_by,
-            notices=notices, git_moved=git_moved(state), outside=outside_of(state.checkpoints),
-            lost=lost_of(state.checkpoints),
+            notices=notices, git_moved=git_moved(state), outside=outside_of(state.checkpoints), lost=lost_of(state.checkpoints),
         )
 
 

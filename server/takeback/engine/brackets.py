@@ -407,8 +407,8 @@ def snapshots(directory: Path) -> list[dict]:
             opened = None
         if opened is not None and opened.scan:
             found.append(opened.scan)
-        if opened is not None and opened.at_risk:  # a guarded step's kept ignored files, as a snapshot's files
-            found.append({"files": lost.kept_versions(opened.at_risk)})
             if isinstance(opened.scan.get("scan"), dict):  # an edit step's scanner snapshot, beside its files
                 found.append(opened.scan["scan"])
+        if opened is not None and opened.at_risk:  # a guarded step's kept ignored files, as a snapshot's files
+            found.append({"files": lost.kept_versions(opened.at_risk)})
     return found

@@ -27,6 +27,7 @@ import os
 import shlex
 import stat
 from collections.abc import Iterable, Iterator
+from typing import Literal
 
 from ..core.models import MODE_EXEC, MODE_LINK, FileVersion, LostFile
 from ..errors import TakebackError
@@ -85,7 +86,7 @@ def losses(kept: dict, capture: Capturer, workspace: Workspace, number: int, rec
         version = FileVersion.model_validate(item["kept"]) if item.get("kept") else None
         if not gone and version is not None and _same(capture, workspace, rel, version):
             continue  # rewritten with the same bytes
-        how = "deleted" if gone else "overwritten"
+        how: Literal["deleted", "overwritten"] = "deleted" if gone else "overwritten"
         if version is None:
             found.append(LostFile(path=rel, how=how, why=item.get("why") or "not kept"))
         else:
@@ -154,9 +155,9 @@ def _same(capture: Capturer, workspace: Workspace, rel: str, version: FileVersio
 
 def _write_back(capture: Capturer, rel: str, version: FileVersion, number: int) -> str:
     """The shell command, run in the workspace's folder, that puts ``version`` back at ``rel``."""
-    path = shlex.quote(rel)
+    path = shlex.quote("./" + rel if rel.startswith("-") else rel)  # never read as an option
     folder = rel.rpartition("/")[0]
-    make = f"mkdir -p {shlex.quote(folder)} && " if folder else ""
+    make = f"mkdir -p {shlex.quote('./' + folder if folder.startswith('-') else folder)} && " if folder else ""
     if version.mode == MODE_LINK:
         target = capture.content(version).decode("utf-8", "surrogateescape")
         return f"{make}ln -sfn {shlex.quote(target)} {path}"

@@ -591,8 +591,9 @@ def _not_held_by(
 ) -> list[tuple[int, list[GitMove], list[str], list[LostFile]]]:
     """What an operation takes back holds that Takeback cannot take back, by entry number: its
     git moves (``Entry.git_moved``), the files written outside the workspace
-    (``Entry.outside``) and the ignored files its guarded calls destroyed (``Entry.lost``). The entries it reverts (all of ``target`` when it takes back some of
-    its files only); of a turn a restore goes back into, the steps after the checkpoint."""
+    (``Entry.outside``) and the ignored files its guarded calls destroyed (``Entry.lost``).
+    The entries it reverts (all of ``target`` when it takes back some of its files only); of a
+    turn a restore goes back into, the steps after the checkpoint."""
     found = []
     taken = [e for e, state in effects.items() if state in ("reverted", "partial")] or [target.begun.entry]
     for entry_id in taken:

@@ -61,8 +61,8 @@ def read(git_dir: str, also: tuple[str, ...] = (), every_ref: bool = False) -> d
     refs = {name: every[name] if name in every else _resolve(git_dir, common, name) for name in names}
     refs.update(every)
     commit = refs[branch] if branch is not None else head.strip()
-    state = {"head": branch, "commit": commit, "refs": refs, "index": _index_identity(os.path.join(git_dir, "index")),
-             "stash": _stash(common)}
+    state: dict = {"head": branch, "commit": commit, "refs": refs, "index": _index_identity(os.path.join(git_dir, "index")),
+                   "stash": _stash(common)}
     if every_ref:
         state["every_ref"] = True
     return state
