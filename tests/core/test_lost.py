@@ -186,3 +186,18 @@ def test_files_the_step_records_are_its_changes_not_losses(tmp_path: Path) -> No
     (repo / "README.md").unlink()
     entry = engine.end_step("k", "Bash: rm README.md")
     assert entry is not None and entry.lost == [] and [f.path for f in entry.files] == ["README.md"]
+
+
+def test_gc_keeps_the_kept_bytes_while_the_step_runs_and_after(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    engine = open_engine(repo)
+    engine.begin_step("k", session="s", at_risk=AtRisk(paths=("data.db",)))
+    oid = engine.store.hash_blob(IGNORED["data.db"].encode())
+    engine.gc()  # while the call runs: the step's file names the kept blob
+    assert open_engine(repo).store.has(oid)
+    (repo / "data.db").unlink()
+    entry = engine.end_step("k", "Bash: rm data.db")
+    assert entry is not None
+    engine.gc()  # after: the log commit's tree holds it, like any change's content
+    fresh = open_engine(repo)  # (not this engine's memory of the blobs it wrote)
+    assert fresh.file_at(str(entry.number), "data.db", "before") == IGNORED["data.db"].encode()
