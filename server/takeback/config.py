@@ -118,7 +118,9 @@ class GuardPolicy(BaseModel):
     )
     keep_bytes: int = Field(
         default=64 * 1024 * 1024, ge=0,
-        description="Before a call the person let through, ignored files it may delete are copied into the store up to this many bytes.",
+        description="Before a call the person allowed that may delete or overwrite ignored files, Takeback copies "
+        "them into its store, up to this many bytes in all (each file also under max_file_bytes; secrets never), "
+        "so the turn can say how to write them back; 0 copies none.",
     )
 
     @field_validator("effects")
@@ -150,6 +152,7 @@ class Config(BaseModel):
     )
     retention: RetentionPolicy = Field(default_factory=RetentionPolicy)
     secrets: SecretsPolicy = Field(default_factory=SecretsPolicy)
+    guard: GuardPolicy = Field(default_factory=GuardPolicy)
     git_scanner: bool = Field(
         default=True, description="Use the user's git (read-only) to find changes in a bracket."
     )
@@ -159,7 +162,6 @@ class Config(BaseModel):
         "reuses the previous listing when nothing changed.",
     )
     lock_timeout: float = Field(default=30.0, gt=0, description="Seconds to wait for the store lock.")
-    guard: GuardPolicy = Field(default_factory=GuardPolicy)
     problems: list[str] = Field(default_factory=list, exclude=True)
 
 

@@ -63,19 +63,19 @@ def test_a_commit_a_stash_and_a_new_branch_are_listed_by_show_and_named_by_the_u
     commands = {m["what"]: m["command"] for m in entry["git_moved"] if m["command"]}
     assert commands["head"] == "git switch main"
     # each command as of the end of the step that moved it (main was checked out then): put back newest first
-    assert f"git reset --keep {first}" in [m["command"] for m in entry["git_moved"]]
+    assert f"git reset --mixed {first}" in [m["command"] for m in entry["git_moved"]]
     assert f"git stash store -m 'WIP on main: {second[:7]} notes' {stashed}" in [m["command"] for m in entry["git_moved"]]
 
     shown = tb.ok("show", str(turn["number"])).text
     assert "cannot take back" in shown
-    assert f"branch main moved from {first[:7]} to {second[:7]}; to put it back: git reset --keep {first}" in shown
+    assert f"branch main moved from {first[:7]} to {second[:7]}; to put it back: git reset --mixed {first}" in shown
     assert "HEAD switched from main to feature; to put it back: git switch main" in shown
     assert f"to put it back: git stash store -m 'WIP on main: {second[:7]} notes' {stashed}" in shown
 
     answer = tb.json("undo")
     assert answer["verdict"] == "safe" and not (repo / "notes.txt").exists()
     assert (f"turn #{turn['number']} also: branch main moved from {first[:7]} to {second[:7]}: Takeback does not take "
-            f"that back; to put it back: git reset --keep {first}") in answer["notices"]
+            f"that back; to put it back: git reset --mixed {first}") in answer["notices"]
     assert any(n.endswith("HEAD switched from main to feature: Takeback does not take that back; to put it back: git switch main")
                for n in answer["notices"])
     assert _dot_git(repo) == before  # show and undo read the person's git state, and change none of it
@@ -92,10 +92,10 @@ def test_a_bracketed_turn_says_what_moved_between_its_begin_and_end(tb: Takeback
     tb.ok("end")
     entry = tb.json("show", "last")
     assert [(m["fact"], m["command"]) for m in entry["git_moved"]] == [
-        (f"branch main moved from {first[:7]} to {second[:7]}", f"git reset --keep {first}"),
+        (f"branch main moved from {first[:7]} to {second[:7]}", f"git reset --mixed {first}"),
         ("the index changed (what is staged for the next commit)", None),  # commit -a staged README.md
     ]
-    assert f"to put it back: git reset --keep {first}" in tb.ok("show", "last").text
+    assert f"to put it back: git reset --mixed {first}" in tb.ok("show", "last").text
     before = _dot_git(repo)
     answer = tb.json("undo")
     assert any(f"branch main moved from {first[:7]}" in n and "Takeback does not take that back" in n for n in answer["notices"])

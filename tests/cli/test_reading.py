@@ -66,7 +66,7 @@ def tb(history: History):
 ENTRY_FIELDS = {
     "id", "number", "kind", "session", "label", "agent", "source", "created_at", "finished_at", "head",
     "state", "checkpoints", "files", "additions", "deletions", "state_hash", "commands", "checks",
-    "target", "target_number", "verdict", "reverted_by", "ended_by", "notices", "git_moved", "outside",
+    "target", "target_number", "verdict", "reverted_by", "ended_by", "notices", "git_moved", "outside", "lost",
     "failed_checks", "checks_passed", "shows_steps",  # the rules every client shows (computed)
 }
 

@@ -66,11 +66,23 @@ export interface Checkpoint {
   gitMoved?: GitMove[];
   /** Files the step's tool named outside the workspace, which Takeback does not hold. */
   outside?: string[];
+  /** Ignored files the step's guarded call deleted or overwrote (models.LostFile). */
+  lost?: LostFile[];
+}
+
+/** An ignored file a guarded call deleted or overwrote (models.LostFile): kept by Takeback
+ * (`command` writes it back, run in the workspace's folder) or lost (`why`). */
+export interface LostFile {
+  path: string;
+  how: "deleted" | "overwritten";
+  kept?: FileVersion | null;
+  why?: string | null;
+  command?: string | null;
 }
 
 /** Something of the person's git state that moved during a step or turn (models.GitMove). */
 export interface GitMove {
-  what: "branch" | "head" | "index" | "stash";
+  what: "branch" | "ref" | "head" | "index" | "stash";
   /** e.g. "branch main moved from abc1234 to def5678" */
   fact: string;
   /** The git command that would put it back from the reflog, where there is one. */
@@ -107,6 +119,8 @@ export interface Entry {
   gitMoved?: GitMove[];
   /** Files its steps' tools wrote outside the workspace: not recorded, so no undo takes them back. */
   outside?: string[];
+  /** Ignored files its steps' guarded calls deleted or overwrote: no undo puts them back. */
+  lost?: LostFile[];
   /** Names of the checks whose latest run did not pass (the server's rule). */
   failedChecks?: string[];
   /** Whether the latest run of every named check passed; null: no check (the server's rule). */

@@ -89,3 +89,19 @@ test("the tooltip names what an undo cannot take back: git moves and files writt
   assert.match(tip, /Not taken back by an undo: \/home\/me\/\\\.bashrc \(written outside the workspace\)/);
   assert.doesNotMatch(entryTooltip(entry({ number: 4 })), /Not taken back/);
 });
+
+test("the tooltip names the ignored files a guarded call lost, with the command that writes a kept one back", () => {
+  const tip = entryTooltip(
+    entry({
+      number: 5,
+      lost: [
+        { path: "build/app.db", how: "deleted", kept: { oid: "ab", mode: 33188, size: 3 },
+          command: "mkdir -p build && takeback cat 5 build/app.db --before > build/app.db" },
+        { path: ".env", how: "deleted", why: "a secret: Takeback never copies one" },
+      ],
+    }),
+  );
+  assert.ok(tip.includes("Not taken back by an undo: build/app\\.db (an ignored file, deleted): kept by Takeback " +
+    "(to write it back: `mkdir -p build && takeback cat 5 build/app.db --before > build/app.db`)"), tip);
+  assert.ok(tip.includes("Not taken back by an undo: \\.env (an ignored file, deleted): lost (a secret: Takeback never copies one)"), tip);
+});

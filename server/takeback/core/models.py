@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Self, get_args
 
@@ -144,8 +145,32 @@ class GitMove(_Model):
     moved from abc1234 to def5678"), ``command`` the git command that would put it back from the
     reflog, where there is one. Read by ``scanning/gitstate.py``."""
 
-    what: Literal["branch", "head", "index", "stash"]
+    what: Literal["branch", "ref", "head", "index", "stash"]  # ref: any other ref (a tag …), read before a guarded call
     fact: str
+    command: str | None = None
+
+
+@dataclass(frozen=True)
+class AtRisk:
+    """What a tool call the guard let through may destroy that Takeback does not record, named
+    before it runs (``Engine.begin_step``): ``git``, it may move the person's refs, index or
+    stash; ``paths``, workspace-relative ignored files and folders (a folder ends in ``/``) it
+    may delete or overwrite. The step keeps what it can of them (``engine/lost.py``)."""
+
+    git: bool = False
+    paths: tuple[str, ...] = ()
+
+
+class LostFile(_Model):
+    """A file a step's call deleted or overwrote that Takeback does not record (an ignored
+    file named at risk before the call, ``AtRisk.paths``): ``kept``, the bytes Takeback copied
+    before the call (``command`` writes them back); None, they are lost, and ``why`` says
+    why they were not kept (a secret, over the size cap, beyond ``guard.keep_bytes``)."""
+
+    path: str
+    how: Literal["deleted", "overwritten"]
+    kept: FileVersion | None = None
+    why: str | None = None
     command: str | None = None
 
 
@@ -179,6 +204,7 @@ class CheckpointRecorded(_Model):
     notices: list[str] = []
     git_moved: list[GitMove] = []  # the person's git state that moved during this step (stores before it: none)
     outside: list[str] = []  # files the step's tool named outside the workspace: not recorded (stores before it: none)
+    lost: list[LostFile] = []  # ignored files named at risk that the step's call deleted or overwrote (stores before it: none)
     # Where ``changes`` comes from while it is not in memory (``defer``): the timeline keeps a
     # checkpoint's header and reads its file list from the log only when something needs it.
     _load: Callable[[], list[PathChange]] | None = PrivateAttr(default=None)
@@ -349,6 +375,7 @@ class Checkpoint(_Model):
     bracket: bool = False  # what a bracket saw change on disk, not a step of the agent's
     git_moved: list[GitMove] = []  # the person's git state that moved during the step
     outside: list[str] = []  # files the step's tool named outside the workspace, which Takeback does not hold
+    lost: list[LostFile] = []  # ignored files the step's call deleted or overwrote: kept (with a command) or lost
 
 
 class Entry(_Model):
@@ -384,6 +411,9 @@ class Entry(_Model):
     outside: list[str] = []
     """Files its steps' tools named outside the workspace (``Checkpoint.outside``): not
     recorded, so no undo of it takes them back."""
+    lost: list[LostFile] = []
+    """Ignored files its steps' calls deleted or overwrote (``Checkpoint.lost``): no undo of
+    it puts them back; those Takeback kept have the command that does."""
     # How many files it changed, in a header built without its file list (``Timeline.header``:
     # ``files`` is then empty); None: count ``files``. Never serialised.
     _file_count: int | None = PrivateAttr(default=None)
@@ -394,7 +424,7 @@ class Entry(_Model):
         leaves it out unless asked (``--all``), and retention does not count it. A turn whose
         edit the editor did not apply (``not-applied``) is not empty: it says an edit failed."""
         return (self.kind == "turn" and self.state not in ("open", "not-applied") and self.file_count == 0
-                and not self.git_moved and not self.outside)
+                and not self.git_moved and not self.outside and not self.lost)
 
     @property
     def file_count(self) -> int:

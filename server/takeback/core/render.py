@@ -155,6 +155,8 @@ def print_entry(entry: Entry) -> None:
                 print(f"           git: {move.fact}")
             for path in cp.outside:
                 print(f"           outside the workspace: {path}")
+            for lost in cp.lost:
+                print(f"           {lost.how} ignored {lost.path}: {'kept' if lost.kept is not None else 'lost'}")
     for command in entry.commands:
         print(f"  ran    {command}")
     for check in entry.checks:
@@ -173,6 +175,10 @@ def print_entry(entry: Entry) -> None:
         print("  cannot take back (written outside the workspace, where Takeback records nothing):")
         for path in entry.outside:
             print(f"    {path}")
+    if entry.lost:
+        print("  lost, not taken back by undo (ignored files its calls deleted or overwrote; run these in the workspace's folder):")
+        for lost in entry.lost:
+            print(f"    {wording.lost_file(lost)}")
     if entry.reverted_by:
         print(f"  reverted by {entry.reverted_by}")
 

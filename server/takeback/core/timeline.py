@@ -28,6 +28,7 @@ from .models import (
     FileChange,
     FileVersion,
     GitMove,
+    LostFile,
     OperationDone,
     PathChange,
     Record,
@@ -615,7 +616,7 @@ class Timeline(Entries):
                     paths=[c.path for c in cp.changes] if files is not None else [],
                     applied=state.applied.get(cp.id, True),
                     bracket=cp.bracket,
-                    git_moved=list(cp.git_moved), outside=list(cp.outside),
+                    git_moved=list(cp.git_moved), outside=list(cp.outside), lost=list(cp.lost),
                 )
                 for cp in state.checkpoints
             ],
@@ -630,7 +631,7 @@ class Timeline(Entries):
             verdict=verdict,
             reverted_by=state.reverted_by,
             ended_by=ended_by,
-            notices=notices, git_moved=git_moved(state), outside=outside_of(state.checkpoints),
+            notices=notices, git_moved=git_moved(state), outside=outside_of(state.checkpoints), lost=lost_of(state.checkpoints),
         )
 
 
@@ -655,6 +656,17 @@ def git_moved(state: FoldedEntry) -> list[GitMove]:
 def outside_of(checkpoints: list[CheckpointRecorded]) -> list[str]:
     """The files these steps' tools named outside the workspace, once each, in order."""
     return list(dict.fromkeys(path for cp in checkpoints for path in cp.outside))
+
+
+def lost_of(checkpoints: list[CheckpointRecorded]) -> list[LostFile]:
+    """The ignored files these steps' calls deleted or overwrote (``CheckpointRecorded.lost``):
+    per path its first loss (what it held before the turn: the bytes a kept one's command
+    writes back)."""
+    first: dict[str, LostFile] = {}
+    for cp in checkpoints:
+        for lost in cp.lost:
+            first.setdefault(lost.path, lost)
+    return list(first.values())
 
 
 def _files_of(state: FoldedEntry) -> list[FileChange]:

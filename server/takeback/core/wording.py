@@ -14,7 +14,7 @@ import shlex
 from collections.abc import Callable
 from typing import NamedTuple
 
-from .models import Entry, GitMove, NextStep, OnConflict, UnsavedFile, Verdict
+from .models import Entry, GitMove, LostFile, NextStep, OnConflict, UnsavedFile, Verdict
 from .planning import Plan
 from .timeline import FoldedEntry, Timeline
 
@@ -96,19 +96,38 @@ def notes_tail(target: FoldedEntry) -> str:
 
 def git_move(move: GitMove) -> str:
     """A git move as ``show`` lists it under "cannot take back": the fact, and the command that
-    would put it back where there is one."""
-    return f"{move.fact}; to put it back: {move.command}" if move.command else move.fact
+    would put it back where there is one (an index has none: git keeps no earlier one)."""
+    if move.command:
+        return f"{move.fact}; to put it back: {move.command}"
+    return f"{move.fact}; it cannot be put back" if move.what == "index" else move.fact
 
 
-def cannot_take_back_notices(kind: str, taken_back: list[tuple[int, list[GitMove], list[str]]]) -> list[str]:
-    """What the entries an operation takes back (``taken_back``: each one's number, git moves
-    and files written outside the workspace) did that the operation does not take back: one
-    notice a git move, one for the files outside, so nobody believes a turn fully undone when
-    its commit, its stash drop or its write to ``~/.bashrc`` stays."""
+def lost_file(lost: LostFile) -> str:
+    """An ignored file a guarded call destroyed, as ``show`` lists it: kept, with the command
+    that writes it back (run in the workspace's folder), or lost, and why."""
+    if lost.kept is not None and lost.command:
+        return f"{lost.how} {lost.path}: kept by Takeback; to write it back: {lost.command}"
+    return f"{lost.how} {lost.path}: lost (not kept: {lost.why or 'unknown'})"
+
+
+def cannot_take_back_notices(
+    kind: str, taken_back: list[tuple[int, list[GitMove], list[str], list[LostFile]]],
+) -> list[str]:
+    """What the entries an operation takes back (``taken_back``: each one's number, git moves,
+    files written outside the workspace and ignored files its guarded calls destroyed) did that
+    the operation does not take back: one notice a git move, one for the files outside, one for
+    the ignored files lost, so nobody believes a turn fully undone when its commit, its stash
+    drop, its write to ``~/.bashrc`` or its ``rm -rf`` of a database stays."""
     if kind == "redo":
         return []  # a redo brings entries back; it takes nothing back
     out: list[str] = []
-    for number, moves, outside in taken_back:
+    for number, moves, outside, lost in taken_back:
+        if lost:
+            kept = sum(1 for item in lost if item.kept is not None)
+            shown = ", ".join(item.path for item in lost[:5]) + (f" and {len(lost) - 5} more" if len(lost) > 5 else "")
+            out.append(f"turn #{number} also deleted or overwrote ignored files ({shown}): this does not put them back"
+                       + (f"; {kept} of them kept by Takeback: 'takeback show {number}' gives the commands that do"
+                          if kept else "; Takeback kept none of them"))
         out.extend(f"turn #{number} also: {move.fact}: Takeback does not take that back"
                    + (f"; to put it back: {move.command}" if move.command else "") for move in moves)
         if outside:

@@ -21,7 +21,8 @@ holds, in this order:
   when the work tree holds nested repositories or submodules, ``nested.py``; the turn ends under
   the settings it began with: an agent that rewrites ``.takeback.toml`` during its turn changes
   nothing for that turn; ``git``, ``scanning/gitstate.read``'s answer, only in a git repository:
-  what the end compares to say what moved of HEAD, the branch, the index and the stash);
+  what the end compares to say what moved of HEAD, the branch, the index and the stash; a
+  guarded step's also ``"at_risk"``: the ignored files it kept, ``lost.py``);
 * a copy of the user's git index as it was at begin (git scanner only), byte for byte;
 * a copy of each nested repository's index, in the order of ``nested_index_sizes``.
 
@@ -66,6 +67,7 @@ from ..core.models import EntryBegun
 from ..errors import StoreError
 from ..scanning.indexcopy import IndexCopy, copy_range
 from ..storage import atomic
+from . import lost
 
 FILE_NAME = "open-turn"
 SESSION_PREFIX = FILE_NAME + "-"  # a session turn's file: open-turn-<entry>
@@ -87,6 +89,7 @@ class OpenTurn:
     nested: dict[str, IndexCopy] = field(default_factory=dict)  # nested repositories' indexes, by folder
     config: dict | None = None  # the settings in force at begin (None in older files)
     git: dict | None = None  # the person's git state at begin (``scanning/gitstate.read``; None in older files)
+    at_risk: dict | None = None  # a guarded step's kept ignored files (``lost.keep``); None: none named
 
     def remove(self) -> None:
         for path in self.files:
@@ -103,14 +106,15 @@ def _open_index(path: Path | None) -> BinaryIO | None:
 def write(
     directory: Path, begun: EntryBegun, scan: dict | None, index_source: Path | None, fsync: bool,
     nested_sources: dict[str, Path] | None = None, config: dict | None = None, name: str = FILE_NAME,
-    index_copies: Path | None = None, git: dict | None = None,
+    index_copies: Path | None = None, git: dict | None = None, at_risk: dict | None = None,
 ) -> None:
     """Put the open turn's file in place (replacing one left by a turn that has ended), with a
     copy of the index at ``index_source`` and of each of ``nested_sources`` (by folder);
     ``config``: the settings the turn runs under, as JSON data. ``index_copies`` (a step's
     file): the index copy is not embedded but a hard link to the copy of that index version in
     that folder, which every step beginning on it shares (``_share``). ``git``: the person's
-    git state now (``scanning/gitstate.read``), which the end compares with the state then."""
+    git state now (``scanning/gitstate.read``), which the end compares with the state then;
+    ``at_risk``: the ignored files a guarded step kept (``lost.keep``)."""
     directory.mkdir(parents=True, exist_ok=True)
     tmp = directory / (FILE_NAME + ".tmp")
     source = None
@@ -134,6 +138,8 @@ def write(
             fields["nested_index_sizes"] = sizes
         if git is not None:
             fields["git"] = git
+        if at_risk is not None:
+            fields["at_risk"] = at_risk
         header = json.dumps(fields, separators=(",", ":")).encode()
         with open(tmp, "wb") as out:
             out.write(_MAGIC + begun.model_dump_json().encode() + b"\n" + header + b"\n")
@@ -252,9 +258,10 @@ def _read_file(path: Path, with_scan: bool) -> OpenTurn | None:
             for folder, nested_size in header.get("nested_index_sizes", {}).items():
                 nested[folder] = IndexCopy(path, offset, nested_size)
                 offset += nested_size
-            git = header.get("git")
+            git, at_risk = header.get("git"), header.get("at_risk")
             return OpenTurn(begun, header.get("scan"), index, files, nested=nested, config=header.get("config"),
-                            git=git if isinstance(git, dict) else None)
+                            git=git if isinstance(git, dict) else None,
+                            at_risk=at_risk if isinstance(at_risk, dict) else None)
     except ValueError as exc:
         raise StoreError(f"unreadable open turn in {path} (remove it to go on): {exc}") from exc
 
@@ -402,4 +409,6 @@ def snapshots(directory: Path) -> list[dict]:
             found.append(opened.scan)
             if isinstance(opened.scan.get("scan"), dict):  # an edit step's scanner snapshot, beside its files
                 found.append(opened.scan["scan"])
+        if opened is not None and opened.at_risk:  # a guarded step's kept ignored files, as a snapshot's files
+            found.append({"files": lost.kept_versions(opened.at_risk)})
     return found

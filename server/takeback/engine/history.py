@@ -299,11 +299,16 @@ class History:
         if isinstance(record, CheckpointRecorded):
             for change in record.changes:
                 for path in (change.path, change.renamed_from, *change.new_folders):
-                    if path is not None and not is_recorded_path(path):
-                        raise StoreError(
-                            f"{where} in {self.store.path} names the path {path!r}, which is outside the "
-                            "workspace or inside .git: Takeback did not write it, and will not act on it"
-                        )
+                    self._check_path(path, where)
+            for lost in record.lost:  # (a command is built from it: never one naming a path elsewhere)
+                self._check_path(lost.path, where)
+
+    def _check_path(self, path: str | None, where: str) -> None:
+        if path is not None and not is_recorded_path(path):
+            raise StoreError(
+                f"{where} in {self.store.path} names the path {path!r}, which is outside the "
+                "workspace or inside .git: Takeback did not write it, and will not act on it"
+            )
 
     # ------------------------------------------------------------------ folding
 

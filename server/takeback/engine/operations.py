@@ -28,6 +28,7 @@ from ..core.models import (
     CheckpointRecorded,
     Entry,
     GitMove,
+    LostFile,
     NextStep,
     OnConflict,
     OperationDone,
@@ -47,7 +48,7 @@ from ..core.planning import (
     with_renames,
 )
 from ..core.textdiff import is_binary, unified_diff
-from ..core.timeline import FoldedEntry, Timeline, git_moved, outside_of, relevant_steps, resolve_step
+from ..core.timeline import FoldedEntry, Timeline, git_moved, lost_of, outside_of, relevant_steps, resolve_step
 from ..errors import (
     ChangedMeanwhile,
     NothingToDo,
@@ -587,11 +588,12 @@ def _notices(
 
 def _not_held_by(
     timeline: Timeline, target: FoldedEntry, effects: dict[str, str], checkpoint_target: str | None,
-) -> list[tuple[int, list[GitMove], list[str]]]:
+) -> list[tuple[int, list[GitMove], list[str], list[LostFile]]]:
     """What an operation takes back holds that Takeback cannot take back, by entry number: its
-    git moves (``Entry.git_moved``) and the files written outside the workspace
-    (``Entry.outside``). The entries it reverts (all of ``target`` when it takes back some of
-    its files only); of a turn a restore goes back into, the steps after the checkpoint."""
+    git moves (``Entry.git_moved``), the files written outside the workspace
+    (``Entry.outside``) and the ignored files its guarded calls destroyed (``Entry.lost``).
+    The entries it reverts (all of ``target`` when it takes back some of its files only); of a
+    turn a restore goes back into, the steps after the checkpoint."""
     found = []
     taken = [e for e, state in effects.items() if state in ("reverted", "partial")] or [target.begun.entry]
     for entry_id in taken:
@@ -604,7 +606,7 @@ def _not_held_by(
             moves = [m for cp in later for m in cp.git_moved]
         else:
             later, moves = state.checkpoints, git_moved(state)
-        outside = outside_of(later)
-        if moves or outside:
-            found.append((state.begun.number, moves, outside))
+        outside, lost = outside_of(later), lost_of(later)
+        if moves or outside or lost:
+            found.append((state.begun.number, moves, outside, lost))
     return found

@@ -135,6 +135,9 @@ class Reading(EngineParts):
                 if rel == change.old_path and change.kind == "renamed":
                     version = change.before
                 return self._content(rel, version)
+        kept = next((lost.kept for lost in entry.lost if lost.path == rel and lost.kept is not None), None)
+        if side == "before" and kept is not None:  # an ignored file its guarded call destroyed, kept before it ran
+            return self._content(rel, kept)
         raise NotFound(f"turn #{entry.number} did not change {rel}")
 
     def _file_at_step(self, turn: str, path: str, side: str, step: int) -> bytes | None:

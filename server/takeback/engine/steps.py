@@ -45,12 +45,23 @@ import pygit2
 from ..core import derive
 from ..core.clock import new_id as _new_id
 from ..core.clock import now as _now
-from ..core.models import BatchChange, CheckpointRecorded, Entry, EntryBegun, FileVersion, PathChange, TurnEnded, same_version
+from ..core.models import (
+    AtRisk,
+    BatchChange,
+    CheckpointRecorded,
+    Entry,
+    EntryBegun,
+    FileVersion,
+    LostFile,
+    PathChange,
+    TurnEnded,
+    same_version,
+)
 from ..core.timeline import FoldedEntry
 from ..errors import InvalidInput, NeedsConsent, StoreError
 from ..scanning.scan import snapshot_sees
 from ..workspace import birth
-from . import brackets
+from . import brackets, lost
 from .parts import EngineParts
 from .turns import first_copy_refusal
 
@@ -72,9 +83,13 @@ class Steps(EngineParts):
 
     def begin_step(
         self, key: str, paths: Iterable[str] | None = None, session: str | None = None, agent: str | None = None,
+        at_risk: AtRisk | None = None,
     ) -> None:
         """Start step ``key``: keep the before-images of ``paths`` (an edit), or with no
-        ``paths`` the scanner's snapshot (a shell command), until ``end_step(key)``."""
+        ``paths`` the scanner's snapshot (a shell command), until ``end_step(key)``. ``at_risk``:
+        what the call (one the guard let through) may destroy that Takeback does not record —
+        every ref is read, and the ignored files named are kept as far as ``guard.keep_bytes``
+        allows (``lost.py``), so the end can say what was lost and how to put back the rest."""
         rels = None if paths is None else sorted({self.workspace.rel(p) for p in paths})
         with self.transaction():
             state = self._turn_for(session)
@@ -98,12 +113,16 @@ class Steps(EngineParts):
                 snapshot = {"kind": PATHS_KIND, "files": files, "new_folders": folders,  # (no scan: its paths only)
                             "scan": None if refusal is not None else scanner.begin(self.capture.from_disk),
                             "scanned_ns": time.time_ns()}
+            kept = None
+            if at_risk is not None and at_risk.paths:
+                kept = lost.keep(self.capture, self.workspace, at_risk.paths, self.config.guard.keep_bytes)
             self.store.flush()  # the content the snapshot names is on disk before the snapshot
             try:
                 brackets.write(
                     self._brackets, begun, snapshot, scanner.index_file(), self.config.fsync,
                     nested_sources=scanner.nested_indexes, config=self.config.model_dump(mode="json"), name=_file_name(key),
-                    index_copies=self.store.path / brackets.INDEX_COPIES, git=self._git_state(),
+                    index_copies=self.store.path / brackets.INDEX_COPIES,
+                    git=self._git_state(every_ref=at_risk is not None and at_risk.git), at_risk=kept,
                 )
             except OSError as exc:
                 raise StoreError(f"cannot write to the store {self.store.path}: {exc}") from exc
@@ -130,9 +149,11 @@ class Steps(EngineParts):
             if cp is not None:
                 cp = self._without_others(cp, seen)
             moved = self._git_moved(opened)
-            if moved or outside:  # a step that moved git or wrote elsewhere is still one: it says what Takeback cannot take back
+            number = joined.begun.number if joined is not None else self.timeline.max_number + 1
+            gone = self._lost(opened, number, cp)
+            if moved or outside or gone:  # a step that moved git, wrote elsewhere or lost files is one: it says what cannot be taken back
                 cp = (cp or CheckpointRecorded(id=_new_id(), at=_now(), entry=step.entry, changes=[])).model_copy(
-                    update={"git_moved": moved, "outside": list(dict.fromkeys(outside))})
+                    update={"git_moved": moved, "outside": list(dict.fromkeys(outside)), "lost": gone})
             records: list[EntryBegun | CheckpointRecorded | TurnEnded] = []
             if cp is not None:
                 cp = cp.model_copy(update={"label": label, "bracket": False})
@@ -151,6 +172,17 @@ class Steps(EngineParts):
             if not records:
                 return None
             return self.timeline.view(self.timeline.state(records[-1].entry))
+
+    def _lost(self, opened: brackets.OpenTurn, number: int, cp: CheckpointRecorded | None) -> list[LostFile]:
+        """The ignored files a guarded step kept at its begin that are gone or changed now
+        (``lost.losses``), but for those it records as its own changes."""
+        if not opened.at_risk:
+            return []
+        recorded = {c.path for c in cp.changes} if cp is not None else set()
+        try:
+            return lost.losses(opened.at_risk, self._turn_capture(opened), self.workspace, number, recorded)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a begin state not as written
+            raise StoreError(f"unreadable kept files in the step's file in {self._brackets}: {exc}") from exc
 
     def record_made_edit(
         self, path: str, edits: list[tuple[str, str]], label: str, session: str | None = None, agent: str | None = None,

@@ -57,6 +57,7 @@ class Transaction:
                     for version in (change.before, change.after):
                         if version is not None and not version.withheld:
                             self._blobs.add(version.oid)
+                self._blobs.update(lost.kept.oid for lost in record.lost if lost.kept is not None)  # ignored files kept
             timeline.apply(record)
         self._pending += records
         self._dirty = True

@@ -219,12 +219,13 @@ class Turns(EngineParts):
             return self.capture
         return Capturer(self.store, self.workspace, config)
 
-    def _git_state(self, also: tuple[str, ...] = ()) -> dict | None:
+    def _git_state(self, also: tuple[str, ...] = (), every_ref: bool = False) -> dict | None:
         """The person's git state now (``gitstate.read``: a few file reads, no git process), for
-        a bracket's or a step's begin to keep; ``also``: refs to read besides HEAD's branch."""
+        a bracket's or a step's begin to keep; ``also``: refs to read besides HEAD's branch;
+        ``every_ref``: every ref (before a guarded call that may move them)."""
         if self._git_dir is False:
             self._git_dir = gitstate.find(self.workspace.root)
-        return gitstate.read(self._git_dir, also) if self._git_dir else None
+        return gitstate.read(self._git_dir, also, every_ref) if self._git_dir else None
 
     def _git_moved(self, opened: brackets.OpenTurn) -> list[GitMove]:
         """What of the person's git state moved since ``opened`` began (``gitstate.moves``):
@@ -233,7 +234,7 @@ class Turns(EngineParts):
         if not before:
             return []
         try:
-            after = self._git_state(tuple(before["refs"]))
+            after = self._git_state(tuple(before["refs"]), bool(before.get("every_ref")))
             copy, index_file = opened.index, Path(str(self._git_dir)) / "index"
             same = None if copy is None else (lambda: gitstate.index_same(copy.parsed(), index_file))
             return gitstate.moves(before, after, same)

@@ -25,6 +25,7 @@ import os
 import traceback
 from pathlib import Path
 
+from ..core.models import AtRisk
 from ..engine import failures
 from ..engine.engine import Engine
 from ..errors import OutsideWorkspace
@@ -77,8 +78,11 @@ def _inside(engine: Engine, paths: list[str], cwd: str | None) -> tuple[list[str
 def record(engine: Engine, event: Event) -> None:
     if event.kind == "session_start":
         return  # nothing to record: the session's first hooks find the workspace ready
-    if event.kind == "pre_tool" and _guarded(engine, event) == "deny":
-        return  # the call will not run: no step (the guard reads the paths as the agent named them)
+    at_risk = None
+    if event.kind == "pre_tool":
+        action, at_risk = _guarded(engine, event)
+        if action == "deny":
+            return  # the call will not run: no step (the guard reads the paths as the agent named them)
     outside: list[str] = []
     if event.paths is not None:
         event.paths, outside = _inside(engine, event.paths, event.cwd)
@@ -100,25 +104,28 @@ def record(engine: Engine, event: Event) -> None:
     elif not event.is_step or (event.paths is not None and not event.paths):
         return  # not a step, or an edit already made outside the workspace
     elif event.kind == "pre_tool":
-        engine.begin_step(step_key(event), event.paths, session=event.session, agent=event.agent)
+        engine.begin_step(step_key(event), event.paths, session=event.session, agent=event.agent, at_risk=at_risk)
     elif event.kind == "post_tool":
         engine.end_step(step_key(event), step_label(event, outside), outside)
     else:  # "edited", the one kind left
         _record_edited(engine, event)
 
 
-def _guarded(engine: Engine, event: Event) -> str:
-    """The guard's action for a pre-tool call, kept on the event for the hook's answer. The
-    guard failing lets the call through (logged like any hook failure): a bug of Takeback's must
-    not stop the agent's work."""
+def _guarded(engine: Engine, event: Event) -> tuple[str, AtRisk | None]:
+    """The guard's action for a pre-tool call (kept on the event for the hook's answer), and for
+    a call that is not undoable but may run (asked, warned about, or allowed by the person's
+    rules) what the step keeps before it runs (``engine/lost.py``). The guard failing lets the
+    call through (logged like any hook failure): a bug of Takeback's must not stop the agent's work."""
     from .guarding import guard
 
     try:
-        event.decision, _verdict = guard(engine, event, event.env)
+        event.decision, verdict = guard(engine, event, event.env)
     except Exception as exc:  # noqa: BLE001
         log_failure(str(engine.workspace.root), event.agent, event.event_name or event.kind, exc, engine)
-        return "allow"
-    return event.decision.action
+        return "allow", None
+    if verdict is None or verdict.undoable or event.decision.action == "deny":
+        return event.decision.action, None
+    return event.decision.action, AtRisk(git=verdict.moves_git, paths=tuple(verdict.at_risk_paths))
 
 
 def record_logged(workspace: str, event: Event, event_name: str | None, engine: Engine | None = None) -> str | None:

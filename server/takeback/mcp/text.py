@@ -31,6 +31,9 @@ def timeline(entries: list[Entry], workspace: str, store: str) -> str:
             lines.append(f"        cannot take back: {move.fact}")
         for path in entry.outside:
             lines.append(f"        cannot take back: {path} (written outside the workspace)")
+        for lost in entry.lost:
+            kept = "kept by Takeback" if lost.kept is not None else "lost"
+            lines.append(f"        cannot take back: {lost.path} (an ignored file, {lost.how}; {kept})")
     return "\n".join(lines)
 
 
@@ -57,6 +60,8 @@ def entry(item: Entry) -> str:
         lines.append(f"  cannot take back  {wording.git_move(move)} (the person's git state: Takeback never changes it)")
     for path in item.outside:
         lines.append(f"  cannot take back  {path} (written outside the workspace: Takeback records nothing there)")
+    for lost in item.lost:  # the person runs the command, not the agent: it is shown, never offered as a step
+        lines.append(f"  cannot take back  {wording.lost_file(lost)} (an ignored file: no undo puts it back)")
     return "\n".join(lines)
 
 

@@ -10,7 +10,11 @@ with the git command that would put it back from the reflog, where there is one.
 branch it names (its loose ref file, else ``packed-refs``), the index file's size, time and
 checksum trailer, and the stash's reflog (``logs/refs/stash``, one line an entry). Where refs
 are kept in a reftable (``extensions.refStorage``), which this does not read, the answer is
-None and nothing is said. Whether the index's entries changed is asked only when its file did
+None and nothing is said. Before a call the guard let through that may move the person's refs
+(``AtRisk.git``), ``read(every_ref=True)`` reads every ref too (``all_refs``: ``packed-refs``
+and the loose files under ``refs/``, a few dozen small reads, no object and no work-tree file),
+so a ``git branch -D`` or ``git tag -d`` of a ref HEAD does not name is said, with its command.
+Whether the index's entries changed is asked only when its file did
 (git rewrites it for a mere ``git status``): the begin's index copy is then parsed and compared
 entry by entry (``index_same``), so a refreshed stat cache is not called a change.
 """
@@ -38,11 +42,13 @@ def find(root: Path) -> str | None:
         return None
 
 
-def read(git_dir: str, also: tuple[str, ...] = ()) -> dict | None:
+def read(git_dir: str, also: tuple[str, ...] = (), every_ref: bool = False) -> dict | None:
     """The state ``moves`` compares, as JSON data: ``head`` (the branch HEAD names, ``refs/heads/…``,
     or None when detached), ``commit`` (HEAD's commit), ``refs`` (that branch's and each of
-    ``also``'s commit, None when there is none), ``index`` ([size, mtime in ns, checksum] or
-    None) and ``stash`` (each entry's [commit, message], newest first). None: not readable here."""
+    ``also``'s commit, None when there is none; ``every_ref``: every ref's, ``all_refs``, and
+    ``"every_ref": true`` so the end reads them all again), ``index`` ([size, mtime in ns,
+    checksum] or None) and ``stash`` (each entry's [commit, message], newest first). None: not
+    readable here."""
     common = common_dir(git_dir)
     head = _read_line(os.path.join(git_dir, "HEAD"))
     if head is None:
@@ -50,10 +56,46 @@ def read(git_dir: str, also: tuple[str, ...] = ()) -> dict | None:
     branch = head[5:].strip() if head.startswith("ref: ") else None
     if branch is not None and branch.endswith("/.invalid"):
         return None  # a reftable: refs are not files
-    refs = {name: _resolve(git_dir, common, name) for name in dict.fromkeys([*(() if branch is None else (branch,)), *also])}
+    every = all_refs(git_dir) if every_ref else {}
+    names = dict.fromkeys([*(() if branch is None else (branch,)), *also])
+    refs = {name: every[name] if name in every else _resolve(git_dir, common, name) for name in names}
+    refs.update(every)
     commit = refs[branch] if branch is not None else head.strip()
-    return {"head": branch, "commit": commit, "refs": refs, "index": _index_identity(os.path.join(git_dir, "index")),
-            "stash": _stash(common)}
+    state: dict = {"head": branch, "commit": commit, "refs": refs, "index": _index_identity(os.path.join(git_dir, "index")),
+                   "stash": _stash(common)}
+    if every_ref:
+        state["every_ref"] = True
+    return state
+
+
+def all_refs(git_dir: str) -> dict[str, str]:
+    """Every ref of the repository and its commit: ``packed-refs``, then the loose files under
+    ``refs/`` (the common folder's, then a worktree's own), which win; symbolic refs, the stash
+    (read apart, ``_stash``) and Takeback's own namespace are left out. No git process: a walk
+    of the ``refs`` folders, which hold only refs."""
+    common = common_dir(git_dir)
+    found: dict[str, str] = {}
+    try:
+        with open(os.path.join(common, "packed-refs"), "rb") as handle:
+            for raw in handle:
+                if raw[:1] in (b"#", b"^"):
+                    continue
+                oid, _, name = raw.strip().decode("utf-8", "replace").partition(" ")
+                if name.startswith("refs/") and len(oid) in (40, 64):
+                    found[name] = oid
+    except OSError:
+        pass
+    for folder in dict.fromkeys([common, git_dir]):
+        base = os.path.join(folder, "refs")
+        for parent, _dirs, files in os.walk(base):
+            for file in files:
+                if file.endswith(".lock"):
+                    continue
+                path = os.path.join(parent, file)
+                line = _read_line(path)
+                if line and not line.startswith("ref: "):
+                    found["refs/" + os.path.relpath(path, base).replace(os.sep, "/")] = line
+    return {name: oid for name, oid in found.items() if name != "refs/stash" and not name.startswith("refs/takeback/")}
 
 
 def moves(before: dict | None, after: dict | None, index_same: Callable[[], bool] | None) -> list[GitMove]:
@@ -67,19 +109,35 @@ def moves(before: dict | None, after: dict | None, index_same: Callable[[], bool
         new = after["refs"].get(name)
         if new == old:
             continue
+        if not name.startswith("refs/heads/"):
+            found.extend(_ref_move(name, old, new))
+            continue
         short = name.removeprefix("refs/heads/")
         if old is None:
             found.append(GitMove(what="branch", fact=f"branch {short} was created at {_short(new)}"))
         elif new is None:
-            found.append(GitMove(what="branch", fact=f"branch {short} was deleted (it was at {_short(old)})",
+            found.append(GitMove(what="branch", fact=f"branch {short} was deleted (it was at {_short(old)}){_UNTIL_GC}",
                                  command=f"git branch {shlex.quote(short)} {old}"))
         else:
-            undo = f"git reset --keep {old}" if after["head"] == name else f"git branch -f {shlex.quote(short)} {old}"
+            undo = f"git reset --mixed {old}" if after["head"] == name else f"git branch -f {shlex.quote(short)} {old}"
             found.append(GitMove(what="branch", fact=f"branch {short} moved from {_short(old)} to {_short(new)}", command=undo))
     found.extend(_stash_moves(before["stash"], after["stash"]))
     if before["index"] != after["index"] and index_same is not None and not index_same():
         found.append(GitMove(what="index", fact="the index changed (what is staged for the next commit)"))
     return found
+
+
+_UNTIL_GC = "; git keeps commits no ref reaches only until its gc prunes them (two weeks by default)"
+
+
+def _ref_move(name: str, old: str | None, new: str | None) -> list[GitMove]:
+    """A ref other than a branch (a tag, a remote-tracking ref, ``update-ref``'s own) that moved."""
+    if old is None:
+        return [GitMove(what="ref", fact=f"ref {name} was created at {_short(new)}")]
+    put_back = f"git update-ref {shlex.quote(name)} {old}"
+    if new is None:
+        return [GitMove(what="ref", fact=f"ref {name} was deleted (it was at {_short(old)}){_UNTIL_GC}", command=put_back)]
+    return [GitMove(what="ref", fact=f"ref {name} moved from {_short(old)} to {_short(new)}", command=put_back)]
 
 
 def index_same(copy: pygit2.Index, index_file: Path) -> bool:

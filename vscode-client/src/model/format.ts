@@ -169,6 +169,12 @@ export function entryTooltip(entry: Entry): string {
   for (const path of entry.outside ?? []) {
     lines.push(`Not taken back by an undo: ${escapeMarkdown(path)} (written outside the workspace)`);
   }
+  for (const lost of entry.lost ?? []) {
+    const back = lost.command
+      ? `kept by Takeback (to write it back: \`${lost.command.replace(/`/g, "'")}\`)`
+      : `lost (${escapeMarkdown(lost.why ?? "not kept")})`;
+    lines.push(`Not taken back by an undo: ${escapeMarkdown(lost.path)} (an ignored file, ${lost.how}): ${back}`);
+  }
   lines.push("", `id ${entry.id}`);
   return lines.join("  \n");
 }
