@@ -115,3 +115,31 @@ def test_guard_check_says_what_the_hook_would_answer(repo: Takeback) -> None:
     repo.fails(2, "guard", "check", match="name a shell line")
     fresh = Path(repo.cwd)
     assert fresh.is_dir()
+
+
+def test_a_call_the_person_let_through_lists_what_it_lost_and_how_to_put_back_what_was_kept(repo: Takeback) -> None:
+    """Through the hooks: the guard asks, the person says yes, the call runs; the step lists the
+    ignored files it deleted (kept in the store: the command writes them back) and the branch it
+    moved (with git's own command), and the listed commands really put them back."""
+    head = git(repo.cwd, "rev-parse", "HEAD")
+    hook(repo, "claude", captured("claude", "UserPromptSubmit", repo.cwd, session_id="s1", prompt="start over"))
+    line = "rm -rf build && git reset --hard HEAD~1"
+    asked = answer(pre_tool(repo, line))
+    assert asked is not None and asked["permissionDecision"] == "ask"
+    subprocess.run(["sh", "-c", line], cwd=repo.cwd, check=True, capture_output=True)  # the person said yes: it runs
+    post = captured("claude", "PostToolUse", repo.cwd, session_id="s1", tool_use_id=f"t-{line}", tool_name="Bash",
+                    tool_input={"command": line})
+    hook(repo, "claude", post)
+    hook(repo, "claude", captured("claude", "Stop", repo.cwd, session_id="s1"))
+    entry = repo.json("show", "1", "--json")
+    assert [(lost["path"], lost["kept"] is not None) for lost in entry["lost"]] == [("build/out.o", True)]
+    [moved] = entry["git_moved"]
+    assert moved["what"] == "branch" and moved["command"] == f"git reset --mixed {head}"
+    shown = repo.ok("show", "1").text
+    assert "lost, not taken back by undo" in shown and "build/out.o" in shown
+    for lost in entry["lost"]:
+        subprocess.run(["sh", "-c", lost["command"].replace("takeback ", f"{sys.executable} -m takeback ", 1)],
+                       cwd=repo.cwd, env=repo.env, check=True)
+    assert (repo.cwd / "build" / "out.o").read_text() == "object\n"
+    subprocess.run(["sh", "-c", moved["command"]], cwd=repo.cwd, check=True, capture_output=True)
+    assert git(repo.cwd, "rev-parse", "HEAD").strip() == head
