@@ -121,7 +121,7 @@ def test_a_call_the_person_let_through_lists_what_it_lost_and_how_to_put_back_wh
     """Through the hooks: the guard asks, the person says yes, the call runs; the step lists the
     ignored files it deleted (kept in the store: the command writes them back) and the branch it
     moved (with git's own command), and the listed commands really put them back."""
-    head = git(repo.cwd, "rev-parse", "HEAD")
+    head = git(repo.cwd, "rev-parse", "HEAD").strip()
     hook(repo, "claude", captured("claude", "UserPromptSubmit", repo.cwd, session_id="s1", prompt="start over"))
     line = "rm -rf build && git reset --hard HEAD~1"
     asked = answer(pre_tool(repo, line))
