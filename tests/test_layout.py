@@ -25,7 +25,7 @@ ALLOWED: dict[str, set[str]] = {
     # adapters: the engine, the core's records and the errors; what else each needs is named
     "lsp": {"engine", "core", "errors", "config", "__version__"},
     "mcp": {"engine", "core", "errors", "workspace", "__version__"},
-    "hooks": {"engine", "core", "errors", "install", "resident", "workspace"},
+    "hooks": {"engine", "core", "errors", "install", "resident", "workspace", "guard"},
     "resident": {"engine", "hooks", "storage", "config", "cli", "pager", "__version__"},
     "install": {"config", "errors", "storage"},
     "tui": {"engine", "core", "errors"},

@@ -619,6 +619,25 @@ class Lister:
         found = table.contains(os.fsencode(path)) if table is not None else None
         return path in self.repository().index if found is None else found
 
+    def ignored(self, path: str) -> bool:
+        """Whether git ignores the repository path ``path`` (a folder ends with "/"), by its
+        ignore rules alone (tracked or not: ``git check-ignore --no-index``), asked of libgit2 on
+        the repository the look-ups use, which reads an ignore file again only when it changed:
+        no process, no tree scan, nothing written. Raises ``Unsupported`` where libgit2 may
+        answer otherwise (settings the two read differently, ``_ConfigCheck``; a negated pattern
+        in an ignore file that counts for ``path``: the ``.gitignore`` of each folder above it,
+        ``info/exclude``, the excludes file) or ``pygit2.GitError``."""
+        self._config.check()
+        repo = self._walkers(1)[0]
+        root = os.fsencode(self.workdir.rstrip(os.sep))
+        folder = os.path.dirname(os.fsencode(path.rstrip("/")))
+        above = [os.path.join(root, folder, b".gitignore")]
+        while folder:
+            folder = os.path.dirname(folder)
+            above.append(os.path.join(root, folder, b".gitignore") if folder else os.path.join(root, b".gitignore"))
+        self._negations.check([os.fsdecode(p) for p in above] + _global_ignore_files(repo))
+        return bool(repo.path_is_ignored(path))
+
     def _looked_up(self, repo: pygit2.Repository, wanted: list[bytes]) -> list[tuple[int, bytes]]:
         """``_look_up`` of a big index's ``wanted`` paths against an index of their entries
         alone (libgit2 then never holds the whole index parsed), or, where ``indexfile``
