@@ -26,10 +26,10 @@ import os
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pathspec
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, StrictBool, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, StrictBool, TypeAdapter, ValidationError, field_validator
 
 from .core.models import RetentionPolicy
 
@@ -97,6 +97,39 @@ class SecretsPolicy(BaseModel):
         return [*self.patterns, *self.extra_patterns]
 
 
+GuardAction = Literal["allow", "warn", "ask", "deny"]
+GUARD_EFFECTS = ("git-refs", "outside-workspace", "ignored-files", "system", "unknown", "guard")  # guard/rules.py's classes
+
+
+class GuardPolicy(BaseModel):
+    """The guard's rules (docs/guard.md): what a tool call Takeback could not take back gets."""
+
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool = True
+    effects: dict[str, GuardAction] = Field(
+        default_factory=dict, description="Per effect class (git-refs, outside-workspace, ignored-files, system, "
+        "unknown, guard): allow, warn, ask or deny; a class not named asks.",
+    )
+    allow: list[str] = Field(default_factory=list, description="Command patterns the guard lets through.")
+    ask: list[str] = Field(default_factory=list, description="Command patterns the guard asks about.")
+    deny: list[str] = Field(default_factory=list, description="Command patterns the guard refuses.")
+    cannot_ask: Literal["warn", "deny"] = Field(
+        default="warn", description="What 'ask' becomes with an agent whose hooks cannot ask.",
+    )
+    keep_bytes: int = Field(
+        default=64 * 1024 * 1024, ge=0,
+        description="Before a call the person let through, ignored files it may delete are copied into the store up to this many bytes.",
+    )
+
+    @field_validator("effects")
+    @classmethod
+    def _known_effects(cls, value: dict[str, str]) -> dict[str, str]:
+        unknown = sorted(set(value) - set(GUARD_EFFECTS))
+        if unknown:
+            raise ValueError(f"no such effect class: {', '.join(unknown)} (known: {', '.join(GUARD_EFFECTS)})")
+        return value
+
+
 class Config(BaseModel):
     """Every setting, with its default."""
 
@@ -126,6 +159,7 @@ class Config(BaseModel):
         "reuses the previous listing when nothing changed.",
     )
     lock_timeout: float = Field(default=30.0, gt=0, description="Seconds to wait for the store lock.")
+    guard: GuardPolicy = Field(default_factory=GuardPolicy)
     problems: list[str] = Field(default_factory=list, exclude=True)
 
 
@@ -225,7 +259,63 @@ def _turn_on_fsync(config: Config, value: Any) -> str | None:
     return None
 
 
+_GUARD_PATTERNS = TypeAdapter(list[str])
+_GUARD_ACTIONS = ("allow", "warn", "ask", "deny")
+
+
+def _add_guard_patterns(kind: str) -> RepositoryRule:
+    """More ``ask``/``deny`` patterns, never fewer: added to the person's."""
+
+    def add(config: Config, value: Any) -> str | None:
+        patterns = _GUARD_PATTERNS.validate_python(value)
+        mine = getattr(config.guard, kind)
+        setattr(config.guard, kind, [*mine, *(p for p in dict.fromkeys(patterns) if p not in mine)])
+        return None
+
+    return add
+
+
+def _stricter_effects(config: Config, value: Any) -> str | None:
+    """Each class's answer, only where it is stricter than the person's."""
+    wanted = GuardPolicy(effects=value).effects  # (validates the classes and actions)
+    looser = []
+    for name, action in wanted.items():
+        mine = config.guard.effects.get(name, "ask")
+        if _GUARD_ACTIONS.index(action) < _GUARD_ACTIONS.index(mine):
+            looser.append(f"{name} = {action!r} (yours is {mine!r})")
+        else:
+            config.guard.effects[name] = action
+    return f"a repository may only make the guard stricter: {', '.join(looser)}" if looser else None
+
+
+def _deny_where_cannot_ask(config: Config, value: Any) -> str | None:
+    action = GuardPolicy(cannot_ask=value).cannot_ask
+    if action == "deny":
+        config.guard.cannot_ask = "deny"
+        return None
+    return None if config.guard.cannot_ask == action else "a repository may only make it 'deny'"
+
+
+def _keep_guard_on(config: Config, value: Any) -> str | None:
+    return None if _SWITCH.validate_python(value) else "a repository may not turn the guard off"
+
+
+def _lower_keep_bytes(config: Config, value: Any) -> str | None:
+    size = _SIZE.validate_python(value)
+    if size > config.guard.keep_bytes:
+        return f"a repository may only lower it (yours is {config.guard.keep_bytes})"
+    config.guard.keep_bytes = size
+    return None
+
+
 REPOSITORY_KEYS: dict[str, RepositoryRule] = {
+    "guard.ask": _add_guard_patterns("ask"),  # asks about more, never less
+    "guard.deny": _add_guard_patterns("deny"),  # refuses more, never less
+    "guard.effects": _stricter_effects,  # each class only stricter
+    "guard.cannot_ask": _deny_where_cannot_ask,  # only "deny"
+    "guard.enabled": _keep_guard_on,  # never off
+    "guard.keep_bytes": _lower_keep_bytes,  # copies less, never more
+
     "secrets.extra_patterns": _add_secret_patterns,  # adds secrets to the person's
     "max_file_bytes": _lower_max_file_bytes,  # stores less, never more
     "watch_tree": _turn_off_watch,  # lists the tree every time: slower, never less exact
@@ -240,6 +330,7 @@ _WHY_NOT = {
     "retention": "it decides when your undo history is dropped",
     "git_scanner": "it decides how changes are found (and which program runs)",
     "lock_timeout": "it decides how long your commands wait",
+    "guard.allow": "it would let commands through that the guard asks about",
 }
 
 

@@ -3,7 +3,9 @@
 It shows the whole loop a person lives through: an agent works in turns (one recorded by a
 begin/end bracket around shell-style writes, one as an edit batch), the person edits in
 between, then undo, redo, a revert of a middle turn that keeps later work, and a conflict
-reported instead of overwriting the person. Everything runs against a real git repository
+reported instead of overwriting the person; and the guard asking once, before the agent runs
+what Takeback could not take back (a ``git reset --hard``), through the very hook path Claude
+Code's ``PreToolUse`` takes, while an ordinary test run goes through unasked. Everything runs against a real git repository
 in a temp folder, with its own store beside it; the user's git state is compared at the end.
 """
 
@@ -108,6 +110,7 @@ def run_demo(keep: bool = False, as_json: bool = False) -> int:
         engine = Engine(repo, load_config(repo, {"store_dir": str(base / "store")}))
         show.title(f"A throw-away repository at {repo}; Takeback's store at {base / 'store'} (outside it)")
         _agent_turns(engine, repo, show)
+        _guard_asks(engine, repo, show)
         _take_back(engine, repo, show)
         same = _git_state(repo) == git_before
         show.title("The user's git state (refs, stash, index, config) is byte-identical: " + ("yes" if same else "NO"))
@@ -167,6 +170,30 @@ def _agent_turns(engine: Engine, repo: Path, show: _Show) -> None:
     (repo / "logging.ini").write_text("[loggers]\nkeys=root\n")
     engine.end_turn()
     show.log(engine)
+
+
+def _guard_asks(engine: Engine, repo: Path, show: _Show) -> None:
+    """Two tool calls through Claude Code's PreToolUse hook (``hooks/handle.py``, as ``takeback
+    hook claude`` runs it): the guard lets the test run through and asks about the reset."""
+    from .hooks.handle import handle
+    from .hooks.record import record_logged
+
+    show.title("The agent wants to run 'pytest -q', then 'git reset --hard HEAD~1' (Claude Code's PreToolUse hook)")
+    env = {"CLAUDECODE": "1", "HOME": os.environ.get("HOME", "/")}
+    for number, command in enumerate(("pytest -q", "git reset --hard HEAD~1"), 1):
+        payload = {"session_id": "demo", "hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": str(repo),
+                   "tool_input": {"command": command}, "tool_use_id": f"call-{number}"}
+        reply = handle("claude", "PreToolUse", str(repo), json.dumps(payload).encode(), env,
+                       lambda _ws, event, name: record_logged(str(repo), event, name, engine))
+        answer = json.loads(reply.stdout)["hookSpecificOutput"] if reply.stdout else None
+        show.events.append({"step": show.step, "guard": {"command": command, "answer": answer}})
+        if answer is None:
+            show.say(f"{command}: let through without a question (what it changes is recorded)")
+        else:
+            show.say(f"{command}: Claude Code asks the person ({answer['permissionDecision']}):")
+            show.say(f"  {render.quote_text(answer['permissionDecisionReason'])}")
+    engine.discard_steps("demo")  # the person said no: neither call ran
+    show.say("the person says no; had they said yes, the step would list what was lost ('takeback show')")
 
 
 def _take_back(engine: Engine, repo: Path, show: _Show) -> None:

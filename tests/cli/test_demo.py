@@ -25,14 +25,20 @@ def test_the_demo_tells_its_story_with_the_verdicts_it_promises(tmp_path: Path) 
     assert [r["path"] for r in partial["restored"]] == ["tests/test_utils.py"]
     timelines = [[t["kind"] for t in e["timeline"]] for e in data["events"] if "timeline" in e]
     assert timelines == [["turn"] * 3, ["revert", "revert", "redo", "undo", "turn", "turn", "turn"]]
+    guarded = [e["guard"] for e in data["events"] if "guard" in e]
+    assert [g["command"] for g in guarded] == ["pytest -q", "git reset --hard HEAD~1"]
+    assert guarded[0]["answer"] is None  # ordinary work: no question
+    assert guarded[1]["answer"]["permissionDecision"] == "ask"  # the guard asks once, in Claude Code's own answer
+    assert "this resets the branch main to HEAD~1" in guarded[1]["answer"]["permissionDecisionReason"]
     assert not list(tmp_path.glob("takeback-demo-*")), "the demo folder is removed"
 
 
 def test_the_demo_in_a_terminal_prints_each_step_and_keeps_its_folder_when_asked(tmp_path: Path) -> None:
     out = _demo(tmp_path).ok("demo", "--keep").text
     titles = re.findall(r"^(\d+)\. ", out, flags=re.M)
-    assert titles == [str(n) for n in range(1, 13)]
+    assert titles == [str(n) for n in range(1, 14)]
     assert "REFUSED: revert of #1 refused" in out and "nothing was written" in out
+    assert "git reset --hard HEAD~1: Claude Code asks the person (ask):" in out
     assert "   | def main():" in out  # a file shown after the undo
     assert out.rstrip().splitlines()[-2].endswith("byte-identical: yes")
     kept = re.search(r"kept (\S+); try: takeback -C (\S+) log", out)

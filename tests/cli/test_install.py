@@ -30,7 +30,8 @@ EVENTS = {
     "gemini": ["BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent", "SessionEnd"],
     "qwen": ["UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"],
     "copilot": ["userPromptSubmitted", "preToolUse", "postToolUse", "agentStop", "sessionEnd"],
-    "cursor": ["beforeSubmitPrompt", "beforeShellExecution", "afterShellExecution", "afterFileEdit", "stop"],
+    "cursor": ["beforeSubmitPrompt", "beforeShellExecution", "afterShellExecution", "beforeMCPExecution", "afterMCPExecution",
+               "afterFileEdit", "stop"],
 }
 TOOL_MATCHER = {"claude": "*", "codex": "*", "gemini": ".*", "qwen": ".*"}
 SESSION_START = {"claude": "SessionStart", "codex": "SessionStart", "gemini": "SessionStart", "copilot": "sessionStart"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +120,16 @@ def nothing_written(engine: Engine, ws: Path, objects: bool = True) -> Iterator[
         assert sorted(after_store) == sorted(before_store), "files were added to or removed from the store"
         changed = [name for name in after_store if after_store[name] != before_store[name]]
         assert not changed, f"store files changed: {changed}"
+
+
+def net_of(changes: Iterable[dict]) -> dict:
+    """The reference models' net change per unit of several changes in order ({unit: (before,
+    after)} each): the first before and the last after, units back where they started left out."""
+    out: dict = {}
+    for change in changes:
+        for unit, (before, after) in change.items():
+            out[unit] = (out[unit][0] if unit in out else before, after)
+    return {u: ba for u, ba in out.items() if ba[0] != ba[1]}
 
 
 CONFLICT = object()

@@ -14,7 +14,7 @@ import pytest
 from helpers import git, make_repo, write_files
 from takeback.guard.classify import Call, classify
 from takeback.guard.rules import IGNORED
-from takeback.hooks.guarding import guard_workspace
+from takeback.hooks.guarding import workspace_view
 
 from .support import open_engine
 
@@ -91,7 +91,7 @@ def test_a_folder_that_is_no_repository_follows_its_gitignore_files(tmp_path: Pa
 
 def test_the_guard_sees_ignored_files_through_the_engine(tmp_path: Path) -> None:
     repo = make(tmp_path, PLAIN_RULES)
-    ws = guard_workspace(open_engine(repo), {"HOME": str(tmp_path / "home")})
+    ws = workspace_view(open_engine(repo), {"HOME": str(tmp_path / "home")})
     assert classify(Call(command="npm test", cwd=str(repo)), ws).undoable
     assert classify(Call(command="cd src && rm -rf dist && make", cwd=str(repo)), ws).undoable
     verdict = classify(Call(command="rm -rf build data/app.db", cwd=str(repo)), ws)

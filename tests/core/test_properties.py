@@ -35,7 +35,7 @@ from helpers import git_state, make_repo, write_files
 from takeback.core.models import BatchChange
 from takeback.errors import NothingToDo
 
-from .support import CONFLICT, full_state, open_engine, take_back_unit
+from .support import CONFLICT, full_state, net_of, open_engine, take_back_unit
 
 LINES = 3
 AGENT_PATHS = ["agent/a.txt", "agent/b.txt", "agent/sub/c.txt", "agent/d.bin", "agent/e.bin"]
@@ -54,11 +54,7 @@ class ModelEntry:
 
     @property
     def net(self) -> dict[Unit, tuple]:
-        out: dict[Unit, tuple] = {}
-        for changes in self.changes:
-            for unit, (before, after) in changes.items():
-                out[unit] = (out[unit][0] if unit in out else before, after)
-        return {u: ba for u, ba in out.items() if ba[0] != ba[1]}
+        return net_of(self.changes)
 
 
 class Model:

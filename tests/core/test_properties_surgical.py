@@ -42,7 +42,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from helpers import git_state, make_repo, write_files
 from takeback.errors import InvalidInput, NotFound, NothingToDo
 
-from .support import CONFLICT, full_state, nothing_written, open_engine, take_back_unit
+from .support import CONFLICT, full_state, net_of, nothing_written, open_engine, take_back_unit
 
 SLOTS = 2  # agent and person lines per text file, besides the agent's last line
 TEXT = {  # path: (line ending, ends with it)
@@ -90,11 +90,7 @@ class ModelEntry:
         return {file_of(u) for changes in chosen for u in changes}
 
     def net(self, step: int | None = None) -> Changes:
-        out: Changes = {}
-        for changes in self.steps if step is None else [self.steps[step]]:
-            for unit, (before, after) in changes.items():
-                out[unit] = (out[unit][0] if unit in out else before, after)
-        return {u: ba for u, ba in out.items() if ba[0] != ba[1]}
+        return net_of(self.steps if step is None else [self.steps[step]])
 
 
 class Model:

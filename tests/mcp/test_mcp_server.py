@@ -24,7 +24,7 @@ import pytest
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
 
-from helpers import git_state, make_repo, tree_state, write_files
+from helpers import git_state, tree_state, write_files
 from mcp import ClientSession
 from takeback.engine.engine import Engine
 
@@ -32,16 +32,6 @@ READ_ONLY = {"list_turns", "show_turn", "diff_turn"}
 DESTRUCTIVE = {"undo", "redo", "revert_turn", "restore"}
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "ws")
-
-
-@pytest.fixture
-def engine(ws: Path) -> Engine:
-    return Engine(ws)
 
 
 def turn(engine: Engine, files: dict[str, str], label: str, delete: tuple[str, ...] = (), **who: str) -> None:

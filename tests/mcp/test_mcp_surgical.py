@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from test_mcp_server import call, error, ok, plan_and_confirm, serve, turn
 
-from helpers import git_state, make_repo, tree_state, write_files
+from helpers import git_state, tree_state, write_files
 from takeback.core.models import NextStep
 from takeback.engine.engine import Engine
 from takeback.mcp.tools import tool_call
@@ -23,16 +23,6 @@ pytestmark = pytest.mark.timeout(120)
 
 LINES = "".join(f"line {i}\n" for i in range(1, 21))
 APP = "".join(f"x{i} = {i}\n" for i in range(1, 61))
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "ws")
-
-
-@pytest.fixture
-def engine(ws: Path) -> Engine:
-    return Engine(ws)
 
 
 def three_steps(engine: Engine) -> None:

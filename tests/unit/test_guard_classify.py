@@ -12,7 +12,7 @@ from pathlib import Path
 import pathspec
 import pytest
 
-from takeback.guard import rules
+from takeback.guard import rules, walk
 from takeback.guard.classify import Call, Workspace, classify, classify_command
 
 CORPUS = Path(__file__).with_name("guard_corpus.tsv")
@@ -21,6 +21,12 @@ IGNORE = ["node_modules/", ".env", ".env.*", "*.log", "build/", "dist/", "__pyca
           "coverage/", ".next/", "target/", "tmp/"]
 EXISTING = {f"{ROOT}/{p}" for p in (".env", ".env.local", "data/app.db", "build.log")}
 LINKS = {f"{ROOT}/out-link": "/srv/shared", f"{ROOT}/docs-link": f"{ROOT}/docs"}
+# The files on the (pretend) disk, for the walks under a deleted folder and the counts in an ignored one.
+TREE = (".env", ".env.local", "data/app.db", "build.log", "README.md", "src/app.py", "src/__pycache__/app.cpython-312.pyc",
+        "src/legacy/old.py", "lib/util.py", "lib/.env", "node_modules/left-pad/index.js", "node_modules/left-pad/package.json",
+        "node_modules/.bin/left-pad", "build/app.js", "build/app.js.map", "tmp/cache.bin", "tests/fixtures/tmpdata/a.json")
+TOO_BIG = "monorepo"  # a folder too large for the walk: it gives up
+SPEC = pathspec.GitIgnoreSpec.from_lines(IGNORE)
 
 
 def _realpath(path: str) -> str:
@@ -30,10 +36,35 @@ def _realpath(path: str) -> str:
     return path
 
 
+def ignored_under(rel: str, limit: int) -> list[str] | None:
+    """What ``walk.ignored_under`` would find in TREE: ignored entries, an ignored folder as one."""
+    rel = rel.strip("/")
+    if rel == TOO_BIG or rel.startswith(TOO_BIG + "/") or not rel and limit < len(TREE):
+        return None
+    found = set()
+    for path in TREE:
+        if rel and not path.startswith(rel + "/"):
+            continue
+        parts = path.split("/")
+        for i in range(len(rel.split("/")) if rel else 0, len(parts)):
+            entry = "/".join(parts[:i + 1]) + ("/" if i < len(parts) - 1 else "")
+            if SPEC.match_file(entry):
+                found.add(entry)
+                break
+    return sorted(found)
+
+
+def count_files(path: str, limit: int) -> int:
+    rel = path[len(ROOT) + 1:].rstrip("/")
+    return min(sum(1 for p in TREE if p == rel or p.startswith(rel + "/")), limit + 1)
+
+
 def workspace(**kw: object) -> Workspace:
-    spec = pathspec.GitIgnoreSpec.from_lines(IGNORE)
-    return Workspace(root=ROOT, is_ignored=spec.match_file, home="/home/u", exists=EXISTING.__contains__,
-                     realpath=_realpath, **kw)  # type: ignore[arg-type]
+    fields: dict[str, object] = {
+        "root": ROOT, "is_ignored": SPEC.match_file, "home": "/home/u", "exists": EXISTING.__contains__, "realpath": _realpath,
+        "ignored_under": ignored_under, "count_files": count_files, "current_branch": lambda: "main",
+        "is_dir": lambda p: any(t.startswith(p[len(ROOT) + 1:].rstrip("/") + "/") for t in TREE)}
+    return Workspace(**{**fields, **kw})  # type: ignore[arg-type]
 
 
 def _corpus() -> list[tuple[str, str]]:
@@ -67,7 +98,8 @@ def test_every_not_undoable_verdict_says_what_and_why() -> None:
     verdict = classify_command("npm test && git reset --hard && rm -rf node_modules", workspace())
     assert not verdict.undoable and verdict.decision == "not-undoable"
     assert [f.effect for f in verdict.findings] == [rules.GIT_REFS, rules.IGNORED]
-    assert verdict.reason == "git reset --hard: resets the branch and discards uncommitted changes git holds (and 1 more)"
+    assert verdict.reason == ("resets the branch main and discards uncommitted changes git holds (git reset --hard); "
+                              "deletes 1 ignored folder Takeback does not hold: node_modules/ (3 files)")
     ok = classify_command("npm test", workspace())
     assert ok.undoable and ok.decision == "undoable" and ok.effect == "workspace" and not ok.findings
 
@@ -157,3 +189,126 @@ def test_it_is_fast() -> None:
     per_call = (time.perf_counter() - start) / len(commands)
     assert per_call < 0.003, f"{per_call * 1000:.2f} ms a command"
     assert os.environ.get("TAKEBACK_NO_SUCH") is None  # (no environment read on the way)
+
+
+def test_the_paths_at_risk_and_whether_git_moves() -> None:
+    verdict = classify_command("rm -rf .env data/app.db build src/app.py", workspace())
+    assert verdict.at_risk_paths == (".env", "data/app.db", "build/") and not verdict.moves_git
+    assert [f.path for f in verdict.findings] == [".env", "data/app.db", "build/"]
+    assert verdict.reason == "deletes 3 ignored files Takeback does not hold: .env, data/app.db, build/ (2 files)"
+    both = classify_command("git stash clear; cp x .env", workspace())
+    assert both.moves_git and both.at_risk_paths == (".env",)
+    assert both.reason == "drops every stash entry (git stash clear); overwrites 1 ignored file Takeback does not hold: .env"
+    assert classify_command("git config core.hooksPath /dev/null", workspace()).moves_git
+    outside = classify_command("rm -rf ../x", workspace())
+    assert outside.at_risk_paths == () and not outside.moves_git and [f.path for f in outside.findings] == [None]
+
+
+@pytest.mark.parametrize(("command", "line"), [
+    ("git reset --hard HEAD~3", "resets the branch main to HEAD~3 (its commits stay only in the reflog) and discards uncommitted "
+                                "changes git holds"),
+    ("git reset HEAD~1", "moves the branch main to HEAD~1 (its commits stay only in the reflog)"),
+    ("git commit --amend --no-edit", "rewrites the last commit of the branch main"),
+    ("git branch -D feat old", "deletes the branch feat, old"),
+    ("git checkout -B main origin/main", "resets the branch main"),
+    ("git stash drop stash@{1}", "drops the stash entry stash@{1}"),
+    ("git stash drop", "drops the latest stash entry"),
+    ("git tag -d v1 v2 v3 v4 v5 v6", "deletes the tag v1, v2, v3, v4 and 2 more"),
+    ("git push --force origin main", "overwrites or deletes branches on the remote (origin, main)"),
+    ("rm a.log b.log c.log d.log e.log f.log", "deletes 6 ignored files Takeback does not hold: a.log, b.log, c.log, d.log and 2 more"),
+    ("rm -rf src", "deletes 1 ignored folder Takeback does not hold: src/__pycache__/ (1 file)"),
+    ("rm -rf monorepo", "may delete ignored files under monorepo/ (too many files to look through before it runs)"),
+    ("npm i -g x && sudo ls", "installs a package globally (npm i -g x); runs with another user's rights (sudo ls)"),
+    ("takeback guard off", "turns Takeback's guard off"),
+])
+def test_the_one_line_says_what_exactly_cannot_be_taken_back(command: str, line: str) -> None:
+    assert classify_command(command, workspace()).reason == line
+
+
+def test_the_line_has_no_control_characters_and_cuts_long_lists() -> None:
+    odd = workspace(current_branch=lambda: "ma\x1b[2Jin\u202e")
+    assert classify_command("git reset --hard", odd).reason.startswith("resets the branch ma?[2Jin? and")
+    verdict = classify_command("git branch -D $'x\ny' && git tag -d $'\x07'", workspace())
+    assert verdict.reason == "deletes the branch x y; deletes the tag ?"
+    many = classify_command("sudo a; sudo b; sudo c; sudo d; sudo e", workspace())
+    assert many.reason.endswith("; and 2 more") and many.reason.count(";") == 3
+    unknown = workspace(current_branch=lambda: None)
+    assert classify_command("git rebase main", unknown).reason == "rewrites the commits of the current branch"
+    huge = workspace(count_files=lambda path, limit: limit + 1)
+    assert classify_command("rm -rf node_modules", huge).reason.endswith("node_modules/ (over 10,000 files)")
+
+
+def test_secrets_and_big_files_takeback_withholds() -> None:
+    sizes = {f"{ROOT}/big.bin": 5000, f"{ROOT}/small.bin": 10}
+    ws = workspace(is_withheld=lambda rel: rel.endswith(".pem") or rel == "config/secrets.yml", max_file_bytes=1000,
+                   size=sizes.get, exists=lambda p: p in sizes or p.endswith((".pem", ".yml")))
+    secret = classify_command("rm config/secrets.yml", ws)
+    assert secret.effect == rules.IGNORED and secret.at_risk_paths == ("config/secrets.yml",)
+    assert secret.reason == "deletes 1 file Takeback does not hold: config/secrets.yml (a secret Takeback does not copy)"
+    big = classify_command("echo x > big.bin", ws)
+    assert big.reason == "overwrites 1 file Takeback does not hold: big.bin (over the size cap)"
+    assert classify_command("echo x > small.bin && rm small.bin", ws).undoable
+    assert classify(Call(tool="Edit", paths=[f"{ROOT}/keys/server.pem"]), ws).effect == rules.IGNORED
+    assert classify_command("echo x > new.pem", workspace(is_withheld=lambda rel: rel.endswith(".pem"))).undoable  # not there
+    mixed = classify_command("rm .env keys/a.pem", ws)
+    assert mixed.reason == "deletes 2 files Takeback does not hold: .env, keys/a.pem (a secret Takeback does not copy)"
+
+
+def _tree(root: Path, files: list[str]) -> None:
+    for folder in {(root / rel).parent for rel in files}:
+        folder.mkdir(parents=True, exist_ok=True)
+    for rel in files:
+        (root / rel).write_text("x")
+
+
+def _real(root: Path, **kw: object) -> Workspace:
+    spec = pathspec.GitIgnoreSpec.from_lines(IGNORE)
+    return Workspace(root=str(root), is_ignored=spec.match_file, home=str(root.parent / "home"), scratch=(), **kw)  # type: ignore[arg-type]
+
+
+def test_ignored_files_inside_a_folder_git_does_not_ignore(tmp_path: Path) -> None:
+    _tree(tmp_path, ["src/app.py", "src/.env", "src/__pycache__/a.pyc", "src/__pycache__/b.pyc", "src/deep/x/debug.log",
+                     "src/deep/x/y.py", "docs/a.md", "node_modules/a/b.js", ".git/HEAD"])
+    ws = _real(tmp_path)
+    verdict = classify_command("rm -rf src", ws)
+    assert verdict.at_risk_paths == ("src/.env", "src/__pycache__/", "src/deep/x/debug.log")
+    assert verdict.reason == ("deletes 3 ignored files Takeback does not hold: src/.env, src/__pycache__/ (2 files), "
+                              "src/deep/x/debug.log")
+    assert classify_command("rm -rf docs", ws).undoable
+    assert classify_command("rm -rf src/deep/x/y.py docs/", ws).undoable
+    assert classify_command("rm -rf *", ws).at_risk_paths == ("node_modules/", "src/.env", "src/__pycache__/",
+                                                               "src/deep/x/debug.log")
+    assert classify_command("git clean -fdx docs", ws).effect == rules.IGNORED  # nothing ignored there: the rule still asks
+    assert classify_command("git clean -fdx src/deep", ws).at_risk_paths == ("src/deep/x/debug.log",)
+    assert walk.ignored_under(str(tmp_path), "src", 3, ws.is_ignored, ws.is_withheld) is None  # gives up
+    gave_up = classify_command("rm -rf src", _real(tmp_path, ignored_under=lambda rel, limit: None))
+    assert gave_up.effect == rules.IGNORED and gave_up.at_risk_paths == () and "may delete ignored files under src/" in gave_up.reason
+    withheld = _real(tmp_path, is_withheld=lambda rel: rel.endswith(".md"))
+    assert classify_command("rm -r docs", withheld).at_risk_paths == ("docs/a.md",)
+
+
+def test_the_walks_are_bounded(tmp_path: Path) -> None:
+    files = [f"pkg{i // 500}/m{i}.py" for i in range(walk.WALK_LIMIT * 2)] + ["node_modules/x.js"]  # past the walk's bound
+    _tree(tmp_path, files)
+    ws = _real(tmp_path)
+    start = time.perf_counter()
+    verdict = classify_command("rm -rf *", ws)
+    took = time.perf_counter() - start
+    assert not verdict.undoable and "may delete ignored files" in verdict.reason
+    assert took < 0.1, f"{took * 1000:.1f} ms"
+    assert walk.count_files(str(tmp_path / "pkg0"), 100) == 101 and walk.count_files(str(tmp_path / "pkg0"), 1000) == 500
+    assert walk.count_files(str(tmp_path / "node_modules" / "x.js"), 10) == 1 and walk.count_files(str(tmp_path / "no"), 10) == 0
+
+
+def test_the_current_branch_is_read_from_head(tmp_path: Path) -> None:
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", "-b", "trunk", str(tmp_path)], check=True)
+    assert walk.current_branch(str(tmp_path)) == "trunk"
+    assert classify_command("git reset --hard", _real(tmp_path)).reason.startswith("resets the branch trunk and")
+    (tmp_path / ".git" / "worktrees" / "w").mkdir(parents=True)
+    (tmp_path / ".git" / "worktrees" / "w" / "HEAD").write_text("ref: refs/heads/side\n")
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / ".git").write_text("gitdir: ../.git/worktrees/w\n")  # a worktree's .git file
+    assert walk.current_branch(str(tmp_path / "w")) == "side"
+    assert walk.current_branch(str(tmp_path / "no-repo")) is None

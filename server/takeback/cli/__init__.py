@@ -70,19 +70,22 @@ def answer(
 
 
 def _parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
-    from . import agents, operations, reading, servers, turns, upkeep  # after the hook's short path: they load more
+    from . import agents, guarding, operations, reading, servers, turns, upkeep  # after the hook's short path: they load more
 
-    return build_parser((turns, reading, operations, upkeep, agents, servers))
+    return build_parser((turns, reading, operations, upkeep, agents, guarding, servers))
 
 
 _served_parser = functools.cache(_parser)
 _parsing = threading.Lock()
 
 
+_AFTER_DASHES = {"revert": "paths", "guard": "line"}  # the commands whose words after ``--`` are one argument's
+
+
 def _parse(raw: list[str], parser: argparse.ArgumentParser) -> argparse.Namespace | int:
     """The parsed arguments, or the exit status of a usage error (said in one line). For
-    ``revert``, the words after ``--`` are its pathspec, whatever options come before them
-    (argparse would take the positionals before the options only)."""
+    ``revert``, the words after ``--`` are its pathspec, for ``guard check`` the shell line,
+    whatever options come before them (argparse would take the positionals before the options only)."""
     try:
         if "--" in raw:
             cut = raw.index("--")
@@ -90,8 +93,9 @@ def _parse(raw: list[str], parser: argparse.ArgumentParser) -> argparse.Namespac
                 head = parser.parse_args(raw[:cut])
             except UsageError:
                 head = None
-            if head is not None and getattr(head, "command", None) == "revert":
-                head.paths = [*head.paths, *raw[cut + 1 :]]
+            taker = _AFTER_DASHES.get(getattr(head, "command", None) or "")
+            if head is not None and taker is not None:
+                setattr(head, taker, [*getattr(head, taker), *raw[cut + 1 :]])
                 return head
         return parser.parse_args(raw)
     except UsageError as exc:

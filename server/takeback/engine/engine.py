@@ -263,9 +263,13 @@ class Engine(Turns, Batches, Reading, Operations, Steps, Unsaved, Marks):
         return state is not None and state.operation is not None
 
     def _user_head(self) -> str | None:
+        return _head_of(self.user_repository())
+
+    def user_repository(self) -> pygit2.Repository | None:
+        """The person's git repository this workspace is in, opened once (read only, never changed)."""
         if self._user_repo is False:
             self._user_repo = _user_repository(self.workspace.root)
-        return _head_of(self._user_repo)
+        return self._user_repo
 
     def ignore_check(self) -> Callable[[str], bool]:
         """Whether git ignores a workspace-relative path (a folder ends with "/") whose file

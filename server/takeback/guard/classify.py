@@ -8,9 +8,11 @@ A shell command is read by ``shell.py``; what each program, subcommand and flag 
 ``rules.py``; every path a command writes or deletes is placed against the workspace: outside it
 (absolute, ``..``, ``~``, through a symlink), inside ``.git``, ignored by git (``is_ignored``), or
 a scratch path (``/tmp``, ``/dev/null``). What cannot be understood is ``unknown``, never
-undoable. Pure and fast: no subprocess and no tree scan (a path's symlinks are resolved, and
-whether an ignored file exists before it is overwritten is asked, through the two callables the
-caller may replace).
+undoable. Pure and fast: no subprocess and no tree scan; what it must know of the disk (a path's
+symlinks, whether an ignored file is there to be overwritten, the ignored files under a folder a
+command deletes, the current branch) it asks through ``Workspace``'s callables, whose defaults
+(``walk.py``) are bounded and which the caller may replace. The one line the person reads is
+written by ``line.py``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from . import rules
+from . import line, rules, walk
 from .rules import GIT_REFS, IGNORED, OUTSIDE, RULES, SCRATCH, UNDOABLE, UNKNOWN, Rule
 from .shell import Command, Word, parse
 
@@ -53,8 +55,15 @@ class Call:
     cwd: str | None = None
 
 
+def _never(_: str) -> bool:
+    return False
+
+
 @dataclass(frozen=True)
 class Workspace:
+    """The workspace a call is placed against. The callables take absolute paths unless they say
+    workspace-relative (posix, a folder ending in "/"); each default is bounded (``walk.py``)."""
+
     root: str  # absolute
     is_ignored: Callable[[str], bool]  # a workspace-relative posix path (or pattern; a folder ends in "/") git ignores
     home: str  # the person's home folder (``~``)
@@ -63,24 +72,54 @@ class Workspace:
     realpath: Callable[[str], str] = os.path.realpath
     rules: tuple[Rule, ...] = RULES
     scratch: tuple[str, ...] = SCRATCH  # paths outside the workspace written without asking
+    # the ignored files and folders (and withheld files) under a workspace-relative folder, at most
+    # ``limit`` entries looked at; None: gave up. Default: ``walk.ignored_under`` over the disk.
+    ignored_under: Callable[[str, int], list[str] | None] | None = None
+    count_files: Callable[[str, int], int] = walk.count_files  # (absolute path, limit): over limit means "over limit"
+    current_branch: Callable[[], str | None] | None = None  # None: read from .git/HEAD (``walk.current_branch``)
+    is_withheld: Callable[[str], bool] = _never  # a workspace-relative file Takeback does not copy (a secret)
+    max_file_bytes: int | None = None  # files over this are not copied (None: no cap)
+    size: Callable[[str], int | None] = walk.size  # a regular file's size, None if not one
+    is_dir: Callable[[str], bool] = walk.is_dir
+
+    def under(self, rel_folder: str, limit: int = walk.WALK_LIMIT) -> list[str] | None:
+        if self.ignored_under is not None:
+            return self.ignored_under(rel_folder, limit)
+        return walk.ignored_under(self.root, rel_folder, limit, self.is_ignored, self.is_withheld)
+
+    def branch(self) -> str | None:
+        return self.current_branch() if self.current_branch is not None else walk.current_branch(self.root)
 
 
 @dataclass(frozen=True)
 class Finding:
     effect: str
-    reason: str
+    reason: str  # completes "this …", naming its subject
     text: str  # the command (or path) it is about
+    path: str | None = None  # ignored-files: the workspace-relative posix path at risk (a folder ends in "/")
+    action: str = ""  # for a path's finding: "delete", "move", "write"
+    note: str = ""  # what the one line adds after the path: "a secret Takeback does not copy", "over the size cap"
 
 
 @dataclass(frozen=True)
 class Verdict:
     effect: str  # WORKSPACE, or the first finding's class
-    reason: str  # one line
+    reason: str  # one line, completing "this …" (``line.py``); not quoted, free of control characters
     findings: tuple[Finding, ...] = ()
 
     @property
     def undoable(self) -> bool:
         return not self.findings
+
+    @property
+    def at_risk_paths(self) -> tuple[str, ...]:
+        """The ignored (or withheld) files and folders the call may delete or overwrite, each once."""
+        return tuple(dict.fromkeys(f.path for f in self.findings if f.path is not None))
+
+    @property
+    def moves_git(self) -> bool:
+        """The call may move the person's refs, index or stash (or change their git configuration)."""
+        return any(f.effect == GIT_REFS for f in self.findings)
 
     @property
     def decision(self) -> str:
@@ -93,25 +132,24 @@ def classify(call: ToolCall, ws: Workspace) -> Verdict:
         findings += command_findings(call.command, ws, call.cwd)
     for path in call.paths or ():
         findings += _path_findings("write", Word(path), None, call.cwd, ws, recursive=False, text=path)
-    return _verdict(findings, call)
+    return _verdict(findings, call, ws)
 
 
-def classify_command(line: str, ws: Workspace, cwd: str | None = None) -> Verdict:
-    return _verdict(command_findings(line, ws, cwd), Call(command=line, cwd=cwd))
+def classify_command(text: str, ws: Workspace, cwd: str | None = None) -> Verdict:
+    return _verdict(command_findings(text, ws, cwd), Call(command=text, cwd=cwd), ws)
 
 
-def _verdict(findings: list[Finding], call: ToolCall) -> Verdict:
+def _verdict(findings: list[Finding], call: ToolCall, ws: Workspace) -> Verdict:
     if not findings:
         if call.command is None and call.paths is None:
             return Verdict(WORKSPACE, "a tool the guard cannot look into; what it changes in the workspace is recorded")
         return Verdict(WORKSPACE, "its effects stay inside the workspace, on files Takeback records")
-    first = findings[0]
-    more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
-    return Verdict(first.effect, f"{first.text}: {first.reason}{more}", tuple(findings))
+    unique = list(dict.fromkeys(findings))
+    return Verdict(unique[0].effect, line.one_line(unique, call.command, ws.root, ws.count_files), tuple(unique))
 
 
-def command_findings(line: str, ws: Workspace, cwd: str | None = None) -> list[Finding]:
-    parsed = parse(line)
+def command_findings(text: str, ws: Workspace, cwd: str | None = None) -> list[Finding]:
+    parsed = parse(text)
     found = [Finding(UNKNOWN, f"cannot be understood before it runs ({u.reason})", u.text) for u in parsed.unclear]
     for command in parsed.commands:
         found += _command(command, ws, cwd)
@@ -177,6 +215,8 @@ def _first_rule(table: Sequence[Rule], name: str, args: Sequence[Word], ws: Work
             continue
         if rule.flags and not _flag(args, rule.flags):
             continue
+        if rule.unless and _flag(args, rule.unless):
+            continue
         if rule.sub and not (rest and rest[0] in rule.sub):
             continue
         if rule.any_arg and not any(fnmatch.fnmatchcase(w, p) for w in rest for p in rule.any_arg):
@@ -218,26 +258,98 @@ def _git(cmd: Command, args: list[Word], ws: Workspace, cwd: str | None) -> list
         return [Finding(UNKNOWN, "a git subcommand known only when the line runs", cmd.text)]
     rule = _first_rule(ws.rules, "git", args[i:], ws)
     if rule is not None and rule.effect != UNDOABLE:
-        return [Finding(rule.effect, rule.reason, cmd.text)]
+        if rule.command == "git clean" and rule.effect == IGNORED and other is None:
+            return _git_clean(cmd, rest, ws, cwd, rule)
+        return [Finding(rule.effect, _detail(rule, rest, ws), cmd.text)]
+    if rule is not None:
+        return []
     if sub not in rules.GIT_KNOWN:
         return [Finding(UNKNOWN, f"git {sub} is not a git command the guard knows (an alias or a plugin?)", cmd.text)]
-    if sub == "reset" and _moves_branch(rest):
-        return [Finding(*rules.GIT_RESET_MOVES, cmd.text)]
+    if sub == "reset" and _reset_target(rest):
+        effect, reason = rules.GIT_RESET_MOVES
+        return [Finding(effect, reason.format(branch=_branch(ws), to=_reset_target(rest)), cmd.text)]
+    if sub == "config" and _config_writes(rest):
+        return [Finding(*rules.GIT_CONFIG_WRITES, cmd.text)]
     if other is not None and sub not in rules.GIT_READS:
         return [Finding(OUTSIDE, f"changes another repository, {other}", cmd.text)]
     return []
 
 
-def _moves_branch(rest: list[Word]) -> bool:
+def _branch(ws: Workspace) -> str:
+    name = ws.branch()
+    return f"the branch {line.clean(name)}" if name else "the current branch"
+
+
+def _detail(rule: Rule, rest: list[Word], ws: Workspace) -> str:
+    """The rule's reason, naming the branch, refs or revision it moves where its ``detail`` says them."""
+    if not rule.detail:
+        return rule.reason
+    names = [w.text for w in _plain(rest)]
+    if rule.sub and names:
+        names = names[1:]
+    if ("{names}" in rule.detail or "{first}" in rule.detail) and not names:
+        return rule.reason
+    target = _reset_target(rest) if rule.command == "git reset" else None
+    fields = {"branch": _branch(ws) if "{branch}" in rule.detail else "", "names": line.listed(names), "first": names[0] if names else "",
+              "to": f" to {target} (its commits stay only in the reflog)" if target else ""}
+    return rule.detail.format_map(fields)
+
+
+def _plain(words: list[Word]) -> list[Word]:
+    """The words that are not options (a word after ``--`` always is one)."""
+    out, options = [], True
+    for w in words:
+        if options and w.text == "--":
+            options = False
+        elif not (options and w.text.startswith("-") and len(w.text) > 1):
+            out.append(w)
+    return out
+
+
+def _reset_target(rest: list[Word]) -> str | None:
     """``git reset REV``: a revision (not HEAD, not a path) among the words before ``--``."""
     for w in rest:
         if w.text == "--":
-            return False
+            return None
         if w.text.startswith("-") or w.text in ("HEAD", "@"):
             continue
-        return bool(re.fullmatch(r"(HEAD|@|ORIG_HEAD|FETCH_HEAD)?([~^][0-9]*)+|[0-9a-f]{7,40}|HEAD@\{.*\}|[\w.-]+/[\w./-]+", w.text)) \
-            and not posixpath.splitext(w.text)[1]
-    return False
+        moves = re.fullmatch(r"(HEAD|@|ORIG_HEAD|FETCH_HEAD)?([~^][0-9]*)+|[0-9a-f]{7,40}|HEAD@\{.*\}|[\w.-]+/[\w./-]+", w.text)
+        return w.text if moves and not posixpath.splitext(w.text)[1] else None
+    return None
+
+
+def _config_writes(rest: list[Word]) -> bool:
+    """``git config`` changes the configuration unless it only reads (``--get``, ``--list``, one key)."""
+    if _flag(rest, rules.GIT_CONFIG_WRITE_FLAGS):
+        return True
+    if _flag(rest, rules.GIT_CONFIG_READ_FLAGS):
+        return False
+    plain, i = [], 0
+    while i < len(rest):
+        text = rest[i].text
+        if text.startswith("-") and len(text) > 1:
+            i += 2 if text in rules.GIT_CONFIG_VALUE_OPTIONS else 1
+            continue
+        plain.append(text)
+        i += 1
+    if plain and plain[0] in rules.GIT_CONFIG_READ_SUBS:
+        return False
+    return bool(plain and plain[0] in rules.GIT_CONFIG_WRITE_SUBS) or len(plain) >= 2
+
+
+def _git_clean(cmd: Command, rest: list[Word], ws: Workspace, cwd: str | None, rule: Rule) -> list[Finding]:
+    """``git clean -x``: the ignored files under each folder it cleans (the call's folder when none is named)."""
+    found: list[Finding] = []
+    words = [w for i, w in enumerate(rest) if w.text not in ("-e", "--exclude") and (i == 0 or rest[i - 1].text not in ("-e", "--exclude"))]
+    for word in _plain(words) or [Word(".")]:
+        kind, rel = _place(word, cmd.cwd, cwd, ws, follow=False)
+        if kind not in ("inside", "ignored", "root"):
+            return [Finding(rule.effect, rule.reason, cmd.text)]
+        entries = ws.under("" if kind == "root" else rel)
+        if entries is None:
+            return [Finding(IGNORED, "may delete ignored files (too many files to look through before it runs)", cmd.text)]
+        found += [_at_risk("delete", e, cmd.text) for e in entries]
+    return found or [Finding(rule.effect, rule.reason, cmd.text)]
 
 
 def _written(name: str, args: list[Word], cmd: Command) -> list[tuple[str, Word, bool]]:
@@ -274,7 +386,7 @@ def _written(name: str, args: list[Word], cmd: Command) -> list[tuple[str, Word,
     which = "all" if scripted else writer.which
     if writer.action == "move":
         dest = bool(out)
-        out += [("delete", w, True) for w in (plain if dest else plain[:-1])]
+        out += [("move", w, True) for w in (plain if dest else plain[:-1])]
         out += [("write", w, False) for w in ([] if dest else plain[-1:])]
     elif which == "all":
         out += [(writer.action, w, recursive) for w in plain]
@@ -315,46 +427,99 @@ def _path_findings(action: str, word: Word, line_cwd: Word | None, call_cwd: str
                    recursive: bool, text: str, via: str = "") -> list[Finding]:
     found: list[Finding] = []
     for expanded in _expand_braces(word.text):
-        finding = _one_path(action, Word(expanded, word.static), line_cwd, call_cwd, ws, recursive, text, via)
-        if finding is not None:
-            found.append(finding)
+        found += _one_path(action, Word(expanded, word.static), line_cwd, call_cwd, ws, recursive, text, via)
     return found
 
 
 _VERBS = {"delete": "deletes", "move": "moves away", "write": "overwrites", "append": "appends to", "create": "creates"}
+_SECRET = "a secret Takeback does not copy"
+_TOO_BIG = "over the size cap"
 
 
 def _one_path(action: str, word: Word, line_cwd: Word | None, call_cwd: str | None, ws: Workspace,
-              recursive: bool, text: str, via: str) -> Finding | None:
+              recursive: bool, text: str, via: str) -> list[Finding]:
     follow = action != "delete" or word.text.endswith("/")
     kind, where = _place(word, line_cwd, call_cwd, ws, follow)
     verb = _VERBS[action]
-    destroys = action in ("delete", "write", "move")
-    if kind == "scratch":
-        return None
+    if kind == "scratch" or (action == "create" and kind in ("unknown", "above", "git")):
+        return []
     if kind == "unknown":
-        return Finding(UNKNOWN, f"{verb} a path known only when it runs ({word.text})", text) if action != "create" else None
+        return [Finding(UNKNOWN, f"{verb} a path known only when it runs ({word.text})", text)]
     if kind == "above":
-        return Finding(OUTSIDE, f"{verb} {where}, which holds the workspace", text) if action != "create" else None
+        return [Finding(OUTSIDE, f"{verb} {where}, which holds the workspace", text)]
     if kind == "outside":
-        return Finding(OUTSIDE, f"{verb} {where}, outside the workspace", text)
+        return [Finding(OUTSIDE, f"{verb} {where}, outside the workspace", text)]
     if kind == "root":
         if action in ("delete", "move"):
-            return Finding(GIT_REFS, "deletes the workspace itself, its .git and ignored files included", text)
-        return None
+            return [Finding(GIT_REFS, "deletes the workspace itself, its .git and ignored files included", text)]
+        return []
     if kind == "git":
-        return Finding(GIT_REFS, f"{verb} {where}, inside .git", text) if action != "create" else None
-    if not destroys:
-        return None
-    rel = where
-    if kind == "ignored" and (action != "write" or ws.exists(posixpath.join(ws.root, rel))):
-        return Finding(IGNORED, f"{verb} {rel}, which git ignores (Takeback does not hold it)", text)
+        return [Finding(GIT_REFS, f"{verb} {where}, inside .git", text)]
+    if action not in ("delete", "write", "move"):
+        return []
+    return _inside(action, where, kind == "ignored", ws, recursive, text, via, word.text.endswith("/"))
+
+
+def _inside(action: str, rel: str, ignored: bool, ws: Workspace, recursive: bool, text: str, via: str,
+            slash: bool) -> list[Finding]:
+    """A delete, move or overwrite of a workspace path: what of it Takeback does not hold."""
+    verb = _VERBS[action]
     glob = any(c in rel for c in "*?[")
-    if action in ("delete", "move") and via == "find -exec" and kind != "ignored":
-        return Finding(UNKNOWN, f"{verb} what find finds under {rel.split('/**')[0] or '.'}, ignored folders included", text)
-    if action in ("delete", "move") and glob and recursive and posixpath.basename(rel) in ("*", ".*", "**", "*.*"):
-        return Finding(IGNORED, f"{verb} {rel}, which may match ignored files (Takeback does not hold them)", text)
-    return None
+    if via == "find -exec" or "**" in rel:
+        if ignored:
+            return [Finding(IGNORED, f"{verb} {rel}, which git ignores (Takeback does not hold it)", text)]
+        if action in ("delete", "move") and via == "find -exec":
+            return [Finding(UNKNOWN, f"{verb} what find finds under {rel.split('/**')[0] or '.'}, ignored folders included", text)]
+        return []
+    if glob:
+        return _glob(action, rel, ignored, ws, recursive, text)
+    full = posixpath.join(ws.root, rel)
+    if ignored:
+        if action == "write" and not ws.exists(full):
+            return []
+        folder = slash or ws.is_dir(full)
+        return [_at_risk(action, rel + "/" if folder and not rel.endswith("/") else rel, text)]
+    if action == "delete" and recursive:
+        entries = ws.under(rel)
+        if entries is None:
+            return [Finding(IGNORED, f"may delete ignored files under {rel}/ (too many files to look through before it runs)", text)]
+        if entries:
+            return [_at_risk(action, e, text) for e in entries]
+    if action == "write" and not ws.exists(full):
+        return []
+    if ws.is_withheld(rel):
+        return [_at_risk(action, rel, text, _SECRET)]
+    size = ws.size(full) if ws.max_file_bytes is not None else None
+    if size is not None and ws.max_file_bytes is not None and size > ws.max_file_bytes:
+        return [_at_risk(action, rel, text, _TOO_BIG)]
+    return []
+
+
+def _glob(action: str, rel: str, ignored: bool, ws: Workspace, recursive: bool, text: str) -> list[Finding]:
+    """``rm -rf *``, ``rm *.log``, ``rm -rf tmp/*``: the ignored entries the pattern reaches."""
+    verb = _VERBS[action]
+    folder, pattern = posixpath.split(rel)
+    if action == "write" or any(c in folder for c in "*?["):
+        if ignored:
+            return [Finding(IGNORED, f"{verb} {rel}, which git ignores (Takeback does not hold it)", text)]
+        return []
+    entries = ws.under(folder)
+    if entries is None:
+        return [Finding(IGNORED, f"may {verb.split()[0][:-1]} ignored files matching {rel} (too many files to look through)", text)]
+    hits = []
+    for entry in entries:
+        below = entry[len(folder) + 1:] if folder else entry
+        first, _, deeper = below.partition("/")
+        if not fnmatch.fnmatchcase(first, pattern) or (first.startswith(".") and not pattern.startswith(".")):
+            continue
+        if recursive or not deeper:
+            hits.append(entry if recursive or not entry.endswith("/") else None)
+    return [_at_risk(action, h, text) for h in hits if h is not None]
+
+
+def _at_risk(action: str, path: str, text: str, note: str = "") -> Finding:
+    why = note or ("an ignored folder" if path.endswith("/") else "an ignored file")
+    return Finding(IGNORED, f"{_VERBS[action]} {path}, {why} Takeback does not hold", text, path=path, action=action, note=note)
 
 
 def _place(word: Word, line_cwd: Word | None, call_cwd: str | None, ws: Workspace, follow: bool) -> tuple[str, str]:

@@ -34,33 +34,50 @@ class Rule:
     sub: tuple[str, ...] = ()  # the first plain word after the command
     any_arg: tuple[str, ...] = ()  # shell patterns, any plain word
     outside_venv: bool = False  # matches only when no virtual environment is active
+    unless: tuple[str, ...] = ()  # flags that take the rule back (``git pull --rebase=false``)
+    # the reason naming what it moves, when the line says it: {branch} (the current branch), {names} (the plain
+    # words after the subcommand), {first} (the first of them), {to} (where `git reset` moves the branch)
+    detail: str = ""
 
 
 def _git(subcommand: str, effect: str, reason: str, flags: tuple[str, ...] = (), sub: tuple[str, ...] = (),
-         any_arg: tuple[str, ...] = ()) -> Rule:
-    return Rule(f"git {subcommand}", effect, reason, flags, sub, any_arg)
+         any_arg: tuple[str, ...] = (), unless: tuple[str, ...] = (), detail: str = "") -> Rule:
+    return Rule(f"git {subcommand}", effect, reason, flags, sub, any_arg, unless=unless, detail=detail)
 
 
 _FORCE_PUSH = ("--force", "-f", "--force-with-lease", "--force-if-includes", "--mirror", "--delete", "-d", "--prune")
 
+_DROPS_CHANGES = "discards uncommitted changes git holds"
+_NO_REBASE = ("--rebase=false", "--rebase=no", "--no-rebase")
+
 GIT_RULES: tuple[Rule, ...] = (
-    _git("reset", GIT_REFS, "resets the branch and discards uncommitted changes git holds", flags=("--hard", "--keep", "--merge")),
-    _git("checkout", GIT_REFS, "resets a branch or discards local changes by force", flags=("-B", "-f", "--force")),
-    _git("switch", GIT_REFS, "resets a branch or discards local changes by force",
-         flags=("-C", "--force-create", "--discard-changes", "-f", "--force")),
-    _git("branch", GIT_REFS, "deletes, moves or resets a branch",
-         flags=("-D", "-d", "--delete", "-f", "--force", "-m", "-M", "--move", "-C")),
-    _git("stash", GIT_REFS, "drops stashed changes", sub=("drop", "clear")),
-    _git("rebase", GIT_REFS, "rewrites the branch's commits"),
-    _git("commit", GIT_REFS, "rewrites the last commit", flags=("--amend",)),
-    _git("push", GIT_REFS, "overwrites or deletes branches on the remote", flags=_FORCE_PUSH),
-    _git("push", GIT_REFS, "overwrites or deletes branches on the remote", any_arg=("+*", ":*")),
-    _git("pull", GIT_REFS, "rebases or force-updates the branch", flags=("--rebase", "-r", "--force", "-f")),
-    _git("fetch", GIT_REFS, "force-updates local branches", any_arg=("+*:*",)),
-    _git("update-ref", GIT_REFS, "moves or deletes a ref directly"),
+    _git("reset", GIT_REFS, f"resets the branch and {_DROPS_CHANGES}", flags=("--hard", "--keep", "--merge"),
+         detail=f"resets {{branch}}{{to}} and {_DROPS_CHANGES}"),
+    _git("checkout", GIT_REFS, "resets a branch or discards local changes by force", flags=("-B",), detail="resets the branch {first}"),
+    _git("checkout", GIT_REFS, "discards local changes by force", flags=("-f", "--force")),
+    _git("switch", GIT_REFS, "resets a branch or discards local changes by force", flags=("-C", "--force-create"),
+         detail="resets the branch {first}"),
+    _git("switch", GIT_REFS, "discards local changes by force", flags=("--discard-changes", "-f", "--force")),
+    _git("branch", GIT_REFS, "deletes a branch", flags=("-D", "-d", "--delete"), detail="deletes the branch {names}"),
+    _git("branch", GIT_REFS, "moves or renames a branch", flags=("-m", "-M", "--move"), detail="moves or renames a branch ({names})"),
+    _git("branch", GIT_REFS, "resets a branch", flags=("-f", "--force", "-C"), detail="resets the branch {first}"),
+    _git("stash", GIT_REFS, "drops the latest stash entry", sub=("drop",), detail="drops the stash entry {names}"),
+    _git("stash", GIT_REFS, "drops every stash entry", sub=("clear",)),
+    _git("rebase", GIT_REFS, "rewrites the branch's commits", detail="rewrites the commits of {branch}"),
+    _git("commit", GIT_REFS, "rewrites the last commit", flags=("--amend",), detail="rewrites the last commit of {branch}"),
+    _git("push", GIT_REFS, "overwrites or deletes branches on the remote", flags=_FORCE_PUSH,
+         detail="overwrites or deletes branches on the remote ({names})"),
+    _git("push", GIT_REFS, "overwrites or deletes branches on the remote", any_arg=("+*", ":*"),
+         detail="overwrites or deletes branches on the remote ({names})"),
+    _git("pull", GIT_REFS, "rebases the branch", flags=("--rebase", "-r"), unless=_NO_REBASE,
+         detail="rebases {branch} onto what it pulls"),
+    _git("pull", GIT_REFS, "force-updates local branches", flags=("--force", "-f")),
+    _git("fetch", GIT_REFS, "force-updates local branches", any_arg=("+*:*",), detail="force-updates local branches ({names})"),
+    _git("update-ref", GIT_REFS, "moves or deletes a ref directly", detail="moves or deletes the ref {names}"),
     _git("symbolic-ref", GIT_REFS, "deletes a symbolic ref", flags=("-d", "--delete")),
     _git("symbolic-ref", GIT_REFS, "points a symbolic ref elsewhere", any_arg=("refs/*",)),
-    _git("tag", GIT_REFS, "deletes or moves a tag", flags=("-d", "--delete", "-f", "--force")),
+    _git("tag", GIT_REFS, "deletes or moves a tag", flags=("-d", "--delete"), detail="deletes the tag {names}"),
+    _git("tag", GIT_REFS, "deletes or moves a tag", flags=("-f", "--force"), detail="moves the tag {names}"),
     _git("reflog", GIT_REFS, "drops reflog entries, git's record of where refs were", sub=("expire", "delete")),
     _git("gc", GIT_REFS, "prunes unreachable commits now", flags=("--prune",)),
     _git("prune", GIT_REFS, "deletes unreachable objects"),
@@ -70,13 +87,22 @@ GIT_RULES: tuple[Rule, ...] = (
     _git("worktree", GIT_REFS, "deletes a worktree", sub=("remove", "prune")),
     _git("remote", GIT_REFS, "removes a remote and its branches", sub=("remove", "rm", "prune")),
     _git("notes", GIT_REFS, "removes notes", sub=("remove", "prune")),
-    _git("config", GIT_REFS, "changes the git configuration", flags=("--unset", "--unset-all", "--remove-section", "--rename-section",
-                                                                     "--replace-all", "--add", "--global", "--system")),
     _git("submodule", GIT_REFS, "removes a submodule's working tree", sub=("deinit",)),
-    _git("clean", IGNORED, "deletes files git ignores, which Takeback does not hold", flags=("-x", "-X")),
-    _git("clean", GIT_REFS, "deletes nested git repositories", flags=("-ff",)),
+    _git("clean", IGNORED, "deletes files git ignores, which Takeback does not hold", flags=("-x", "-X"), unless=("-n", "--dry-run")),
+    _git("clean", GIT_REFS, "deletes nested git repositories", flags=("-ff",), unless=("-n", "--dry-run")),
     _git("lfs", GIT_REFS, "deletes local LFS objects", sub=("prune",)),
 )
+# `git config`: reading (``--get``, ``--list``, one plain word, ``git config get``) changes nothing;
+# anything else writes the person's git configuration (promise 2 names it among what Takeback never
+# changes behind their back).
+GIT_CONFIG_WRITES = (GIT_REFS, "changes the person's git configuration")
+GIT_CONFIG_READ_FLAGS = ("--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color", "--get-colorbool", "--list",
+                         "-l", "--show-origin", "--show-scope", "--help", "-h")
+GIT_CONFIG_WRITE_FLAGS = ("--unset", "--unset-all", "--remove-section", "--rename-section", "--replace-all", "--add", "--edit",
+                          "-e")
+GIT_CONFIG_READ_SUBS = ("get", "list")  # git 2.46's `git config get|list|set|unset|rename-section|remove-section|edit`
+GIT_CONFIG_WRITE_SUBS = ("set", "unset", "rename-section", "remove-section", "edit")
+GIT_CONFIG_VALUE_OPTIONS = frozenset({"-f", "--file", "--blob", "--type", "--default", "--comment", "--value", "--url"})
 
 # Git subcommands that only read, or add without taking anything away (a commit, a branch, a
 # merge commit, a stash entry), or change only files in the work tree, which Takeback records.
@@ -97,7 +123,7 @@ GIT_READS = frozenset({
     "check-ignore", "check-attr", "var", "version", "help", "range-diff", "annotate", "format-patch",
 })
 # A commit (not a path) among `git reset`'s plain words moves the branch (`git reset HEAD~1`).
-GIT_RESET_MOVES = (GIT_REFS, "moves the branch to another commit (its commits stay only in the reflog)")
+GIT_RESET_MOVES = (GIT_REFS, "moves {branch} to {to} (its commits stay only in the reflog)")
 # Git's own options before the subcommand, and those that take a value.
 GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--super-prefix", "--config-env"})
 
@@ -152,6 +178,14 @@ RULES: tuple[Rule, ...] = (
     *(Rule(p, SYSTEM, "changes a database, which Takeback does not record") for p in (
         "psql", "mysql", "mariadb", "mongo", "mongosh", "sqlite3", "sqlite", "redis-cli", "cqlsh", "clickhouse-client",
         "dropdb", "createdb", "pg_restore", "mysqladmin", "duckdb")),
+    # Takeback itself: an agent does not switch its own guard off (the person does, in their terminal)
+    Rule("takeback guard", UNDOABLE, "only reads", sub=("status", "show", "check", "explain", "list", "help")),
+    Rule("takeback guard", SYSTEM, "turns Takeback's guard off", sub=("off", "disable", "pause")),
+    Rule("takeback guard", SYSTEM, "changes Takeback's guard, which the person does in their own terminal"),
+    Rule("takeback config", UNDOABLE, "only reads", sub=("show", "get", "list", "path", "help")),
+    Rule("takeback config", SYSTEM, "changes Takeback's configuration, which the person does in their own terminal"),
+    Rule("takeback uninstall", SYSTEM, "removes Takeback's hooks, and the guard with them"),
+    Rule("takeback install", SYSTEM, "changes the agents' hook settings, outside the workspace"),
     # other machines
     *(Rule(p, SYSTEM, "acts on another machine") for p in ("ssh", "scp", "sftp", "rsh", "telnet", "ansible", "ansible-playbook")),
     Rule("rsync", SYSTEM, "writes to another machine", any_arg=("*:*",)),

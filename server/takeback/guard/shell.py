@@ -100,6 +100,7 @@ _WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     "strace": (frozenset({"-o", "-e", "-p", "-s", "-u"}), 0), "ltrace": (frozenset({"-o", "-e", "-p"}), 0),
     "watch": (frozenset({"-n", "-d", "--interval"}), 0), "npx": (frozenset({"-p", "--package", "-c"}), 0),
     "bunx": (frozenset({"-p", "--package"}), 0), "dotenv": (frozenset({"-f", "-e", "-v"}), 0),
+    "busybox": (frozenset(), 0), "toybox": (frozenset(), 0),  # `busybox rm -rf x`: the applet runs
     "xargs": (frozenset({"-I", "-i", "-n", "-P", "-d", "-L", "-l", "-a", "-E", "-e", "-s", "--max-args", "--max-procs",
                          "--delimiter", "--replace", "--arg-file", "--max-lines", "--max-chars"}), 0),
 }

@@ -82,7 +82,7 @@ _EVENTS = {
     },
     "cursor": {
         "beforeSubmitPrompt": "prompt", "beforeShellExecution": "pre_tool", "afterShellExecution": "post_tool",
-        "afterFileEdit": "edited", "stop": "stop",
+        "beforeMCPExecution": "pre_tool", "afterMCPExecution": "post_tool", "afterFileEdit": "edited", "stop": "stop",
     },
     "cline": {
         "UserPromptSubmit": "prompt", "PreToolUse": "pre_tool", "PostToolUse": "post_tool",
@@ -105,6 +105,12 @@ class PayloadError(ValueError):
 #: hooks): a call without it comes from another agent, whose own hooks record that turn, so it
 #: records nothing (never a turn twice, nor under the wrong agent's name).
 _RUN_BY = {"claude": "CLAUDECODE"}
+
+
+def event_kind(agent: str, event_name: str) -> str | None:
+    """What ``agent``'s event ``event_name`` is to Takeback ("pre_tool", "prompt" …), or None
+    for an event it does not use (or an unknown agent)."""
+    return _EVENTS.get(agent, {}).get(event_name)
 
 
 def parse(agent: str, event_name: str | None, payload: dict, env: Mapping[str, str] | None = None) -> Event | None:
@@ -250,6 +256,10 @@ def _read_cursor(agent: str, kind: str, payload: dict) -> Event:
                   folders=_folders(agent, payload, "workspace_roots", "cwd"), cwd=_text(payload.get("cwd")))
     if kind == "prompt":
         event.prompt = _text(payload.get("prompt"))
+    elif kind in ("pre_tool", "post_tool") and isinstance(payload.get("tool_name"), str):
+        # beforeMCPExecution / afterMCPExecution: an MCP server's tool (its arguments as JSON
+        # text); it may write anything, so it is bracketed like a shell command
+        _tool(event, payload["tool_name"], _args(payload.get("tool_input")))
     elif kind in ("pre_tool", "post_tool"):
         event.tool = "shell"
         event.command = _text(payload.get("command")) or ""

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from ..guard.decide import Decision
 
 # session_start: a session begins (nothing is recorded: its workspace is made ready, hooks/run.py
 # and resident/server.py); prompt: opens a turn; pre_tool / post_tool: a tool call's start and end (a step); edited: an
@@ -27,6 +30,9 @@ class Event:
     whole_turn: bool = False  # the agent announces no tool calls: the turn is a whole-turn bracket
     cwd: str | None = None  # the folder the agent's tool call runs in (relative paths start there)
     problems: list[str] = field(default_factory=list)  # what of the payload could not be decoded as sent
+    event_name: str | None = None  # the agent's own name of the event (``PreToolUse``, ``BeforeTool`` …)
+    env: dict[str, str] = field(default_factory=dict)  # of the hook's environment, what the guard reads (HOME, VIRTUAL_ENV)
+    decision: Decision | None = None  # a pre-tool call: the guard's answer (``guarding.py``), set when recorded
 
     @property
     def is_step(self) -> bool:

@@ -77,6 +77,8 @@ def _inside(engine: Engine, paths: list[str], cwd: str | None) -> tuple[list[str
 def record(engine: Engine, event: Event) -> None:
     if event.kind == "session_start":
         return  # nothing to record: the session's first hooks find the workspace ready
+    if event.kind == "pre_tool" and _guarded(engine, event) == "deny":
+        return  # the call will not run: no step (the guard reads the paths as the agent named them)
     outside: list[str] = []
     if event.paths is not None:
         event.paths, outside = _inside(engine, event.paths, event.cwd)
@@ -103,6 +105,20 @@ def record(engine: Engine, event: Event) -> None:
         engine.end_step(step_key(event), step_label(event, outside), outside)
     else:  # "edited", the one kind left
         _record_edited(engine, event)
+
+
+def _guarded(engine: Engine, event: Event) -> str:
+    """The guard's action for a pre-tool call, kept on the event for the hook's answer. The
+    guard failing lets the call through (logged like any hook failure): a bug of Takeback's must
+    not stop the agent's work."""
+    from .guarding import guard
+
+    try:
+        event.decision, _verdict = guard(engine, event, event.env)
+    except Exception as exc:  # noqa: BLE001
+        log_failure(str(engine.workspace.root), event.agent, event.event_name or event.kind, exc, engine)
+        return "allow"
+    return event.decision.action
 
 
 def record_logged(workspace: str, event: Event, event_name: str | None, engine: Engine | None = None) -> str | None:

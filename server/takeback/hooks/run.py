@@ -1,7 +1,9 @@
 """``takeback hook AGENT [EVENT]``: hand the agent's payload (stdin) over to be recorded.
 
-It always exits 0 and prints nothing on stdout: a hook must never block or break the agent, nor
-put text into the model's context. This process only forwards: the payload's bytes, the agent,
+It prints nothing on stdout and exits 0, but for a pre-tool call the guard does not simply let
+through (``guarding.py``): then it prints the agent's own answer (ask, deny, or a warning:
+``answers.py``) and exits with the status that agent reads. Nothing else ever blocks or breaks
+the agent or puts text into the model's context. This process only forwards: the payload's bytes, the agent,
 the event, the hook's folder and environment go to the resident process (``resident/``), which
 keeps the engine loaded, reads the payload and records it (``handle.py``), and answers once that
 is done (a step's before-images are taken before the agent's tool runs). Nothing here imports
@@ -56,8 +58,11 @@ def run(agent: str, event_name: str | None) -> int:
         answer = client.call(
             b"hook", agent.encode(), (event_name or "").encode(), os.fsencode(cwd), wire.environment(env), data,
         )
+    stdout, status = b"", 0
     if answer is not None:
         unlogged = answer[0].decode("utf-8", "replace") if answer else ""
+        if len(answer) == 3 and answer[2].isdigit():
+            stdout, status = answer[1], int(answer[2])
     else:
         if sys.flags.no_site:  # started as the installed hook line (``__main__.py``): the engine needs them
             import site
@@ -75,14 +80,18 @@ def run(agent: str, event_name: str | None) -> int:
                 return None  # nothing to record: the process just started makes the workspace ready
             return _record_here(workspace, event, event_name)
 
-        unlogged = handle(agent, event_name, cwd, data, env, record_here) or ""
+        reply = handle(agent, event_name, cwd, data, env, record_here)
+        unlogged, stdout, status = reply.unlogged, reply.stdout, reply.status
         if address.enabled() and not started:
             client.start()
     if unlogged:  # it may name the hook's folder or a file: nothing a terminal acts on gets through
         from ..core.terminal import escape
 
         print(escape(f"takeback hook {agent}: {unlogged}"), file=sys.stderr)
-    return 0
+    if stdout:
+        sys.stdout.buffer.write(stdout)
+        sys.stdout.buffer.flush()
+    return status
 
 
 def _record_here(workspace: str, event: Event, event_name: str | None) -> str | None:

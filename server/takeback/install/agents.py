@@ -183,7 +183,10 @@ AGENTS: dict[str, Agent] = {
             hooks_file=_scoped(lambda: _home() / ".cursor" / "hooks.json", ".cursor/hooks.json"),
             mcp_file=_scoped(lambda: _home() / ".cursor" / "mcp.json", ".cursor/mcp.json"),
             hooks=HookSpec(
-                dict.fromkeys(("beforeSubmitPrompt", "beforeShellExecution", "afterShellExecution", "afterFileEdit", "stop")),
+                dict.fromkeys((
+                    "beforeSubmitPrompt", "beforeShellExecution", "afterShellExecution", "beforeMCPExecution",
+                    "afterMCPExecution", "afterFileEdit", "stop",
+                )),
                 grouped=False,
             ),
             mcp=McpSpec(),

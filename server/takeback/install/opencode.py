@@ -7,10 +7,14 @@ plugin file that hands each event to ``takeback hook opencode EVENT`` as JSON on
 The JSON has the fields of the payloads captured in the live runs
 (shared/notes/agent-payloads/opencode.json): ``hook_event_name``, ``cwd``, ``worktree``,
 ``session_id``, and per event ``message_id``/``prompt``, ``call_id``/``tool_name``/
-``tool_input`` (and ``title``/``tool_output`` after), ``properties``. The plugin never throws
-into OpenCode and waits for the command (at most ``LIMIT_SECONDS``), as the other agents wait
-for their hooks; it hands events over one at a time, in the order OpenCode fired them (OpenCode
-runs the calls of one response side by side), and its ``dispose`` waits for the last one
+``tool_input`` (and ``title``/``tool_output`` after), ``properties``. The plugin throws into
+OpenCode only to carry out the guard's deny: ``tool.execute.before`` reads the command's stdout
+(``hooks/answers.py``: ``{"action": "deny", "message": …}``) and throws an Error with the
+message, which OpenCode gives the model as the tool's failure (OpenCode 1.18 has no way for a
+plugin to ask: its ``permission.ask`` hook is never called). Otherwise it never throws, and it
+waits for the command (at most ``LIMIT_SECONDS``), as the other agents wait for their hooks; it
+hands events over one at a time, in the order OpenCode fired them (OpenCode runs the calls of
+one response side by side), and its ``dispose`` waits for the last one
 (``opencode run`` exits right after ``session.idle``, whose handler OpenCode does not wait for).
 Also here: whether OpenCode's config folder has its plugin package, which OpenCode otherwise
 fetches from npm at its next start (offline: about 70 s of retries at each start).
@@ -34,28 +38,31 @@ const TAKEBACK = __ARGV__;
 const LIMIT_MS = __LIMIT_MS__;
 let queue = Promise.resolve();
 
-// One 'takeback hook' process, the event as JSON on stdin; resolves when it is done (or after
-// LIMIT_MS, when it is ended), never rejects.
+// One 'takeback hook' process, the event as JSON on stdin; resolves with what it printed when
+// it is done (or "" after LIMIT_MS, when it is ended), never rejects.
 function run(event, payload) {
   return new Promise((resolve) => {
     try {
       const child = spawn(TAKEBACK[0], [...TAKEBACK.slice(1), "hook", "opencode", event], {
-        stdio: ["pipe", "ignore", "ignore"],
+        stdio: ["pipe", "pipe", "ignore"],
       });
+      const out = [];
       const timer = setTimeout(() => {
         try { child.kill(); } catch {}
-        resolve();
+        resolve("");
       }, LIMIT_MS);
       const finish = () => {
         clearTimeout(timer);
-        resolve();
+        resolve(Buffer.concat(out).toString("utf8"));
       };
       child.on("error", finish);
       child.on("close", finish);
+      child.stdout.on("data", (chunk) => out.push(chunk));
+      child.stdout.on("error", () => {});
       child.stdin.on("error", () => {});
       child.stdin.end(JSON.stringify({ hook_event_name: event, ...payload }));
     } catch {
-      resolve();
+      resolve("");
     }
   });
 }
@@ -65,6 +72,17 @@ function run(event, payload) {
 function send(event, payload) {
   queue = queue.then(() => run(event, payload));
   return queue;
+}
+
+// The guard's answer to a tool call (hooks/answers.py): {"action": "deny", "message": …}, or
+// nothing (allowed).
+function verdict(text) {
+  try {
+    const answer = JSON.parse(text);
+    return answer && typeof answer === "object" ? answer : {};
+  } catch {
+    return {};
+  }
 }
 
 function guarded(hook) {
@@ -84,10 +102,15 @@ export const Takeback = async ({ directory, worktree }) => {
       const prompt = parts.filter((p) => p && p.type === "text" && !p.synthetic).map((p) => p.text).join("\\n");
       await send("chat.message", { ...where, session_id: input.sessionID, message_id: input.messageID || (output.message && output.message.id), prompt });
     }),
-    "tool.execute.before": guarded(async (input, output) => {
-      args.set(input.callID, output && output.args);
-      await send("tool.execute.before", { ...where, session_id: input.sessionID, call_id: input.callID, tool_name: input.tool, tool_input: output && output.args });
-    }),
+    "tool.execute.before": async (input, output) => {
+      let answer = {};
+      try {
+        args.set(input.callID, output && output.args);
+        answer = verdict(await send("tool.execute.before", { ...where, session_id: input.sessionID, call_id: input.callID, tool_name: input.tool, tool_input: output && output.args }));
+      } catch {}
+      // The one error the plugin throws: the guard denied this call, and OpenCode fails it with the message.
+      if (answer.action === "deny") throw new Error(String(answer.message || "Takeback's guard denied this call"));
+    },
     "tool.execute.after": guarded(async (input, output) => {
       const toolInput = input.args !== undefined ? input.args : args.get(input.callID);
       args.delete(input.callID);

@@ -401,8 +401,8 @@ class Resident:
             return [b"refused", b"stale"]
         agent, event_name, cwd = (f.decode("utf-8", "surrogateescape") for f in fields[2:5])
         env = wire.read_environment(fields[5])
-        unlogged = handle(agent, event_name or None, cwd, fields[6], env, self._record)
-        return [b"done", (unlogged or "").encode("utf-8", "surrogateescape")]
+        reply = handle(agent, event_name or None, cwd, fields[6], env, self._record)
+        return [b"done", reply.unlogged.encode("utf-8", "surrogateescape"), reply.stdout, b"%d" % reply.status]
 
     def _cli(self, fields: list[bytes], conn: socket.socket | None = None) -> list[bytes]:
         """A command of the command line (``cli.py``), unless this process is leaving. One that
@@ -538,10 +538,9 @@ class Resident:
         logged, and the hook that needs the guard imports it itself."""
         began = time.monotonic()
         try:
-            from ..guard import shell
-            from ..hooks import guarding  # noqa: F401 - the module a pre-tool hook uses
+            from ..hooks import guarding  # the module a pre-tool hook uses
 
-            shell.parse("cd src && make")
+            guarding.warm()
         except Exception:  # the hook that needs it will say what is wrong
             log.exception("loading the guard")
             return

@@ -5,11 +5,13 @@ separators and refuses anything else with ``ValueError``.
 
 Requests: ``hook FINGERPRINT AGENT EVENT CWD ENVIRONMENT PAYLOAD`` (EVENT empty when the payload
 names it; ENVIRONMENT ``NAME=VALUE`` pairs separated by NUL bytes; PAYLOAD the agent's bytes as
-they came), ``cli FINGERPRINT CWD ARGV ENVIRONMENT TERMINALS UMASK`` (ARGV the command line's words
+they came; answered ``done UNLOGGED STDOUT STATUS``: a failure no store could take, else empty;
+what the hook prints on stdout, the guard's answer to the agent; its exit status in decimal),
+``cli FINGERPRINT CWD ARGV ENVIRONMENT TERMINALS UMASK`` (ARGV the command line's words
 separated by NUL bytes; TERMINALS ``0``/``1`` for stdout and stderr; UMASK in octal, which a
 request may leave out if it writes nothing; ``resident/forward.py``),
-``status FINGERPRINT``, ``stop FINGERPRINT``. Answers: ``done TEXT`` (for a hook, TEXT is a
-failure no store could take, else empty; for status, the status as JSON text; for ``cli``, the
+``status FINGERPRINT``, ``stop FINGERPRINT``. Answers: ``done TEXT`` (for status, the status as
+JSON text; for ``cli``, the
 exit status then the chunks written) or ``refused REASON``.
 
 Acceptance: before it runs a ``cli`` command that writes, the resident process sends
