@@ -42,7 +42,8 @@ def check_ignore(repo: Path, rel: str) -> bool:
 
 
 def make(tmp_path: Path, ignore: str, sub_ignore: str = "") -> Path:
-    repo = make_repo(tmp_path / "ws", {"README.md": "hi\n", ".gitignore": ignore, **({"logs/.gitignore": sub_ignore} if sub_ignore else {})})
+    nested = {"logs/.gitignore": sub_ignore} if sub_ignore else {}
+    repo = make_repo(tmp_path / "ws", {"README.md": "hi\n", ".gitignore": ignore, **nested})
     write_files(repo, FILES)
     git(repo, "add", "-f", "build/keep.txt")
     git(repo, "commit", "-qm", "tracked under an ignored folder")

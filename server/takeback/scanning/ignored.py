@@ -3,8 +3,8 @@ question (``hooks/guarding.py``, ``guard/classify.py``'s ``Workspace.is_ignored`
 command deletes or overwrites it. One path at a time, never a tree scan.
 
 A workspace in a git work tree (``scan.GitScanner``): the path is asked of libgit2, on the
-repository the scanner's listing keeps open (``listing.Lister.ignored``: about 10 µs, the ignore
-files read again only when they change), unless libgit2 may answer otherwise than git: a negated
+repository the scanner's listing keeps open (``listing.Lister.ignore_check``: the settings checked
+once per hook call, then about 10-30 µs a path; the ignore files read again only when they change), unless libgit2 may answer otherwise than git: a negated
 pattern (``!keep.log``) in an ignore file that counts for the path, or settings git and libgit2
 read differently (``listing.py`` says which). Then git answers (``git check-ignore
 --no-index``: a process, 2-5 ms, and the index not read). A path git ignores but whose file
@@ -58,6 +58,17 @@ class _GitIgnores:
     def __init__(self, scanner: GitScanner) -> None:
         self.scanner = scanner
         self.asked_git = 0  # how many answers came from a git process (tests, the benchmark)
+        self._libgit2: Callable[[str], bool] | None | bool = False  # False: not built yet; None: git answers
+
+    def _matcher(self) -> Callable[[str], bool] | None:
+        if self._libgit2 is False:
+            self._libgit2 = None
+            if self.scanner.lister is not None:
+                try:
+                    self._libgit2 = self.scanner.lister.ignore_check()
+                except (listing.Unsupported, pygit2.GitError, OSError, ValueError) as exc:
+                    log.debug("git answers what is ignored: %s", exc)
+        return self._libgit2 if callable(self._libgit2) else None
 
     def __call__(self, rel: str) -> bool:
         bare = rel.strip("/")
@@ -66,11 +77,11 @@ class _GitIgnores:
         scanner = self.scanner
         path = f"{scanner.prefix}/{bare}" if scanner.prefix else bare
         asked = path + "/" if rel.endswith("/") else path
-        lister = scanner.lister
+        matcher = self._matcher()
         found: bool | None = None
-        if lister is not None:
+        if matcher is not None:
             try:
-                found = lister.ignored(asked)
+                found = matcher(asked)
             except (listing.Unsupported, pygit2.GitError, OSError, ValueError) as exc:
                 log.debug("asking git whether %s is ignored: %s", asked, exc)
         if found is None:
