@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -238,11 +239,155 @@ def report(results: list[dict], meta: dict) -> str:
     return "\n".join(lines)
 
 
+# --guard: pre-tool hooks that pass through the guard (issue 21), each a PreToolUse as Claude Code
+# sends it; the PostToolUse that closes its step follows, untimed (the command is not run).
+GUARD_CALLS: dict[str, tuple[str, dict]] = {
+    "Bash npm test": ("Bash", {"command": "npm test"}),
+    "Bash cd src && rm -rf build && make": ("Bash", {"command": "cd src && rm -rf build && make"}),
+    "Bash git reset --hard": ("Bash", {"command": "git reset --hard"}),
+    "Edit": ("Edit", {"file_path": HOT_FILES[0], "old_string": "a", "new_string": "b"}),
+}
+GUARD_IGNORE = "build/\n*.log\n.env\n"  # the workspace's .gitignore for the guard's rounds
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..1)."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+def spread(values: list[float]) -> dict:
+    return {"p50": percentile(values, 0.5), "p90": percentile(values, 0.9), "p99": percentile(values, 0.99),
+            "max": max(values), "n": len(values)}
+
+
+def guard_answer(stdout: bytes) -> str:
+    """What Claude Code reads from the hook: allow (nothing printed) or the permission decision."""
+    if not stdout.strip():
+        return "allow"
+    out = json.loads(stdout).get("hookSpecificOutput", {})
+    return str(out.get("permissionDecision") or "printed")
+
+
+def guard_rounds(rounds: Rounds, env: dict[str, str], calls: int) -> dict:
+    """``calls`` rounds of the four guarded pre-tool calls, each beside ``python3 -c pass``; a
+    turn is ended and another begun every 10 rounds (untimed)."""
+    samples: dict[str, list[float]] = {name: [] for name in (*GUARD_CALLS, "python3 -c pass")}
+    answers: dict[str, set[str]] = {name: set() for name in GUARD_CALLS}
+    for i in range(calls):
+        if i % 10 == 0:
+            if i:
+                rounds.hook("Stop", env)
+            rounds.hook("UserPromptSubmit", env, prompt=f"guard round {i}")
+        for name, (tool, tool_input) in GUARD_CALLS.items():
+            if tool == "Edit":
+                tool_input = {**tool_input, "file_path": str(rounds.ws / tool_input["file_path"])}
+            fields = {"tool_name": tool, "tool_use_id": f"toolu_guard_{i}_{len(samples[name])}", "tool_input": tool_input}
+            payload = json.dumps({**rounds.payloads["PreToolUse"], **fields}).encode()
+            t0 = time.perf_counter_ns()
+            proc = subprocess.run(["/bin/sh", "-c", rounds.commands["PreToolUse"]], input=payload, cwd=rounds.ws, env=env,
+                                  capture_output=True)
+            samples[name].append((time.perf_counter_ns() - t0) / 1e6)
+            answers[name].add(guard_answer(proc.stdout))
+            rounds.hook("PostToolUse", env, **fields)
+            samples["python3 -c pass"].append(rounds.spawn([rounds.python3, "-c", "pass"]))
+    rounds.hook("Stop", env)
+    return {"spread": {name: spread(v) for name, v in samples.items()}, "answers": {k: sorted(v) for k, v in answers.items()}}
+
+
+def guard_profile(ws: Path, repeat: int) -> dict:
+    """Inside one process, as the resident process has it: the engine open, the guard's view of
+    the workspace (``hooks.guarding.workspace_view``) and ``classify`` for each call, median µs;
+    and the ignore check alone for a few paths (built once, as on a hook's first question)."""
+    from takeback.engine.engine import Engine
+    from takeback.guard.classify import Call, classify
+    from takeback.hooks.guarding import workspace_view
+
+    engine = Engine(str(ws), long_lived=True)
+    env = dict(os.environ)
+    out: dict[str, float] = {}
+    for name, (tool, tool_input) in GUARD_CALLS.items():
+        call = Call(tool=tool, command=tool_input.get("command"),
+                    paths=[str(ws / tool_input["file_path"])] if "file_path" in tool_input else None, cwd=str(ws))
+        took = []
+        for _ in range(repeat):
+            t0 = time.perf_counter_ns()
+            classify(call, workspace_view(engine, env))
+            took.append((time.perf_counter_ns() - t0) / 1e3)
+        out[f"view + classify: {name}"] = percentile(took, 0.5)
+    t0 = time.perf_counter_ns()
+    check = engine.ignore_check()
+    out["ignore check built"] = (time.perf_counter_ns() - t0) / 1e3
+    for rel in ("src/build", "src/build/", HOT_FILES[0], ".env", "a/b/c.log"):
+        took = []
+        for _ in range(repeat):
+            t0 = time.perf_counter_ns()
+            check(rel)
+            took.append((time.perf_counter_ns() - t0) / 1e3)
+        out[f"is_ignored({rel})"] = percentile(took, 0.5)
+    engine.close()
+    return out
+
+
+def run_guard_size(base: Path, n: int, calls: int) -> dict:
+    ws, gen, env, hook_env = prepare(base, n)
+    (ws / ".gitignore").write_text(GUARD_IGNORE)
+    rounds = Rounds(ws, env)
+    rounds.one("start", hook_env)  # its first hook starts the resident process
+    for _ in range(300):
+        if resident_pid(env):
+            break
+        time.sleep(0.1)
+    pid = resident_pid(env)
+    progress(f"    resident process {pid}; {calls} rounds of {len(GUARD_CALLS)} guarded pre-tool calls ...")
+    measured = guard_rounds(rounds, hook_env, calls)
+    status = json.loads(subprocess.run([*TAKEBACK, "resident", "status", "--json"], env=env, capture_output=True).stdout)
+    if resident_pid(env) != pid:
+        progress("    the resident process changed during the measurement")
+    subprocess.run([*TAKEBACK, "resident", "stop"], env=env, capture_output=True)
+    progress("    in-process profile ...")
+    profile = guard_profile(ws, 200)
+    return {"size": n, "generated": gen, **measured, "profile": profile, "guard_loaded_ms": status.get("guard_loaded_ms")}
+
+
+def guard_verdicts(results: list[dict]) -> list[tuple[str, str, bool]]:
+    out = []
+    for r in results:
+        for name in GUARD_CALLS:
+            s = r["spread"][name]
+            out.append((f"PreToolUse {name} p50 ≤ {LIMIT_MS:.0f} ms at {r['size']:,}",
+                        f"{s['p50']:.1f} ms (p99 {s['p99']:.1f})", s["p50"] <= LIMIT_MS))
+    return out
+
+
+def guard_report(results: list[dict], meta: dict) -> str:
+    lines = [
+        f"machine: {meta['cpus']} cpus, {meta['platform']}, Python {meta['python']}, {meta['git']}, {meta['filesystem']}",
+        f"load {meta['load_before']} → {meta['load_after']}; cpu probe {meta['probe_before']} → {meta['probe_after']} ms",
+        "spawn to exit through the resident process, ms", "",
+        "| files | call | answer | p50 | p90 | p99 | max | n |", "|---:|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        for name, s in r["spread"].items():
+            answer = ", ".join(r["answers"].get(name, ["-"]))
+            lines.append(f"| {r['size']:,} | {name} | {answer} | {s['p50']:.1f} | {s['p90']:.1f} | {s['p99']:.1f} | "
+                         f"{s['max']:.1f} | {s['n']} |")
+    lines += ["", "| files | in-process step | median µs |", "|---:|---|---:|"]
+    for r in results:
+        lines += [f"| {r['size']:,} | {k} | {v:.1f} |" for k, v in r["profile"].items()]
+        lines.append(f"| {r['size']:,} | resident: guard loaded (import + first parse), once | {r['guard_loaded_ms']} ms |")
+    lines += ["", "| target | measured | verdict |", "|---|---:|---|"]
+    lines += [f"| {t} | {m} | {'PASS' if p else 'FAIL'} |" for t, m, p in guard_verdicts(results)]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1000,100000", help="workspace sizes in files (comma-separated)")
     parser.add_argument("--repeat", type=int, default=15, help="measured rounds (default 15)")
     parser.add_argument("--warmup", type=int, default=3, help="rounds not counted (default 3)")
+    parser.add_argument("--guard", type=int, default=0, metavar="CALLS",
+                        help="instead: CALLS rounds of pre-tool hooks through the guard (issue 21; 200 or more)")
     output_options(parser)
     args = parser.parse_args(argv)
     sizes = sorted(int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip())
@@ -251,14 +396,18 @@ def main(argv: list[str] | None = None) -> int:
     meta.update(repeat=args.repeat, warmup=args.warmup, load_before=loadavg(), probe_before=speed_probe())
     started = time.perf_counter()
     try:
-        results = [run_size(base, n, args.warmup, args.repeat) for n in sizes]
+        if args.guard:
+            results = [run_guard_size(base, n, args.guard) for n in sizes]
+        else:
+            results = [run_size(base, n, args.warmup, args.repeat) for n in sizes]
         meta.update(load_after=loadavg(), probe_after=speed_probe(), seconds=round(time.perf_counter() - started, 1))
-        print(report(results, meta))
+        print(guard_report(results, meta) if args.guard else report(results, meta))
         print(f"\n(run time {meta['seconds']} s, generation included)", flush=True)
         if args.json_out:
             Path(args.json_out).write_text(json.dumps({
                 "meta": meta, "results": results,
-                "verdicts": [{"target": t, "measured": m, "passed": p} for t, m, p in verdicts(results)],
+                "verdicts": [{"target": t, "measured": m, "passed": p}
+                             for t, m, p in (guard_verdicts if args.guard else verdicts)(results)],
             }, indent=2))
     finally:
         clean_up(base, args.keep)

@@ -163,6 +163,27 @@ def test_changed_code_makes_the_process_step_aside_and_the_event_is_still_record
     assert [cp["label"] for cp in turn["checkpoints"]] == ["Write two.txt"]
 
 
+def test_the_guard_is_loaded_once_the_process_listens_and_its_code_is_watched(tb: Takeback, tmp_path: Path) -> None:
+    """The guard (its classifier and shell parser) is loaded off any hook's path, and a change
+    to its code makes the process step aside like a change to the rest (a private copy, as above)."""
+    package = Path(address.__file__).resolve().parent.parent
+    copy = tmp_path / "upgraded"
+    shutil.copytree(package, copy / "takeback", ignore=shutil.ignore_patterns("__pycache__"))
+    tb.env = {**tb.env, "PYTHONPATH": str(copy)}
+    status = started(tb)
+    deadline = time.monotonic() + WAIT_SECONDS
+    while status["guard_loaded_ms"] is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+        status = resident(tb)
+    assert status["guard_loaded_ms"] > 0 and status["requests"] == 0  # no hook asked for it
+    source = copy / "takeback" / "guard" / "shell.py"
+    info = source.stat()
+    os.utime(source, ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000_000))
+    hook(tb, "claude", captured("claude", "UserPromptSubmit", tb.cwd))  # answered "stale": in-process
+    wait_gone(tb, status["pid"])
+    assert len(turns(tb)) == 1
+
+
 def test_a_request_with_other_settings_is_refused(tb: Takeback) -> None:
     """A caller whose settings differ never has work done under these (the socket is found by a
     checksum; the whole fingerprint must match)."""

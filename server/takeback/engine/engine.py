@@ -27,7 +27,7 @@ import contextlib
 import logging
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Literal
 
@@ -46,6 +46,7 @@ from ..errors import (
     StoreError,
     TakebackError,
 )
+from ..scanning import ignored
 from ..scanning.scan import GitScanner, ScanCache, WalkScanner, make_scanner
 from ..storage import store as store_module
 from ..storage.store import Store
@@ -269,6 +270,13 @@ class Engine(Turns, Batches, Reading, Operations, Steps, Unsaved, Marks):
         if self._user_repo is False:
             self._user_repo = _user_repository(self.workspace.root)
         return self._user_repo
+
+    def ignore_check(self) -> Callable[[str], bool]:
+        """Whether git ignores a workspace-relative path (a folder ends with "/") whose file
+        Takeback does not hold: the guard's question before a command deletes or overwrites it
+        (``scanning/ignored.py``: one path at a time, no tree scan). Use it where this engine's
+        calls take turns, as a scan."""
+        return ignored.check_for(self._scanner())
 
     def _skip(self, rel: str) -> bool:
         return self._store_rel is not None and (rel == self._store_rel or rel.startswith(self._store_rel + "/"))

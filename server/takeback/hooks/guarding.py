@@ -3,8 +3,10 @@ this workspace, weighed by the person's rules (``guard/policy.py``, from the con
 table) for what this agent's hook can do (``answers.abilities``), into one ``Decision``.
 
 The classifier's view of the workspace comes from the engine already open for the hook: the
-root, the person's git repository for what git ignores (libgit2's ``path_is_ignored``, in
-process: no ``git check-ignore`` start on the hot path), the capture's secrets policy and size
+root, what git ignores and Takeback does not hold (``Engine.ignore_check``,
+``scanning/ignored.py``: libgit2 on the repository the scanner keeps open, git only where the
+two may disagree, a tracked file held, a folder outside git by its ``.gitignore`` files; no tree
+scan; built on the classifier's first question), the capture's secrets policy and size
 cap for the files Takeback withholds (those count as files it does not hold), the home folder
 and virtual environment the agent's hook runs with. The guard is off when the config says so,
 or for a session the person switched it off for (``engine/guard_off.py``).
@@ -13,7 +15,7 @@ or for a session the person switched it off for (``engine/guard_off.py``).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from ..engine import guard_off
 from ..engine.engine import Engine
@@ -41,24 +43,32 @@ def guard(engine: Engine, event: Event, env: Mapping[str, str]) -> tuple[Decisio
     return decide(verdict, event.command, rules, abilities(event.agent, event.event_name), ws), verdict
 
 
+def warm() -> None:
+    """Have the guard ready before a hook needs it (the resident process, as it starts): this
+    module imported with the guard and one line read by its shell parser (the first parse builds
+    what later ones reuse)."""
+    from ..guard.shell import parse
+
+    parse("cd src && make")
+
+
 def workspace_view(engine: Engine, env: Mapping[str, str]) -> Workspace:
     root = str(engine.workspace.root)
-    repo = engine.user_repository()
-    workdir = repo.workdir if repo is not None and not repo.is_bare else None
-
-    def is_ignored(rel: str) -> bool:
-        if workdir is None or repo is None:
-            return False
-        path = os.path.relpath(os.path.join(root, rel), workdir)
-        if path.startswith(".."):
-            return False
-        try:
-            return bool(repo.path_is_ignored(path.rstrip("/") + ("/" if rel.endswith("/") else "")))
-        except Exception:  # noqa: BLE001 - libgit2 refusing a path: not known to be ignored
-            return False
-
     return Workspace(
-        root=root, is_ignored=is_ignored, home=env.get("HOME") or os.path.expanduser("~"),
+        root=root, is_ignored=_lazy(engine.ignore_check), home=env.get("HOME") or os.path.expanduser("~"),
         in_venv=bool(env.get("VIRTUAL_ENV") or env.get("CONDA_PREFIX")),
         is_withheld=engine.capture.is_secret, max_file_bytes=engine.config.max_file_bytes,
     )
+
+
+def _lazy(make: Callable[[], Callable[[str], bool]]) -> Callable[[str], bool]:
+    """A check made on its first use, then kept: a call that names no path the classifier must
+    place (most of them) never builds it."""
+    made: list[Callable[[str], bool]] = []
+
+    def check(rel: str) -> bool:
+        if not made:
+            made.append(make())
+        return made[0](rel)
+
+    return check

@@ -57,7 +57,7 @@ import bisect
 import os
 import stat
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -618,6 +618,36 @@ class Lister:
         table = self.table()
         found = table.contains(os.fsencode(path)) if table is not None else None
         return path in self.repository().index if found is None else found
+
+    def ignore_check(self) -> Callable[[str], bool]:
+        """Whether git ignores a repository path (a folder ends with "/"), by its ignore rules
+        alone (tracked or not: ``git check-ignore --no-index``), asked of libgit2 on the
+        repository the look-ups use, which reads an ignore file again only when it changed: no
+        process, no tree scan, nothing written. For one moment (a hook's call): the settings
+        and the global ignore files are checked here, once; each path's ``.gitignore`` files
+        above it once per folder. Raises (here, or for one path) ``Unsupported`` where libgit2
+        may answer otherwise than git (settings the two read differently, ``_ConfigCheck``; a
+        negated pattern in an ignore file that counts: a ``.gitignore`` above the path,
+        ``info/exclude``, the excludes file), or ``pygit2.GitError``."""
+        self._config.check()
+        repo = self._walkers(1)[0]
+        self._negations.check(_global_ignore_files(repo))
+        root = os.fsencode(self.workdir.rstrip(os.sep))
+        seen: set[bytes] = set()  # folders whose .gitignore holds no negation
+
+        def ignored(path: str) -> bool:
+            folder, fresh = os.path.dirname(os.fsencode(path.rstrip("/"))), []
+            while folder not in seen:
+                fresh.append(folder)
+                if not folder:
+                    break
+                folder = os.path.dirname(folder)
+            self._negations.check([os.fsdecode(os.path.join(root, f, b".gitignore") if f else os.path.join(root, b".gitignore"))
+                                   for f in fresh])
+            seen.update(fresh)
+            return bool(repo.path_is_ignored(path))
+
+        return ignored
 
     def _looked_up(self, repo: pygit2.Repository, wanted: list[bytes]) -> list[tuple[int, bytes]]:
         """``_look_up`` of a big index's ``wanted`` paths against an index of their entries
