@@ -25,6 +25,9 @@ LINKS = {f"{ROOT}/out-link": "/srv/shared", f"{ROOT}/docs-link": f"{ROOT}/docs"}
 TREE = (".env", ".env.local", "data/app.db", "build.log", "README.md", "src/app.py", "src/__pycache__/app.cpython-312.pyc",
         "src/legacy/old.py", "lib/util.py", "lib/.env", "node_modules/left-pad/index.js", "node_modules/left-pad/package.json",
         "node_modules/.bin/left-pad", "build/app.js", "build/app.js.map", "tmp/cache.bin", "tests/fixtures/tmpdata/a.json")
+# Also on the pretend disk, for a delete to lose something (a path that is not there loses nothing):
+# the ignored things the corpus deletes that TREE does not hold.
+ALSO_THERE = ("dist", "coverage", ".venv", "target", ".next", "__pycache__", "monorepo", *(f"{c}.log" for c in "abcdef"))
 TOO_BIG = "monorepo"  # a folder too large for the walk: it gives up
 SPEC = pathspec.GitIgnoreSpec.from_lines(IGNORE)
 
@@ -54,6 +57,13 @@ def ignored_under(rel: str, limit: int) -> list[str] | None:
     return sorted(found)
 
 
+def exists(path: str) -> bool:
+    if path in EXISTING:
+        return True
+    rel = path[len(ROOT) + 1:].rstrip("/") if path.startswith(ROOT + "/") else None
+    return rel is not None and (rel in ALSO_THERE or any(t == rel or t.startswith(rel + "/") for t in TREE))
+
+
 def count_files(path: str, limit: int) -> int:
     rel = path[len(ROOT) + 1:].rstrip("/")
     return min(sum(1 for p in TREE if p == rel or p.startswith(rel + "/")), limit + 1)
@@ -61,7 +71,7 @@ def count_files(path: str, limit: int) -> int:
 
 def workspace(**kw: object) -> Workspace:
     fields: dict[str, object] = {
-        "root": ROOT, "is_ignored": SPEC.match_file, "home": "/home/u", "exists": EXISTING.__contains__, "realpath": _realpath,
+        "root": ROOT, "is_ignored": SPEC.match_file, "home": "/home/u", "exists": exists, "realpath": _realpath,
         "ignored_under": ignored_under, "count_files": count_files, "current_branch": lambda: "main",
         "is_dir": lambda p: any(t.startswith(p[len(ROOT) + 1:].rstrip("/") + "/") for t in TREE)}
     return Workspace(**{**fields, **kw})  # type: ignore[arg-type]
@@ -110,7 +120,10 @@ def test_relative_paths_start_in_the_calls_folder() -> None:
     assert classify_command("rm data/app.db", ws, cwd=ROOT).effect == rules.IGNORED
     assert not classify_command("rm -rf ../x", ws, cwd=ROOT).undoable
     assert classify_command("rm -rf ../x", ws, cwd=f"{ROOT}/pkg/sub").undoable
-    assert classify_command("rm -rf node_modules", ws, cwd=f"{ROOT}/web").effect == rules.IGNORED
+    assert classify_command("rm -rf node_modules", ws, cwd=f"{ROOT}/web").undoable  # web/node_modules is not there: nothing to lose
+    there = workspace(exists=lambda p: p == f"{ROOT}/web/node_modules")
+    assert classify_command("rm -rf node_modules", there, cwd=f"{ROOT}/web").effect == rules.IGNORED
+    assert classify_command("mkdir -p build && touch build/x && rm -rf build", workspace(exists=lambda p: False)).undoable
 
 
 @pytest.mark.parametrize(("paths", "expected"), [
@@ -241,7 +254,7 @@ def test_the_line_has_no_control_characters_and_cuts_long_lists() -> None:
 def test_secrets_and_big_files_takeback_withholds() -> None:
     sizes = {f"{ROOT}/big.bin": 5000, f"{ROOT}/small.bin": 10}
     ws = workspace(is_withheld=lambda rel: rel.endswith(".pem") or rel == "config/secrets.yml", max_file_bytes=1000,
-                   size=sizes.get, exists=lambda p: p in sizes or p.endswith((".pem", ".yml")))
+                   size=sizes.get, exists=lambda p: p in sizes or p.endswith((".pem", ".yml", "/.env")))
     secret = classify_command("rm config/secrets.yml", ws)
     assert secret.effect == rules.IGNORED and secret.at_risk_paths == ("config/secrets.yml",)
     assert secret.reason == "deletes 1 file Takeback does not hold: config/secrets.yml (a secret Takeback does not copy)"

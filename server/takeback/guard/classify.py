@@ -475,8 +475,8 @@ def _inside(action: str, rel: str, ignored: bool, ws: Workspace, recursive: bool
         return _glob(action, rel, ignored, ws, recursive, text)
     full = posixpath.join(ws.root, rel)
     if ignored:
-        if action == "write" and not ws.exists(full):
-            return []
+        if not ws.exists(full):
+            return []  # nothing there to lose (made later on the same line, it was never the person's)
         folder = slash or ws.is_dir(full)
         return [_at_risk(action, rel + "/" if folder and not rel.endswith("/") else rel, text)]
     if action == "delete" and recursive:
