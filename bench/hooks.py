@@ -332,6 +332,8 @@ def guard_profile(ws: Path, repeat: int) -> dict:
 def run_guard_size(base: Path, n: int, calls: int) -> dict:
     ws, gen, env, hook_env = prepare(base, n)
     (ws / ".gitignore").write_text(GUARD_IGNORE)
+    (ws / "src" / "build").mkdir(parents=True, exist_ok=True)  # an ignored folder there: the compound call asks
+    (ws / "src" / "build" / "out.o").write_text("object\n")
     rounds = Rounds(ws, env)
     rounds.one("start", hook_env)  # its first hook starts the resident process
     for _ in range(300):
