@@ -7,12 +7,14 @@ own calls leave every file under ``.git`` as it was."""
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable
 from pathlib import Path
 
 from helpers import git
 
 from .conftest import Takeback
+from .test_guarding import pre_tool
 from .test_hooks import captured, hook, turns
 
 
@@ -22,9 +24,15 @@ def _dot_git(repo: Path) -> dict[str, str]:
             for p in sorted((repo / ".git").rglob("*")) if p.is_file()}
 
 
-def _bash(tb: Takeback, call: str, command: str, run: Callable[[], object]) -> None:
+def _bash(tb: Takeback, call: str, command: str, run: Callable[[], object], asked: bool = False) -> None:
+    """A Bash call through Claude Code's hooks; ``asked``: the guard asks about it (the person says yes)."""
     fields = {"tool_name": "Bash", "tool_use_id": call, "tool_input": {"command": command}}
-    hook(tb, "claude", captured("claude", "PreToolUse", tb.cwd, **fields))
+    if asked:
+        session = captured("claude", "PreToolUse", tb.cwd)["session_id"]
+        answer = pre_tool(tb, command, session=session, call=call)
+        assert answer.returncode == 0 and json.loads(answer.stdout)["hookSpecificOutput"]["permissionDecision"] == "ask"
+    else:
+        hook(tb, "claude", captured("claude", "PreToolUse", tb.cwd, **fields))
     run()
     hook(tb, "claude", captured("claude", "PostToolUse", tb.cwd, **fields))
 
@@ -48,7 +56,7 @@ def test_a_commit_a_stash_and_a_new_branch_are_listed_by_show_and_named_by_the_u
 
     _bash(tb, "toolu_2", "git stash", stash)
     stashed = git(repo, "rev-parse", "refs/stash").strip()
-    _bash(tb, "toolu_3", "git stash drop", lambda: git(repo, "stash", "drop", "-q"))
+    _bash(tb, "toolu_3", "git stash drop", lambda: git(repo, "stash", "drop", "-q"), asked=True)
     _bash(tb, "toolu_4", "git checkout -b feature", lambda: git(repo, "checkout", "-qb", "feature"))
     hook(tb, "claude", captured("claude", "Stop", repo))
 

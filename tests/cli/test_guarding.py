@@ -19,9 +19,9 @@ from .test_hooks import captured, hook
 
 
 def pre_tool(tb: Takeback, command: str | None = None, session: str = "s1", path: str | None = None,
-             env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+             env: dict[str, str] | None = None, call: str | None = None) -> subprocess.CompletedProcess:
     """Claude Code's real PreToolUse payload for a Bash ``command`` (or a Write of ``path``), run as the hook."""
-    fields: dict = {"session_id": session, "tool_use_id": f"t-{command or path}"}
+    fields: dict = {"session_id": session, "tool_use_id": call or f"t-{command or path}"}
     if command is not None:
         fields.update(tool_name="Bash", tool_input={"command": command})
     else:

@@ -55,3 +55,21 @@ def test_environment_overrides_apply(ws: Path, tmp_path: Path, monkeypatch: pyte
     config = load_config(ws)
     assert Path(config.store_dir) == tmp_path / "store"
     assert config.fsync is True and config.max_file_bytes == 123
+
+
+def test_a_repository_may_only_make_the_guard_stricter(ws: Path, tmp_path: Path) -> None:
+    (tmp_path / "user.toml").write_text('[guard]\ncannot_ask = "deny"\nkeep_bytes = 1000\n')
+    (ws / ".takeback.toml").write_text('[guard]\ncannot_ask = "warn"\nkeep_bytes = 5000\nask = ["make *", "make *"]\n'
+                                       'effects = {unknown = "deny", system = "allow"}\n')
+    config = load_config(ws)
+    assert config.guard.cannot_ask == "deny" and config.guard.keep_bytes == 1000
+    assert config.guard.ask == ["make *"] and config.guard.effects == {"unknown": "deny"}
+    problems = " | ".join(config.problems)
+    assert "guard.cannot_ask ignored: a repository may only make it 'deny'" in problems
+    assert "guard.keep_bytes ignored: a repository may only lower it (yours is 1000)" in problems
+    assert "system = 'allow' (yours is 'ask')" in problems
+    (ws / ".takeback.toml").write_text('[guard]\nkeep_bytes = 10\ncannot_ask = "deny"\nenabled = true\n[guard.effects]\nbogus = "ask"\n')
+    config = load_config(ws)
+    assert config.guard.keep_bytes == 10 and config.guard.enabled
+    assert not any("cannot_ask" in p or "enabled" in p for p in config.problems)
+    assert any("no such effect class: bogus" in p for p in config.problems)

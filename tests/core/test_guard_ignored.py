@@ -77,6 +77,17 @@ def test_a_workspace_inside_a_repository_asks_with_its_prefix(tmp_path: Path) ->
     write_files(repo, {"pkg/a.tmp": "t\n", "pkg/out/x.js": "x\n", "pkg/src/a.py": "a\n"})
     check = open_engine(repo / "pkg").ignore_check()
     assert [check(p) for p in ("a.tmp", "out/", "out/x.js", "src/a.py", "out")] == [True, True, True, False, True]
+    assert not check(".") and not check("/")  # the workspace itself: not "ignored" (classify.py says what deleting it is)
+
+
+def test_when_git_cannot_answer_a_path_counts_as_ignored(tmp_path: Path) -> None:
+    """No libgit2 answer and no git to ask: the guard asks rather than let something go unheld."""
+    repo = make_repo(tmp_path / "ws", {"README.md": "hi\n", ".gitignore": "!keep.log\n*.tmp\n"})
+    engine = open_engine(repo)
+    check = engine.ignore_check()
+    check.scanner.git = str(tmp_path / "no-such-git")  # type: ignore[attr-defined]
+    check._libgit2 = None  # type: ignore[attr-defined]
+    assert check("a.py") is True and check.asked_git == 1  # type: ignore[attr-defined]
 
 
 def test_a_folder_that_is_no_repository_follows_its_gitignore_files(tmp_path: Path) -> None:
@@ -84,6 +95,7 @@ def test_a_folder_that_is_no_repository_follows_its_gitignore_files(tmp_path: Pa
     write_files(ws, {".gitignore": "build/\n*.log\n", "sub/.gitignore": "!keep.log\nsecret\n", "src/a.py": "a\n",
                      "build/x.o": "o\n", "sub/keep.log": "k\n", "sub/secret": "s\n", "other.log": "l\n"})
     check = open_engine(ws).ignore_check()
+    assert not check(".")
     assert {p: check(p) for p in ("src/a.py", "build", "build/", "build/x.o", "other.log", "sub/keep.log", "sub/secret", "sub/")} == {
         "src/a.py": False, "build": True, "build/": True, "build/x.o": True, "other.log": True,
         "sub/keep.log": False, "sub/secret": True, "sub/": False,

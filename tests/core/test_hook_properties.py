@@ -92,9 +92,9 @@ class Turn:
         data = text.encode()
         if garbled == "bytes":
             data = data.replace(b'"prompt": "', b'"prompt": "\xe9\xff ', 1)
-        unlogged = handle(agent, event if on_line else None, str(self.repo), data, _ENV,
-                          lambda ws, ev, name: record_logged(ws, ev, name, self.engine))
-        assert unlogged is None, unlogged
+        reply = handle(agent, event if on_line else None, str(self.repo), data, _ENV,
+                       lambda ws, ev, name: record_logged(ws, ev, name, self.engine))
+        assert reply.unlogged == "", reply.unlogged
 
     def write(self, rel: str, content: bytes) -> None:
         path = self.repo / rel

@@ -201,3 +201,22 @@ def test_gc_keeps_the_kept_bytes_while_the_step_runs_and_after(tmp_path: Path) -
     engine.gc()  # after: the log commit's tree holds it, like any change's content
     fresh = open_engine(repo)  # (not this engine's memory of the blobs it wrote)
     assert fresh.file_at(str(entry.number), "data.db", "before") == IGNORED["data.db"].encode()
+
+
+def test_paths_outside_missing_or_rewritten_with_the_same_bytes_are_no_loss(tmp_path: Path) -> None:
+    """An ignored file rewritten with the bytes it had, a path that was not there, one outside the
+    workspace or inside .git: nothing is listed as lost; a file overwritten with other bytes is."""
+    repo = make_repo(tmp_path / "ws", {"README.md": "# demo\n", ".gitignore": "out/\n"})
+    write_files(repo, {"out/same.txt": "same\n", "out/changed.txt": "before\n"})
+    engine = open_engine(repo)
+    engine.begin_turn(label="rebuild", session="s", agent="claude-code")
+
+    def rebuild() -> None:
+        (repo / "out/same.txt").unlink()
+        (repo / "out/same.txt").write_text("same\n")
+        (repo / "out/changed.txt").write_text("after\n")
+
+    at_risk = AtRisk(paths=("out/", "missing/", "../elsewhere", ".git/config"))
+    _step(engine, "rebuild", at_risk, rebuild)
+    [turn] = [e for e in engine.entries() if e.kind == "turn"]
+    assert [(lost.path, lost.how, lost.kept is not None) for lost in turn.lost] == [("out/changed.txt", "overwritten", True)]

@@ -132,7 +132,7 @@ def _hook(resident: server.Resident, ws: Path, event: str, **fields: object) -> 
     payload = {"session_id": "sess", "cwd": str(ws), "hook_event_name": event, **fields}
     answer = resident._answer([b"hook", b"print", b"claude", event.encode(), str(ws).encode(), wire.environment({"CLAUDECODE": "1"}),
                                json.dumps(payload).encode()])
-    assert answer == [b"done", b""]
+    assert answer == [b"done", b"", b"", b"0"]  # nothing unlogged, nothing for the agent to read, exit 0
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux only")

@@ -256,7 +256,7 @@ class Resident:
         try:
             self._listen(sock)
             log.info("serving %s (pid %d)", self.path, os.getpid())
-            self._load_guard_in_background()
+            self._guard_thread = self._load_guard_in_background()
             if warm:
                 self._warm_in_background(warm)
             self._loop()
@@ -333,6 +333,9 @@ class Resident:
 
     def _close(self) -> None:
         self._stop_listening()
+        guard = getattr(self, "_guard_thread", None)
+        if guard is not None:
+            guard.join(5.0)  # an import under way: the process leaves once it is done (a few ms)
         with self._state:
             held = list(self._held.values())
             self._held.clear()
