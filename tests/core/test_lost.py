@@ -220,3 +220,8 @@ def test_paths_outside_missing_or_rewritten_with_the_same_bytes_are_no_loss(tmp_
     _step(engine, "rebuild", at_risk, rebuild)
     [turn] = [e for e in engine.entries() if e.kind == "turn"]
     assert [(lost.path, lost.how, lost.kept is not None) for lost in turn.lost] == [("out/changed.txt", "overwritten", True)]
+    from takeback.mcp import text  # what the agent reads through MCP says so too
+
+    assert "cannot take back: out/changed.txt (an ignored file, overwritten; kept by Takeback)" in text.timeline(
+        [turn], str(repo), str(engine.store.path))
+    assert "cannot take back  " in text.entry(turn) and "out/changed.txt" in text.entry(turn)
