@@ -10,6 +10,7 @@ only asks it.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import asdict
 
@@ -21,9 +22,6 @@ from ..hooks.events import Event
 from .context import Context
 from .output import EXIT_OK, EXIT_USAGE, fail, print_json
 from .parser import AddCommand, Handler
-
-_PRE_TOOL = {"claude": "PreToolUse", "codex": "PreToolUse", "qwen": "PreToolUse", "gemini": "BeforeTool",
-             "copilot": "preToolUse", "cursor": "beforeShellExecution", "opencode": "tool.execute.before"}
 
 
 def register(command: AddCommand) -> dict[str, Handler]:
@@ -94,9 +92,7 @@ def _check(ctx: Context) -> int:
     if line is None and not args.path:
         return fail(ctx.json, "usage", "name a shell line after --, or an edit tool's file with --path", EXIT_USAGE)
     event = Event("pre_tool", args.agent, tool="Bash" if line else "Edit", command=line, paths=args.path,
-                  cwd=str(ctx.root), event_name=_PRE_TOOL.get(args.agent))
-    import os
-
+                  cwd=str(ctx.root))  # (no event name: the agent's pre-tool event, hooks/answers.abilities)
     decision, verdict = decide_for(ctx.engine, event, dict(os.environ))
     found = [asdict(f) for f in verdict.findings] if verdict is not None else []
     if ctx.json:
