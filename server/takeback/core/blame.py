@@ -135,7 +135,7 @@ def with_commits(origins: list[BlameOrigin], now: bytes, head: bytes, commits: l
     named: dict[str, BlameOrigin] = {}
     size_head, size_now = len(split_lines(head)), len(split_lines(now))
     at_head = at_now = 0
-    for i1, i2, j1, j2 in [*changed_blocks(head, now), (size_head, size_head, size_now, size_now)]:
+    for i1, i2, _j1, j2 in [*changed_blocks(head, now), (size_head, size_head, size_now, size_now)]:
         for k in range(i1 - at_head):  # the lines both hold, up to this block
             line, commit = at_now + k, commits[at_head + k]
             if out[line].kind == "before" and commit:

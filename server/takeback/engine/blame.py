@@ -95,8 +95,7 @@ def _origin(state: FoldedEntry, index: int, cp: CheckpointRecorded) -> BlameOrig
             kind="turn", entry=begun.entry, number=begun.number, step=index, step_label=cp.label,
             agent=begun.agent, session=begun.session, label=begun.label, at=cp.at,
         )
-    why = "mark" if begun.kind == "mark" else "operation"
-    return BlameOrigin(kind="person", why=why, entry=begun.entry, number=begun.number,
+    return BlameOrigin(kind="person", why="mark" if begun.kind == "mark" else "operation", entry=begun.entry, number=begun.number,
                        label=begun.label or begun.kind, at=cp.at)
 
 
