@@ -647,3 +647,48 @@ class GcReport(_Model):
     bytes_after: int
     kept_entries: int
     dropped: list[DroppedSpan] = []  # which entries this run dropped, and why
+
+
+# --------------------------------------------------------------------------- blame (``core/blame.py``)
+
+
+class BlameOrigin(_Model):
+    """Who wrote a line as the file stands now. ``kind``: ``turn`` (an agent's turn and step:
+    ``entry``, ``number``, ``step`` from 1 with its ``step_label``, ``agent``, ``session``, the
+    prompt in ``label``, ``at`` the step's time); ``person`` (``why``: ``between`` the timeline's
+    versions, in a ``mark`` or an ``operation`` (that entry named), or ``since`` the newest
+    recorded version); ``before`` the timeline (``commit``: the commit ``git blame`` gives the
+    line at HEAD, where the file is tracked and the line is HEAD's); ``unknown`` (a version's
+    content was not stored: withheld, binary, a symlink). ``edited_from``: the agent's line the
+    person edited into this one."""
+
+    kind: Literal["turn", "person", "before", "unknown"]
+    entry: str | None = None
+    number: int | None = None
+    step: int | None = None
+    step_label: str | None = None
+    agent: str | None = None
+    session: str | None = None
+    label: str | None = None
+    at: datetime | None = None
+    why: Literal["between", "mark", "operation", "since"] | None = None
+    commit: str | None = None
+    edited_from: BlameOrigin | None = None
+
+
+class BlameLine(_Model):
+    """One line of the file now (``line`` from 1; ``text`` without its line ending, bytes that
+    are not UTF-8 as U+FFFD) and who wrote it."""
+
+    line: int
+    text: str
+    origin: BlameOrigin
+
+
+class Blame(_Model):
+    """``takeback blame``'s answer: the lines asked for, and how many timeline entries that
+    changed the file were read."""
+
+    path: str
+    lines: list[BlameLine]
+    entries: int

@@ -16,8 +16,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from . import wording
-from .models import Entry, GcReport, OperationResult, SaveReport, StoreStatus, UnsavedFile
-from .terminal import quote_path, quote_text
+from .models import Blame, BlameOrigin, Entry, GcReport, OperationResult, SaveReport, StoreStatus, UnsavedFile
+from .terminal import escape, quote_path, quote_text
 from .wording import counted, listed, size
 
 _T = TypeVar("_T")
@@ -312,3 +312,28 @@ def print_gc(report: GcReport) -> None:
     for span in report.dropped:
         numbers = f"#{span.first}" if span.first == span.last else f"#{span.first}–#{span.last}"
         print(f"  dropped {numbers}: {span.why}")
+
+
+def blame_origin(origin: BlameOrigin) -> str:
+    """A line's author in ``blame``'s short column: ``#12.3 claude`` (turn 12, step 3, its agent),
+    ``person`` (``person, was #12.3`` when the person edited that agent's line), ``^abc1234 (git)``
+    (before the timeline, with git blame's commit), ``before`` (before it, not in HEAD), ``unknown``."""
+    if origin.kind == "turn":
+        return f"#{origin.number}.{origin.step} {quote_text(origin.agent or 'agent')}"
+    if origin.kind == "person":
+        was = origin.edited_from
+        return f"person, was #{was.number}.{was.step}" if was is not None else "person"
+    if origin.kind == "before":
+        return f"^{origin.commit[:7]} (git)" if origin.commit else "before"
+    return "unknown"
+
+
+def print_blame(blame: Blame) -> None:
+    """One line per line of the file, as ``git blame`` prints it: who, the line number, the text.
+    The text is the file's own, so written as it is but for what a terminal acts on (``escape``:
+    a tab stays a tab), not quoted as a prompt would be."""
+    names = [blame_origin(line.origin) for line in blame.lines]
+    width = max((len(n) for n in names), default=0)
+    digits = len(str(blame.lines[-1].line)) if blame.lines else 1
+    for name, line in zip(names, blame.lines, strict=True):
+        print(f"{name:<{width}} {line.line:>{digits}}) {escape(line.text)}")

@@ -69,3 +69,29 @@ def unified_diff(
         first, _, rest = text.partition("\n")
         text = f"{first}\n{header}{rest}" if text else f"diff --git a/{path} b/{path}\n{header}"
     return text
+
+
+def split_lines(content: bytes) -> list[bytes]:
+    """The lines of ``content`` as git counts them: split after each ``\\n`` only (a lone
+    ``\\r`` is part of its line), each with its ending, the last without one if it has none."""
+    parts = content.split(b"\n")
+    out = [part + b"\n" for part in parts[:-1]]
+    if parts[-1]:
+        out.append(parts[-1])
+    return out
+
+
+def changed_blocks(before: bytes, after: bytes) -> list[tuple[int, int, int, int]]:
+    """The blocks of lines that differ from ``before`` to ``after`` (libgit2's diff, no context),
+    in order: ``(i1, i2, j1, j2)``, 0-based and end excluded, meaning ``split_lines(before)[i1:i2]``
+    became ``split_lines(after)[j1:j2]``. Text only: binary content has no lines here."""
+    if before == after:
+        return []
+    patch = pygit2.Patch.create_from(before, after, context_lines=0)
+    blocks = []
+    for hunk in patch.hunks:
+        # git's header names the line before an empty side (0: the top), else its first line
+        i1 = hunk.old_start - 1 if hunk.old_lines else hunk.old_start
+        j1 = hunk.new_start - 1 if hunk.new_lines else hunk.new_start
+        blocks.append((i1, i1 + hunk.old_lines, j1, j1 + hunk.new_lines))
+    return blocks

@@ -14,20 +14,21 @@ from pathlib import Path
 
 from ..core.models import (
     MODE_LINK,
+    Blame,
     Entry,
     FileVersion,
     StoreRepair,
     StoreStatus,
 )
 from ..core.terminal import quote_path
-from ..core.textdiff import unified_diff
+from ..core.textdiff import is_binary, unified_diff
 from ..errors import (
     InvalidInput,
     NotFound,
     StateError,
 )
 from ..storage import repair
-from . import failures, hunks_here
+from . import blame, failures, hunks_here
 from .history import collector_paused
 from .parts import EngineParts
 
@@ -171,6 +172,25 @@ class Reading(EngineParts):
         """The hunks ``hunks_in`` finds whose lines now overlap 1-based ``first``..``last``, of
         at most ``entries`` entries, newest first: what "take back these lines" offers."""
         return hunks_here.covering(self.hunks_in(path, now), first, last, entries)
+
+    def blame(self, path: str, first: int | None = None, last: int | None = None) -> Blame:
+        """Who wrote each line of ``path`` as it stands on disk, lines ``first``..``last``
+        (1-based; None: from the top, to the end): an agent's turn and step, the person, or
+        before the timeline (``core/blame.py`` owns the rule, ``engine/blame.py`` reads it)."""
+        with self.transaction():
+            rel = self.workspace.rel(path)
+            version = self.workspace.read(rel)
+            if version is None:
+                raise NotFound(f"{quote_path(rel)} is not a file in the workspace now: blame reads the file as it stands")
+            if version.mode == MODE_LINK or is_binary(version.content):
+                kind = "a symlink" if version.mode == MODE_LINK else "binary"
+                raise InvalidInput(f"{quote_path(rel)} is {kind}: blame names who wrote lines of text")
+            if first is not None and last is not None and first > last:
+                raise InvalidInput(f"-L {first},{last}: the first line comes after the last")
+            self._user_head()  # (finds the person's repository, once)
+            repo = self._user_repo or None
+            return blame.blame_file(self.timeline, self.capture, rel, version.content, repo, self.workspace.root,
+                                    first, last)
 
     def _content(self, rel: str, version: FileVersion | None) -> bytes | None:
         """The bytes of ``rel`` at ``version`` (None: no file then); withheld content was never stored."""

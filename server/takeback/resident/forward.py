@@ -1,6 +1,6 @@
 """The command line's short path: hand a command to the resident process, print its answer.
 
-``takeback status``, ``log``, ``show``, ``diff``, ``cat``, ``undo``/``redo``/``revert``/
+``takeback status``, ``log``, ``show``, ``diff``, ``cat``, ``blame``, ``undo``/``redo``/``revert``/
 ``restore`` (a dry run or not), ``begin`` and ``end`` are served by the resident process,
 which has the engine already imported and, for a workspace its hooks record into, the work tree
 watched: it runs the very same command-line code for them (``cli.py`` there) and sends back the
@@ -43,7 +43,7 @@ from . import address, client, wire
 
 # What the resident process serves, here and after parsing there (``cli.servable``): the reading
 # commands, the operations (with --dry-run they only read) and the turns' brackets.
-READING = frozenset(("status", "log", "show", "diff", "cat"))
+READING = frozenset(("status", "log", "show", "diff", "cat", "blame"))
 DRY_RUN = frozenset(("undo", "redo", "revert", "restore"))  # (a dry run only reads)
 WRITING = DRY_RUN | frozenset(("begin", "end"))
 _GLOBAL_WITH_VALUE = ("--workspace", "-C")
