@@ -181,8 +181,9 @@ def push(store: Store, workspace: Path, remote: str, who: str, tries: int = 3) -
         head = store.head()
     if head is None:
         raise SharingFailed("nothing to push: this workspace's timeline is empty")
-    _name, url = remote_of(workspace, remote)
+    name, url = remote_of(workspace, remote)
     repo = shared_repo(store)
+    _promisor(repo, name, url)
     ref, tip = TIMELINES + who, head
     for _ in range(tries):
         proc = _in(repo, "push", "--porcelain", "--no-verify", url, f"{tip}:{ref}", check=False)
@@ -190,7 +191,7 @@ def push(store: Store, workspace: Path, remote: str, who: str, tries: int = 3) -
             return tip
         if not _rejected(proc.stdout):
             raise SharingFailed(f"git push to {remote} failed: {_last_line(proc.stderr)}")
-        theirs = _fetch_own(repo, url, ref)
+        theirs = _fetch_own(repo, name, ref)
         if theirs is None or _ancestor(repo, theirs, head):
             tip = head  # they moved meanwhile to something this log holds (or went away): again
         else:
@@ -217,13 +218,14 @@ def _rejected(porcelain: bytes) -> bool:
     return any(line.startswith(b"!") for line in porcelain.splitlines())
 
 
-def _fetch_own(repo: Path, url: str, ref: str) -> str | None:
+def _fetch_own(repo: Path, name: str, ref: str) -> str | None:
     """The remote's value of ``ref`` fetched into ``repo`` (metadata only), or None if it has none."""
     local = f"{INCOMING}own"
-    proc = _in(repo, "fetch", "--no-tags", "--no-write-fetch-head", "--filter=blob:none", url, f"+{ref}:{local}", check=False)
-    if proc.returncode != 0:
+    _in(repo, "update-ref", "-d", local)
+    if not _in(repo, "ls-remote", name, ref).stdout.strip():
         return None
-    return _refs(repo, local).get("")
+    _in(repo, "fetch", "--no-tags", "--no-write-fetch-head", "--filter=blob:none", name, f"+{ref}:{local}")
+    return _refs(repo, INCOMING).get("own")
 
 
 def _ancestor(repo: Path, older: str, newer: str) -> bool:
@@ -358,9 +360,12 @@ def _contents(repo: Path, oids: list[str], want: str | None = None, limit: int |
     at = 0
     while at < len(out):
         end = out.index(b"\n", at)
-        oid, _kind, size = out[at:end].decode().split()
-        found[oid] = out[end + 1 : end + 1 + int(size)]
-        at = end + 2 + int(size)
+        parts = out[at:end].decode().split()
+        if len(parts) != 3:
+            raise SharingFailed(f"{where or 'shared.git'}: object {parts[0]} is missing (the remote did not send it)")
+        length = int(parts[2])
+        found[parts[0]] = out[end + 1 : end + 1 + length]
+        at = end + 2 + length
     return found
 
 
