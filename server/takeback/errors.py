@@ -123,8 +123,7 @@ class SharingFailed(TakebackError):
     a refused timeline, and nothing of it reached the workspace."""
 
     code = "sharing"
-    exit_status = 15
-    rpc_code = -32011
+    exit_status = 15  # rpc_code: the base's; no request of the language server shares yet
 
 
 class Busy(TakebackError):
