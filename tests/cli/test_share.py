@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 
 from helpers import git, git_state, make_repo
+from takeback.storage import share
+from takeback.storage.store import Store
 
 from .conftest import Takeback, isolated_env
 
@@ -85,7 +87,13 @@ def test_alice_pushes_bob_fetches_her_entries_and_neither_repository_changes(tmp
     assert {"add a discount", "round the tax"} <= labels
     # ... and the file contents were left on the remote (blob:none), to be fetched when needed
     missing = git(shared, "rev-list", "--objects", "--missing=print", f"refs/takeback/remotes/origin/{who}")
-    assert any(line.startswith("?") for line in missing.splitlines())
+    absent = [line[1:] for line in missing.splitlines() if line.startswith("?")]
+    assert absent
+    # one is fetched when needed, alone, from the promisor remote (the clone's origin)
+    store = Store(bob.store(), bob.cwd)
+    assert share.content(store, "origin", absent[0]) == git(remote, "cat-file", "blob", absent[0]).encode()
+    still = git(shared, "rev-list", "--objects", "--missing=print", f"refs/takeback/remotes/origin/{who}")
+    assert sum(line.startswith("?") for line in still.splitlines()) == len(absent) - 1
     for tb in (alice, bob):
         assert git_state(tb.cwd) == before[tb.cwd], "the person's repository changed"
 
