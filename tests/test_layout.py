@@ -18,7 +18,7 @@ ALLOWED: dict[str, set[str]] = {
     "gitenv": set(),
     "core": {"errors"},
     "config": {"core", "errors"},
-    "storage": {"errors"},
+    "storage": {"errors", "gitenv"},
     "workspace": {"core", "storage", "errors", "config"},
     "scanning": {"core", "storage", "workspace", "errors", "gitenv"},
     "engine": {"core", "storage", "workspace", "scanning", "errors", "config"},

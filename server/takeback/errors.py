@@ -116,6 +116,16 @@ class NeedsConsent(TakebackError):
     rpc_code = -32010
 
 
+class SharingFailed(TakebackError):
+    """Sharing a timeline through git did not happen: the person's ``git`` failed to reach the
+    remote (its own message follows), or what the remote holds was refused as data no Takeback
+    wrote (a path outside the workspace, a wrong object type, a huge object). Nothing was kept of
+    a refused timeline, and nothing of it reached the workspace."""
+
+    code = "sharing"
+    exit_status = 15  # rpc_code: the base's; no request of the language server shares yet
+
+
 class Busy(TakebackError):
     """Another process held the store's lock for too long."""
 

@@ -294,21 +294,8 @@ class History:
         return self.uncached >= CACHE_AFTER_RECORDS
 
     def check_record(self, record: Record, where: str) -> None:
-        """Refuse a record that names a path no recorded change can have (``..``, absolute,
-        inside ``.git``): the store was not written by Takeback, and nothing may act on it."""
-        if isinstance(record, CheckpointRecorded):
-            for change in record.changes:
-                for path in (change.path, change.renamed_from, *change.new_folders):
-                    self._check_path(path, where)
-            for lost in record.lost:  # (a command is built from it: never one naming a path elsewhere)
-                self._check_path(lost.path, where)
-
-    def _check_path(self, path: str | None, where: str) -> None:
-        if path is not None and not is_recorded_path(path):
-            raise StoreError(
-                f"{where} in {self.store.path} names the path {path!r}, which is outside the "
-                "workspace or inside .git: Takeback did not write it, and will not act on it"
-            )
+        """``check_record`` (below), for a record read back from this store."""
+        check_record(record, f"{where} in {self.store.path}")
 
     # ------------------------------------------------------------------ folding
 
@@ -449,6 +436,22 @@ class History:
         head = self.store.head()
         begins = self._begins()
         return head if not begins else (head or "") + "".join(f"+{begun.entry}" for _name, begun in begins)
+
+
+def check_record(record: Record, where: str) -> None:
+    """Refuse a record that names a path no recorded change can have (``..``, absolute, inside
+    ``.git``): the store (or a teammate's timeline) was not written by Takeback, and nothing may
+    act on it. ``where`` names the record for the message."""
+    if not isinstance(record, CheckpointRecorded):
+        return
+    named = [path for change in record.changes for path in (change.path, change.renamed_from, *change.new_folders)]
+    named += [lost.path for lost in record.lost]  # (a command is built from it: never one naming a path elsewhere)
+    for path in named:
+        if path is not None and not is_recorded_path(path):
+            raise StoreError(
+                f"{where} names the path {path!r}, which is outside the "
+                "workspace or inside .git: Takeback did not write it, and will not act on it"
+            )
 
 
 @contextlib.contextmanager

@@ -22,6 +22,16 @@ def parse_tree(data: bytes) -> dict[str, str]:
     return {name.decode(): oid.hex() for _mode, name, oid in found}
 
 
+def tree_entries(data: bytes) -> list[tuple[str, str, str]]:
+    """A raw git tree's entries with their modes: (mode, name, object id), in order
+    (``ValueError`` for a tree cut short). For trees from elsewhere (``share.py``), whose shape
+    must be checked."""
+    found = _TREE_ENTRY.findall(data)
+    if sum(len(mode) + len(name) + 22 for mode, name, _oid in found) != len(data):
+        raise ValueError("a tree that does not parse to its end (torn)")
+    return [(mode.decode(errors="replace"), name.decode(errors="replace"), oid.hex()) for mode, name, oid in found]
+
+
 _META_ENTRY = b"100644 meta.json\x00"
 
 
