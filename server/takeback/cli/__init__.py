@@ -71,7 +71,8 @@ def answer(
 
 
 def _parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
-    from . import agents, blaming, guarding, operations, reading, servers, sharing, turns, upkeep  # after the hook's short path: they load more
+    # after the hook's short path: they load more
+    from . import agents, blaming, guarding, operations, reading, servers, sharing, turns, upkeep
 
     return build_parser((turns, reading, blaming, operations, upkeep, agents, guarding, servers, sharing))
 
