@@ -6,7 +6,7 @@ in ``output.py`` and in docs/cli.md. Errors are one line on stderr.
 
 One module per command group, each adding its commands to the parser and naming the function
 that runs each (``register``): ``turns`` (begin, end, check, mark), ``reading`` (log, show, diff,
-cat, status), ``blaming`` (blame), ``operations`` (undo, redo, revert, restore), ``upkeep`` (gc), ``agents`` (hook,
+cat, status), ``blaming`` (blame), ``exporting`` (export), ``operations`` (undo, redo, revert, restore), ``upkeep`` (gc), ``agents`` (hook,
 install, uninstall), ``guarding`` (guard), ``servers`` (serve, mcp, resident, ui, demo), ``sharing`` (share push, fetch,
 delete). ``main`` parses, looks the
 command up in that table, and turns every error into one line. ``answer`` does the same for
@@ -72,9 +72,9 @@ def answer(
 
 def _parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     # after the hook's short path: they load more
-    from . import agents, blaming, guarding, operations, reading, servers, sharing, turns, upkeep
+    from . import agents, blaming, exporting, guarding, operations, reading, servers, sharing, turns, upkeep
 
-    return build_parser((turns, reading, blaming, operations, upkeep, agents, guarding, servers, sharing))
+    return build_parser((turns, reading, blaming, exporting, operations, upkeep, agents, guarding, servers, sharing))
 
 
 _served_parser = functools.cache(_parser)
