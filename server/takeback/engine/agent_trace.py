@@ -34,9 +34,9 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 import pygit2
@@ -124,10 +124,12 @@ def _added_lines(repo: pygit2.Repository, commit: pygit2.Commit) -> Iterator[tup
     """(path from the repository's root, its content in ``commit``, the line numbers the
     commit added) of each text file the commit changed against its first parent."""
     if commit.parents:
-        diff = repo.diff(commit.parents[0].tree, commit.tree, context_lines=0)
+        diff = commit.parents[0].tree.diff_to_tree(commit.tree, context_lines=0)
     else:
         diff = commit.tree.diff_to_tree(context_lines=0, swap=True)
     for patch in diff:
+        if patch is None:
+            continue
         delta = patch.delta
         if delta.status == DeltaStatus.DELETED or delta.new_file.mode == MODE_LINK:
             continue
