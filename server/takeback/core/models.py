@@ -292,6 +292,9 @@ class OperationDone(_Model):
     conflicts: list[str] = []
     markers: list[str] = []
     forced: list[str] = []
+    remote: str | None = None
+    """The teammate's timeline (``REMOTE/WHO``) whose entry ``target`` is, when it is not this
+    workspace's (``takeback revert origin/alice#12``: ``engine/remote.py``)."""
     editor: list[str] = []
     """Paths the operation applied to documents open in an editor (``workspace/applyEdit``): on
     disk only once the person saves them (``engine/unsaved.py`` watches for those discarded)."""

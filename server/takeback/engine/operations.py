@@ -51,6 +51,7 @@ from ..core.textdiff import is_binary, unified_diff
 from ..core.timeline import FoldedEntry, Timeline, git_moved, lost_of, outside_of, relevant_steps, resolve_step
 from ..errors import (
     ChangedMeanwhile,
+    InvalidInput,
     NothingToDo,
     OutsideWorkspace,
     StateError,
@@ -59,7 +60,7 @@ from ..errors import (
 )
 from ..workspace.files import Workspace
 from ..workspace.journal import JournalFile, wording_of
-from . import brackets, narrow
+from . import brackets, narrow, remote
 from .handoff import EditorApply, ask_editor, put_back_bits, set_exec_bits
 from .narrow import Scope
 from .parts import EngineParts
@@ -158,6 +159,10 @@ class Operations(EngineParts):
         the hunk of the file's change that covers that line (``core/hunks.py``). The entry's own state stays as it is for those; a step
         taken back makes its turn ``partial``. Each is its own timeline entry.
         """
+        if remote.names_teammate(turn):  # a teammate's turn (``REMOTE/WHO#N``): their timeline, your files
+            if paths is not None or pathspec is not None or hunk is not None:
+                raise InvalidInput(f"{turn}: a teammate's turn is taken back whole (no paths, no --hunk)")
+            return remote.revert(self, turn, dry_run, on_conflict, **io)
         check_on_conflict(on_conflict)
         with self.transaction():
             found = resolve_step(self.timeline, turn)
@@ -459,7 +464,7 @@ class Operations(EngineParts):
                 effects=effects, previous=previous,  # type: ignore[arg-type]
                 skipped=[s.path for s in plan.skipped], conflicts=[c.path for c in plan.conflicts],
                 markers=[c.path for c in plan.conflicts if c.markers_written], forced=plan.forced,
-                editor=[item.path for item in plan.writes if item.path in editor_paths],
+                editor=[item.path for item in plan.writes if item.path in editor_paths], remote=target.remote,
             ),
         ]
 
