@@ -105,6 +105,16 @@ def test_bob_lists_alices_turns_and_takes_one_back_keeping_her_later_one(tmp_pat
     shown = bob.json("show", f"origin/{who}#1", "--patch")
     assert shown["who"] == who and "+    return 2  # discount" in shown["patch"]
 
+    # blame: her squashed lines are her prompts' (Bob's own timeline never saw them)
+    lines = bob.json("blame", "src/app.py")["lines"]
+    named = {line["line"]: (line["origin"]["kind"], line["origin"]["remote"], line["origin"]["who"],
+                            line["origin"]["number"], line["origin"]["label"]) for line in lines}
+    assert named[2] == ("turn", "origin", who, 1, "add a discount")
+    assert named[6] == ("turn", "origin", who, 2, "round the tax")
+    assert named[1][0] == "before" and named[1][1] is None  # (git's commit: the line is older than her turns)
+    shown_blame = bob.ok("blame", "src/app.py").text.splitlines()
+    assert shown_blame[1].startswith(f"origin/{who} #1.1 claude") and shown_blame[5].startswith(f"origin/{who} #2.1 claude")
+
     # Bob's own edit of the very line her turn wrote: a conflict, nothing written, and the
     # command the answer names is the teammate's turn again, never this workspace's #1
     app = bob.cwd / "src/app.py"
@@ -123,6 +133,9 @@ def test_bob_lists_alices_turns_and_takes_one_back_keeping_her_later_one(tmp_pat
     done = bob.json("revert", "origin/alice#1")
     assert done["verdict"] == "safe" and done["applied"], done
     assert app.read_bytes() == (BASE.replace("return x", "return round(x)") + "# bob's note\n").encode()
+    lines = bob.json("blame", "src/app.py")["lines"]
+    assert lines[1]["origin"]["remote"] is None and lines[1]["origin"]["kind"] == "person"  # his revert's line
+    assert (lines[5]["origin"]["who"], lines[5]["origin"]["number"]) == (who, 2)  # her later turn's line stays hers
     assert f"origin/{who}#1" in done["message"]
     [entry] = bob.json("log")
     assert entry["kind"] == "revert" and entry["label"] == f"revert origin/{who}#1: add a discount"

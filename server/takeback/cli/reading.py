@@ -72,8 +72,8 @@ def _remote_log(ctx: Context) -> int:
     args = ctx.args
     found = remote.log(ctx.engine.store, remote.remote_name(ctx.root, text(args.remote)))
     if ctx.json:
-        print_json([{"remote": mate.remote, "who": mate.who, "commit": mate.tip, "entries": [e.model_dump(mode="json") for e in entries[: args.limit]]}
-                    for mate, entries in found])
+        print_json([{"remote": mate.remote, "who": mate.who, "commit": mate.tip,
+                     "entries": [e.model_dump(mode="json") for e in entries[: args.limit]]} for mate, entries in found])
         return EXIT_OK
     for index, (mate, entries) in enumerate(found):
         shown = [e for e in entries if args.all or not e.empty_turn][: args.limit]

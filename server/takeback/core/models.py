@@ -677,6 +677,10 @@ class BlameOrigin(_Model):
     why: Literal["between", "mark", "operation", "since"] | None = None
     commit: str | None = None
     edited_from: BlameOrigin | None = None
+    remote: str | None = None
+    """A teammate's turn (``engine/blame_remote.py``): the remote their timeline was fetched
+    from, with ``who`` (``person@machine``); ``number`` and ``step`` are theirs."""
+    who: str | None = None
 
 
 class BlameLine(_Model):

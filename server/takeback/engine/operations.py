@@ -51,7 +51,6 @@ from ..core.textdiff import is_binary, unified_diff
 from ..core.timeline import FoldedEntry, Timeline, git_moved, lost_of, outside_of, relevant_steps, resolve_step
 from ..errors import (
     ChangedMeanwhile,
-    InvalidInput,
     NothingToDo,
     OutsideWorkspace,
     StateError,
@@ -140,6 +139,7 @@ class Operations(EngineParts):
         ending it now would record it (what its bracket saw change on disk so far)."""
         return self.timeline.undo_target(self._with_pending_bracket)
 
+    @remote.teammates_too  # ``REMOTE/WHO#N``: a teammate's turn, taken back in your files (``engine/remote.py``)
     def revert(
         self,
         turn: str,
@@ -159,10 +159,6 @@ class Operations(EngineParts):
         the hunk of the file's change that covers that line (``core/hunks.py``). The entry's own state stays as it is for those; a step
         taken back makes its turn ``partial``. Each is its own timeline entry.
         """
-        if remote.names_teammate(turn):  # a teammate's turn (``REMOTE/WHO#N``): their timeline, your files
-            if paths is not None or pathspec is not None or hunk is not None:
-                raise InvalidInput(f"{turn}: a teammate's turn is taken back whole (no paths, no --hunk)")
-            return remote.revert(self, turn, dry_run, on_conflict, **io)
         check_on_conflict(on_conflict)
         with self.transaction():
             found = resolve_step(self.timeline, turn)

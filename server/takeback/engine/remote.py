@@ -23,10 +23,12 @@ blobs, no file content), once per command; no cache is kept yet.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ..core.merge import Version
 from ..core.models import Entry, FileVersion, OnConflict, OperationResult, RecordEnvelope, check_on_conflict
@@ -196,9 +198,28 @@ class _Blobs(dict[str, bytes]):
     def __bool__(self) -> bool:
         return True
 
-    def get(self, oid: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, oid: str, default: Any = None) -> Any:
         version = self.versions.get(oid)
         return default if version is None else self.contents.content(version)
+
+
+_Revert = TypeVar("_Revert", bound=Callable[..., OperationResult])
+
+
+def teammates_too(revert_here: _Revert) -> _Revert:
+    """``Operations.revert`` that also takes a teammate's turn (``REMOTE/WHO#N``) back (``revert``
+    below); any other turn is this workspace's, as before."""
+
+    @functools.wraps(revert_here)
+    def either(ops: Operations, turn: str, dry_run: bool = False, on_conflict: OnConflict = "abort",
+               paths: Any = None, pathspec: Any = None, hunk: Any = None, **io: Any) -> OperationResult:
+        if not names_teammate(turn):
+            return revert_here(ops, turn, dry_run, on_conflict, paths, pathspec, hunk, **io)
+        if paths is not None or pathspec is not None or hunk is not None:
+            raise InvalidInput(f"{turn}: a teammate's turn is taken back whole (no paths, no --hunk)")
+        return revert(ops, turn, dry_run, on_conflict, **io)
+
+    return cast(_Revert, either)
 
 
 def revert(ops: Operations, spec: str, dry_run: bool = False, on_conflict: OnConflict = "abort",
@@ -231,9 +252,9 @@ def revert(ops: Operations, spec: str, dry_run: bool = False, on_conflict: OnCon
         previous = {target.begun.entry: "applied"}
         label = f"revert {name}" + (f": {target.begun.label}" if target.begun.label else "")
         narrowed = narrow.Narrowed(steps, effects, previous, label, again={"step": name}, blobs=blobs)
-        io_: EditorIo = io  # type: ignore[assignment]
+        editor = cast("EditorIo", io)
         result = ops._operate("revert", here, steps, effects, previous, dry_run, on_conflict, label,
-                              narrowed=narrowed, **io_)
+                              narrowed=narrowed, **editor)
     number = target.begun.number
     message = result.message.replace(f"revert of #{number}", f"revert of {name}", 1)
     message = message.replace(f"; #{number} has", f"; {name} has").replace(f"(takeback show {number})", f"(takeback show {name})")
