@@ -1,11 +1,13 @@
-"""Reading the timeline: ``log``, ``show``, ``diff``, ``cat`` and ``status``."""
+"""Reading the timeline: ``log``, ``show``, ``diff``, ``cat`` and ``status``; ``log --remote`` and
+``show REMOTE/WHO#N`` read teammates' fetched timelines (``engine/remote.py``)."""
 
 from __future__ import annotations
 
 import sys
 
 from ..core import render
-from ..core.terminal import quote_path
+from ..core.terminal import quote_path, quote_text
+from ..engine import remote
 from ..errors import InvalidInput, NoStore
 from .context import Context
 from .output import EXIT_OK, content_json, print_json, text, write_body
@@ -18,9 +20,11 @@ def register(command: AddCommand) -> dict[str, Handler]:
     p.add_argument("--session", default=None)
     p.add_argument("--before", type=int, default=None, help="only entries numbered below this")
     p.add_argument("--all", action="store_true", help="also the turns that changed no file (left out by default)")
+    p.add_argument("--remote", default=None, metavar="REMOTE",
+                   help="teammates' timelines fetched from REMOTE ('takeback share fetch'), each with its own numbers")
 
     p = command("show", "one turn: its files, checks and state")
-    p.add_argument("turn")
+    p.add_argument("turn", help="a turn (12, #12, an id, last), or a teammate's (origin/alice@laptop#12)")
     p.add_argument("--patch", action="store_true", help="also print its diff")
 
     p = command("diff", "unified diff of what a turn changed")
@@ -40,6 +44,8 @@ def log(ctx: Context) -> int:
     args = ctx.args
     if args.limit is not None and args.limit < 1:
         raise InvalidInput("--limit must be 1 or more")
+    if args.remote is not None:
+        return _remote_log(ctx)
     # printed as lines, an entry needs no file list (only their count): none is read from the log
     try:
         engine = ctx.engine
@@ -61,8 +67,40 @@ def log(ctx: Context) -> int:
     return EXIT_OK
 
 
+def _remote_log(ctx: Context) -> int:
+    """``log --remote REMOTE``: each teammate's timeline fetched from it, by ``person@machine``."""
+    args = ctx.args
+    found = remote.log(ctx.engine.store, remote.remote_name(ctx.root, text(args.remote)))
+    if ctx.json:
+        print_json([{"remote": mate.remote, "who": mate.who, "commit": mate.tip,
+                     "entries": [e.model_dump(mode="json") for e in entries[: args.limit]]} for mate, entries in found])
+        return EXIT_OK
+    for index, (mate, entries) in enumerate(found):
+        shown = [e for e in entries if args.all or not e.empty_turn][: args.limit]
+        print(("\n" if index else "") + f"{quote_text(mate.name)}  ({len(shown)} of {len(entries)} entries, "
+              f"tip {mate.tip[:12]})")
+        if shown:
+            render.print_log(render.log_for_terminal(shown), len(entries) - len(shown) if args.limit is None else 0)
+        else:
+            print("no turn that changed a file" + ("" if args.all else " ('--all' lists the others)"))
+    return EXIT_OK
+
+
 def show(ctx: Context) -> int:
     args, engine = ctx.args, ctx.engine
+    if remote.names_teammate(args.turn):
+        mate, state = remote.resolve(engine.store, text(args.turn))
+        entry = mate.timeline.view(state)
+        patch = remote.diff(engine.store, engine.capture, mate, entry) if args.patch else None
+        if ctx.json:
+            print_json({**entry.model_dump(mode="json"), "remote": mate.remote, "who": mate.who,
+                        **({"patch": patch} if args.patch else {})})
+            return EXIT_OK
+        print(f"{quote_text(mate.name)}:")
+        render.print_entry(render.for_terminal(entry))
+        if patch is not None:
+            write_body(patch)
+        return EXIT_OK
     entry = engine.entry(args.turn)
     if ctx.json:
         data = entry.model_dump(mode="json")

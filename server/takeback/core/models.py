@@ -292,6 +292,9 @@ class OperationDone(_Model):
     conflicts: list[str] = []
     markers: list[str] = []
     forced: list[str] = []
+    remote: str | None = None
+    """The teammate's timeline (``REMOTE/WHO``) whose entry ``target`` is, when it is not this
+    workspace's (``takeback revert origin/alice#12``: ``engine/remote.py``)."""
     editor: list[str] = []
     """Paths the operation applied to documents open in an editor (``workspace/applyEdit``): on
     disk only once the person saves them (``engine/unsaved.py`` watches for those discarded)."""
@@ -674,6 +677,10 @@ class BlameOrigin(_Model):
     why: Literal["between", "mark", "operation", "since"] | None = None
     commit: str | None = None
     edited_from: BlameOrigin | None = None
+    remote: str | None = None
+    """A teammate's turn (``engine/blame_remote.py``): the remote their timeline was fetched
+    from, with ``who`` (``person@machine``); ``number`` and ``step`` are theirs."""
+    who: str | None = None
 
 
 class BlameLine(_Model):

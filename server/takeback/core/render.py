@@ -319,7 +319,8 @@ def blame_origin(origin: BlameOrigin) -> str:
     ``person`` (``person, was #12.3`` when the person edited that agent's line), ``^abc1234 (git)``
     (before the timeline, with git blame's commit), ``before`` (before it, not in HEAD), ``unknown``."""
     if origin.kind == "turn":
-        return f"#{origin.number}.{origin.step} {quote_text(origin.agent or 'agent')}"
+        mate = f"{quote_text(f'{origin.remote}/{origin.who}')} " if origin.remote else ""  # a teammate's: origin/alice@laptop #12.1
+        return f"{mate}#{origin.number}.{origin.step} {quote_text(origin.agent or 'agent')}"
     if origin.kind == "person":
         was = origin.edited_from
         return f"person, was #{was.number}.{was.step}" if was is not None else "person"

@@ -57,6 +57,7 @@ class FoldedEntry:
     # (files, additions, deletions) of its view, kept while its checkpoints and their applied
     # flags stay as they were: the header of an entry whose file lists are not read (``header``)
     summary: tuple[int, int, int] | None = None
+    remote: str | None = None  # a teammate's entry (``engine/remote.py``): their timeline, ``REMOTE/WHO``
     # built from it on demand and kept until a record changes it (``changed``); a copy made with
     # ``dataclasses.replace`` starts without them
     _view: Entry | None = field(default=None, init=False, repr=False, compare=False)

@@ -59,7 +59,7 @@ from ..errors import (
 )
 from ..workspace.files import Workspace
 from ..workspace.journal import JournalFile, wording_of
-from . import brackets, narrow
+from . import brackets, narrow, remote
 from .handoff import EditorApply, ask_editor, put_back_bits, set_exec_bits
 from .narrow import Scope
 from .parts import EngineParts
@@ -139,6 +139,7 @@ class Operations(EngineParts):
         ending it now would record it (what its bracket saw change on disk so far)."""
         return self.timeline.undo_target(self._with_pending_bracket)
 
+    @remote.teammates_too  # ``REMOTE/WHO#N``: a teammate's turn, taken back in your files (``engine/remote.py``)
     def revert(
         self,
         turn: str,
@@ -459,7 +460,7 @@ class Operations(EngineParts):
                 effects=effects, previous=previous,  # type: ignore[arg-type]
                 skipped=[s.path for s in plan.skipped], conflicts=[c.path for c in plan.conflicts],
                 markers=[c.path for c in plan.conflicts if c.markers_written], forced=plan.forced,
-                editor=[item.path for item in plan.writes if item.path in editor_paths],
+                editor=[item.path for item in plan.writes if item.path in editor_paths], remote=target.remote,
             ),
         ]
 

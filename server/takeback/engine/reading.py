@@ -28,7 +28,7 @@ from ..errors import (
     StateError,
 )
 from ..storage import repair
-from . import blame, failures, hunks_here
+from . import blame, blame_remote, failures, hunks_here
 from .history import collector_paused
 from .parts import EngineParts
 
@@ -189,8 +189,9 @@ class Reading(EngineParts):
                 raise InvalidInput(f"-L {first},{last}: the first line comes after the last")
             self._user_head()  # (finds the person's repository, once)
             repo = self._user_repo or None
-            return blame.blame_file(self.timeline, self.capture, rel, version.content, repo, self.workspace.root,
-                                    first, last)
+            answer = blame.blame_file(self.timeline, self.capture, rel, version.content, repo, self.workspace.root,
+                                      first, last)
+            return blame_remote.with_teammates(answer, self.store, self.capture, rel, version.content)
 
     def _content(self, rel: str, version: FileVersion | None) -> bytes | None:
         """The bytes of ``rel`` at ``version`` (None: no file then); withheld content was never stored."""

@@ -393,3 +393,28 @@ def content(store: Store, remote: str, oid: str, limit: int = MAX_CONTENT_BYTES)
     if _missing(repo, oid):
         _fetch_ids(repo, ref_component(remote), [oid])
     return _contents(repo, [oid], want="blob", limit=limit, where=remote)[oid]
+
+
+# ---------------------------------------------------------------------- reading a fetched timeline
+
+
+def fetched(store: Store) -> dict[str, str]:
+    """Every fetched teammate's timeline: ``<remote>/<who>``: its tip (none before a fetch)."""
+    if not (store.path / SHARED_DIR / "HEAD").exists():
+        return {}
+    return _refs(shared_repo(store), REMOTES)
+
+
+def metas(store: Store, name: str, tip: str) -> list[tuple[str, bytes]]:
+    """The ``meta.json`` of each first-parent commit of the fetched timeline ``name``
+    (``<remote>/<who>``) up to ``tip``, oldest first, with its commit: what ``fetch`` checked,
+    read again (each a commit, tree and blob of bounded size: checked again by the caller)."""
+    repo = shared_repo(store)
+    chain = _in(repo, "rev-list", "--first-parent", "--reverse", tip).stdout.decode().split()
+    raw = _contents(repo, chain, want="commit", limit=MAX_COMMIT_BYTES, where=name)
+    trees = _contents(repo, [commits.header(raw[c], b"tree") for c in chain], want="tree", limit=MAX_TREE_BYTES, where=name)
+    ids = [commits.meta_of(trees[commits.header(raw[c], b"tree")]) for c in chain]
+    present = _kinds(repo, ids)
+    _fetch_ids(repo, name.split("/", 1)[0], [oid for oid in dict.fromkeys(ids) if oid not in present])
+    data = _contents(repo, ids, want="blob", limit=MAX_META_BYTES, where=name)
+    return [(commit, data[oid]) for commit, oid in zip(chain, ids, strict=True)]
