@@ -290,8 +290,18 @@ def test_no_prompts_then_a_later_push_replaces_only_this_machines_ref(tmp_path: 
     human = alice.ok("share", "push").text  # back to prompts: replaced again, said so
     assert "was replaced, not moved forward" in human and "prompts included" in human
 
-    # Bob still reads Alice's timeline (checked whole) whatever was left out of it
+    # without the record of the last push (pushed.json lost), the remote's copy is still known
+    # as this store's own (its log, or another settings' copy): replaced, never joined
+    (alice.store() / "share" / "pushed.json").unlink()
+    again = alice.json("share", "push", "--no-prompts")
+    assert again["commit"] == second["commit"] and again["forced"] is True
+    assert b"PROMPT-ONLY-WORDS" not in _everything_reachable(tmp_path, remote)
+    (alice.store() / "share" / "pushed.json").unlink()
+    assert alice.json("share", "push")["commit"] == first["commit"]
+    (alice.store() / "share" / "pushed.json").unlink()
     alice.ok("share", "push", "--no-prompts")
+    assert b"PROMPT-ONLY-WORDS" not in _everything_reachable(tmp_path, remote)
+    # Bob still reads Alice's timeline (checked whole) whatever was left out of it
     fetched = bob.json("share", "fetch")
     assert fetched["refused"] == [] and len(fetched["accepted"]) == 2
 

@@ -12,7 +12,7 @@ label or command is in them, every match of a ``share.redact`` pattern in their 
 ``[redacted]``, and a file the secrets policy names now whose content was stored anyway (stored
 before the pattern was added, or under ``secrets.store_content``) is sent as a withheld secret: a
 keyed digest, its blob left out. The commit's subject, which repeats the prompt, is made again
-from the rewritten records (``transaction._message``, the one rule for it).
+from the rewritten records (``transaction.subject``, the one rule for it).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from ..storage import share
 from ..storage.store import Store
 from ..workspace.capture import SecretSpec
 from .history import check_record
-from .transaction import _message as subject
+from .transaction import subject
 
 REDACTED = "[redacted]"
 Pushed = share.Pushed

@@ -220,8 +220,10 @@ def push(store: Store, workspace: Path, remote: str, who: str, sending: Sending,
     """Send the log, rewritten by ``sending`` (``sent_chain``), to ``remote`` as
     ``refs/takeback/timelines/<who>``. When the last push to this remote was made with other
     settings and the remote still holds what it sent, the ref is replaced (``--force-with-lease``
-    on that commit): what the earlier settings let through is no longer reachable from it. Else
-    a rejected push is fetched and retried on a join commit (module docstring)."""
+    on that commit): what the earlier settings let through is no longer reachable from it; so it
+    is too when a rejected push finds there this store's log sent under other settings
+    (``_sent_otherwise``: ``pushed.json`` was lost). Else a rejected push is fetched and retried
+    on a join commit (module docstring)."""
     with store.locked():
         head = store.head()
     if head is None:
@@ -244,13 +246,27 @@ def push(store: Store, workspace: Path, remote: str, who: str, sending: Sending,
             return done
         if not _rejected(proc.stdout):
             raise SharingFailed(f"git push to {remote} failed: {_last_line(proc.stderr)}")
-        lease = None  # the remote no longer holds what this store sent: not ours to replace
+        lease = None
         theirs = _fetch_own(repo, name, ref)
         if theirs is None or _ancestor(repo, theirs, sent):
             tip = sent  # they moved meanwhile to something this chain holds (or went away): again
+        elif _sent_otherwise(store, repo, theirs, head, sending):
+            lease, tip = theirs, sent  # this store's own log sent under other settings: replaced, never joined
         else:
             tip = _join(repo, sent, theirs)
     raise SharingFailed(f"git push to {remote} was rejected {tries} times (another push under {who} keeps racing)")
+
+
+def _sent_otherwise(store: Store, repo: Path, theirs: str, head: str, sending: Sending) -> bool:
+    """Whether ``theirs`` is this store's log as another push sent it under other settings: the
+    log itself (an ancestor of ``head``), or a copy another settings' map names. (The current
+    settings' own copies are not: that log was rewritten by retention, and is joined.)"""
+    if _ancestor(repo, theirs, head):
+        return True
+    for path in (store.path / SHARE_DIR).glob("map-*"):
+        if path.name != f"map-{sending.key}" and theirs in _read_map(path).values():
+            return True
+    return False
 
 
 def last_pushed(store: Store) -> dict[str, Pushed]:
