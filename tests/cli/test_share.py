@@ -12,6 +12,7 @@ refs and config are the same before and after.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -388,3 +389,12 @@ def test_nothing_pushes_unless_share_push_runs(tmp_path: Path, remote: Path) -> 
                 callers.setdefault(needle, []).append(path.relative_to(package).as_posix())
     assert callers == {"sharing.push(": ["cli/sharing.py"], "share.push(": ["engine/sharing.py"],
                        '"push", "--': ["storage/share.py"]}
+
+
+def test_a_removed_shared_repository_costs_only_the_time_to_copy_again(tmp_path: Path, remote: Path) -> None:
+    alice = _clone(tmp_path, remote, "alice")
+    _agent_turn(alice, PROMPT, {"src/app.py": "def main():\n    return 1\n"})
+    one = alice.json("share", "push", "--no-prompts")
+    shutil.rmtree(_shared(alice))
+    again = alice.json("share", "push", "--no-prompts")
+    assert again["commit"] == one["commit"] and again["forced"] is False

@@ -13,9 +13,13 @@ a partial clone needs ``extensions.partialClone`` in the repository's config, wh
 refuses to open ("unsupported extension name extensions.partialclone"), and because retention
 (``Store.prune``) keeps only what the log reaches: teammates' timelines would be dropped.
 
-What is sent (``push``): the log ref's chain as it is, as ``refs/takeback/timelines/<who>``
-(``who``: ``<person>@<machine>``, ``identity``): each commit's ``meta.json`` and the content blobs
-its records name. A withheld file (a secret by the secrets policy, or one over
+What is sent (``push``): the log ref's chain as ``refs/takeback/timelines/<who>`` (``who``:
+``<person>@<machine>``, ``identity``): each commit's ``meta.json`` and the content blobs its
+records name, rewritten first by the caller's ``Sending`` (``sent_chain``: a deterministic copy
+made in ``shared.git``, remembered in ``<store>/share/map-<key>``; a commit the rewrite leaves as
+it is is sent as it is). A push whose settings differ from the last one's replaces the remote's
+ref rather than joining it (``push``), so nothing the earlier settings let through stays
+reachable from it. A withheld file (a secret by the secrets policy, or one over
 ``max_file_bytes``) never has a blob: ``workspace/capture.py`` (``Capturer.version``) keeps
 only a keyed digest of it (``hmac:…``, made with the store's own ``key``, which is never sent),
 so there is no secret content in the log to send. Each machine writes only its own ref, so
@@ -297,6 +301,9 @@ def sent_chain(store: Store, repo: Path, head: str, sending: Sending) -> str:
     itself is never changed."""
     map_file = store.path / SHARE_DIR / f"map-{sending.key}"
     mapping = _read_map(map_file)
+    if mapping and _in(repo, "cat-file", "-e", list(mapping.values())[-1], check=False).returncode != 0:
+        mapping = {}  # shared.git was removed since: its copies are made again (the same ids)
+        map_file.unlink()
     if head in mapping:
         return mapping[head]
     stdin = head + "\n" + "".join(f"^{oid}\n" for oid in mapping)
