@@ -9,7 +9,7 @@ options, a program that embeds the engine). They may set every key.
 The repository is not trusted (a cloned repository's files are someone else's): its
 ``[tool.takeback]`` in ``pyproject.toml`` and its ``.takeback.toml`` may only set the keys in
 ``REPOSITORY_KEYS``, each only in the direction that keeps the person safe (add secrets
-patterns, lower the size cap, turn the watch off, turn fsync on). Any other key there is
+patterns, lower the size cap, turn the watch off, turn fsync on, redact more of what is shared). Any other key there is
 ignored and reported. A bad value is reported too and its default (or the person's value)
 applies. A repository's file that is a symbolic link leading outside the workspace is not read
 (reported): it could make another project's, or the person's, file speak for this one. Reports
@@ -132,6 +132,20 @@ class GuardPolicy(BaseModel):
         return value
 
 
+class SharePolicy(BaseModel):
+    """What ``takeback share push`` leaves out of the timeline it sends (docs/sharing.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+    no_prompts: bool = Field(
+        default=False, description="Send no prompt, label, step label nor command text (as 'share push --no-prompts').",
+    )
+    redact: list[str] = Field(
+        default_factory=list,
+        description="Regular expressions (Python syntax); every match in a prompt, label, command, check, notice "
+        "or reason sent is replaced by '[redacted]'. A pattern that does not compile stops the push.",
+    )
+
+
 class Config(BaseModel):
     """Every setting, with its default."""
 
@@ -153,6 +167,7 @@ class Config(BaseModel):
     retention: RetentionPolicy = Field(default_factory=RetentionPolicy)
     secrets: SecretsPolicy = Field(default_factory=SecretsPolicy)
     guard: GuardPolicy = Field(default_factory=GuardPolicy)
+    share: SharePolicy = Field(default_factory=SharePolicy)
     git_scanner: bool = Field(
         default=True, description="Use the user's git (read-only) to find changes in a bracket."
     )
@@ -310,6 +325,21 @@ def _lower_keep_bytes(config: Config, value: Any) -> str | None:
     return None
 
 
+def _add_redact_patterns(config: Config, value: Any) -> str | None:
+    """More redaction, never less: added after the person's patterns."""
+    patterns = _PATTERNS.validate_python(value)
+    mine = config.share.redact
+    config.share.redact = [*mine, *(p for p in dict.fromkeys(patterns) if p not in mine)]
+    return None
+
+
+def _leave_prompts_out(config: Config, value: Any) -> str | None:
+    if _SWITCH.validate_python(value):
+        config.share.no_prompts = True
+        return None
+    return "a repository may only turn it on" if config.share.no_prompts else None
+
+
 REPOSITORY_KEYS: dict[str, RepositoryRule] = {
     "guard.ask": _add_guard_patterns("ask"),  # asks about more, never less
     "guard.deny": _add_guard_patterns("deny"),  # refuses more, never less
@@ -317,6 +347,9 @@ REPOSITORY_KEYS: dict[str, RepositoryRule] = {
     "guard.cannot_ask": _deny_where_cannot_ask,  # only "deny"
     "guard.enabled": _keep_guard_on,  # never off
     "guard.keep_bytes": _lower_keep_bytes,  # copies less, never more
+
+    "share.redact": _add_redact_patterns,  # redacts more of what is sent, never less
+    "share.no_prompts": _leave_prompts_out,  # only on: sends less, never more
 
     "secrets.extra_patterns": _add_secret_patterns,  # adds secrets to the person's
     "max_file_bytes": _lower_max_file_bytes,  # stores less, never more

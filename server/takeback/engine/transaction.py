@@ -79,7 +79,7 @@ class Transaction:
             # setting: it is rare, and its answer must outlive a power cut (docs/storage.md).
             operation = any(isinstance(r, OperationDone) for r in self._pending)
             with store.durable() if operation else contextlib.nullcontext():
-                head = store.append(meta, self._blobs, _message(self._pending), self.history.head)
+                head = store.append(meta, self._blobs, subject(self._pending), self.history.head)
             self.history.published(head, self._pending)
             self._pending, self._blobs = [], set()
         self._dirty = False
@@ -117,8 +117,9 @@ class Transaction:
             raise StateError(MOVED)
 
 
-def _message(records: list[Record]) -> str:
-    """The log commit's subject, for people reading the store with git tools."""
+def subject(records: list[Record]) -> str:
+    """The log commit's subject, for people reading the store with git tools (and for the copy
+    ``share push`` sends, made again from its rewritten records, ``engine/sharing.py``)."""
     first = records[0]
     if isinstance(first, EntryBegun):
         text = f"{first.kind} #{first.number}" + (f": {first.label}" if first.label else "")

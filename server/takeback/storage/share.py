@@ -13,9 +13,13 @@ a partial clone needs ``extensions.partialClone`` in the repository's config, wh
 refuses to open ("unsupported extension name extensions.partialclone"), and because retention
 (``Store.prune``) keeps only what the log reaches: teammates' timelines would be dropped.
 
-What is sent (``push``): the log ref's chain as it is, as ``refs/takeback/timelines/<who>``
-(``who``: ``<person>@<machine>``, ``identity``): each commit's ``meta.json`` and the content blobs
-its records name. A withheld file (a secret by the secrets policy, or one over
+What is sent (``push``): the log ref's chain as ``refs/takeback/timelines/<who>`` (``who``:
+``<person>@<machine>``, ``identity``): each commit's ``meta.json`` and the content blobs its
+records name, rewritten first by the caller's ``Sending`` (``sent_chain``: a deterministic copy
+made in ``shared.git``, remembered in ``<store>/share/map-<key>``; a commit the rewrite leaves as
+it is is sent as it is). A push whose settings differ from the last one's replaces the remote's
+ref rather than joining it (``push``), so nothing the earlier settings let through stays
+reachable from it. A withheld file (a secret by the secrets policy, or one over
 ``max_file_bytes``) never has a blob: ``workspace/capture.py`` (``Capturer.version``) keeps
 only a keyed digest of it (``hmac:…``, made with the store's own ``key``, which is never sent),
 so there is no secret content in the log to send. Each machine writes only its own ref, so
@@ -38,23 +42,30 @@ bare repository served locally without ``uploadpack.allowFilter``) sends everyth
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import socket
+import struct
 import subprocess
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from .. import gitenv
 from ..errors import SharingFailed
-from . import commits
+from . import atomic, commits
 from .store import Store
 
 TIMELINES = "refs/takeback/timelines/"
 REMOTES = "refs/takeback/remotes/"
 INCOMING = "refs/takeback/incoming/"
 SHARED_DIR = "shared.git"
+SHARE_DIR = "share"  # <store>/share/: map-<key> (log commit -> sent commit) and pushed.json
+PUSHED_FILE = "pushed.json"
 
 MAX_COMMIT_BYTES = 64 << 10  # a log commit is a few header lines and a subject
 MAX_TREE_BYTES = 32 << 20  # a flat tree: 68 bytes per file (a 5,000-file turn's is 340 KB)
@@ -66,6 +77,10 @@ _JOIN_ENV = {"GIT_AUTHOR_NAME": "takeback", "GIT_AUTHOR_EMAIL": "takeback@localh
              "GIT_COMMITTER_NAME": "takeback", "GIT_COMMITTER_EMAIL": "takeback@localhost"}
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _HEX = re.compile(r"[0-9a-f]{40}")
+
+Rewrite = Callable[[bytes, str], tuple[bytes, str, set[str]]]
+"""One log commit's (``meta.json``, message) as they are to be sent, and the content blobs to
+leave out of its tree (``Sending``)."""
 
 MetaCheck = Callable[[bytes, str], None]
 """Checks one commit's ``meta.json`` (its bytes, and where it came from for the message);
@@ -174,9 +189,45 @@ def _promisor(repo: Path, name: str, url: str) -> None:
 # ---------------------------------------------------------------------- push and delete
 
 
-def push(store: Store, workspace: Path, remote: str, who: str, tries: int = 3) -> str:
-    """Send the log to ``remote`` as ``refs/takeback/timelines/<who>``; answers the commit sent.
-    A rejected push is fetched and retried on a join commit (module docstring)."""
+@dataclass(frozen=True)
+class Sending:
+    """How the log's chain is rewritten before it is sent (the engine's rule, ``engine/sharing.py``):
+    ``rewrite`` turns one commit's (``meta.json``, message) into what is sent and the content
+    blobs to leave out of its tree; ``settings`` says what it does, as JSON (its digest names the
+    map of what was sent, and ``status`` shows it). A rewrite that changes nothing answers its
+    input: that commit, and the chain up to it, is sent as it is (the same ids as the log)."""
+
+    rewrite: Rewrite
+    settings: dict[str, Any]
+
+    @property
+    def key(self) -> str:
+        return hashlib.sha256(json.dumps(self.settings, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass
+class Pushed:
+    """What one ``push`` did: the remote's name here, the ref, the commit sent (the rewritten
+    chain's tip, or a join on it), the log's head it stands for, and whether the remote's ref
+    was replaced rather than moved forward (``forced``: the settings changed since the last push)."""
+
+    remote: str
+    ref: str
+    commit: str
+    local: str
+    forced: bool
+    at: str = ""
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+def push(store: Store, workspace: Path, remote: str, who: str, sending: Sending, tries: int = 3) -> Pushed:
+    """Send the log, rewritten by ``sending`` (``sent_chain``), to ``remote`` as
+    ``refs/takeback/timelines/<who>``. When the last push to this remote was made with other
+    settings and the remote still holds what it sent, the ref is replaced (``--force-with-lease``
+    on that commit): what the earlier settings let through is no longer reachable from it; so it
+    is too when a rejected push finds there this store's log sent under other settings
+    (``_sent_otherwise``: ``pushed.json`` was lost). Else a rejected push is fetched and retried
+    on a join commit (module docstring)."""
     with store.locked():
         head = store.head()
     if head is None:
@@ -184,19 +235,152 @@ def push(store: Store, workspace: Path, remote: str, who: str, tries: int = 3) -
     name, url = remote_of(workspace, remote)
     repo = shared_repo(store)
     _promisor(repo, name, url)
-    ref, tip = TIMELINES + who, head
+    ref = TIMELINES + who
+    sent = sent_chain(store, repo, head, sending)
+    last = last_pushed(store).get(name)
+    lease = last.commit if last is not None and last.ref == ref and last.settings != sending.settings else None
+    tip = sent
     for _ in range(tries):
-        proc = _in(repo, "push", "--porcelain", "--no-verify", url, f"{tip}:{ref}", check=False)
+        force = [f"--force-with-lease={ref}:{lease}"] if lease else []
+        proc = _in(repo, "push", "--porcelain", "--no-verify", *force, url, f"{tip}:{ref}", check=False)
         if proc.returncode == 0:
-            return tip
+            done = Pushed(remote=name, ref=ref, commit=tip, local=head, forced=lease is not None,
+                          at=datetime.now(UTC).isoformat(timespec="seconds"), settings=sending.settings)
+            _remember(store, done)
+            return done
         if not _rejected(proc.stdout):
             raise SharingFailed(f"git push to {remote} failed: {_last_line(proc.stderr)}")
+        lease = None
         theirs = _fetch_own(repo, name, ref)
-        if theirs is None or _ancestor(repo, theirs, head):
-            tip = head  # they moved meanwhile to something this log holds (or went away): again
+        if theirs is None or _ancestor(repo, theirs, sent):
+            tip = sent  # they moved meanwhile to something this chain holds (or went away): again
+        elif _sent_otherwise(store, repo, theirs, head, sending):
+            lease, tip = theirs, sent  # this store's own log sent under other settings: replaced, never joined
         else:
-            tip = _join(repo, head, theirs)
+            tip = _join(repo, sent, theirs)
     raise SharingFailed(f"git push to {remote} was rejected {tries} times (another push under {who} keeps racing)")
+
+
+def _sent_otherwise(store: Store, repo: Path, theirs: str, head: str, sending: Sending) -> bool:
+    """Whether ``theirs`` is this store's log as another push sent it under other settings: the
+    log itself (an ancestor of ``head``), or a copy another settings' map names. (The current
+    settings' own copies are not: that log was rewritten by retention, and is joined.)"""
+    if _ancestor(repo, theirs, head):
+        return True
+    for path in (store.path / SHARE_DIR).glob("map-*"):
+        if path.name != f"map-{sending.key}" and theirs in _read_map(path).values():
+            return True
+    return False
+
+
+def last_pushed(store: Store) -> dict[str, Pushed]:
+    """What the last push to each remote (by its name here) sent, from ``<store>/share/pushed.json``."""
+    try:
+        data = json.loads((store.path / SHARE_DIR / PUSHED_FILE).read_text())
+        return {name: Pushed(**value) for name, value in data.items()}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return {}
+
+
+def _remember(store: Store, done: Pushed) -> None:
+    known = last_pushed(store)
+    known[done.remote] = done
+    folder = store.path / SHARE_DIR
+    folder.mkdir(mode=0o700, exist_ok=True)
+    data = {name: vars(value) for name, value in sorted(known.items())}
+    atomic.write(folder / PUSHED_FILE, json.dumps(data, indent=1, sort_keys=True).encode())
+
+
+def sent_chain(store: Store, repo: Path, head: str, sending: Sending) -> str:
+    """The chain that stands for the log up to ``head`` once rewritten by ``sending``: each
+    commit with its records and message rewritten, its tree without the blobs the rewrite leaves
+    out, on the rewritten parent, with the same author and committer lines. Deterministic: the
+    same log and settings always give the same commits. Incremental: ``<store>/share/map-<key>``
+    keeps each log commit's counterpart, so only commits not sent yet are read and rewritten.
+    The new objects are written into ``shared.git`` as one pack (``git index-pack``); the log
+    itself is never changed."""
+    map_file = store.path / SHARE_DIR / f"map-{sending.key}"
+    mapping = _read_map(map_file)
+    if mapping and _in(repo, "cat-file", "-e", list(mapping.values())[-1], check=False).returncode != 0:
+        mapping = {}  # shared.git was removed since: its copies are made again (the same ids)
+        map_file.unlink()
+    if head in mapping:
+        return mapping[head]
+    stdin = head + "\n" + "".join(f"^{oid}\n" for oid in mapping)
+    todo = _in(repo, "rev-list", "--reverse", "--ignore-missing", "--stdin", stdin=stdin.encode()).stdout.decode().split()
+    raw = _contents(repo, todo)
+    trees = _contents(repo, sorted({commits.header(raw[oid], b"tree") for oid in todo}))
+    metas = _contents(repo, sorted({commits.meta_of(data) for data in trees.values()}))
+    objects: dict[str, tuple[int, bytes]] = {}
+    lines: list[str] = []
+    for oid in todo:
+        data = raw[oid]
+        parent = commits.parent_of(data)
+        sent_parent = mapping[parent] if parent is not None else None
+        tree = trees[commits.header(data, b"tree")]
+        meta_oid = commits.meta_of(tree)
+        message = commits.message_of(data)
+        meta, new_message, leave_out = sending.rewrite(metas[meta_oid], message)
+        if meta == metas[meta_oid] and new_message == message and not leave_out and sent_parent == parent:
+            mapping[oid] = oid
+        else:
+            meta_id = meta_oid if meta == metas[meta_oid] else _object(objects, "blob", meta)
+            entries = [(n, e) for _m, n, e in commits.tree_entries(tree) if n != "meta.json" and e not in leave_out]
+            entries.append(("meta.json", meta_id))
+            entries.sort(key=lambda entry: entry[0].encode())
+            tree_id = _object(objects, "tree", b"".join(b"100644 %s\x00%s" % (n.encode(), bytes.fromhex(e)) for n, e in entries))
+            mapping[oid] = _object(objects, "commit", _recommitted(data, tree_id, sent_parent, new_message))
+        lines.append(f"{oid} {mapping[oid]}\n")
+    if objects:
+        _in(repo, "index-pack", "--stdin", stdin=_pack(objects))
+    map_file.parent.mkdir(mode=0o700, exist_ok=True)
+    with map_file.open("a") as out:  # a cache: lost, the same commits are made again
+        out.write("".join(lines))
+    return mapping[head]
+
+
+def _read_map(path: Path) -> dict[str, str]:
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return {}
+    pairs = (line.split(" ") for line in text.splitlines())
+    return {pair[0]: pair[1] for pair in pairs if len(pair) == 2 and _HEX.fullmatch(pair[0]) and _HEX.fullmatch(pair[1])}
+
+
+def _recommitted(data: bytes, tree: str, parent: str | None, message: str) -> bytes:
+    """``data`` (a raw log commit) on ``tree`` and ``parent`` with ``message``; its other header
+    lines (author, committer) as they are."""
+    head = data.split(b"\n\n", 1)[0].split(b"\n")
+    lines = [b"tree " + tree.encode(), *([b"parent " + parent.encode()] if parent else [])]
+    lines += [line for line in head if not line.startswith((b"tree ", b"parent "))]
+    return b"\n".join(lines) + b"\n\n" + message.encode()
+
+
+_KINDS = {"commit": 1, "tree": 2, "blob": 3}
+
+
+def _object(objects: dict[str, tuple[int, bytes]], kind: str, data: bytes) -> str:
+    """Add one object to ``objects`` (id: its git id); answers the id."""
+    oid = hashlib.sha1(b"%s %d\x00" % (kind.encode(), len(data)) + data, usedforsecurity=False).hexdigest()
+    objects[oid] = (_KINDS[kind], data)
+    return oid
+
+
+def _pack(objects: dict[str, tuple[int, bytes]]) -> bytes:
+    """A git pack (version 2, no deltas) of ``objects``, for ``git index-pack --stdin``."""
+    out = [b"PACK", struct.pack(">II", 2, len(objects))]
+    for kind, data in objects.values():
+        size = len(data)
+        byte, size = (kind << 4) | (size & 0x0F), size >> 4
+        head = bytearray()
+        while size:
+            head.append(byte | 0x80)
+            byte, size = size & 0x7F, size >> 7
+        head.append(byte)
+        out += [bytes(head), zlib.compress(data)]
+    body = b"".join(out)
+    return body + hashlib.sha1(body, usedforsecurity=False).digest()
 
 
 def delete(store: Store, workspace: Path, remote: str, who: str) -> bool:
