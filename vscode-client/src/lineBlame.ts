@@ -56,7 +56,15 @@ export class LineBlame implements vscode.Disposable {
   async toggle(): Promise<{ mode: AnnotationMode; shown: LineBlame["shown"] }> {
     const mode: AnnotationMode = annotationMode() === "off" ? "currentLine" : "off";
     await vscode.workspace.getConfiguration("takeback").update(SETTING, mode, vscode.ConfigurationTarget.Global);
-    await this.update(mode);
+    if (this.timer) {
+      clearTimeout(this.timer); // the settings change scheduled the same update
+    }
+    let done = this.update(mode);
+    await done;
+    while (this.latest !== done) {
+      done = this.latest; // a later update took over (the cursor moved meanwhile): its answer is what is shown
+      await done;
+    }
     return { mode, shown: this.shown };
   }
 
@@ -67,7 +75,15 @@ export class LineBlame implements vscode.Disposable {
     this.timer = setTimeout(() => void this.update(annotationMode()), delay);
   }
 
-  private async update(mode: AnnotationMode): Promise<void> {
+  /** The newest update, as a promise (toggle waits for it). */
+  private latest: Promise<void> = Promise.resolve();
+
+  private update(mode: AnnotationMode): Promise<void> {
+    this.latest = this.show(mode);
+    return this.latest;
+  }
+
+  private async show(mode: AnnotationMode): Promise<void> {
     const generation = ++this.generation;
     const editor = vscode.window.activeTextEditor;
     const clear = () => {
