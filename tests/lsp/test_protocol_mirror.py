@@ -25,7 +25,7 @@ SOURCE = (CLIENT / "lspExt.ts").read_text()
 CHOICES = (CLIENT / "model" / "choices.ts").read_text()
 MODEL = CLIENT / "model"
 
-ENGINE_RESULTS = (models.Entry, models.OperationResult, models.StoreStatus)
+ENGINE_RESULTS = (models.Entry, models.OperationResult, models.StoreStatus, models.Blame)
 """The engine objects the server answers; every model they hold is sent too."""
 WRAPPERS = (protocol.ApplyEditResult, protocol.TimelineResult, protocol.DiffResult, protocol.FileAtResult,
             protocol.TimelineChangedParams, protocol.SessionStart, protocol.HunksResult, protocol.HunkRange)

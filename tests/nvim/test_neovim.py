@@ -1,7 +1,8 @@
 """A real headless Neovim (Debian's 0.7.2 and a current one) with the setup from docs/neovim.md:
 an agent edit through takeback/applyEdit, the person's unsaved edit in the same buffer, then
 "Undo agent turn" and "Redo agent turn" chosen from vim.lsp.buf.code_action(); and "Take back
-these lines from turn #1" chosen there, which takes back only that hunk."""
+these lines from turn #1" chosen there, which takes back only that hunk; the hover on a line an
+agent wrote (its turn and prompt), asked by the real client and shown by vim.lsp.buf.hover()."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "neovim.md"
 DRIVER = Path(__file__).with_name("driver.lua")
 HUNK_DRIVER = Path(__file__).with_name("hunk_driver.lua")
+HOVER_DRIVER = Path(__file__).with_name("hover_driver.lua")
 APP = "def main():\n    return 1\n\n\ndef other():\n    return 2\n"
 UTIL = "def helper(x):\n    return x * 2\n"
 
@@ -129,3 +131,16 @@ def test_take_back_these_lines_from_the_code_action_and_the_command(nvim: str | 
     assert [line.split(" ")[:4] for line in r["timeline"]] == [
         ["#3", "revert", "applied", "revert"], ["#2", "revert", "applied", "revert"], ["#1", "turn", "applied", "tens"]]
     assert "the hunk at line 8 of src/app.py" in r["timeline"][1] and "line 4 of src/app.py" in r["timeline"][0]
+
+
+@pytest.mark.parametrize(("nvim", "start"), NEOVIMS)
+def test_the_hover_says_which_turn_and_prompt_wrote_the_line(nvim: str | None, start: str, tmp_path: Path) -> None:
+    r = run_nvim(nvim, start, tmp_path, HOVER_DRIVER)
+    assert r["hover_provider"] is True
+    hover = r["hover"]
+    assert "**Agent turn #1, step 1** (claude\\-code)" in hover
+    assert "```text\nMake the answers ten times bigger <b>now</b>\n```" in hover  # the prompt, as text
+    assert "takeback revert 1 --hunk src/app.py:2" in hover and "command:" not in hover
+    assert "**Before the timeline**" in r["hover_line1"]
+    shown = "\n".join(r["float"])
+    assert "Agent turn #1, step 1" in shown and "Make the answers ten times bigger <b>now</b>" in shown

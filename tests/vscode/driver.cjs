@@ -208,6 +208,11 @@ async function main() {
     await browser.close();
     return;
   }
+  if (config.scenario === "blame") {
+    await blameScenario();
+    await browser.close();
+    return;
+  }
 
   // (2) A turn bracketed from the integrated terminal with the CLI shows up in the panel.
   await step("cli_turn", async () => {
@@ -423,6 +428,37 @@ async function main() {
 
 /** Run an agent's hooks as the agent does: `takeback hook claude` with each payload on stdin,
  * the files its tools write written in between (config.hookScript, made by harness.py). */
+// The test agent's turn, then who wrote greet.py's first line: the workbench's hover providers
+// (vscode.executeHoverProvider) and "Takeback: Toggle Line Blame" on the open editor, as the test
+// agent reports them; then the hover a person sees on that line.
+async function blameScenario() {
+  await step("blame", async () => {
+    await openFile("app/greet.py");
+    fs.rmSync(path.join(config.agentOut, "agent.json"), { force: true });
+    await runCommand("Test Agent: Make a Multi-File Edit");
+    const agent = await waitFor("the test agent's result", () => readJson(path.join(config.agentOut, "agent.json")), 30000);
+    if (!agent.ok) {
+      throw new Error(`the test agent failed: ${agent.error}`);
+    }
+    await openFile("app/greet.py");
+    fs.rmSync(path.join(config.agentOut, "blame.json"), { force: true });
+    await runCommand("Test Agent: Report Line Blame");
+    const blame = await waitFor("the line blame report", () => readJson(path.join(config.agentOut, "blame.json")), 30000);
+    if (!blame.ok) {
+      throw new Error(`the line blame report failed: ${blame.error}`);
+    }
+    // The person's hover on the first line's word "welcome".
+    const word = page.locator(".editor-group-container.active .monaco-editor .view-line", { hasText: "def welcome" }).first();
+    await word.hover({ position: { x: 60, y: 5 } });
+    const hover = page.locator(".monaco-hover-content", { hasText: "Agent turn #1" }).first();
+    await hover.waitFor({ timeout: 20000 });
+    const hoverText = await hover.innerText();
+    const links = await hover.locator("a").allInnerTexts();
+    await page.screenshot({ path: path.join(config.artifacts, "vscode-line-blame-hover.png") });
+    return { blame, hoverText, links };
+  });
+}
+
 function runHooks(script) {
   const { execFileSync } = require("child_process");
   for (const item of script) {

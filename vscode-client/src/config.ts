@@ -13,6 +13,11 @@ export function serverSettings(): ServerSettings {
   };
 }
 
+/** Whether the server's hover says who wrote a line (passed at start: `initializationOptions.hover`). */
+export function blameHover(): boolean {
+  return vscode.workspace.getConfiguration(SECTION).get<boolean>("blame.hover", true);
+}
+
 export function confirmDestructive(): boolean {
   return vscode.workspace.getConfiguration(SECTION).get<boolean>("confirmDestructive", true);
 }
@@ -28,7 +33,7 @@ export function pageSize(): number {
 
 /** Did a configuration change touch the settings that decide how the server starts? */
 export function affectsServer(event: vscode.ConfigurationChangeEvent): boolean {
-  return event.affectsConfiguration(`${SECTION}.server`);
+  return event.affectsConfiguration(`${SECTION}.server`) || event.affectsConfiguration(`${SECTION}.blame.hover`);
 }
 
 /** Whether the panel lists empty turns (prompts that changed no file); default: counted in one row. */

@@ -19,13 +19,16 @@ import {
   ServerOptions,
   State,
 } from "vscode-languageclient/node";
-import { saveEditedFiles } from "./config";
+import { blameHover, saveEditedFiles } from "./config";
 import * as ext from "./lspExt";
 import { log, showLogs } from "./logger";
 import { touchedUris } from "./model/edits";
 import { classifyStderr } from "./model/resolve";
 import { versionProblem } from "./model/version";
 import { findServer, SAFE_PYTHON_ENV } from "./serverResolve";
+
+/** The commands the server's line blame hover links to (server/takeback/lsp/blame.py). */
+export const HOVER_COMMANDS = ["takeback.showTurnDiff", "takeback.revertTurn"] as const;
 
 export type ServerState = "stopped" | "starting" | "running" | "failed";
 
@@ -101,8 +104,11 @@ export class ServerContext implements vscode.Disposable {
       // Every file document: the server needs what the editor shows (unsaved edits included)
       // for any file an agent or a revert may touch.
       documentSelector: [{ scheme: "file" }],
-      // Hook failures get this extension's own warning (hookFailures.ts), with a button.
-      initializationOptions: { hookFailureMessages: false },
+      // Hook failures get this extension's own warning (hookFailures.ts), with a button. The
+      // line blame hover links to commands (VS Code runs `command:` links), trusted below.
+      initializationOptions: { hookFailureMessages: false, hover: blameHover(), hoverCommandLinks: true },
+      // Only the two commands the hover links to may run from the server's Markdown.
+      markdown: { isTrusted: { enabledCommands: [...HOVER_COMMANDS] } },
       outputChannel: log(),
       traceOutputChannel: log(),
       stdioOptions: {

@@ -1,7 +1,7 @@
 /**
  * Takeback for VS Code: wiring only. The server's life is ctx.ts, the panel timelineView.ts,
  * commands commands.ts (destructive ones via operations.ts), diff documents content.ts, "Revert This
- * Change" on a diff view's hunks hunkActions.ts, hook failures hookFailures.ts, the agent API api.ts, and the protocol mirror lspExt.ts. Everything shown comes from the server.
+ * Change" on a diff view's hunks hunkActions.ts, the line blame annotation lineBlame.ts, hook failures hookFailures.ts, the agent API api.ts, and the protocol mirror lspExt.ts. Everything shown comes from the server.
  */
 import * as vscode from "vscode";
 import { createApi, TakebackApi } from "./api";
@@ -11,6 +11,7 @@ import { TakebackContentProvider } from "./content";
 import { ServerContext } from "./ctx";
 import { HookFailures } from "./hookFailures";
 import { HunkActions } from "./hunkActions";
+import { LineBlame } from "./lineBlame";
 import { createLogger, log } from "./logger";
 import { operationFromServerCommand } from "./model/args";
 import { runOperation } from "./operations";
@@ -47,6 +48,7 @@ export function activate(context: vscode.ExtensionContext): TakebackApi {
     failures,
     new TurnStatusBar(ctx, model, failures),
     new HunkActions(ctx, content),
+    new LineBlame(ctx, view, tree),
     ...registerCommands({ ctx, model, content, api }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (affectsServer(e)) {

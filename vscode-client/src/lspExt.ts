@@ -395,6 +395,46 @@ export interface HunksParams extends FolderParams {
   step?: number;
 }
 
+export interface BlameParams extends FolderParams {
+  uri: string;
+  /** The first line to answer, from 1 (as `takeback blame -L`); default: the top. */
+  first?: number;
+  /** The last line to answer, from 1, included; default: the end. */
+  last?: number;
+}
+
+/** Who wrote a line (`takeback blame --json`'s origin, camelCase). */
+export interface BlameOrigin {
+  kind: "turn" | "person" | "before" | "unknown";
+  entry?: string | null;
+  number?: number | null;
+  step?: number | null;
+  stepLabel?: string | null;
+  agent?: string | null;
+  session?: string | null;
+  /** The turn's prompt. */
+  label?: string | null;
+  at?: string | null;
+  why?: "between" | "mark" | "operation" | "since" | null;
+  commit?: string | null;
+  /** The agent's line the person edited into this one. */
+  editedFrom?: BlameOrigin | null;
+}
+
+export interface BlameLine {
+  /** From 1. */
+  line: number;
+  text: string;
+  origin: BlameOrigin;
+}
+
+export interface Blame {
+  path: string;
+  lines: BlameLine[];
+  /** How many timeline entries that changed the file were read (0: no turn changed it). */
+  entries: number;
+}
+
 export interface RecordCheckParams extends FolderParams {
   name: string;
   status: CheckStatus;
@@ -487,6 +527,7 @@ export const turn = new RequestType<TurnParams, Entry, void>("takeback/turn");
 export const diff = new RequestType<DiffParams, DiffResult, void>("takeback/diff");
 export const fileAt = new RequestType<FileAtParams, FileAtResult, void>("takeback/fileAt");
 export const hunks = new RequestType<HunksParams, HunksResult, void>("takeback/hunks");
+export const blame = new RequestType<BlameParams, Blame, void>("takeback/blame");
 export const recordCheck = new RequestType<RecordCheckParams, Entry, void>("takeback/recordCheck");
 export const status = new RequestType<FolderParams, StoreStatus, void>("takeback/status");
 export const save = new RequestType<FolderParams, SaveReport, void>("takeback/save");

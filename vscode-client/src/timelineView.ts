@@ -196,6 +196,24 @@ export class TimelineTreeProvider implements vscode.TreeDataProvider<TreeNode>, 
     return node ? childrenOf(node) : this.roots;
   }
 
+  /** The panel's row of a turn (undefined: not on the pages loaded). */
+  turnNode(folder: string, entryId: string): TreeNode | undefined {
+    const id = `${folder}|${entryId}`;
+    const find = (nodes: TreeNode[]): TreeNode | undefined => {
+      for (const node of nodes) {
+        if (node.id === id) {
+          return node;
+        }
+        const inside = node.kind === "turn" ? undefined : find(childrenOf(node));
+        if (inside) {
+          return inside;
+        }
+      }
+      return undefined;
+    };
+    return find(this.roots);
+  }
+
   getParent(node: TreeNode): TreeNode | undefined {
     return this.parents.get(node.id);
   }

@@ -173,25 +173,28 @@ class Reading(EngineParts):
         at most ``entries`` entries, newest first: what "take back these lines" offers."""
         return hunks_here.covering(self.hunks_in(path, now), first, last, entries)
 
-    def blame(self, path: str, first: int | None = None, last: int | None = None) -> Blame:
-        """Who wrote each line of ``path`` as it stands on disk, lines ``first``..``last``
-        (1-based; None: from the top, to the end): an agent's turn and step, the person, or
-        before the timeline (``core/blame.py`` owns the rule, ``engine/blame.py`` reads it)."""
+    def blame(self, path: str, first: int | None = None, last: int | None = None, now: bytes | None = None) -> Blame:
+        """Who wrote each line of ``path`` as it stands on disk (``now``: as an editor's buffer
+        holds it), lines ``first``..``last`` (1-based; None: from the top, to the end): an
+        agent's turn and step, the person, or before the timeline (``core/blame.py`` owns the
+        rule, ``engine/blame.py`` reads it)."""
         with self.transaction():
             rel = self.workspace.rel(path)
-            version = self.workspace.read(rel)
-            if version is None:
+            version = self.workspace.read(rel) if now is None else None
+            if now is None and version is None:
                 raise NotFound(f"{quote_path(rel)} is not a file in the workspace now: blame reads the file as it stands")
-            if version.mode == MODE_LINK or is_binary(version.content):
+            if version is not None and (version.mode == MODE_LINK or is_binary(version.content)):
                 kind = "a symlink" if version.mode == MODE_LINK else "binary"
                 raise InvalidInput(f"{quote_path(rel)} is {kind}: blame names who wrote lines of text")
+            if now is not None and is_binary(now):
+                raise InvalidInput(f"{quote_path(rel)} is binary: blame names who wrote lines of text")
+            content = now if now is not None else version.content if version is not None else b""
             if first is not None and last is not None and first > last:
                 raise InvalidInput(f"-L {first},{last}: the first line comes after the last")
             self._user_head()  # (finds the person's repository, once)
             repo = self._user_repo or None
-            answer = blame.blame_file(self.timeline, self.capture, rel, version.content, repo, self.workspace.root,
-                                      first, last)
-            return blame_remote.with_teammates(answer, self.store, self.capture, rel, version.content)
+            answer = blame.blame_file(self.timeline, self.capture, rel, content, repo, self.workspace.root, first, last)
+            return blame_remote.with_teammates(answer, self.store, self.capture, rel, content)
 
     def _content(self, rel: str, version: FileVersion | None) -> bytes | None:
         """The bytes of ``rel`` at ``version`` (None: no file then); withheld content was never stored."""

@@ -31,7 +31,7 @@ from ..engine import failures
 from ..engine.engine import Engine
 from ..errors import InvalidInput, NotFound, OutsideWorkspace, StateError, TakebackError
 from .documents import file_path, path_uri, real_path
-from .protocol import TIMELINE_CHANGED, TimelineChangedParams
+from .protocol import TIMELINE_CHANGED, HoverOptions, TimelineChangedParams
 
 if TYPE_CHECKING:
     from .server import TakebackServer
@@ -251,6 +251,16 @@ def _seconds(value: object) -> float | None:
     return None
 
 
+def _flag(options: dict, name: str, default: bool) -> bool:
+    """A true-or-false initialization option (another value is logged and the default kept)."""
+    value = options.get(name)
+    if isinstance(value, bool):
+        return value
+    if value is not None:
+        log.warning("ignoring the initialization option %s=%r: not true or false", name, value)
+    return default
+
+
 def setup(server: TakebackServer) -> None:
     @server.feature(types.INITIALIZE)
     async def initialize(ls: TakebackServer, params: types.InitializeParams) -> None:
@@ -267,6 +277,7 @@ def setup(server: TakebackServer) -> None:
             ls.folders.hook_failure_messages = messages
         elif messages is not None:
             log.warning("ignoring the initialization option hookFailureMessages=%r: not true or false", messages)
+        ls.hover_options = HoverOptions(_flag(options, "hover", True), _flag(options, "hoverCommandLinks", False))
         settings = options.get("settings")
         if isinstance(settings, dict):
             ls.folders.settings = settings

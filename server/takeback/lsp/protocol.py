@@ -48,6 +48,7 @@ RECORD_CHECK = "takeback/recordCheck"
 STATUS = "takeback/status"
 SAVE = "takeback/save"
 HUNKS = "takeback/hunks"
+BLAME = "takeback/blame"
 TIMELINE_CHANGED = "takeback/timelineChanged"  # notification, server -> client
 
 # workspace/executeCommand commands
@@ -218,6 +219,16 @@ class HunksParams:
 
 
 @attrs.define
+class BlameParams:
+    uri: str
+    first: int | None = None
+    """The first line to answer (from 1, as ``takeback blame -L``); default: the top."""
+    last: int | None = None
+    """The last line to answer (from 1, included); default: the end."""
+    folder: str | None = None
+
+
+@attrs.define
 class RecordCheckParams:
     name: str
     status: Literal["passed", "failed", "error", "skipped"]
@@ -225,6 +236,16 @@ class RecordCheckParams:
     command: str | None = None
     exit_code: int | None = None
     folder: str | None = None
+
+
+@attrs.frozen
+class HoverOptions:
+    """What ``initializationOptions`` says of the line blame hover (``blame.py``)."""
+
+    enabled: bool = True
+    """``hover``: false switches the hover off."""
+    links: bool = False
+    """``hoverCommandLinks``: write ``command:`` links (VS Code runs them), not command names."""
 
 
 # --------------------------------------------------------------------------- results
@@ -381,6 +402,7 @@ PARAMS: dict[str, type] = {
     DIFF: DiffParams,
     FILE_AT: FileAtParams,
     HUNKS: HunksParams,
+    BLAME: BlameParams,
     RECORD_CHECK: RecordCheckParams,
     STATUS: FolderParams,
     SAVE: FolderParams,

@@ -19,6 +19,7 @@ from pygls.lsp.server import LanguageServer
 
 from .. import __version__
 from . import (
+    blame,
     code_actions,
     commands,
     documents,
@@ -35,7 +36,7 @@ from . import log as lsp_log
 from .documents import Documents
 from .editor import EDITOR_TIMEOUT
 from .folders import Folder, Folders
-from .protocol import TakebackProtocol, converter
+from .protocol import HoverOptions, TakebackProtocol, converter
 
 log = logging.getLogger("takeback.lsp")
 
@@ -55,6 +56,8 @@ class TakebackServer(LanguageServer):
         self.editor_timeout = EDITOR_TIMEOUT
         """Seconds to wait for the client's answer to ``workspace/applyEdit``."""
         self.code_action_cache: dict[str, Any] = {}
+        self.hover_options = HoverOptions()
+        """``initializationOptions.hover`` and ``hoverCommandLinks`` (``blame.py``)."""
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # ------------------------------------------------------------------ client capabilities
@@ -119,7 +122,7 @@ class TakebackServer(LanguageServer):
 def create_server() -> TakebackServer:
     """A server with every feature registered."""
     server = TakebackServer()
-    for feature in (folders, documents, turns, edits, operations, timeline, hunks, commands, unsaved, code_actions):
+    for feature in (folders, documents, turns, edits, operations, timeline, hunks, commands, unsaved, code_actions, blame):
         feature.setup(server)
     return server
 

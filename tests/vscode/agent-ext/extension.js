@@ -65,11 +65,34 @@ async function keybindings() {
   }
 }
 
+// What the workbench's hover providers say of the first line of app/greet.py (Takeback's is the
+// server's textDocument/hover), and what "Takeback: Toggle Line Blame" shows on the active editor.
+async function blame() {
+  try {
+    const folder = vscode.workspace.workspaceFolders[0].uri;
+    const uri = vscode.Uri.joinPath(folder, "app", "greet.py");
+    const hovers = await vscode.commands.executeCommand("vscode.executeHoverProvider", uri, new vscode.Position(0, 5));
+    const texts = (hovers || []).flatMap((h) => h.contents.map((c) => (typeof c === "string" ? c : c.value)));
+    const trusted = (hovers || []).flatMap((h) => h.contents.map((c) => (typeof c === "string" ? null : c.isTrusted ?? null)));
+    const editor = vscode.window.activeTextEditor;
+    const cursorBefore = editor ? editor.selection.active.line : null;
+    if (editor) {
+      editor.selection = new vscode.Selection(0, 0, 0, 0); // the cursor on the agent's line, as a person puts it
+    }
+    const toggled = await vscode.commands.executeCommand("takeback.toggleLineBlame");
+    const toggledOff = await vscode.commands.executeCommand("takeback.toggleLineBlame");
+    out("blame.json", { ok: true, hovers: texts, trusted, toggled, toggledOff, cursorBefore, active: editor ? editor.document.uri.toString() : null });
+  } catch (error) {
+    out("blame.json", { ok: false, error: String(error && error.stack ? error.stack : error) });
+  }
+}
+
 exports.activate = (context) => {
   context.subscriptions.push(
     vscode.commands.registerCommand("takebackTestAgent.keybindings", keybindings),
     vscode.commands.registerCommand("takebackTestAgent.run", run),
     vscode.commands.registerCommand("takebackTestAgent.dump", dump),
+    vscode.commands.registerCommand("takebackTestAgent.blame", blame),
   );
 };
 exports.deactivate = () => {};
