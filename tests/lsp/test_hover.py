@@ -177,3 +177,23 @@ def _command(target: str) -> tuple[str, dict]:
     arguments = json.loads(urllib.parse.unquote(query))
     assert isinstance(arguments, list) and len(arguments) == 1
     return command, arguments[0]
+
+
+def test_a_teammates_line_names_their_timeline_and_the_commands_that_take_it_back() -> None:
+    """A line ``engine/blame_remote.py`` gave to a teammate's turn (fetched with ``share fetch``):
+    their timeline and number, their prompt quoted, and the CLI's commands for a teammate's turn
+    (this clone has no entry of it to link to)."""
+    from types import SimpleNamespace
+
+    from takeback.core.models import BlameLine, BlameOrigin
+    from takeback.lsp.blame import LineFacts, hover_markdown
+
+    origin = BlameOrigin(kind="turn", entry="01JTEAMMATE", number=12, step=1, agent="claude", label="round the *tax*",
+                         remote="origin", who="alice@laptop")
+    facts = LineFacts(rel="src/app.py", line=BlameLine(line=6, text="    return round(x)", origin=origin), hunk=None)
+    for links in (False, True):
+        text = hover_markdown(facts, "file:///w/src/app.py", SimpleNamespace(uri="file:///w"), links)  # type: ignore[arg-type]
+        assert "**origin\\/alice\\@laptop's agent turn #12, step 1**" in text, text  # (escaped as Markdown)
+        assert "```text\nround the *tax*\n```" in text
+        assert "takeback revert 'origin/alice@laptop#12'" in text and "takeback show 'origin/alice@laptop#12' --patch" in text
+        assert "command:" not in text

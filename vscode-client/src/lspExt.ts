@@ -419,6 +419,9 @@ export interface BlameOrigin {
   commit?: string | null;
   /** The agent's line the person edited into this one. */
   editedFrom?: BlameOrigin | null;
+  /** A teammate's turn: the remote their fetched timeline came from, and `person@machine`. */
+  remote?: string | null;
+  who?: string | null;
 }
 
 export interface BlameLine {

@@ -10,6 +10,11 @@ test("an agent's line: its turn, agent and prompt on one line", () => {
   assert.equal(annotationText({ ...TURN, agent: null, label: null }), "#12");
 });
 
+test("a teammate's line names their fetched timeline before their own number", () => {
+  const theirs: BlameOrigin = { ...TURN, remote: "origin", who: "alice@laptop" };
+  assert.equal(annotationText(theirs), "origin/alice@laptop #12 claude-code · Make the answers ten times bigger");
+});
+
 test("a line the person edited keeps the agent's turn and says so", () => {
   const edited: BlameOrigin = { kind: "person", why: "since", editedFrom: TURN };
   assert.equal(agentOrigin(edited), TURN);

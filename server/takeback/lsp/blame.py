@@ -102,7 +102,8 @@ def _turn(origin: BlameOrigin) -> list[str]:
     step = f", step {origin.step}" if origin.step else ""
     step_label = f": {plain(origin.step_label)}" if origin.step_label else ""
     when = f" · {_when(origin)}" if origin.at else ""
-    lines = [f"**Agent turn #{origin.number}{step}**{agent}{when}"]
+    whose = f"{plain(_teammate(origin))}'s agent turn" if origin.remote else "Agent turn"
+    lines = [f"**{whose} #{origin.number}{step}**{agent}{when}"]
     if origin.step_label and origin.step_label != origin.label:
         lines.append(f"Step{step_label}")
     if origin.label:
@@ -126,6 +127,10 @@ def _actions(facts: LineFacts, subject: BlameOrigin | None, doc_uri: str, folder
     """The ways to see the turn's diff and to take back this line's hunk."""
     out = []
     hunk = facts.hunk
+    if subject is not None and subject.remote is not None:  # a teammate's: named as the CLI takes it
+        turn = shlex.quote(f"{_teammate(subject)}#{subject.number}")
+        return [f"Its diff: {code(f'takeback show {turn} --patch')}; take it back in this clone: "
+                f"{code(f'takeback revert {turn}')}"]
     if subject is not None and subject.number is not None:
         number = subject.number
         if links:
@@ -143,6 +148,11 @@ def _actions(facts: LineFacts, subject: BlameOrigin | None, doc_uri: str, folder
             out.append(f"Take back this line's hunk from {what}: {code(f'takeback revert {hunk.number} --hunk {spec}')} "
                        f"(the server's command {code(CMD_REVERT)})")
     return out
+
+
+def _teammate(origin: BlameOrigin) -> str:
+    """``origin/alice@laptop``: the fetched timeline a teammate's turn is of."""
+    return f"{origin.remote}/{origin.who}"
 
 
 def _link(command: str, argument: dict) -> str:
@@ -179,8 +189,8 @@ def line_facts(engine: Engine, path: str, line: int, now: bytes | None) -> LineF
     """The blame of 1-based ``line`` and the hunk that takes it back; None when no timeline
     entry changed the file or the line is past its end."""
     blame = engine.blame(path, line, line, now)
-    if blame.entries == 0 or not blame.lines:
-        return None
+    if not blame.lines or (blame.entries == 0 and blame.lines[0].origin.remote is None):
+        return None  # (no entry of this timeline changed the file, and no teammate's turn wrote the line)
     answer = blame.lines[0]
     origin = answer.origin
     subject = origin.entry if origin.kind == "turn" else origin.edited_from.entry if origin.edited_from else None

@@ -27,7 +27,8 @@ export function annotationText(origin: BlameOrigin, max = ANNOTATION_CHARS): str
   if (!turn || turn.number === undefined || turn.number === null) {
     return undefined;
   }
-  const parts = [`#${turn.number}${turn.agent ? ` ${shorten(turn.agent, 24)}` : ""}`];
+  const whose = turn.remote ? `${shorten(`${turn.remote}/${turn.who ?? "?"}`, 40)} ` : "";
+  const parts = [`${whose}#${turn.number}${turn.agent ? ` ${shorten(turn.agent, 24)}` : ""}`];
   if (turn.label) {
     parts.push(shorten(turn.label, max));
   }
