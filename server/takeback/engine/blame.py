@@ -5,13 +5,18 @@ blame`` gives each line that was there before the timeline.
 What is read: every applied checkpoint's change to the file (its before and after content, from
 the store), who made it (an agent's step of a turn; the person's mark; an operation, whose lines
 come back from what earlier changes removed), in the order the log holds them. A bracket's
-change after its own turn's steps covers them (``Change.own_gap``). A rename into the file
-starts from the renamed file's content before.
+change after its own turn's steps covers them (``Change.own_gap``).
 
-Cost: the contents read are the file's own versions. Finding them is not yet: the timeline keeps
-no index of the entries by path, so every checkpoint's file list is looked at (the older ones
-read from the log when they are not in memory); a per-path index is what would make the
-lookup cost the file's history only.
+A renamed file's lines keep their authors: its first recorded version's history starts with
+the old path's. The old path is the one a step renamed it from (``renamed_from``, or a file of
+the same content the same step deleted: an agent's ``mv``), or, when its first recorded version
+was already there (the person's ``git mv`` or copy between turns), the path whose newest
+recorded version before it left exactly that content behind (``Timeline.wrote``).
+
+Cost: what the file's history costs. The checkpoints that changed the path come from the
+timeline's per-path index (``Timeline.touching``), so only their file lists are read (the
+first blame of a process reads the cache's pages, which keep each checkpoint's paths), and
+each version's content is read once.
 
 The person's repository is only read (libgit2's blame of the file at HEAD, in-process): no git
 state changes.
@@ -25,13 +30,14 @@ from pathlib import Path
 import pygit2
 
 from ..core.blame import Change, attribute, with_commits
-from ..core.models import MODE_LINK, Blame, BlameLine, BlameOrigin, CheckpointRecorded, FileVersion
+from ..core.models import MODE_LINK, Blame, BlameLine, BlameOrigin, CheckpointRecorded, FileVersion, PathChange
 from ..core.textdiff import is_binary, split_lines
 from ..core.timeline import FoldedEntry, Timeline
 from ..errors import TakebackError
 from ..workspace.capture import Capturer
 
 OPERATIONS = ("undo", "redo", "revert", "restore")
+EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"  # (no line to carry: never a rename's source)
 
 
 def blame_file(
@@ -58,37 +64,102 @@ def blame_file(
 
 
 def file_history(timeline: Timeline, capture: Capturer, rel: str) -> tuple[list[Change], int]:
-    """The recorded changes of ``rel`` in log order, and how many entries made them."""
-    steps: dict[str, tuple[FoldedEntry, int, CheckpointRecorded]] = {}
-    for state in timeline.ordered():
-        for index, cp in enumerate(state.checkpoints, 1):
-            steps[cp.id] = (state, index, cp)
-    changes: list[Change] = []
-    touched: set[str] = set()
-    for cp_id in timeline.checkpoint_seq:
-        state, index, cp = steps[cp_id]
-        if not state.applied.get(cp_id, True):
-            continue  # an editor refused the batch: it never reached the file
-        for change in cp.changes:
-            if change.path != rel:
-                continue
+    """The recorded changes of ``rel`` in log order (a renamed file's from its old path's
+    first), and how many entries made them. Only the checkpoints that changed them are read
+    (``Timeline.touching``); each version's content is read once."""
+    history = _History(timeline, capture)
+    changes = history.of(rel, None)
+    return changes, len(history.entries)
+
+
+class _History:
+    """One blame's walk: the entries seen so far (in log order, for ``own_gap``) and the
+    contents read, by oid."""
+
+    def __init__(self, timeline: Timeline, capture: Capturer) -> None:
+        self.timeline, self.capture = timeline, capture
+        self.entries: dict[str, None] = {}
+        self.contents: dict[str, tuple[bytes | None, bool]] = {}
+
+    def of(self, rel: str, until: int | None) -> list[Change]:
+        """The changes of ``rel`` recorded before place ``until`` in log order (None: all)."""
+        changes: list[Change] = []
+        for state, cp in self.timeline.touching(rel):
+            position = self.timeline.position(cp.id)
+            if until is not None and position >= until:
+                break
+            if not state.applied.get(cp.id, True):
+                continue  # an editor refused the batch: it never reached the file
+            change = next(c for c in cp.changes if c.path == rel)
             before_version = change.before
-            if before_version is None and change.renamed_from:
-                before_version = next((c.before for c in cp.changes if c.path == change.renamed_from), None)
-            before, before_known = _content(capture, before_version)
-            after, after_known = _content(capture, change.after)
+            if not changes:  # the file's first version here: renamed (or copied) from another path?
+                source = _moved_from(cp, change) if change.before is None else None
+                if source is not None:
+                    changes.extend(self.of(source.path, position))
+                    before_version = source.before
+                elif change.before is not None and (found := self._wrote(change.before, rel, position)) is not None:
+                    changes.extend(self.of(found[0], found[1] + 1))
+            before, before_known = self.content(before_version)
+            after, after_known = self.content(change.after)
             kind = state.begun.kind
             changes.append(Change(
-                before=before, after=after, by=_origin(state, index, cp), before_known=before_known,
+                before=before, after=after, by=_origin(state, cp), before_known=before_known,
                 after_known=after_known, restores=kind in OPERATIONS,
-                own_gap=cp.bracket and state.begun.entry in touched,
+                own_gap=cp.bracket and state.begun.entry in self.entries,
             ))
-            touched.add(state.begun.entry)
-    return changes, len(touched)
+            self.entries[state.begun.entry] = None
+        return changes
+
+    def _wrote(self, version: FileVersion, rel: str, until: int) -> tuple[str, int] | None:
+        """Where the file's first recorded content came from, when another path's recorded
+        version left exactly it behind before place ``until`` (the person's ``git mv`` or copy
+        between turns): that path and the place of its newest such change."""
+        if version.withheld or version.mode == MODE_LINK or version.oid == EMPTY_BLOB:
+            return None
+        for state, cp in reversed(self.timeline.wrote(version.oid)):
+            position = self.timeline.position(cp.id)
+            if position >= until or not state.applied.get(cp.id, True):
+                continue
+            for change in cp.changes:
+                if change.path != rel and change.after is not None and change.after.oid == version.oid:
+                    return change.path, position
+        return None
+
+    def content(self, version: FileVersion | None) -> tuple[bytes | None, bool]:
+        """A side's content (None: no file) and whether it is known: withheld content, a symlink,
+        binary content and a blob the store lacks are not lines. Each oid is read once."""
+        if version is None:
+            return None, True
+        if version.withheld or version.mode == MODE_LINK:
+            return None, False
+        found = self.contents.get(version.oid)
+        if found is None:
+            try:
+                content = self.capture.content(version)
+                found = (None, False) if is_binary(content) else (content, True)
+            except TakebackError:
+                found = (None, False)
+            self.contents[version.oid] = found
+        return found
 
 
-def _origin(state: FoldedEntry, index: int, cp: CheckpointRecorded) -> BlameOrigin:
-    """Who made checkpoint ``cp`` (the ``index``-th of ``state``)."""
+def _moved_from(cp: CheckpointRecorded, change: PathChange) -> PathChange | None:
+    """The change of ``cp`` that took away the path ``change`` (a new file) was renamed from:
+    the one it names (``renamed_from``), else one that deleted a file of the same content (an
+    agent's ``mv``: ``aggregate_files`` pairs them the same way)."""
+    if change.after is None:
+        return None
+    for other in cp.changes:
+        if other.path != change.path and other.before is not None and other.after is None and (
+            other.path == change.renamed_from or (change.renamed_from is None and other.before.oid == change.after.oid)
+        ):
+            return other
+    return None
+
+
+def _origin(state: FoldedEntry, cp: CheckpointRecorded) -> BlameOrigin:
+    """Who made checkpoint ``cp`` of ``state``."""
+    index = state.checkpoints.index(cp) + 1
     begun = state.begun
     if begun.kind == "turn":
         return BlameOrigin(
@@ -97,20 +168,6 @@ def _origin(state: FoldedEntry, index: int, cp: CheckpointRecorded) -> BlameOrig
         )
     return BlameOrigin(kind="person", why="mark" if begun.kind == "mark" else "operation", entry=begun.entry, number=begun.number,
                        label=begun.label or begun.kind, at=cp.at)
-
-
-def _content(capture: Capturer, version: FileVersion | None) -> tuple[bytes | None, bool]:
-    """A side's content (None: no file) and whether it is known: withheld content, a symlink,
-    binary content and a blob the store lacks are not lines."""
-    if version is None:
-        return None, True
-    if version.withheld or version.mode == MODE_LINK:
-        return None, False
-    try:
-        content = capture.content(version)
-    except TakebackError:
-        return None, False
-    return (None, False) if is_binary(content) else (content, True)
 
 
 def head_blame(repo: pygit2.Repository, path: Path) -> tuple[bytes, list[str]] | None:
