@@ -1,7 +1,9 @@
 """``Engine.blame`` and ``takeback blame``: who wrote each line of a file now (``core/blame.py``,
 ``engine/blame.py``). Real git repositories in temp folders, the real engine through the hooks'
 step API, the CLI as a real process; and a property test against a reference model that tracks
-each line's author through random turns, steps, person edits, undos, commits and amends."""
+each line's author through random turns, steps, person edits, undos, renames (the person's
+``git mv``, an agent's ``mv``) and git history (commits, amends, rebases, squash merges and
+cherry-picks)."""
 
 from __future__ import annotations
 
@@ -223,18 +225,59 @@ def _ops(draw: st.DrawFn, size: int) -> list[str]:
     return ops
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def _commit(ws: Path, message: str, *extra: str) -> None:
+    """Everything in the work tree committed on the current branch (nothing to commit is fine)."""
+    git(ws, "add", "-A")
+    git(ws, "commit", "-q", "-m", message, *extra, check=False)
+
+
+def _git_history(ws: Path, action: str, round_: int) -> None:
+    """What the person does with git that moves no line of the work tree: commit, amend, rebase
+    the work branch onto a main that moved, squash-merge it into main (and branch again from
+    there), cherry-pick its last commit onto its parent (and take that as the branch)."""
+    if action in ("commit", "amend"):
+        _commit(ws, action, *(["--amend"] if action == "amend" else []))
+    elif action == "rebase":
+        _commit(ws, "before the rebase")
+        git(ws, "checkout", "-q", "main")
+        (ws / "g.txt").write_text(f"g {round_}\n")
+        _commit(ws, "main moves")
+        git(ws, "checkout", "-q", "work")
+        git(ws, "rebase", "-q", "main")
+    elif action == "squash":
+        _commit(ws, "before the squash")
+        git(ws, "checkout", "-q", "main")
+        git(ws, "merge", "-q", "--squash", "work")
+        _commit(ws, "squashed")
+        git(ws, "branch", "-q", "-D", "work")
+        git(ws, "checkout", "-q", "-b", "work")
+        git(ws, "commit", "-q", "--allow-empty", "-m", "work starts again")
+    elif action == "cherry-pick":
+        _commit(ws, "to pick", "--allow-empty")
+        picked = git(ws, "rev-parse", "HEAD").strip()
+        git(ws, "checkout", "-q", "-b", "pick", "HEAD~1")
+        git(ws, "cherry-pick", "--allow-empty", picked)
+        git(ws, "branch", "-q", "-D", "work")
+        git(ws, "branch", "-q", "-m", "work")
+
+
+GIT_ACTIONS = ("commit", "amend", "rebase", "squash", "cherry-pick")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_every_line_agrees_with_the_reference_model(tmp_path_factory, data: st.DataObject) -> None:
-    ws = make_repo(tmp_path_factory.mktemp("prop") / "ws", {"f.txt": _Model().text()})
+    ws = make_repo(tmp_path_factory.mktemp("prop") / "ws", {"f.txt": _Model().text(), "g.txt": "g\n"})
+    git(ws, "checkout", "-q", "-b", "work")
+    git(ws, "commit", "-q", "--allow-empty", "-m", "work starts")  # (an amend never rewrites main's)
     f = ws / "f.txt"
     engine = open_engine(ws)
     model = _Model()
     last_turn: tuple[int, list] | None = None  # a turn undo may take back cleanly, and the lines before it
     recorded = False  # whether a turn recorded the file yet
-    typed = False  # whether the person edited it since the last recorded version
-    for round_ in range(data.draw(st.integers(2, 4))):
-        action = data.draw(st.sampled_from(["turn", "turn", "person", "undo", "commit", "amend"]))
+    typed = False  # whether the person changed it (its lines, its name) since the last recorded version
+    for round_ in range(data.draw(st.integers(2, 6))):
+        action = data.draw(st.sampled_from(["turn", "turn", "person", "undo", "git mv", "agent mv", *GIT_ACTIONS]))
         if action == "turn":
             entry = engine.begin_turn(label=f"prompt {round_}", session="s", agent="claude", source="hook", bracket=False)
             before, clean = list(model.lines), True
@@ -254,11 +297,24 @@ def test_every_line_agrees_with_the_reference_model(tmp_path_factory, data: st.D
             model.edit(data.draw(_ops(len(model.lines))), ("person", None) if recorded else ("before",))
             f.write_text(model.text())
             last_turn = None
+        elif action == "git mv" and not typed:  # the person renames it between turns: its lines keep their authors
+            moved = ws / f"f{round_}.txt"
+            git(ws, "add", "-A")
+            git(ws, "mv", f.name, moved.name)
+            f, typed, last_turn = moved, True, None
+        elif action == "agent mv":  # an agent's step renames it (a shell's mv): its lines keep their authors
+            entry = engine.begin_turn(label=f"rename {round_}", session="s", agent="claude", source="hook", bracket=False)
+            moved = ws / f"f{round_}.txt"
+            engine.begin_step(f"{entry.id}.mv", [str(f), str(moved)], session="s", agent="claude")
+            f.rename(moved)
+            engine.end_step(f"{entry.id}.mv", "Bash mv")
+            engine.end_turn(entry.id)
+            f, recorded, typed, last_turn = moved, True, False, None
         elif action == "undo" and last_turn is not None:
             engine.undo()
             model.lines, last_turn, typed = last_turn[1], None, False
-        elif action in ("commit", "amend"):
-            git(ws, "commit", "-qa", "-m", action, *(["--amend"] if action == "amend" else []), check=False)
+        elif action in GIT_ACTIONS:
+            _git_history(ws, action, round_)
         assert f.read_text() == model.text()
 
     got = [(line.text, _author(line.origin)) for line in engine.blame(str(f)).lines]

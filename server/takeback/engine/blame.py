@@ -47,7 +47,7 @@ def blame_file(
     """Who wrote each line of ``rel`` (content ``now``), lines ``first``..``last`` (1-based, both
     included; None: from the top, to the end). ``repo``: the person's repository, if any, whose
     work tree holds ``root``."""
-    changes, entries = file_history(timeline, capture, rel)
+    changes, entries = file_history(timeline, capture, rel, now)
     origins = attribute(changes, now)
     if repo is not None and any(o.kind == "before" for o in origins):
         head = head_blame(repo, root / rel)
@@ -63,12 +63,18 @@ def blame_file(
     return Blame(path=rel, lines=lines, entries=entries)
 
 
-def file_history(timeline: Timeline, capture: Capturer, rel: str) -> tuple[list[Change], int]:
+def file_history(timeline: Timeline, capture: Capturer, rel: str, now: bytes | None = None) -> tuple[list[Change], int]:
     """The recorded changes of ``rel`` in log order (a renamed file's from its old path's
     first), and how many entries made them. Only the checkpoints that changed them are read
-    (``Timeline.touching``); each version's content is read once."""
+    (``Timeline.touching``); each version's content is read once. ``now``: the file as it
+    stands, where the timeline never recorded ``rel`` (renamed by the person since the last
+    record of its old path: the old path's history is the file's)."""
     history = _History(timeline, capture)
     changes = history.of(rel, None)
+    if not changes and now:
+        found = history.wrote(FileVersion(oid=str(pygit2.hash(now)), size=len(now)), rel, timeline.checkpoint_count)
+        if found is not None:
+            changes = history.of(found[0], found[1] + 1)
     return changes, len(history.entries)
 
 
@@ -97,7 +103,7 @@ class _History:
                 if source is not None:
                     changes.extend(self.of(source.path, position))
                     before_version = source.before
-                elif change.before is not None and (found := self._wrote(change.before, rel, position)) is not None:
+                if not changes and before_version is not None and (found := self.wrote(before_version, rel, position)):
                     changes.extend(self.of(found[0], found[1] + 1))
             before, before_known = self.content(before_version)
             after, after_known = self.content(change.after)
@@ -110,7 +116,7 @@ class _History:
             self.entries[state.begun.entry] = None
         return changes
 
-    def _wrote(self, version: FileVersion, rel: str, until: int) -> tuple[str, int] | None:
+    def wrote(self, version: FileVersion, rel: str, until: int) -> tuple[str, int] | None:
         """Where the file's first recorded content came from, when another path's recorded
         version left exactly it behind before place ``until`` (the person's ``git mv`` or copy
         between turns): that path and the place of its newest such change."""
