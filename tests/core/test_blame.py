@@ -17,10 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers import git, make_repo
-from takeback.core.models import Blame
+from takeback.core.models import BatchChange, Blame
 from takeback.engine.engine import Engine
+from takeback.engine.timeline_cache import TAIL_ENTRIES
+from takeback.storage.store import Store
 
-from .support import open_engine
+from .support import batch, open_engine
 
 SERVER = str(Path(__file__).resolve().parents[2] / "server")
 BASE = "one\ntwo\nthree\nfour\nfive\n"
@@ -169,6 +171,68 @@ def test_blame_on_the_command_line(tmp_path: Path) -> None:
     assert [(line["line"], line["origin"]["kind"], line["origin"]["number"]) for line in data["lines"]] == [(2, "turn", number)]
     assert run("f.txt", "-L", "3,2").returncode == 2
     assert run("missing.txt").returncode == 3
+
+
+def test_blame_reads_only_the_files_own_entries(tmp_path: Path, monkeypatch) -> None:
+    """A file one of 300 entries touched: its blame reads that entry's contents and file list
+    only (counted, not timed), from an engine that opened the timeline cache's pages."""
+    ws = make_repo(tmp_path / "ws", {"f.txt": BASE, "g.txt": "g\n"})
+    engine = open_engine(ws)
+    target = 0
+    for n in range(300):
+        if n == 150:
+            target = batch(engine, ws, {"f.txt": BASE.replace("three", "THREE")}, label="the one")[0].number
+        else:
+            batch(engine, ws, {"g.txt": f"g {n}\n", f"other/{n % 7}.txt": f"{n}\n"}, label=f"other {n}")
+    open_engine(ws).close()  # (opening folds the log and writes the cache)
+    reads: list[str] = []
+    metas: list[str] = []
+    original_blob, original_meta = Store.read_blob, Store.read_meta
+    monkeypatch.setattr(Store, "read_blob", lambda self, oid: reads.append(oid) or original_blob(self, oid))
+    monkeypatch.setattr(Store, "read_meta", lambda self, oid: metas.append(oid) or original_meta(self, oid))
+    again = open_engine(ws)
+    assert again.history.pages_read == 0 and metas == []  # opening read the cache's index only
+    blame = again.blame(str(ws / "f.txt"))
+    assert [(line.text, line.origin.number) for line in blame.lines if line.origin.kind == "turn"] == [("THREE", target)]
+    assert blame.entries == 1
+    one = again.timeline.resolve(str(target)).checkpoints[0].changes[0]
+    assert sorted(reads) == sorted({one.before.oid, one.after.oid})  # the one entry's contents, each once
+    # file lists read from the log: the one entry's, and the cache's tail (its newest entries, kept without paths)
+    assert again.history.pages_read >= 1 and again.history.lists_read <= 1 + TAIL_ENTRIES
+
+    reads.clear()
+    again.blame(str(ws / "f.txt"))  # a resident process's next blame: the index is in memory
+    assert sorted(reads) == sorted({one.before.oid, one.after.oid}) and again.history.lists_read <= 1 + TAIL_ENTRIES
+
+
+def test_a_renamed_files_lines_keep_their_authors(tmp_path: Path) -> None:
+    """An editor's rename (``renamed_from``), an agent's ``mv`` in a step, and the person's
+    ``git mv`` between turns: the file's history starts with its old path's."""
+    ws = make_repo(tmp_path / "ws", {"a.txt": BASE})
+    engine = open_engine(ws)
+    first = _turn(engine, ws / "a.txt", [BASE.replace("two", "TWO")], "first")
+    entry = engine.begin_turn(label="move it", session="s1", agent="claude", source="hook", bracket=False)
+    engine.begin_step("mv", [str(ws / "a.txt"), str(ws / "b.txt")], session="s1", agent="claude")
+    (ws / "a.txt").rename(ws / "b.txt")
+    engine.end_step("mv", "Bash mv a.txt b.txt")
+    engine.end_turn(entry.id)
+    expected = [("one", "before", None, None), ("TWO", "turn", f"{first}.1", None), ("three", "before", None, None),
+                ("four", "before", None, None), ("five", "before", None, None)]
+    assert _who(engine.blame(str(ws / "b.txt"))) == expected
+
+    git(ws, "add", "-A")
+    git(ws, "mv", "b.txt", "c.txt")  # the person, between turns: no record of it until the next turn
+    assert _who(engine.blame(str(ws / "c.txt"))) == expected
+    second = _turn(engine, ws / "c.txt", [(ws / "c.txt").read_text().replace("four", "FOUR")], "second")
+    expected[3] = ("FOUR", "turn", f"{second}.1", None)
+    assert _who(engine.blame(str(ws / "c.txt"))) == expected
+
+    text = (ws / "c.txt").read_text()
+    engine.record_batch([BatchChange(path=str(ws / "d.txt"), after=text.encode(), renamed_from=str(ws / "c.txt")),
+                                   BatchChange(path=str(ws / "c.txt"), after=None)], label="rename")
+    (ws / "c.txt").rename(ws / "d.txt")
+    blame = engine.blame(str(ws / "d.txt"))
+    assert _who(blame) == expected and blame.entries == 4
 
 
 # --------------------------------------------------------------------------- the property
