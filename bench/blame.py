@@ -10,11 +10,13 @@ recorded by the engine) mixed with --others entries that change other files, all
 the workspace's repository as they happen, as a person commits an agent's work. Then, each the
 median of --repeat runs after a warm-up:
 
-  in-process cold  a new engine (opened from the timeline cache) and its first blame of hot.txt
-                   (it reads the cache's pages: the per-path index)
-  in-process       the same engine's next blame (what a language server answers)
+  in-process cold  a new engine (opened from the timeline cache) and its first blame of hot.txt,
+                   in a process that blamed nothing before: it reads the cache's pages (the
+                   per-path index), the file's 500 versions, and diffs each with the one before
+  in-process       the same engine's next blame (what a language server answers: it carries on
+                   from the attribution it kept, ``engine/blame.py``)
   resident         ``takeback blame hot.txt`` as a process, answered by the resident process
-                   (``resident/forward.py``), which was started first
+                   (``resident/forward.py``), which was started first (two warm-up rounds)
   git blame        ``git blame hot.txt`` in the same repository (the same history as commits)
   python3 -c pass  the floor of any command written in Python
 
@@ -126,12 +128,14 @@ def main() -> int:
     try:
         progress(f"building {args.touching} entries on hot.txt ({args.lines} lines) and {args.others} others ...")
         newest = build(ws, args.files, args.lines, args.touching, args.others)
+        from takeback.engine import blame as blaming
         from takeback.engine.engine import Engine
 
         samples: dict[str, list[float]] = {"in_process_cold": [], "in_process": [], "resident": [], "git_blame": [],
                                            "python_pass": []}
         for i in range(args.repeat + 1):
             engine = Engine(ws)
+            blaming._KEPT.clear()  # (cold: nothing this process blamed before)
             took = timed(lambda e=engine: e.blame(str(ws / "hot.txt")))
             warm = timed(lambda e=engine: check([line.model_dump(mode="json") for line in e.blame(str(ws / "hot.txt")).lines],
                                                 args.lines, newest))

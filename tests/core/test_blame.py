@@ -200,9 +200,16 @@ def test_blame_reads_only_the_files_own_entries(tmp_path: Path, monkeypatch) -> 
     # file lists read from the log: the one entry's, and the cache's tail (its newest entries, kept without paths)
     assert again.history.pages_read >= 1 and again.history.lists_read <= 1 + TAIL_ENTRIES
 
+    newest = again.blame(str(ws / "g.txt"))  # (touched by the cache's tail too: entries kept without their paths)
+    assert [(line.text, line.origin.number) for line in newest.lines] == [("g 299", 300)] and newest.entries == 299
+
     reads.clear()
-    again.blame(str(ws / "f.txt"))  # a resident process's next blame: the index is in memory
-    assert sorted(reads) == sorted({one.before.oid, one.after.oid}) and again.history.lists_read <= 1 + TAIL_ENTRIES
+    lists = again.history.lists_read
+    batch(again, ws, {"f.txt": (ws / "f.txt").read_text() + "six\n"}, label="later")
+    blame = again.blame(str(ws / "f.txt"))  # a long-lived process's next blame carries on from its last one
+    latest = again.timeline.last_entry().checkpoints[0].changes[0]
+    assert blame.lines[-1].origin.number == again.timeline.last_entry().begun.number and blame.entries == 2
+    assert reads == [latest.after.oid] and again.history.lists_read == lists  # only the new version is read
 
 
 def test_a_renamed_files_lines_keep_their_authors(tmp_path: Path) -> None:

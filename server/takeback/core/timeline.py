@@ -202,7 +202,8 @@ class Entries:
         for cp_id in waiting:
             owner = self._owner.get(cp_id)
             if owner is not None and cp_id not in self._touched:
-                self._index(self.checkpoint_in(self._entries[owner], cp_id), None)
+                cp = self.checkpoint_in(self._entries[owner], cp_id)
+                self._index(cp, touched_by(cp))
 
     def touching(self, path: str) -> list[tuple[FoldedEntry, CheckpointRecorded]]:
         """The checkpoints that changed ``path``, with their entries, in log order: read from the

@@ -25,11 +25,13 @@ state changes.
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
 
-from ..core.blame import Change, attribute, with_commits
+from ..core.blame import Attribution, Change, finish, fold, with_commits
 from ..core.models import MODE_LINK, Blame, BlameLine, BlameOrigin, CheckpointRecorded, FileVersion, PathChange
 from ..core.textdiff import is_binary, split_lines
 from ..core.timeline import FoldedEntry, Timeline
@@ -47,8 +49,9 @@ def blame_file(
     """Who wrote each line of ``rel`` (content ``now``), lines ``first``..``last`` (1-based, both
     included; None: from the top, to the end). ``repo``: the person's repository, if any, whose
     work tree holds ``root``."""
-    changes, entries = file_history(timeline, capture, rel, now)
-    origins = attribute(changes, now)
+    history = _History(timeline, capture)
+    steps = history.steps(rel, now)
+    origins = finish(_folded(history, str(capture.store.path), rel, steps), now)
     if repo is not None and any(o.kind == "before" for o in origins):
         head = head_blame(repo, root / rel)
         if head is not None:
@@ -60,7 +63,36 @@ def blame_file(
         BlameLine(line=n, text=texts[n - 1].rstrip(b"\n").decode("utf-8", "replace"), origin=origins[n - 1])
         for n in range(start, end + 1)
     ]
-    return Blame(path=rel, lines=lines, entries=entries)
+    return Blame(path=rel, lines=lines, entries=len(history.entries))
+
+
+# What this process folded last for each (store, path), newest used last: the steps' keys and the
+# attribution after them. A blame whose steps start with those carries on from it, so a
+# long-lived process (the resident, the language server) reads and diffs only the versions
+# recorded since (``_folded``).
+_KEPT: OrderedDict[tuple[str, str], tuple[tuple[_Key, ...], Attribution]] = OrderedDict()
+_KEEP_PATHS = 32
+
+
+def _folded(history: _History, store: str, rel: str, steps: list[_Step]) -> Attribution:
+    """The attribution after ``steps``: carried on from what was kept for ``rel`` when its
+    steps begin ours, else from nothing; kept again unless a content was not known (a blob
+    the store lacks may come later: a teammate's timeline's contents are fetched when needed)."""
+    keys = tuple(step.key for step in steps)
+    kept = _KEPT.get((store, rel))
+    done, state = 0, Attribution()
+    if kept is not None and keys[: len(kept[0])] == kept[0]:
+        done, state = len(kept[0]), kept[1].copy()
+        if done and state.content is not None:  # (the next change's before, most likely: not read again)
+            history.contents[kept[0][-1][2]] = (state.content, True)
+    changes = [history.change(step) for step in steps[done:]]
+    fold(changes, state)
+    if all(c.before_known and c.after_known for c in changes):
+        _KEPT[(store, rel)] = (keys, state.copy())
+        _KEPT.move_to_end((store, rel))
+        while len(_KEPT) > _KEEP_PATHS:
+            _KEPT.popitem(last=False)
+    return state
 
 
 def file_history(timeline: Timeline, capture: Capturer, rel: str, now: bytes | None = None) -> tuple[list[Change], int]:
@@ -70,12 +102,28 @@ def file_history(timeline: Timeline, capture: Capturer, rel: str, now: bytes | N
     stands, where the timeline never recorded ``rel`` (renamed by the person since the last
     record of its old path: the old path's history is the file's)."""
     history = _History(timeline, capture)
-    changes = history.of(rel, None)
-    if not changes and now:
-        found = history.wrote(FileVersion(oid=str(pygit2.hash(now)), size=len(now)), rel, timeline.checkpoint_count)
-        if found is not None:
-            changes = history.of(found[0], found[1] + 1)
+    changes = [history.change(step) for step in history.steps(rel, now)]
     return changes, len(history.entries)
+
+
+_Key = tuple[str, str, str, bool]
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """One recorded change of the file before its contents are read: by checkpoint ``cp`` of
+    ``state``, from ``before`` to ``after``."""
+
+    state: FoldedEntry
+    cp: CheckpointRecorded
+    before: FileVersion | None
+    after: FileVersion | None
+    own_gap: bool
+
+    @property
+    def key(self) -> _Key:
+        """What makes the change the same one: its checkpoint, both versions, its gap."""
+        return (self.cp.id, self.before.oid if self.before else "", self.after.oid if self.after else "", self.own_gap)
 
 
 class _History:
@@ -87,9 +135,27 @@ class _History:
         self.entries: dict[str, None] = {}
         self.contents: dict[str, tuple[bytes | None, bool]] = {}
 
-    def of(self, rel: str, until: int | None) -> list[Change]:
+    def steps(self, rel: str, now: bytes | None) -> list[_Step]:
+        """``rel``'s recorded changes (``file_history``)."""
+        steps = self.of(rel, None)
+        if not steps and now:
+            found = self.wrote(FileVersion(oid=str(pygit2.hash(now)), size=len(now)), rel, self.timeline.checkpoint_count)
+            if found is not None:
+                steps = self.of(found[0], found[1] + 1)
+        return steps
+
+    def change(self, step: _Step) -> Change:
+        """``step`` with its contents."""
+        before, before_known = self.content(step.before)
+        after, after_known = self.content(step.after)
+        return Change(
+            before=before, after=after, by=_origin(step.state, step.cp), before_known=before_known,
+            after_known=after_known, restores=step.state.begun.kind in OPERATIONS, own_gap=step.own_gap,
+        )
+
+    def of(self, rel: str, until: int | None) -> list[_Step]:
         """The changes of ``rel`` recorded before place ``until`` in log order (None: all)."""
-        changes: list[Change] = []
+        steps: list[_Step] = []
         for state, cp in self.timeline.touching(rel):
             position = self.timeline.position(cp.id)
             if until is not None and position >= until:
@@ -98,23 +164,16 @@ class _History:
                 continue  # an editor refused the batch: it never reached the file
             change = next(c for c in cp.changes if c.path == rel)
             before_version = change.before
-            if not changes:  # the file's first version here: renamed (or copied) from another path?
+            if not steps:  # the file's first version here: renamed (or copied) from another path?
                 source = _moved_from(cp, change) if change.before is None else None
                 if source is not None:
-                    changes.extend(self.of(source.path, position))
+                    steps.extend(self.of(source.path, position))
                     before_version = source.before
-                if not changes and before_version is not None and (found := self.wrote(before_version, rel, position)):
-                    changes.extend(self.of(found[0], found[1] + 1))
-            before, before_known = self.content(before_version)
-            after, after_known = self.content(change.after)
-            kind = state.begun.kind
-            changes.append(Change(
-                before=before, after=after, by=_origin(state, cp), before_known=before_known,
-                after_known=after_known, restores=kind in OPERATIONS,
-                own_gap=cp.bracket and state.begun.entry in self.entries,
-            ))
+                if not steps and before_version is not None and (found := self.wrote(before_version, rel, position)):
+                    steps.extend(self.of(found[0], found[1] + 1))
+            steps.append(_Step(state, cp, before_version, change.after, cp.bracket and state.begun.entry in self.entries))
             self.entries[state.begun.entry] = None
-        return changes
+        return steps
 
     def wrote(self, version: FileVersion, rel: str, until: int) -> tuple[str, int] | None:
         """Where the file's first recorded content came from, when another path's recorded
