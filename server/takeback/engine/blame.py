@@ -235,6 +235,9 @@ def _origin(state: FoldedEntry, cp: CheckpointRecorded) -> BlameOrigin:
                        label=begun.label or begun.kind, at=cp.at)
 
 
+_HEAD_BLAMES: dict[tuple[str, str, str], tuple[bytes, list[str]]] = {}  # HEAD's blame per (work tree, HEAD, path)
+
+
 def head_blame(repo: pygit2.Repository, path: Path) -> tuple[bytes, list[str]] | None:
     """The file at ``path`` as HEAD holds it and the commit ``git blame`` gives each of its
     lines; None where HEAD does not hold it (untracked, no commit yet, outside the work tree)."""
@@ -254,6 +257,9 @@ def head_blame(repo: pygit2.Repository, path: Path) -> tuple[bytes, list[str]] |
         content = blob.data
         if is_binary(content):
             return None
+        key = (workdir, str(head.id), in_repo)  # (what HEAD's blame is a function of)
+        if (known := _HEAD_BLAMES.get(key)) is not None:
+            return known
         commits = [""] * len(split_lines(content))
         for hunk in repo.blame(in_repo, newest_commit=head.id):
             start = hunk.final_start_line_number - 1
@@ -261,4 +267,7 @@ def head_blame(repo: pygit2.Repository, path: Path) -> tuple[bytes, list[str]] |
                 commits[k] = str(hunk.final_commit_id)
     except (KeyError, pygit2.GitError, ValueError):
         return None
+    _HEAD_BLAMES[key] = (content, commits)
+    while len(_HEAD_BLAMES) > _KEEP_PATHS:
+        del _HEAD_BLAMES[next(iter(_HEAD_BLAMES))]
     return content, commits

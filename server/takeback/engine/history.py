@@ -455,7 +455,7 @@ def _note_paged(cached: pages.CachedEntry, positions: dict[str, int], touched: d
     """Note a paged entry's checkpoints' places in log order and what each changed (if kept)."""
     positions.update(zip((cp.id for cp in cached.checkpoints), cached.positions, strict=True))
     if cached.touched is not None:
-        touched.update((cp.id, tuple(map(tuple, t))) for cp, t in zip(cached.checkpoints, cached.touched, strict=True))
+        touched.update((cp.id, tuple(t)) for cp, t in zip(cached.checkpoints, cached.touched, strict=True))
 
 
 def check_record(record: Record, where: str) -> None:
