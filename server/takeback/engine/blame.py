@@ -16,7 +16,9 @@ recorded version before it left exactly that content behind (``Timeline.wrote``)
 Cost: what the file's history costs. The checkpoints that changed the path come from the
 timeline's per-path index (``Timeline.touching``), so only their file lists are read (the
 first blame of a process reads the cache's pages, which keep each checkpoint's paths), and
-each version's content is read once.
+each version's content is read once. A long-lived process (the resident, the language server)
+keeps the attribution it folded last per path and HEAD's ``git blame`` per HEAD commit, so its
+next blame of the file reads and diffs only the versions recorded since (``_folded``).
 
 The person's repository is only read (libgit2's blame of the file at HEAD, in-process): no git
 state changes.
