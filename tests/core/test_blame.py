@@ -1,7 +1,9 @@
 """``Engine.blame`` and ``takeback blame``: who wrote each line of a file now (``core/blame.py``,
 ``engine/blame.py``). Real git repositories in temp folders, the real engine through the hooks'
 step API, the CLI as a real process; and a property test against a reference model that tracks
-each line's author through random turns, steps, person edits, undos, commits and amends."""
+each line's author through random turns, steps, person edits, undos, renames (the person's
+``git mv``, an agent's ``mv``) and git history (commits, amends, rebases, squash merges and
+cherry-picks)."""
 
 from __future__ import annotations
 
@@ -15,10 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers import git, make_repo
-from takeback.core.models import Blame
+from takeback.core.models import BatchChange, Blame
 from takeback.engine.engine import Engine
+from takeback.engine.timeline_cache import TAIL_ENTRIES
+from takeback.storage.store import Store
 
-from .support import open_engine
+from .support import batch, open_engine
 
 SERVER = str(Path(__file__).resolve().parents[2] / "server")
 BASE = "one\ntwo\nthree\nfour\nfive\n"
@@ -169,6 +173,75 @@ def test_blame_on_the_command_line(tmp_path: Path) -> None:
     assert run("missing.txt").returncode == 3
 
 
+def test_blame_reads_only_the_files_own_entries(tmp_path: Path, monkeypatch) -> None:
+    """A file one of 300 entries touched: its blame reads that entry's contents and file list
+    only (counted, not timed), from an engine that opened the timeline cache's pages."""
+    ws = make_repo(tmp_path / "ws", {"f.txt": BASE, "g.txt": "g\n"})
+    engine = open_engine(ws)
+    target = 0
+    for n in range(300):
+        if n == 150:
+            target = batch(engine, ws, {"f.txt": BASE.replace("three", "THREE")}, label="the one")[0].number
+        else:
+            batch(engine, ws, {"g.txt": f"g {n}\n", f"other/{n % 7}.txt": f"{n}\n"}, label=f"other {n}")
+    open_engine(ws).close()  # (opening folds the log and writes the cache)
+    reads: list[str] = []
+    metas: list[str] = []
+    original_blob, original_meta = Store.read_blob, Store.read_meta
+    monkeypatch.setattr(Store, "read_blob", lambda self, oid: reads.append(oid) or original_blob(self, oid))
+    monkeypatch.setattr(Store, "read_meta", lambda self, oid: metas.append(oid) or original_meta(self, oid))
+    again = open_engine(ws)
+    assert again.history.pages_read == 0 and metas == []  # opening read the cache's index only
+    blame = again.blame(str(ws / "f.txt"))
+    assert [(line.text, line.origin.number) for line in blame.lines if line.origin.kind == "turn"] == [("THREE", target)]
+    assert blame.entries == 1
+    one = again.timeline.resolve(str(target)).checkpoints[0].changes[0]
+    assert sorted(reads) == sorted({one.before.oid, one.after.oid})  # the one entry's contents, each once
+    # file lists read from the log: the one entry's, and the cache's tail (its newest entries, kept without paths)
+    assert again.history.pages_read >= 1 and again.history.lists_read <= 1 + TAIL_ENTRIES
+
+    newest = again.blame(str(ws / "g.txt"))  # (touched by the cache's tail too: entries kept without their paths)
+    assert [(line.text, line.origin.number) for line in newest.lines] == [("g 299", 300)] and newest.entries == 299
+
+    reads.clear()
+    lists = again.history.lists_read
+    batch(again, ws, {"f.txt": (ws / "f.txt").read_text() + "six\n"}, label="later")
+    blame = again.blame(str(ws / "f.txt"))  # a long-lived process's next blame carries on from its last one
+    latest = again.timeline.last_entry().checkpoints[0].changes[0]
+    assert blame.lines[-1].origin.number == again.timeline.last_entry().begun.number and blame.entries == 2
+    assert reads == [latest.after.oid] and again.history.lists_read == lists  # only the new version is read
+
+
+def test_a_renamed_files_lines_keep_their_authors(tmp_path: Path) -> None:
+    """An editor's rename (``renamed_from``), an agent's ``mv`` in a step, and the person's
+    ``git mv`` between turns: the file's history starts with its old path's."""
+    ws = make_repo(tmp_path / "ws", {"a.txt": BASE})
+    engine = open_engine(ws)
+    first = _turn(engine, ws / "a.txt", [BASE.replace("two", "TWO")], "first")
+    entry = engine.begin_turn(label="move it", session="s1", agent="claude", source="hook", bracket=False)
+    engine.begin_step("mv", [str(ws / "a.txt"), str(ws / "b.txt")], session="s1", agent="claude")
+    (ws / "a.txt").rename(ws / "b.txt")
+    engine.end_step("mv", "Bash mv a.txt b.txt")
+    engine.end_turn(entry.id)
+    expected = [("one", "before", None, None), ("TWO", "turn", f"{first}.1", None), ("three", "before", None, None),
+                ("four", "before", None, None), ("five", "before", None, None)]
+    assert _who(engine.blame(str(ws / "b.txt"))) == expected
+
+    git(ws, "add", "-A")
+    git(ws, "mv", "b.txt", "c.txt")  # the person, between turns: no record of it until the next turn
+    assert _who(engine.blame(str(ws / "c.txt"))) == expected
+    second = _turn(engine, ws / "c.txt", [(ws / "c.txt").read_text().replace("four", "FOUR")], "second")
+    expected[3] = ("FOUR", "turn", f"{second}.1", None)
+    assert _who(engine.blame(str(ws / "c.txt"))) == expected
+
+    text = (ws / "c.txt").read_text()
+    engine.record_batch([BatchChange(path=str(ws / "d.txt"), after=text.encode(), renamed_from=str(ws / "c.txt")),
+                                   BatchChange(path=str(ws / "c.txt"), after=None)], label="rename")
+    (ws / "c.txt").rename(ws / "d.txt")
+    blame = engine.blame(str(ws / "d.txt"))
+    assert _who(blame) == expected and blame.entries == 4
+
+
 # --------------------------------------------------------------------------- the property
 
 
@@ -223,18 +296,59 @@ def _ops(draw: st.DrawFn, size: int) -> list[str]:
     return ops
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def _commit(ws: Path, message: str, *extra: str) -> None:
+    """Everything in the work tree committed on the current branch (nothing to commit is fine)."""
+    git(ws, "add", "-A")
+    git(ws, "commit", "-q", "-m", message, *extra, check=False)
+
+
+def _git_history(ws: Path, action: str, round_: int) -> None:
+    """What the person does with git that moves no line of the work tree: commit, amend, rebase
+    the work branch onto a main that moved, squash-merge it into main (and branch again from
+    there), cherry-pick its last commit onto its parent (and take that as the branch)."""
+    if action in ("commit", "amend"):
+        _commit(ws, action, *(["--amend"] if action == "amend" else []))
+    elif action == "rebase":
+        _commit(ws, "before the rebase")
+        git(ws, "checkout", "-q", "main")
+        (ws / "g.txt").write_text(f"g {round_}\n")
+        _commit(ws, "main moves")
+        git(ws, "checkout", "-q", "work")
+        git(ws, "rebase", "-q", "main")
+    elif action == "squash":
+        _commit(ws, "before the squash")
+        git(ws, "checkout", "-q", "main")
+        git(ws, "merge", "-q", "--squash", "work")
+        _commit(ws, "squashed")
+        git(ws, "branch", "-q", "-D", "work")
+        git(ws, "checkout", "-q", "-b", "work")
+        git(ws, "commit", "-q", "--allow-empty", "-m", "work starts again")
+    elif action == "cherry-pick":
+        _commit(ws, "to pick", "--allow-empty")
+        picked = git(ws, "rev-parse", "HEAD").strip()
+        git(ws, "checkout", "-q", "-b", "pick", "HEAD~1")
+        git(ws, "cherry-pick", "--allow-empty", picked)
+        git(ws, "branch", "-q", "-D", "work")
+        git(ws, "branch", "-q", "-m", "work")
+
+
+GIT_ACTIONS = ("commit", "amend", "rebase", "squash", "cherry-pick")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_every_line_agrees_with_the_reference_model(tmp_path_factory, data: st.DataObject) -> None:
-    ws = make_repo(tmp_path_factory.mktemp("prop") / "ws", {"f.txt": _Model().text()})
+    ws = make_repo(tmp_path_factory.mktemp("prop") / "ws", {"f.txt": _Model().text(), "g.txt": "g\n"})
+    git(ws, "checkout", "-q", "-b", "work")
+    git(ws, "commit", "-q", "--allow-empty", "-m", "work starts")  # (an amend never rewrites main's)
     f = ws / "f.txt"
     engine = open_engine(ws)
     model = _Model()
     last_turn: tuple[int, list] | None = None  # a turn undo may take back cleanly, and the lines before it
     recorded = False  # whether a turn recorded the file yet
-    typed = False  # whether the person edited it since the last recorded version
-    for round_ in range(data.draw(st.integers(2, 4))):
-        action = data.draw(st.sampled_from(["turn", "turn", "person", "undo", "commit", "amend"]))
+    typed = False  # whether the person changed it (its lines, its name) since the last recorded version
+    for round_ in range(data.draw(st.integers(2, 6))):
+        action = data.draw(st.sampled_from(["turn", "turn", "person", "undo", "git mv", "agent mv", *GIT_ACTIONS]))
         if action == "turn":
             entry = engine.begin_turn(label=f"prompt {round_}", session="s", agent="claude", source="hook", bracket=False)
             before, clean = list(model.lines), True
@@ -254,11 +368,24 @@ def test_every_line_agrees_with_the_reference_model(tmp_path_factory, data: st.D
             model.edit(data.draw(_ops(len(model.lines))), ("person", None) if recorded else ("before",))
             f.write_text(model.text())
             last_turn = None
+        elif action == "git mv" and not typed:  # the person renames it between turns: its lines keep their authors
+            moved = ws / f"f{round_}.txt"
+            git(ws, "add", "-A")
+            git(ws, "mv", f.name, moved.name)
+            f, typed, last_turn = moved, True, None
+        elif action == "agent mv":  # an agent's step renames it (a shell's mv): its lines keep their authors
+            entry = engine.begin_turn(label=f"rename {round_}", session="s", agent="claude", source="hook", bracket=False)
+            moved = ws / f"f{round_}.txt"
+            engine.begin_step(f"{entry.id}.mv", [str(f), str(moved)], session="s", agent="claude")
+            f.rename(moved)
+            engine.end_step(f"{entry.id}.mv", "Bash mv")
+            engine.end_turn(entry.id)
+            f, recorded, typed, last_turn = moved, True, False, None
         elif action == "undo" and last_turn is not None:
             engine.undo()
             model.lines, last_turn, typed = last_turn[1], None, False
-        elif action in ("commit", "amend"):
-            git(ws, "commit", "-qa", "-m", action, *(["--amend"] if action == "amend" else []), check=False)
+        elif action in GIT_ACTIONS:
+            _git_history(ws, action, round_)
         assert f.read_text() == model.text()
 
     got = [(line.text, _author(line.origin)) for line in engine.blame(str(f)).lines]

@@ -53,18 +53,38 @@ class Change:
 
 
 @dataclass
-class _State:
+class Attribution:
+    """The origins of the newest version's lines after some changes (``fold``): what a long-lived
+    process may keep and carry on from when more changes come (``engine/blame.py``)."""
+
     content: bytes | None = None  # the newest version (None: not known, or none yet)
     origins: list[BlameOrigin] = field(default_factory=list)
     started: bool = False
     removed: dict[bytes, list[BlameOrigin]] = field(default_factory=dict)  # line: origins of lines changes took away
+    lines: list[bytes] | None = None  # ``split_lines(content)``, once
+
+    def copy(self) -> Attribution:
+        """A copy to carry on from (``removed``'s lists are taken from by a restore)."""
+        return Attribution(self.content, list(self.origins), self.started,
+                           {line: list(found) for line, found in self.removed.items()}, self.lines)
 
 
 def attribute(changes: list[Change], now: bytes) -> list[BlameOrigin]:
     """The origin of each line of ``now`` (``textdiff.split_lines``), after ``changes`` (oldest first)."""
-    state = _State()
+    return finish(fold(changes), now)
+
+
+def fold(changes: list[Change], state: Attribution | None = None) -> Attribution:
+    """``state`` (None: nothing yet) carried through ``changes`` (oldest first); changed in place."""
+    state = state if state is not None else Attribution()
     for change in changes:
         _apply(state, change)
+    return state
+
+
+def finish(state: Attribution, now: bytes) -> list[BlameOrigin]:
+    """The origin of each line of ``now``, the file after the changes ``state`` folded."""
+    state = Attribution(state.content, state.origins, state.started, {}, state.lines)  # (``removed`` not needed)
     if state.content is None:  # no version recorded (the lines are older), or the newest not known
         _start(state, now, UNKNOWN if state.started else BEFORE)
     else:
@@ -72,12 +92,18 @@ def attribute(changes: list[Change], now: bytes) -> list[BlameOrigin]:
     return state.origins
 
 
-def _start(state: _State, content: bytes, origin: BlameOrigin) -> None:
-    state.content, state.started = content, True
-    state.origins = [origin] * len(split_lines(content))
+def _lines(state: Attribution) -> list[bytes]:
+    if state.lines is None:
+        state.lines = split_lines(state.content or b"")
+    return state.lines
 
 
-def _apply(state: _State, change: Change) -> None:
+def _start(state: Attribution, content: bytes, origin: BlameOrigin) -> None:
+    state.content, state.started, state.lines = content, True, split_lines(content)
+    state.origins = [origin] * len(state.lines)
+
+
+def _apply(state: Attribution, change: Change) -> None:
     if not change.before_known:
         pass  # no before to compare with: the change is taken from the newest version known
     elif not state.started:
@@ -87,7 +113,7 @@ def _apply(state: _State, change: Change) -> None:
     elif (change.before or b"") != state.content and not change.own_gap:
         _carry(state, change.before or b"", BETWEEN)
     if not change.after_known:
-        state.content, state.origins, state.started = None, [], True
+        state.content, state.origins, state.started, state.lines = None, [], True, None
         return
     if state.content is None:  # nothing known to carry from: which lines it wrote is not known
         _start(state, change.after or b"", UNKNOWN)
@@ -95,12 +121,12 @@ def _apply(state: _State, change: Change) -> None:
     _carry(state, change.after or b"", change.by, change.restores)
 
 
-def _carry(state: _State, new: bytes, by: BlameOrigin, restores: bool = False) -> None:
+def _carry(state: Attribution, new: bytes, by: BlameOrigin, restores: bool = False) -> None:
     """Carry ``state``'s origins to ``new``: the lines that changed are ``by``'s."""
     old = state.content or b""
     if new == old:
         return
-    old_lines, new_lines = split_lines(old), split_lines(new)
+    old_lines, new_lines = _lines(state), split_lines(new)
     origins: list[BlameOrigin] = []
     at = 0
     for i1, i2, j1, j2 in changed_blocks(old, new):
@@ -111,10 +137,10 @@ def _carry(state: _State, new: bytes, by: BlameOrigin, restores: bool = False) -
             origins.append(_written(state, by, new_lines[k], state.origins[i1 + k - j1] if i1 + k - j1 < i2 else None, restores))
         at = i2
     origins.extend(state.origins[at:])
-    state.content, state.origins = new, origins
+    state.content, state.origins, state.lines = new, origins, new_lines
 
 
-def _written(state: _State, by: BlameOrigin, line: bytes, replaced: BlameOrigin | None, restores: bool) -> BlameOrigin:
+def _written(state: Attribution, by: BlameOrigin, line: bytes, replaced: BlameOrigin | None, restores: bool) -> BlameOrigin:
     """The origin of ``line``, written by ``by`` in place of a line of origin ``replaced``."""
     if restores:
         earlier = state.removed.get(line)

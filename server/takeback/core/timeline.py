@@ -37,6 +37,12 @@ from .models import (
 )
 
 REDO_KINDS = ("undo", "revert", "restore")
+Touched = tuple[tuple[str, str], ...]
+"""What a checkpoint changed, as the per-path index keeps it: (path, its after's oid or "" when
+the change left no file), one per change (``touched_by``)."""
+Older = tuple[list["FoldedEntry"], dict[str, int], dict[str, Touched]]
+"""The older entries a cache's pages hold (``Entries.defer_older``): in log order, their
+checkpoints' places in log order, and what each checkpoint changed where the pages kept it."""
 MARK_PREFIX = "mark:"
 """``mark:NAME`` names the newest mark called NAME wherever an entry or a checkpoint is named
 (``resolve``; ``restore mark:NAME`` goes back to it)."""
@@ -90,15 +96,22 @@ class Entries:
         self.dropped: list[DroppedSpan] = []  # what retention dropped (its latest record)
         self.tentatives: list[EntryBegun] = []  # open turns' begins not yet in the log, oldest first
         self._before_tentative: tuple[int, int, int, int, list[str]] | None = None
-        self._older: Callable[[], tuple[list[FoldedEntry], dict[str, int]]] | None = None
+        self._older: Callable[[], Older] | None = None
         self._older_marks: set[str] = set()
         self._older_last = 0  # the highest number an older entry has
         self._older_position = -1  # the latest place in log order an older entry's checkpoint has
+        # the per-path index (``touching``, ``wrote``): each checkpoint's (path, after's oid or "")
+        # and, from them, path: its checkpoints and after's oid: its checkpoints; a checkpoint whose
+        # file list is not in memory and whose paths the cache did not keep waits in ``_unindexed``
+        self._touched: dict[str, Touched] = {}
+        self._by_path: dict[str, list[str]] = {}
+        self._by_oid: dict[str, list[str]] = {}
+        self._unindexed: list[str] = []
 
     # ------------------------------------------------------------------ the older entries
 
     def defer_older(
-        self, load: Callable[[], tuple[list[FoldedEntry], dict[str, int]]] | None, marks: set[str],
+        self, load: Callable[[], Older] | None, marks: set[str],
         last_number: int, last_position: int,
     ) -> None:
         """The entries before the loaded ones wait outside memory: ``load`` answers them in log
@@ -121,15 +134,17 @@ class Entries:
         self.take_in(*load())
         self._older_marks, self._older_last, self._older_position = set(), 0, -1
 
-    def take_in(self, older: list[FoldedEntry], positions: dict[str, int]) -> None:
+    def take_in(self, older: list[FoldedEntry], positions: dict[str, int], touched: dict[str, Touched]) -> None:
         """Put ``older`` (entries older than every loaded one, in log order, their checkpoints at
-        ``positions`` in log order) in memory, before the loaded ones."""
+        ``positions`` in log order, the paths each changed in ``touched`` where known) in memory,
+        before the loaded ones."""
         entries = {state.begun.entry: state for state in older}
         numbered: dict[int, str] = {}
         for state in older:
             numbered.setdefault(state.begun.number, state.begun.entry)
             for cp in state.checkpoints:
                 self._owner[cp.id] = state.begun.entry
+                self._index(cp, touched.get(cp.id))
         for number, entry_id in self._numbered.items():
             numbered.setdefault(number, entry_id)
         entries.update(self._entries)
@@ -139,17 +154,72 @@ class Entries:
         self._seq = sorted(self._owner, key=self._position.__getitem__)
 
     def add_folded(self, state: FoldedEntry, positions: list[int]) -> None:
-        """Put an entry folded earlier (the cache's) behind the loaded ones, its checkpoints at
-        ``positions`` in log order; the counts are the cache's, set by its reader."""
+        """Put an entry folded earlier (the cache's tail) behind the loaded ones, its checkpoints
+        at ``positions`` in log order; the counts are the cache's, set by its reader."""
         entry_id = state.begun.entry
         self._entries[entry_id] = state
         self._order.append(entry_id)
         self._numbered.setdefault(state.begun.number, entry_id)
         for cp, position in zip(state.checkpoints, positions, strict=True):
             self._owner[cp.id] = entry_id
+            self._index(cp, None)
             self._position[cp.id] = position
             self._seq.append(cp.id)
         self._seq.sort(key=self._position.__getitem__)
+
+    # ------------------------------------------------------------------ the per-path index
+
+    def _index(self, cp: CheckpointRecorded, touched: Touched | None) -> None:
+        """Index checkpoint ``cp`` by the paths it changed: ``touched``, else its file list when
+        that is in memory; else it waits in ``_unindexed`` (``touching`` reads its list)."""
+        if touched is None:
+            if not cp.loaded():
+                self._unindexed.append(cp.id)
+                return
+            touched = touched_by(cp)
+        self._touched[cp.id] = touched
+        for path, oid in touched:
+            self._by_path.setdefault(path, []).append(cp.id)
+            if oid:
+                self._by_oid.setdefault(oid, []).append(cp.id)
+
+    def touched(self, cp: CheckpointRecorded) -> Touched:
+        """The (path, after's oid or "") of each change of ``cp`` (its file list read if the
+        index does not hold it): what the cache's pages keep of it."""
+        found = self._touched.get(cp.id)
+        return found if found is not None else touched_by(cp)
+
+    def _indexed(self, ids: list[str]) -> list[tuple[FoldedEntry, CheckpointRecorded]]:
+        """The checkpoints ``ids`` with their entries, in log order (the whole timeline in memory,
+        the checkpoints that waited indexed first)."""
+        return [(state, self.checkpoint_in(state, cp_id))
+                for cp_id in sorted(set(ids), key=self._position.__getitem__)
+                for state in (self._entries[self._owner[cp_id]],)]
+
+    def _settle(self) -> None:
+        """Every entry in memory, and the checkpoints that waited indexed (their file lists read)."""
+        self.whole()
+        waiting, self._unindexed = self._unindexed, []
+        for cp_id in waiting:
+            owner = self._owner.get(cp_id)
+            if owner is not None and cp_id not in self._touched:
+                cp = self.checkpoint_in(self._entries[owner], cp_id)
+                self._index(cp, touched_by(cp))
+
+    def touching(self, path: str) -> list[tuple[FoldedEntry, CheckpointRecorded]]:
+        """The checkpoints that changed ``path``, with their entries, in log order: read from the
+        index, so only those checkpoints' file lists are read (``engine/blame.py``)."""
+        self._settle()
+        return self._indexed(self._by_path.get(path, []))
+
+    def wrote(self, oid: str) -> list[tuple[FoldedEntry, CheckpointRecorded]]:
+        """The checkpoints a change of which left content ``oid`` behind, in log order."""
+        self._settle()
+        return self._indexed(self._by_oid.get(oid, []))
+
+    @staticmethod
+    def checkpoint_in(state: FoldedEntry, checkpoint_id: str) -> CheckpointRecorded:
+        return next(cp for cp in state.checkpoints if cp.id == checkpoint_id)
 
     def loaded(self) -> list[FoldedEntry]:
         """The entries in memory, in log order (all of them when ``is_whole``)."""
@@ -278,6 +348,7 @@ class Timeline(Entries):
             self._position[record.id] = self.checkpoint_count
             self.checkpoint_count += 1
             self._seq.append(record.id)
+            self._index(record, None)
         elif isinstance(record, CheckpointApplied):
             state.applied[record.checkpoint] = record.applied
             if state.ended is not None and state.operation is None and state.state in ("applied", "not-applied"):
@@ -644,6 +715,11 @@ def _newest_mark(timeline: Timeline, name: str) -> FoldedEntry:
         if state.begun.kind == "mark" and (state.begun.label or "").strip() == name:
             return state
     raise NotFound(f"no mark named {name!r} on this workspace's timeline: 'takeback log' lists the marks")
+
+
+def touched_by(cp: CheckpointRecorded) -> Touched:
+    """What ``cp`` changed, as the per-path index keeps it (``Touched``)."""
+    return tuple((c.path, c.after.oid if c.after is not None else "") for c in cp.changes)
 
 
 def git_moved(state: FoldedEntry) -> list[GitMove]:

@@ -39,7 +39,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..core.models import CheckpointRecorded, EntryBegun, PathChange, Record, RecordEnvelope
-from ..core.timeline import FoldedEntry, Timeline
+from ..core.timeline import FoldedEntry, Older, Timeline, Touched
 from ..core.timeline import marks as timeline_marks
 from ..errors import StoreError
 from ..storage import repair
@@ -131,15 +131,24 @@ class History:
             if not cp.changes:
                 cp.defer(partial(self._file_list, commit, cp.id))
             self.sources[cp.id] = commit
+        if cached.touched is not None:
+            if len(cached.touched) != len(cached.checkpoints):
+                raise StoreError(f"{where} does not name the paths of each checkpoint")
+            for path, _oid in (pair for touched in cached.touched for pair in touched):
+                if not is_recorded_path(path):
+                    raise StoreError(f"{where} names the path {path!r}, which is outside the workspace or inside .git")
         return FoldedEntry(
             begun=cached.begun, checkpoints=cached.checkpoints, applied=cached.applied, ended=cached.ended,
             checks=cached.checks, operation=cached.operation, state=cached.state, reverted_by=cached.reverted_by,
             summary=cached.summary,
         )
 
-    def _cached(self, state: FoldedEntry, positions: dict[str, int]) -> pages.CachedEntry:
-        """``state`` as the cache keeps it (its summary worked out now if it is not known)."""
-        return pages.CachedEntry.model_construct(
+    def _cached(self, state: FoldedEntry, positions: dict[str, int], paged: bool = False) -> pages.CachedEntry:
+        """``state`` as the cache keeps it (its summary worked out now if it is not known); in a
+        page (``paged``) with what each checkpoint changed (the per-path index's part of it, its
+        file list read if the index lacks it), never in the tail: opening reads the tail."""
+        touched = [list(self.timeline.touched(cp)) for cp in state.checkpoints] if paged else None
+        return pages.CachedEntry.model_construct(touched=touched,
             begun=state.begun, checkpoints=[cp.model_copy(update={"changes": []}) for cp in state.checkpoints],
             commits=[self.sources[cp.id] for cp in state.checkpoints],
             positions=[positions[cp.id] for cp in state.checkpoints], applied=dict(state.applied),
@@ -147,27 +156,28 @@ class History:
             reverted_by=state.reverted_by, summary=self.timeline.summary(state),
         )
 
-    def _older(self, head: str, refs: list[pages.PageRef]) -> tuple[list[FoldedEntry], dict[str, int]]:
+    def _older(self, head: str, refs: list[pages.PageRef]) -> Older:
         """The entries the cache's pages hold (``Timeline.whole``). A page that is missing, torn or
         not what the index says is refused: the cache is removed (the next save writes it
         again) and those entries are folded from the log up to the cache's head instead."""
         states: list[FoldedEntry] = []
         positions: dict[str, int] = {}
+        touched: dict[str, Touched] = {}
         try:
             with collector_paused():
                 for ref in refs:
                     self.pages_read += 1
                     for cached in pages.read_page(self.store.path, ref):
                         states.append(self._state_of(cached, f"the timeline page {ref.name}"))
-                        positions.update(zip((cp.id for cp in cached.checkpoints), cached.positions, strict=True))
-            return states, positions
+                        _note_paged(cached, positions, touched)
+            return states, positions, touched
         except StoreError as exc:
             log.warning("the timeline cache's pages are not used: %s", exc)
             pages.remove(self.store.path)
             self._pages = []  # (``_base`` stays: ``rebuild`` reads its pages, or the log, again)
             return self._older_from_log(head, sum(ref.count for ref in refs))
 
-    def _older_from_log(self, head: str, count: int) -> tuple[list[FoldedEntry], dict[str, int]]:
+    def _older_from_log(self, head: str, count: int) -> Older:
         """The oldest ``count`` entries as the log up to ``head`` folds them."""
         folded = Timeline()
         sources: dict[str, str] = {}
@@ -182,7 +192,8 @@ class History:
         for state in older:
             for cp in state.checkpoints:
                 self.sources[cp.id] = sources[cp.id]
-        return older, {cp: folded.position(cp) for state in older for cp in (c.id for c in state.checkpoints)}
+        ids = [cp.id for state in older for cp in state.checkpoints]
+        return older, {cp: folded.position(cp) for cp in ids}, {}
 
     def _file_list(self, commit: str, checkpoint: str) -> list[PathChange]:
         """The file list of a checkpoint the cache deferred, read from its log commit and checked
@@ -237,7 +248,7 @@ class History:
 
     def _write_pages(
         self,
-    ) -> tuple[list[pages.PageRef], list[pages.CachedEntry], list[pages.PageRef], tuple[list[FoldedEntry], dict[str, int]]]:
+    ) -> tuple[list[pages.PageRef], list[pages.CachedEntry], list[pages.PageRef], Older]:
         """Write the pages the cache needs now; answers every page's reference, the tail, the
         pages kept as they were and the entries (with their checkpoints' places) read from the
         last page to be written again. The entries in memory follow the pages kept (only a
@@ -247,12 +258,13 @@ class History:
         kept = [] if timeline.is_whole else list(self._pages)
         carried: list[FoldedEntry] = []
         positions: dict[str, int] = {}
+        touched: dict[str, Touched] = {}
         if kept and kept[-1].count < pages.PAGE_ENTRIES:
             last = kept.pop()
             self.pages_read += 1
             for cached in pages.read_page(self.store.path, last):
                 carried.append(self._state_of(cached, f"the timeline page {last.name}"))
-                positions.update(zip((cp.id for cp in cached.checkpoints), cached.positions, strict=True))
+                _note_paged(cached, positions, touched)
         loaded = timeline.loaded()
         for state in loaded:
             positions.update((cp.id, timeline.position(cp.id)) for cp in state.checkpoints)
@@ -262,9 +274,10 @@ class History:
         for start in range(0, len(spill), pages.PAGE_ENTRIES):
             chunk = spill[start : start + pages.PAGE_ENTRIES]
             marks = set().union(*(timeline_marks(state) for state in chunk))
-            refs.append(pages.write_page(self.store.path, [self._cached(s, positions) for s in chunk], marks))
+            refs.append(pages.write_page(self.store.path, [self._cached(s, positions, paged=True) for s in chunk], marks))
         tail = [self._cached(state, positions) for state in loaded[cut:]]
-        return refs, tail, kept, (carried, {cp.id: positions[cp.id] for state in carried for cp in state.checkpoints})
+        ids = [cp.id for state in carried for cp in state.checkpoints]
+        return refs, tail, kept, (carried, {cp: positions[cp] for cp in ids}, touched)
 
     def _defer_older(self, head: str, refs: list[pages.PageRef]) -> None:
         """Leave the entries of the pages ``refs`` (the cache's at ``head``) outside memory until
@@ -436,6 +449,13 @@ class History:
         head = self.store.head()
         begins = self._begins()
         return head if not begins else (head or "") + "".join(f"+{begun.entry}" for _name, begun in begins)
+
+
+def _note_paged(cached: pages.CachedEntry, positions: dict[str, int], touched: dict[str, Touched]) -> None:
+    """Note a paged entry's checkpoints' places in log order and what each changed (if kept)."""
+    positions.update(zip((cp.id for cp in cached.checkpoints), cached.positions, strict=True))
+    if cached.touched is not None:
+        touched.update((cp.id, tuple(t)) for cp, t in zip(cached.checkpoints, cached.touched, strict=True))
 
 
 def check_record(record: Record, where: str) -> None:

@@ -11,7 +11,9 @@ the ones the index says (count, first and last numbers), is refused (``PageRefus
 
 Each entry is kept as ``CachedEntry``: its begin, its checkpoints without their file lists
 (with the log commit that holds each, and its place in log order), the applied flags, its end,
-checks, operation, state, who reverted it, and the (files, additions, deletions) of its view.
+checks, operation, state, who reverted it, and the (files, additions, deletions) of its view;
+in a page, also what each checkpoint changed (path and after's oid: the per-path index blame
+reads, ``Timeline.touching``).
 
 Writing puts the pages first, then the index (``storage/atomic.py``), then removes the pages no
 index names any more: a crash in between leaves the old index and its pages, or the new ones.
@@ -59,6 +61,9 @@ class CachedEntry(BaseModel):
     state: EntryState
     reverted_by: str | None
     summary: tuple[int, int, int] | None
+    # in a page (never in the tail, which opening reads): what each checkpoint changed, as the
+    # per-path index keeps it (``timeline.Touched``: path, after's oid or ""); None: not kept
+    touched: list[list[tuple[str, str]]] | None = None
 
 
 class PageRef(BaseModel):
