@@ -186,3 +186,25 @@ def test_bad_ranges_say_so_in_one_line(tb: Takeback, plain_tb: Takeback) -> None
     plain_tb.ok("end")
     plain_tb.fails(2, "export", "--agent-trace", "HEAD", match="not in a git work tree")
     assert _who(_export(plain_tb, "#1")[0]) == {"notes.txt": {2: ("ai", 1)}}
+
+
+def test_a_root_commit_deleted_binary_and_linked_files_and_turn_ranges(tb: Takeback) -> None:
+    """A commit with no parent exports every text file it holds; a deleted file, a binary file
+    and a symlink carry no lines; turns are given oldest first, never backwards or as marks."""
+    _turn(tb, "one", {"src/app.py": APP + "# one\n"})
+    repo = tb.cwd
+    root = git(repo, "rev-list", "--max-parents=0", "HEAD").strip()
+    [record] = _export(tb, root)
+    assert record["vcs"]["revision"] == root and all(f["conversations"] for f in record["files"])
+    for validator in VALIDATORS:
+        validator.validate(record)
+    (repo / "blob.bin").write_bytes(b"\x00\x01binary\x00")
+    (repo / "link").symlink_to("src/app.py")
+    git(repo, "rm", "-q", "README.md")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "binary, link, deletion")
+    [record] = _export(tb, "HEAD")
+    assert [f["path"] for f in record["files"]] == ["src/app.py"]  # (app.py: the turn's change, committed with them)
+    tb.ok("mark", "mine")
+    tb.fails(2, "export", "--agent-trace", "#2..#1", match="give the older one first")
+    tb.fails(3, "export", "--agent-trace", "#2", match="no agent turn there")

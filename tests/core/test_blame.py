@@ -171,6 +171,11 @@ def test_blame_on_the_command_line(tmp_path: Path) -> None:
     assert [(line["line"], line["origin"]["kind"], line["origin"]["number"]) for line in data["lines"]] == [(2, "turn", number)]
     assert run("f.txt", "-L", "3,2").returncode == 2
     assert run("missing.txt").returncode == 3
+    for spec, said in (("x,2", "give lines as A,B"), ("0,2", "counted from 1"), ("2,-1", "counted from 1")):
+        refused = run("f.txt", "-L", spec)
+        assert refused.returncode == 2 and said in refused.stderr and refused.stderr.count("\n") == 1, (spec, refused)
+    to_end = run("f.txt", "-L", "3,").stdout.splitlines()  # (no last line: to the end)
+    assert len(to_end) == 3 and to_end[0].split() == ["person", "3)", "3"] and to_end[2].endswith(" 5) five"), to_end
 
 
 def test_blame_reads_only_the_files_own_entries(tmp_path: Path, monkeypatch) -> None:

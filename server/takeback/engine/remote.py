@@ -4,7 +4,7 @@ taking one of their turns back in this workspace.
 A timeline ``share fetch`` brought in (``refs/takeback/remotes/<remote>/<who>`` of
 ``shared.git``, ``storage/share.py``) is folded here into a ``Timeline`` of its own (the same
 ``Timeline.apply`` as the local log), every record checked again on the way
-(``history.check_record``: the rule the local log and ``fetch`` apply). It has its own numbers:
+(``sharing.records_of``: ``history.check_record``, the rule the local log and ``fetch`` apply). It has its own numbers:
 ``REMOTE/WHO#N`` names turn N of it (``origin/alice@laptop#12``; ``origin/alice#12`` when one
 machine of alice's was fetched). Its file contents are read from ``shared.git``, fetched from
 the promisor remote the first time something needs one (``Contents``).
@@ -31,14 +31,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ..core.merge import Version
-from ..core.models import Entry, FileVersion, OnConflict, OperationResult, RecordEnvelope, check_on_conflict
+from ..core.models import Entry, FileVersion, OnConflict, OperationResult, check_on_conflict
 from ..core.textdiff import unified_diff
 from ..core.timeline import FoldedEntry, Timeline, relevant_steps
-from ..errors import InvalidInput, NotFound, NothingToDo, SharingFailed, StoreError
+from ..errors import InvalidInput, NotFound, NothingToDo, StoreError
 from ..storage import share
 from ..storage.store import Store
 from . import narrow
-from .history import check_record
+from .sharing import records_of
 
 if TYPE_CHECKING:
     from ..workspace.capture import Capturer
@@ -88,17 +88,7 @@ def read(store: Store, name: str, tip: str) -> Teammate:
     checked again (a store or a ``shared.git`` changed since the fetch is refused the same way)."""
     timeline = Timeline()
     for commit, data in share.metas(store, name, tip):
-        where = f"{name}, commit {commit}"
-        try:
-            records = RecordEnvelope.model_validate_json(data).records
-        except ValueError as exc:
-            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise SharingFailed(f"{where}: meta.json is not Takeback's records ({first}): refused") from exc
-        for record in records:
-            try:
-                check_record(record, where)
-            except StoreError as exc:
-                raise SharingFailed(exc.message) from exc
+        for record in records_of(data, f"{name}, commit {commit}"):
             timeline.apply(record)
     remote, who = name.split("/", 1)
     return Teammate(remote=remote, who=who, tip=tip, timeline=timeline)

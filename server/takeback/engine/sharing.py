@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..core.models import EntryBegun, RecordEnvelope
+from ..core.models import EntryBegun, Record, RecordEnvelope
 from ..errors import SharingFailed, TakebackError
 from ..storage import share
 from ..storage.store import Store
@@ -41,6 +41,13 @@ if TYPE_CHECKING:
 def check_meta(data: bytes, where: str) -> None:
     """Refuse (``SharingFailed``, one line) a teammate's ``meta.json`` that is not records
     Takeback writes, or names a path outside the workspace."""
+    records_of(data, where)
+
+
+def records_of(data: bytes, where: str) -> list[Record]:
+    """The records of a teammate's ``meta.json``, each checked by ``history.check_record`` (the
+    rule the local log is read under); refused with one line (``SharingFailed``) otherwise. At
+    fetch (``check_meta``) and again each time a fetched timeline is read (``remote.read``)."""
     try:
         records = RecordEnvelope.model_validate_json(data).records
     except ValueError as exc:
@@ -51,6 +58,7 @@ def check_meta(data: bytes, where: str) -> None:
             check_record(record, where)
         except TakebackError as exc:
             raise SharingFailed(exc.message) from exc
+    return records
 
 
 def who(engine: Engine) -> str:
