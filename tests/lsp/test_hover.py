@@ -197,3 +197,22 @@ def test_a_teammates_line_names_their_timeline_and_the_commands_that_take_it_bac
         assert "```text\nround the *tax*\n```" in text
         assert "takeback revert 'origin/alice@laptop#12'" in text and "takeback show 'origin/alice@laptop#12' --patch" in text
         assert "command:" not in text
+
+
+def test_a_line_whose_version_was_not_stored_and_a_long_step_label() -> None:
+    """The words of the origins the live tests rarely meet: content not stored (withheld,
+    binary, a symlink) and a step label longer than a hover line, cut and escaped."""
+    from types import SimpleNamespace
+
+    from takeback.core.models import BlameLine, BlameOrigin
+    from takeback.lsp.blame import LineFacts, hover_markdown
+
+    folder = SimpleNamespace(uri="file:///w")
+    unknown = LineFacts(rel="a.txt", line=BlameLine(line=1, text="x", origin=BlameOrigin(kind="unknown")), hunk=None)
+    assert "**Not known**" in hover_markdown(unknown, "file:///w/a.txt", folder, False)  # type: ignore[arg-type]
+    turn = BlameOrigin(kind="turn", entry="01J", number=3, step=2, agent="claude", label="p", step_label="[x](y) " * 80)
+    text = hover_markdown(LineFacts(rel="a.txt", line=BlameLine(line=1, text="x", origin=turn), hunk=None),
+                          "file:///w/a.txt", folder, False)  # type: ignore[arg-type]
+    [step_line] = [line for line in text.splitlines() if line.startswith("Step: ")]
+    assert step_line.endswith("…") and len(step_line) < 500, step_line  # (cut at 200 characters, then escaped)
+    assert "<a" not in MarkdownIt().render(step_line), step_line  # (every bracket escaped: no link)
