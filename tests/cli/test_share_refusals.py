@@ -109,3 +109,9 @@ def test_a_teammates_turn_that_cannot_be_taken_back_here_is_one_line(tmp_path: P
     shown = bob.ok("show", f"origin/{who}#1", "--patch").text
     assert "add a discount" in shown and "+    return 2  # discount" in shown
     assert (bob.cwd / "src/app.py").read_text().count("round(x)") == 1  # (nothing written by any refusal)
+
+    # Alice removes her timeline from the remote: Bob's next fetch drops his copy of it
+    assert alice.json("share", "delete")["deleted"] is True
+    fetched = bob.json("share", "fetch")
+    assert fetched["removed"] == [who] and fetched["accepted"] == [], fetched
+    assert "no timeline fetched from origin" in _one_line(bob("log", "--remote", "origin"))

@@ -403,3 +403,39 @@ def _author(origin) -> tuple:
     if origin.kind == "person":
         return ("person", _author(origin.edited_from) if origin.edited_from else None)
     return (origin.kind,)
+
+
+def test_lines_after_a_version_that_is_not_text_are_unknown(tmp_path: Path) -> None:
+    """A turn wrote binary content into the file, the next one text again: which lines the
+    second wrote cannot be told from a version that has no lines, so they are "unknown", never
+    someone's."""
+    ws = make_repo(tmp_path / "ws", {"f.txt": BASE})
+    f = ws / "f.txt"
+    engine = open_engine(ws)
+    _turn(engine, f, ["one\x00binary\n"], "make it binary")
+    _turn(engine, f, ["alpha\nbeta\n"], "text again")
+    assert {line.origin.kind for line in engine.blame(str(f)).lines} == {"unknown"}
+    engine.close()
+
+
+def test_head_blame_answers_none_where_head_holds_no_text_of_the_file(tmp_path: Path) -> None:
+    """``head_blame`` (git's commit for lines before the timeline): None for a bare repository,
+    a path outside the work tree, a repository with no commit yet, a symlink and a binary file
+    at HEAD; each line's commit otherwise."""
+    import pygit2
+
+    from takeback.engine.blame import head_blame
+
+    ws = make_repo(tmp_path / "ws", {"f.txt": BASE, "bin.dat": "x\x00y"})
+    (ws / "link").symlink_to("f.txt")
+    git(ws, "add", "link")
+    git(ws, "commit", "-qm", "link")
+    repo = pygit2.Repository(str(ws))
+    content, commits = head_blame(repo, ws / "f.txt") or (b"", [])
+    assert content == BASE.encode() and len(commits) == 5 and all(len(c) == 40 for c in commits)
+    assert head_blame(repo, ws / "link") is None and head_blame(repo, ws / "bin.dat") is None
+    assert head_blame(repo, tmp_path / "elsewhere.txt") is None and head_blame(repo, ws / "untracked.txt") is None
+    git(tmp_path, "init", "-q", "--bare", "bare.git")
+    assert head_blame(pygit2.Repository(str(tmp_path / "bare.git")), ws / "f.txt") is None
+    git(tmp_path, "init", "-q", "fresh")
+    assert head_blame(pygit2.Repository(str(tmp_path / "fresh")), tmp_path / "fresh" / "f.txt") is None
