@@ -188,3 +188,32 @@ def test_a_third_machine_pushing_at_the_same_time_loses_nothing(tmp_path: Path, 
     found = {mate["who"].split("@")[0]: [e["label"] for e in mate["entries"]] for mate in bob.json("log", "--remote", "origin")}
     assert found == {"alice": ["a third turn", "round the tax", "add a discount"], "carol": ["carol's readme"]}
     assert json.loads(bob.ok("--json", "log", "--remote", "origin", "--limit", "1").text)[0]["entries"][0]["number"] == 3
+
+
+def test_a_long_lived_process_folds_a_teammates_tip_once(tmp_path: Path, remote: Path, monkeypatch) -> None:
+    """The hover and the resident's blame read teammates' timelines on every call: a tip already
+    folded is not read from ``shared.git`` again (its chain cannot change under a commit id);
+    a fetch that moves the tip is read anew."""
+    from takeback.engine import remote as remotes
+    from takeback.storage import share
+    from takeback.storage.store import Store
+
+    alice, _who = _alice_shares(tmp_path, remote)
+    bob = _bob_pulls(tmp_path, remote)
+    bob.ok("share", "fetch")
+    store = Store(bob.store(), bob.cwd)
+    [(name, tip)] = remotes.fetched(store).items()
+    first = remotes.read(store, name, tip)
+    assert [s.begun.number for s in first.timeline.ordered()] == [1, 2]
+
+    def no_reading(*_args: object) -> None:
+        raise AssertionError("shared.git read again for a tip already folded")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(share, "metas", no_reading)
+        assert remotes.read(store, name, tip) is first
+    _edit_turn(alice, "a third turn", "src/app.py", "def tax", "def the_tax")
+    alice.ok("share", "push")
+    bob.ok("share", "fetch")
+    [(name, newer)] = remotes.fetched(store).items()
+    assert newer != tip and [s.begun.number for s in remotes.read(store, name, newer).timeline.ordered()] == [1, 2, 3]

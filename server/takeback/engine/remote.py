@@ -16,8 +16,11 @@ theirs = where their turn started), as an entry of this workspace's own timeline
 names the teammate's turn (``OperationDone.target`` its id, ``OperationDone.remote`` its
 timeline) and which is taken back as any operation is.
 
-Cost: a teammate's timeline is read whole from ``shared.git`` each time (its ``meta.json``
-blobs, no file content), once per command; no cache is kept yet.
+Cost: a teammate's timeline is read whole from ``shared.git`` (its ``meta.json`` blobs, no file
+content) the first time a process needs it at a tip; a long-lived process (the language server's
+hover, the resident's ``blame``) keeps the folded timelines of the last tips it read (``_READ``:
+a commit id names its whole chain, so the same tip folds to the same timeline), and reads again
+only after a fetch moved a tip. Nothing here changes a folded timeline once read.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,15 +87,30 @@ def fetched(store: Store, remote: str | None = None) -> dict[str, str]:
     return {name: tip for name, tip in found.items() if remote is None or name.split("/", 1)[0] == remote}
 
 
+# The teammates' timelines this process folded last, newest used last: (store, name, tip) →
+# the Teammate (read only by every caller).
+_READ: OrderedDict[tuple[str, str, str], Teammate] = OrderedDict()
+_KEEP_READ = 16
+
+
 def read(store: Store, name: str, tip: str) -> Teammate:
     """The fetched timeline ``name`` (``<remote>/<who>``) up to ``tip``, folded; each record
-    checked again (a store or a ``shared.git`` changed since the fetch is refused the same way)."""
-    timeline = Timeline()
-    for commit, data in share.metas(store, name, tip):
-        for record in records_of(data, f"{name}, commit {commit}"):
-            timeline.apply(record)
-    remote, who = name.split("/", 1)
-    return Teammate(remote=remote, who=who, tip=tip, timeline=timeline)
+    checked again the first time this process reads that tip (a store or a ``shared.git``
+    changed since the fetch is refused the same way)."""
+    key = (str(store.path), name, tip)
+    kept = _READ.get(key)
+    if kept is None:
+        timeline = Timeline()
+        for commit, data in share.metas(store, name, tip):
+            for record in records_of(data, f"{name}, commit {commit}"):
+                timeline.apply(record)
+        remote, who = name.split("/", 1)
+        kept = Teammate(remote=remote, who=who, tip=tip, timeline=timeline)
+    _READ[key] = kept
+    _READ.move_to_end(key)
+    while len(_READ) > _KEEP_READ:
+        _READ.popitem(last=False)
+    return kept
 
 
 def teammates(store: Store, remote: str) -> list[Teammate]:
