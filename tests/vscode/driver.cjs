@@ -239,13 +239,7 @@ async function main() {
 
   // (1) The test agent edits three files through Takeback's API, as one turn.
   await step("agent_turn", async () => {
-    await openFile("app/greet.py");
-    fs.rmSync(path.join(config.agentOut, "agent.json"), { force: true });
-    await runCommand("Test Agent: Make a Multi-File Edit");
-    const agent = await waitFor("the test agent's result", () => readJson(path.join(config.agentOut, "agent.json")), 30000);
-    if (!agent.ok) {
-      throw new Error(`the test agent failed: ${agent.error}`);
-    }
+    const agent = await agentMultiFileEdit();
     await showPanel();
     await panelRow("#2 Rename greet to welcome").waitFor({ timeout: 20000 });
     const docs = await documents();
@@ -426,6 +420,19 @@ async function main() {
   await browser.close();
 }
 
+/** The test agent's turn: "Test Agent: Make a Multi-File Edit" with app/greet.py open (three
+ * files through Takeback's API, as one turn); its result, or an error when it failed. */
+async function agentMultiFileEdit() {
+  await openFile("app/greet.py");
+  fs.rmSync(path.join(config.agentOut, "agent.json"), { force: true });
+  await runCommand("Test Agent: Make a Multi-File Edit");
+  const agent = await waitFor("the test agent's result", () => readJson(path.join(config.agentOut, "agent.json")), 30000);
+  if (!agent.ok) {
+    throw new Error(`the test agent failed: ${agent.error}`);
+  }
+  return agent;
+}
+
 /** Run an agent's hooks as the agent does: `takeback hook claude` with each payload on stdin,
  * the files its tools write written in between (config.hookScript, made by harness.py). */
 // The test agent's turn, then who wrote greet.py's first line: the workbench's hover providers
@@ -433,13 +440,7 @@ async function main() {
 // agent reports them; then the hover a person sees on that line.
 async function blameScenario() {
   await step("blame", async () => {
-    await openFile("app/greet.py");
-    fs.rmSync(path.join(config.agentOut, "agent.json"), { force: true });
-    await runCommand("Test Agent: Make a Multi-File Edit");
-    const agent = await waitFor("the test agent's result", () => readJson(path.join(config.agentOut, "agent.json")), 30000);
-    if (!agent.ok) {
-      throw new Error(`the test agent failed: ${agent.error}`);
-    }
+    await agentMultiFileEdit();
     await openFile("app/greet.py");
     fs.rmSync(path.join(config.agentOut, "blame.json"), { force: true });
     await runCommand("Test Agent: Report Line Blame");
