@@ -3,18 +3,8 @@
 -- through takeback/applyEdit), then the person (an edit in the same buffer, left unsaved), then
 -- picks "Undo agent turn" and "Redo agent turn" from vim.lsp.buf.code_action() with
 -- vim.ui.select stubbed, and writes what it saw to $TAKEBACK_TEST_OUT as JSON.
-local out = assert(os.getenv("TAKEBACK_TEST_OUT"))
-local R = { steps = {} }
-
-local function save()
-  local f = assert(io.open(out, "w"))
-  f:write(vim.fn.json_encode(R))
-  f:close()
-end
-
-local function text(bufnr)
-  return table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n") .. "\n"
-end
+local report = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/report.lua")
+local R, save, step, text = report.R, report.save, report.step, report.text
 
 local function read(path)
   local f = io.open(path, "r")
@@ -24,11 +14,6 @@ local function read(path)
   local s = f:read("*a")
   f:close()
   return s
-end
-
-local function step(name)
-  table.insert(R.steps, name)
-  save()
 end
 
 -- What the documented commands tell the person (vim.notify), newest last.

@@ -4,19 +4,8 @@
 -- it: a textDocument/hover request from the real client (vim.lsp.buf_request_sync), and
 -- vim.lsp.buf.hover(), whose floating window's lines are read. Writes what it saw to
 -- $TAKEBACK_TEST_OUT as JSON.
-local out = assert(os.getenv("TAKEBACK_TEST_OUT"))
-local R = { steps = {} }
-
-local function save()
-  local f = assert(io.open(out, "w"))
-  f:write(vim.fn.json_encode(R))
-  f:close()
-end
-
-local function step(name)
-  table.insert(R.steps, name)
-  save()
-end
+local report = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/report.lua")
+local R, save, step = report.R, report.save, report.step
 
 local function floating_lines()
   for _, win in ipairs(vim.api.nvim_list_wins()) do

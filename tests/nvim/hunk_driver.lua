@@ -5,23 +5,8 @@
 -- vim.lsp.buf.code_action() on the second place (vim.ui.select stubbed), and takes the first
 -- back with the documented `:TakebackRevert #1 --hunk PATH:LINE`. Writes what it saw to
 -- $TAKEBACK_TEST_OUT as JSON.
-local out = assert(os.getenv("TAKEBACK_TEST_OUT"))
-local R = { steps = {} }
-
-local function save()
-  local f = assert(io.open(out, "w"))
-  f:write(vim.fn.json_encode(R))
-  f:close()
-end
-
-local function text(bufnr)
-  return table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n") .. "\n"
-end
-
-local function step(name)
-  table.insert(R.steps, name)
-  save()
-end
+local report = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/report.lua")
+local R, save, step, text = report.R, report.save, report.step, report.text
 
 local notified = {}
 vim.notify = function(message)
