@@ -428,6 +428,7 @@ class Operations(EngineParts):
                     raise ChangedMeanwhile(wording.changed_meanwhile(kind, changed))
                 tx.add(*self._operation_records(entry_id, kind, label, target, checkpoint_target, on_conflict, verdict,
                                                 effects, previous, plan, changes, set(overlay)))
+                entry = self.timeline.view(self.timeline.state(entry_id))  # before the publish: a cache it writes reads its summary
                 tx.publish()  # the turns it ended and the operation: one log commit, before the journal goes
             except BaseException as exc:
                 if _in_log_anyway(tx):
@@ -442,7 +443,7 @@ class Operations(EngineParts):
                     raise
                 raise failure from exc
             self.journal.finish()
-            return self.timeline.view(self.timeline.state(entry_id))
+            return entry
 
     def _operation_records(
         self, entry_id: str, kind: str, label: str, target: FoldedEntry, checkpoint_target: str | None,

@@ -154,6 +154,8 @@ class FolderLook:
         # read while ``steady`` holds: the check before writing asks the flags of that very inode
         # without opening the file a second time (``Workspace.unwritable``)
         self._files: dict[str, tuple[int, int, int, bool]] = {}
+        # folder -> the first symlink on the way to it and itself (None: none), the same
+        self._links: dict[str, str | None] = {}
 
     @contextlib.contextmanager
     def steady(self) -> Iterator[None]:
@@ -166,16 +168,16 @@ class FolderLook:
         if self._kinds is not None:
             yield
             return
-        self._kinds, self._facts, self._files = {}, {}, {}
+        self._kinds, self._facts, self._files, self._links = {}, {}, {}, {}
         try:
             yield
         finally:
-            self._kinds, self._facts, self._files = None, {}, {}
+            self._kinds, self._facts, self._files, self._links = None, {}, {}, {}
 
     def forget(self) -> None:
         """Takeback changed what stands at a folder it looked at: look again."""
         if self._kinds:
-            self._kinds, self._facts, self._files = {}, {}, {}
+            self._kinds, self._facts, self._files, self._links = {}, {}, {}, {}
 
     def looked_at(self, rel: str) -> bool:
         """Whether ``rel`` was looked at as a folder since ``steady`` began."""
@@ -207,6 +209,21 @@ class FolderLook:
             yield folder, kind
             if kind != _DIR:
                 return
+
+    def link_above(self, rel: str) -> str | None:
+        """The first folder on the way to ``rel`` that is a symlink (``to``), or None; the
+        answer for its folder remembered while ``steady`` holds (the files of one folder share
+        it: a big operation asks it of each file two or three times)."""
+        parent = rel.rpartition("/")[0]
+        if not parent:
+            return None
+        links = self._links if self._kinds is not None else None
+        if links is not None and parent in links:
+            return links[parent]
+        found = next((folder for folder, kind in self.to(rel) if kind == _LINK), None)
+        if links is not None:
+            links[parent] = found
+        return found
 
     def note_file(self, path: str, fd: int, st: os.stat_result) -> None:
         """While ``steady`` holds, note the inode flags and the mount of the file open as ``fd``
@@ -241,18 +258,25 @@ class FolderLook:
         return facts
 
 
-def _read_open(fd: int, path: str, folders: FolderLook | None) -> bytes:
-    """All the bytes of the file open as ``fd`` (opened from ``path``), read with ``os.read``
-    alone, and ``fd`` closed: no file object (whose making asks the descriptor whether it is a
-    terminal and where it stands, three calls per file a big operation reads). A folder found
+def _read_open(fd: int, path: str, folders: FolderLook | None, st: os.stat_result | None = None) -> bytes:
+    """All the bytes of the file open as ``fd`` (opened from ``path``; ``st``: its ``fstat``
+    when the caller has it), read with ``os.read`` alone, and ``fd`` closed: no file object
+    (whose making asks the descriptor whether it is a terminal and where it stands, three calls
+    per file a big operation reads). One read asks for a byte more than ``fstat`` said: getting
+    exactly the size is the whole file as it stood then, with no second read to find its end;
+    more (it grew) or less (it shrank, or a short read) reads on to the end. A folder found
     there is ``IsADirectoryError``, as ``open`` says it."""
     try:
-        st = os.fstat(fd)
+        if st is None:
+            st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
         if folders is not None:
             folders.note_file(path, fd, st)
-        parts = [os.read(fd, st.st_size + 1)]  # the whole file at once, unless it grew meanwhile
+        first = os.read(fd, st.st_size + 1)
+        if len(first) == st.st_size:
+            return first
+        parts = [first]
         while parts[-1]:
             parts.append(os.read(fd, max(st.st_size, 1 << 16)))
     finally:
@@ -280,7 +304,7 @@ def read_back(path: str) -> Version | None:
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
         return None
-    return Version(_read_open(fd, path, None), mode_of(st))
+    return Version(_read_open(fd, path, None, st), mode_of(st))
 
 
 def flush_staged(staged: list[Staged], in_place: Iterable[tuple[int, str]] = ()) -> None:
@@ -417,7 +441,7 @@ class Workspace:
         parent = os.path.dirname(rel)
         if not parent:
             return
-        if all(kind != _LINK for _folder, kind in self.folders.to(rel)):
+        if self.folders.link_above(rel) is None:
             return  # real folders down to the first missing one (or a file): the path stays inside
         probe = self.root / parent
         # Find the deepest existing ancestor and make sure its real path stays inside.
@@ -444,10 +468,7 @@ class Workspace:
     def link_above(self, rel: str) -> str | None:
         """The first folder on the way to ``rel`` that is a symlink, or None. Nothing behind
         such a link is part of the workspace (git sees it so too): it is never read through."""
-        for folder, kind in self.folders.to(rel):
-            if kind == _LINK:
-                return folder
-        return None  # missing (so is the file) or unreadable (reading it says so) count as no link
+        return self.folders.link_above(rel)  # missing (so is the file) or unreadable (reading it says so): no link
 
     # ------------------------------------------------------------------ reading
 
