@@ -21,8 +21,10 @@ every side sees the same load:
 Three paths are measured, their rounds alternating (round 1 of each path, then round 2 …) so
 every path sees the same load, all on the same workspace:
 
-  engine         in-process through the Engine API with one long-lived engine (as the language
-                 server holds it);
+  engine         in-process through the Engine API with one long-lived engine, as the language
+                 server holds it: its upkeep (a big operation's cache write, pack merges, the
+                 watch) deferred and run after each operation, untimed, as the server runs it
+                 once its answer is out (lsp/folders.py ``upkeep_soon``);
   cli-resident   the CLI, one process per command (`sys.executable -m takeback`, this checkout's
                  code), as a person whose agent's hooks are installed types it: the resident
                  process runs for these settings (started before the rounds as a hook starts
@@ -154,6 +156,7 @@ class Takeback:
             from takeback.engine.engine import Engine
 
             self.engine = Engine(ws, long_lived=True)
+            self.engine.defer_upkeep()
 
     def run(self, *args: str) -> None:
         proc = subprocess.run([sys.executable, "-m", "takeback", "-C", str(self.ws), "--json", *args],
@@ -180,6 +183,11 @@ class Takeback:
     def redo(self) -> None:
         self.operate("redo")
 
+    def upkeep(self) -> None:
+        """What the language server runs after an answer (untimed; the resident runs its own)."""
+        if not self.cli:
+            self.engine.upkeep()
+
     def close(self) -> None:
         if not self.cli:
             self.engine.close()
@@ -202,21 +210,25 @@ def one_round(tb: Takeback, peer: Peer, paths: list[Path], tag: int, samples: di
     def end() -> None:  # begin + end, the formatter's writes not counted
         nonlocal end_ms
         end_ms = timed(tb.begin)
+        tb.upkeep()
         plain_write(after)
         end_ms += timed(tb.end)
 
     end_ms = 0.0
     end()
     samples["end"].append(end_ms)
+    tb.upkeep()
     samples["peer_add"].append(timed(lambda: peer.record(tag)))
     turn_commit = peer.head()
     samples["undo"].append(timed(tb.undo))
+    tb.upkeep()
     check(before, "undo")
     samples["floor"].append(timed(lambda: plain_write(after)))
     samples["floor"].append(timed(lambda: plain_write(before)))
     samples["floor_sync"].append(timed(lambda: (plain_write(after), syncfs(tb.ws))))
     plain_write(before)
     samples["redo"].append(timed(tb.redo))
+    tb.upkeep()
     check(after, "redo")
     samples["peer_undo"].append(timed(lambda: peer.reset(base_commit)))
     check(before, "peer undo")

@@ -492,9 +492,8 @@ class Operations(EngineParts):
             if before is not None and before.withheld and ours is not None:
                 backup = f"{i}.bin"
                 backups[backup] = ours.content
-            journal_files.append(
-                JournalFile(path=item.path, before=before, after=after, backup=backup, new_folders=item.new_folders)
-            )
+            journal_files.append(JournalFile(path=item.path, before=before, after=after, backup=backup,
+                                             new_folders=item.new_folders))
         return changes, journal_files, backups
 
 

@@ -41,6 +41,9 @@ T = TypeVar("T")
 log = logging.getLogger("takeback.lsp.folders")
 
 POLL_SECONDS = 1.0
+UPKEEP_AFTER = 0.05
+"""Seconds between a writing request's answer and the engine's deferred upkeep (``upkeep_soon``):
+the answer is written out first."""
 MESSAGE_SECONDS = 600.0
 _ULID_CHARS = set("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
 
@@ -57,6 +60,8 @@ class Folder:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     writes: asyncio.Lock = field(default_factory=asyncio.Lock)
     """Serialises this server's writing requests for the folder in arrival order (FIFO)."""
+    upkeep_due: bool = False
+    """An upkeep is scheduled and has not run yet (``Folders.upkeep_soon``)."""
     failures: tuple[int, int] | None = None
     """The hook failure log's stamp last seen (``failures.stamp``)."""
     told: float | None = None
@@ -111,6 +116,8 @@ class Folders:
             for problem in config.problems:
                 log.warning("workspace folder %s: settings: %s", path, problem)
             folder.engine = await asyncio.to_thread(Engine, path, config, True)  # long-lived: watches the tree
+            folder.engine.defer_upkeep()  # the watch, pack merges and a big operation's cache: after answers
+            self.upkeep_soon(folder)
             folder.version = await asyncio.to_thread(read_version, folder.engine)
             folder.failures = await asyncio.to_thread(failures.stamp, folder.engine.store.path)
             log.info("workspace folder %s: store %s", path, folder.engine.store.path)
@@ -183,9 +190,12 @@ class Folders:
     # ------------------------------------------------------------------ changes
 
     async def changed(self, folder: Folder, reason: str = "request") -> None:
-        """Tell the client when the folder's timeline changed (``reason`` says who changed it)."""
+        """Tell the client when the folder's timeline changed (``reason`` says who changed it);
+        after this server's own writing request (``request``), its engine's upkeep follows."""
         if folder.engine is None:
             return
+        if reason == "request":
+            self.upkeep_soon(folder)
         async with folder.lock:
             try:
                 version = await asyncio.to_thread(read_version, folder.engine)
@@ -199,6 +209,30 @@ class Folders:
         self.server.protocol.notify(
             TIMELINE_CHANGED, TimelineChangedParams(folder=folder.uri, head=version, reason=reason)
         )
+
+    def upkeep_soon(self, folder: Folder) -> None:
+        """Run the work the folder's engine leaves for after an answer (``Engine.upkeep``: the
+        work tree's watch with its first listing, merging small packs, the timeline cache after a
+        big operation) once the answer to the request that left it is out, as the resident
+        process does: in a worker thread, in turn with the folder's writing requests. One at a
+        time per folder; a failure is logged (the next request's upkeep tries again)."""
+        if folder.upkeep_due or folder.engine is None:
+            return
+        folder.upkeep_due = True
+
+        async def later() -> None:
+            await asyncio.sleep(UPKEEP_AFTER)
+            async with folder.writes:
+                folder.upkeep_due = False
+                engine = folder.engine
+                if engine is None:
+                    return
+                try:
+                    await asyncio.to_thread(engine.upkeep)
+                except TakebackError as exc:
+                    log.warning("%s: upkeep after the last request: %s", folder.path, exc.message)
+
+        self.server.background(later(), f"upkeep {folder.path}")
 
     async def hook_failures(self, folder: Folder) -> None:
         """Tell the client when agents' hooks logged a failure in the folder's store (or the log

@@ -150,10 +150,11 @@ class FolderLook:
         self.root = root
         self._kinds: dict[str, int] | None = None  # folder -> what it is, while ``steady`` holds
         self._facts: dict[str, tuple[os.stat_result | None, bool]] = {}  # folder -> (stat, writable), the same
-        # file (absolute path) -> (device, inode, inode flags, on a read-only mount), noted by a
-        # read while ``steady`` holds: the check before writing asks the flags of that very inode
-        # without opening the file a second time (``Workspace.unwritable``)
-        self._files: dict[str, tuple[int, int, int, bool]] = {}
+        # file (absolute path) -> (its fstat, inode flags, on a read-only mount), noted by a read
+        # while ``steady`` holds: the checks before writing take what stands there and the flags
+        # of that very inode from it, without looking at the file a second time
+        # (``Workspace.unwritable``, ``Workspace.obstacle``)
+        self._files: dict[str, tuple[os.stat_result, int, bool]] = {}
         # folder -> the first symlink on the way to it and itself (None: none), the same
         self._links: dict[str, str | None] = {}
 
@@ -229,7 +230,7 @@ class FolderLook:
         """While ``steady`` holds, note the inode flags and the mount of the file open as ``fd``
         (read from ``path``; ``st``: its ``fstat``), for ``file_flags``."""
         if self._kinds is not None:
-            self._files[path] = (st.st_dev, st.st_ino, *_fd_facts(fd))
+            self._files[path] = (st, *_fd_facts(fd))
 
     def file_flags(self, path: str, st: os.stat_result) -> tuple[int, bool]:
         """The inode flags of the regular file at ``path`` (``st``: its ``lstat``) and whether it
@@ -238,9 +239,16 @@ class FolderLook:
         if not stat.S_ISREG(st.st_mode):
             return 0, False
         known = self._files.get(path)
-        if known is not None and known[:2] == (st.st_dev, st.st_ino):
-            return known[2], known[3]
+        if known is not None and (known[0].st_dev, known[0].st_ino) == (st.st_dev, st.st_ino):
+            return known[1], known[2]
         return _file_flags(path)
+
+    def read_file(self, path: str) -> os.stat_result | None:
+        """The ``fstat`` of the regular file a read found at ``path`` (absolute) while ``steady``
+        holds, None when none was read there: what stands at ``path`` as the same planning
+        saw it a moment ago."""
+        known = self._files.get(path)
+        return known[0] if known is not None else None
 
     def facts(self, folder: str | os.PathLike[str]) -> tuple[os.stat_result | None, bool]:
         """The folder's stat (None: cannot be had) and whether it may be written into; remembered
@@ -503,6 +511,8 @@ class Workspace:
         file (or a broken link) where one of its folders must be. ``going``: the files and
         folders the same operation removes first (they are no obstacle). Takeback never removes
         a folder or a file it was not asked to change, so such a path is skipped, with this reason."""
+        if self.folders.read_file(self.at(rel)) is not None:
+            return None  # a file stands there, read while planning: no folder in the way, none needed
         try:
             if stat.S_ISDIR(os.lstat(self.at(rel)).st_mode) and rel not in going:
                 return "a folder is in the way (Takeback does not remove folders); move it away and run this again"
@@ -535,10 +545,12 @@ class Workspace:
         made) is not writable: its permission bits, a read-only mount, an immutable folder."""
         root = self._root
         path = os.path.join(root, rel)  # strings, not pathlib: asked of every file a big operation writes
-        try:
-            st: os.stat_result | None = os.lstat(path)
-        except (FileNotFoundError, NotADirectoryError):
-            st = None
+        st = self.folders.read_file(path)  # read while planning: what stands there (else look now)
+        if st is None:
+            try:
+                st = os.lstat(path)
+            except (FileNotFoundError, NotADirectoryError):
+                st = None
         folder = os.path.dirname(path)
         if folder != root and self.folders.kind(os.path.dirname(rel)) != _DIR:
             while not os.path.isdir(folder) and folder != root:
