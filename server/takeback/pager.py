@@ -17,7 +17,8 @@ patch is not written raw). ``finish`` gives the pager its end of input and waits
 to leave it; the exit status is the command's (141 if the person left before the end, as with
 ``| head``: what was asked was still done).
 
-Standard library only and cheap to import: it runs before the resident process is asked. The
+Standard library only and cheap to import: it runs before the resident process is asked
+(``subprocess`` and ``signal``, ~8 ms of every command's start, only when a pager runs). The
 command's name is found by a small scan of the arguments (the first word that is not an option,
 past ``-C``/``--workspace``'s value); the parser has the last word on what the command is, but a
 pager only needs to know whether the answer may be long.
@@ -26,9 +27,11 @@ pager only needs to know whether the answer may be long.
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import sys
+
+TYPE_CHECKING = False  # typing's own import costs milliseconds on every command's path
+if TYPE_CHECKING:
+    import subprocess
 
 PAGED = frozenset(("log", "show", "diff", "undo", "redo", "revert", "restore"))
 _WITH_VALUE = ("--workspace", "-C")
@@ -56,6 +59,8 @@ class Pager:
         if self.stderr_copy is not None:
             os.dup2(self.stderr_copy, 2)
             os.close(self.stderr_copy)
+        import signal
+
         before = signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
             self.process.wait()
@@ -107,6 +112,8 @@ def start(raw: list[str]) -> Pager | None:
     env = dict(os.environ)
     env.setdefault("LESS", "FRX")
     env.setdefault("LV", "-c")
+    import subprocess
+
     try:
         sys.stdout.flush()
         process = subprocess.Popen(program, shell=True, stdin=subprocess.PIPE, env=env)
