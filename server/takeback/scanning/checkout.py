@@ -80,6 +80,14 @@ class Attributes:
         self.indexed = indexed  # whether the index has a path (else libgit2's parsed index says)
         self._anywhere: bool | None = None  # a repository-wide or personal attribute file exists
         self._folders: dict[str, bool] = {}  # folder -> a .gitattributes is there or above it
+        self._autocrlf: bool | None = None  # core.autocrlf converts on checkout (read once a scan)
+
+    def autocrlf(self) -> bool:
+        """Whether ``core.autocrlf`` makes checkout convert line endings (``_autocrlf``), read
+        once for the scan: a big turn's end asks it of each of thousands of files."""
+        if self._autocrlf is None:
+            self._autocrlf = _autocrlf(self.repo)
+        return self._autocrlf
 
     def may_set(self, path: str) -> bool:
         """Whether an attribute may be set for the repository path ``path`` (False: surely none)."""
@@ -119,13 +127,18 @@ class Attributes:
         return any(os.path.lexists(f) for f in files)
 
 
+def _autocrlf(repo: pygit2.Repository) -> bool:
+    """Whether ``core.autocrlf`` makes checkout convert line endings."""
+    try:
+        return str(repo.config["core.autocrlf"]).strip().lower() in ("true", "yes", "on", "1")
+    except KeyError:  # ("input" converts only when a file is added, never on checkout)
+        return False
+
+
 def _converts(repo: pygit2.Repository, path: str, reach: Attributes | None = None) -> bool:
     """Whether checkout may write something other than the blob for ``path``."""
-    try:
-        if str(repo.config["core.autocrlf"]).strip().lower() in ("true", "yes", "on", "1"):
-            return True  # ("input" converts only when a file is added, never on checkout)
-    except KeyError:
-        pass
+    if reach.autocrlf() if reach is not None else _autocrlf(repo):
+        return True
     if reach is not None and not reach.may_set(path):
         return False
     return any(repo.get_attr(path, name) not in (None, False) for name in _ATTRIBUTES)
