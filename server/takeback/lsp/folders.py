@@ -216,7 +216,8 @@ class Folders:
         big operation) once the answer to the request that left it is out, as the resident
         process does: in a worker thread, in turn with the folder's writing requests. One at a
         time per folder; a failure is logged (the next request's upkeep tries again)."""
-        if folder.upkeep_due or folder.engine is None:
+        engine = folder.engine
+        if folder.upkeep_due or engine is None:
             return
         folder.upkeep_due = True
 
@@ -224,9 +225,6 @@ class Folders:
             await asyncio.sleep(UPKEEP_AFTER)
             async with folder.writes:
                 folder.upkeep_due = False
-                engine = folder.engine
-                if engine is None:
-                    return
                 try:
                     await asyncio.to_thread(engine.upkeep)
                 except TakebackError as exc:
