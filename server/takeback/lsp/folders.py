@@ -214,7 +214,7 @@ class Folders:
         """Run the work the folder's engine leaves for after an answer (``Engine.upkeep``: the
         work tree's watch with its first listing, merging small packs, the timeline cache after a
         big operation) once the answer to the request that left it is out, as the resident
-        process does: in a worker thread, in turn with the folder's writing requests. One at a
+        process does: in a worker thread, under the store's lock as any engine call. One at a
         time per folder; a failure is logged (the next request's upkeep tries again)."""
         engine = folder.engine
         if folder.upkeep_due or engine is None:
@@ -223,12 +223,11 @@ class Folders:
 
         async def later() -> None:
             await asyncio.sleep(UPKEEP_AFTER)
-            async with folder.writes:
-                folder.upkeep_due = False
-                try:
-                    await asyncio.to_thread(engine.upkeep)
-                except TakebackError as exc:
-                    log.warning("%s: upkeep after the last request: %s", folder.path, exc.message)
+            folder.upkeep_due = False
+            try:  # not in turn with ``folder.writes``: waiting for the store there would hold a request's look at the documents back
+                await asyncio.to_thread(engine.upkeep)  # (the engine takes the store's lock for what it writes)
+            except TakebackError as exc:
+                log.warning("%s: upkeep after the last request: %s", folder.path, exc.message)
 
         self.server.background(later(), f"upkeep {folder.path}")
 
