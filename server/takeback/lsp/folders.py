@@ -61,7 +61,9 @@ class Folder:
     writes: asyncio.Lock = field(default_factory=asyncio.Lock)
     """Serialises this server's writing requests for the folder in arrival order (FIFO)."""
     upkeep_due: bool = False
-    """An upkeep is scheduled and has not run yet (``Folders.upkeep_soon``)."""
+    """An upkeep is scheduled and has not started yet (``Folders.upkeep_soon``)."""
+    upkeeping: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """Held while the engine's upkeep runs: one at a time, apart from the writing requests."""
     failures: tuple[int, int] | None = None
     """The hook failure log's stamp last seen (``failures.stamp``)."""
     told: float | None = None
@@ -223,11 +225,13 @@ class Folders:
 
         async def later() -> None:
             await asyncio.sleep(UPKEEP_AFTER)
-            folder.upkeep_due = False
-            try:  # not in turn with ``folder.writes``: waiting for the store there would hold a request's look at the documents back
-                await asyncio.to_thread(engine.upkeep)  # (the engine takes the store's lock for what it writes)
-            except TakebackError as exc:
-                log.warning("%s: upkeep after the last request: %s", folder.path, exc.message)
+            # not in turn with ``folder.writes``: waiting for the store there would hold back a request's look at the documents
+            async with folder.upkeeping:
+                folder.upkeep_due = False
+                try:
+                    await asyncio.to_thread(engine.upkeep)  # (the engine takes the store's lock for what it writes)
+                except TakebackError as exc:
+                    log.warning("%s: upkeep after the last request: %s", folder.path, exc.message)
 
         self.server.background(later(), f"upkeep {folder.path}")
 
