@@ -138,20 +138,17 @@ def _step(engine: Engine, ws: Path, i: int, step: str, arg: int) -> Engine:
     return engine
 
 
-STEPS = st.lists(
-    st.one_of(
-        st.tuples(st.just("turn"), st.integers(0, 3)),
-        st.tuples(st.just("undo"), st.just(0)),
-        st.tuples(st.just("redo"), st.just(0)),
-        st.tuples(st.just("revert"), st.integers(1, 12)),
-        st.tuples(st.just("check"), st.integers(0, 1)),
-        st.tuples(st.just("gc"), st.integers(4, 9)),
-        st.tuples(st.just("save"), st.just(0)),
-        st.tuples(st.just("reopen"), st.just(0)),
-    ),
-    min_size=8,
-    max_size=30,
+STEP = st.one_of(
+    st.tuples(st.just("turn"), st.integers(0, 3)),
+    st.tuples(st.just("undo"), st.just(0)),
+    st.tuples(st.just("redo"), st.just(0)),
+    st.tuples(st.just("revert"), st.integers(1, 12)),
+    st.tuples(st.just("check"), st.integers(0, 1)),
+    st.tuples(st.just("gc"), st.integers(4, 9)),
+    st.tuples(st.just("save"), st.just(0)),
+    st.tuples(st.just("reopen"), st.just(0)),
 )
+STEPS = st.lists(STEP, min_size=8, max_size=30)
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

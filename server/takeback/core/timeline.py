@@ -107,6 +107,7 @@ class Entries:
         self._by_path: dict[str, list[str]] = {}
         self._by_oid: dict[str, list[str]] = {}
         self._unindexed: list[str] = []
+        self._newest_operation: str | None = None  # the loaded operation done latest in log order (``newest_operation``)
 
     # ------------------------------------------------------------------ the older entries
 
@@ -152,6 +153,8 @@ class Entries:
         self._order = [state.begun.entry for state in older] + self._order
         self._position.update(positions)
         self._seq = sorted(self._owner, key=self._position.__getitem__)
+        if self._newest_operation is None:
+            self._newest_operation = next((s.begun.entry for s in reversed(older) if _is_operation(s)), None)
 
     def add_folded(self, state: FoldedEntry, positions: list[int]) -> None:
         """Put an entry folded earlier (the cache's tail) behind the loaded ones, its checkpoints
@@ -166,6 +169,52 @@ class Entries:
             self._position[cp.id] = position
             self._seq.append(cp.id)
         self._seq.sort(key=self._position.__getitem__)
+        self.note_operation(state)
+
+    # ------------------------------------------------------------------ the tentative begins
+
+    @property
+    def tentative(self) -> EntryBegun | None:
+        """The newest open turn's begin waiting outside the log, if any."""
+        return self.tentatives[-1] if self.tentatives else None
+
+    def retract(self) -> None:
+        """Take the tentative begins out (the log may hold them now, or their files are gone)."""
+        if not self.tentatives:
+            return
+        assert self._before_tentative is not None
+        for begun in self.tentatives:
+            self._order.remove(begun.entry)
+            del self._entries[begun.entry]
+            if self._numbered.get(begun.number) == begun.entry:
+                del self._numbered[begun.number]
+        self.max_number, self.record_count, self.entry_count, self.turn_count, self.open_ids = self._before_tentative
+        self.tentatives, self._before_tentative = [], None
+
+    def confirm(self) -> None:
+        """The tentative begins were published: they are part of the log's timeline from now on."""
+        self.tentatives, self._before_tentative = [], None
+
+    # ------------------------------------------------------------------ the newest operation
+
+    def note_operation(self, state: FoldedEntry) -> None:
+        """``state``, folded last, may be an operation done (``_is_operation``): then it is the
+        newest one, as an operation's begin, checkpoint and done are published together, behind
+        every entry before them (``engine/operations.py``)."""
+        if _is_operation(state):
+            self._newest_operation = state.begun.entry
+
+    def newest_operation(self, mark: str) -> tuple[FoldedEntry | None, list[FoldedEntry]]:
+        """The newest operation done, and the entries after it in log order (none when there
+        is none), without a walk of the entries: the older pages are read only when no
+        loaded entry is an operation and ``mark`` says one of them may be what the caller looks
+        for (``newest_first``'s rule; ``engine/unsaved.py``)."""
+        if self._newest_operation is None and self._older is not None and mark in self._older_marks:
+            self.whole()
+        newest = self._newest_operation
+        if newest is None:
+            return None, []
+        return self._entries[newest], [self._entries[i] for i in self._order[self._order.index(newest) + 1:]]
 
     # ------------------------------------------------------------------ the per-path index
 
@@ -367,6 +416,7 @@ class Timeline(Entries):
         elif isinstance(record, OperationDone):
             state.operation = record
             state.state = "applied"
+            self.note_operation(state)
             for entry_id, new_state in record.effects.items():
                 target = self.find(entry_id)
                 if target is None:
@@ -374,11 +424,6 @@ class Timeline(Entries):
                 target.changed()
                 target.state = new_state
                 target.reverted_by = record.entry if new_state in ("reverted", "partial") else None
-
-    @property
-    def tentative(self) -> EntryBegun | None:
-        """The newest open turn's begin waiting outside the log, if any."""
-        return self.tentatives[-1] if self.tentatives else None
 
     def add_tentative(self, begun: EntryBegun) -> None:
         """Fold in an open turn's begin, which waits outside the log until a record is published
@@ -389,23 +434,6 @@ class Timeline(Entries):
                                       list(self.open_ids))
         self.apply(begun)
         self.tentatives.append(begun)
-
-    def retract(self) -> None:
-        """Take the tentative begins out (the log may hold them now, or their files are gone)."""
-        if not self.tentatives:
-            return
-        assert self._before_tentative is not None
-        for begun in self.tentatives:
-            self._order.remove(begun.entry)
-            del self._entries[begun.entry]
-            if self._numbered.get(begun.number) == begun.entry:
-                del self._numbered[begun.number]
-        self.max_number, self.record_count, self.entry_count, self.turn_count, self.open_ids = self._before_tentative
-        self.tentatives, self._before_tentative = [], None
-
-    def confirm(self) -> None:
-        """The tentative begins were published: they are part of the log's timeline from now on."""
-        self.tentatives, self._before_tentative = [], None
 
     # ------------------------------------------------------------------ questions
 
@@ -715,6 +743,12 @@ def _newest_mark(timeline: Timeline, name: str) -> FoldedEntry:
         if state.begun.kind == "mark" and (state.begun.label or "").strip() == name:
             return state
     raise NotFound(f"no mark named {name!r} on this workspace's timeline: 'takeback log' lists the marks")
+
+
+def _is_operation(state: FoldedEntry) -> bool:
+    """Whether ``state`` is an operation done: an entry other than a turn whose ``OperationDone``
+    is folded."""
+    return state.begun.kind != "turn" and state.operation is not None
 
 
 def touched_by(cp: CheckpointRecorded) -> Touched:

@@ -91,15 +91,9 @@ class Unsaved(EngineParts):
     def _lacking(self) -> tuple[FoldedEntry, list[PathChange]] | None:
         """The newest operation and its editor paths' changes whose disk is the before-side.
         A path a later entry recorded a change to is not the operation's any more."""
-        newer: list[FoldedEntry] = []
-        op = None
-        # headers only: no entry's file list is read here, and an older page only if it holds an
-        # operation that applied files in an editor (its ``editor`` mark)
-        for state in self.timeline.newest_first("editor"):
-            if state.begun.kind != "turn" and state.operation is not None:
-                op = state
-                break
-            newer.append(state)
+        # no walk of the entries: the timeline keeps its newest operation; an older page is read
+        # only if it holds an operation that applied files in an editor (its ``editor`` mark)
+        op, newer = self.timeline.newest_operation("editor")
         if op is None or op.operation is None or not op.operation.editor:
             return None
         later = {c.path for state in newer for cp in state.checkpoints for c in cp.changes}
