@@ -182,8 +182,31 @@ def test_a_cache_of_the_older_format_still_opens_and_is_written_again(tmp_path: 
     again = Engine(ws)
     assert [len(e.files) for e in again.entries()] == [20, 20, 20]
     written = json.loads(cache.read_text())
-    assert written["format"] == 6 and written["head"] == engine.store.head()
+    assert written["format"] == 7 and written["head"] == engine.store.head()
     assert [len(e.files) for e in Engine(ws).entries()] == [20, 20, 20]
+
+
+def test_a_cache_of_format_6_is_replaced_and_its_plain_pages_removed(tmp_path: Path) -> None:
+    """Format 6 kept its pages as plain JSON (``<sha256>.json``), the per-path index in each
+    entry: its index is refused as any older format is, the cache written again from the log,
+    and the old pages swept away with it."""
+    ws = make_repo(tmp_path / "ws")
+    engine = Engine(ws)
+    for i in range(3):
+        _big_turn(engine, ws, 2, str(i))
+    cache = engine.store.path / "timeline.json"
+    engine.history.save_cache()
+    index = json.loads(cache.read_text())
+    old_page = engine.store.path / "timeline-pages" / f"{'0' * 64}.json"
+    old_page.parent.mkdir(exist_ok=True)
+    old_page.write_text(json.dumps({"format": 6, "entries": []}))
+    cache.write_text(json.dumps({**index, "format": 6, "pages": [
+        {"name": "0" * 64, "count": 0, "first": 1, "last": 1, "marks": [], "last_position": -1}]}))
+    again = Engine(ws)
+    assert [len(e.files) for e in again.entries()] == [2, 2, 2]
+    again.history.save_cache()
+    assert json.loads(cache.read_text())["format"] == 7 and not old_page.exists()
+    assert again.status().repairs == []  # an older format is not damage: nothing set aside
 
 
 def test_the_collector_is_paused_while_the_cache_is_folded_and_on_again_after(

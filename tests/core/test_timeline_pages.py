@@ -40,7 +40,7 @@ def page_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     reads: list[str] = []
     original = pages.read_page
 
-    def read_page(store: Path, ref: pages.PageRef) -> list[pages.CachedEntry]:
+    def read_page(store: Path, ref: pages.PageRef) -> pages.PageRead:
         reads.append(ref.name)
         return original(store, ref)
 
@@ -227,11 +227,11 @@ def test_a_bad_page_is_refused_and_the_cache_rebuilt_from_the_log(tmp_path: Path
     engine = _saved(ws)
     refs = [pages.PageRef.model_validate(ref) for ref in
             json.loads((engine.store.path / pages.CACHE_FILE).read_text())["pages"]]
-    target = engine.store.path / pages.PAGES_DIR / f"{refs[1].name}.json"
+    target = engine.store.path / pages.PAGES_DIR / f"{refs[1].name}{pages.PAGE_SUFFIX}"
     if damage == "torn":
         target.write_bytes(target.read_bytes()[:40])
     elif damage == "other":  # a valid page, but another one's entries
-        target.write_bytes((engine.store.path / pages.PAGES_DIR / f"{refs[0].name}.json").read_bytes())
+        target.write_bytes((engine.store.path / pages.PAGES_DIR / f"{refs[0].name}{pages.PAGE_SUFFIX}").read_bytes())
     else:
         target.unlink()
     again = open_engine(ws, retention=BIG)

@@ -40,9 +40,10 @@ REDO_KINDS = ("undo", "revert", "restore")
 Touched = tuple[tuple[str, str], ...]
 """What a checkpoint changed, as the per-path index keeps it: (path, its after's oid or "" when
 the change left no file), one per change (``touched_by``)."""
-Older = tuple[list["FoldedEntry"], dict[str, int], dict[str, Touched]]
+Older = tuple[list["FoldedEntry"], dict[str, int], Callable[[], dict[str, Touched]] | None]
 """The older entries a cache's pages hold (``Entries.defer_older``): in log order, their
-checkpoints' places in log order, and what each checkpoint changed where the pages kept it."""
+checkpoints' places in log order, and what reads what each checkpoint changed where the pages
+kept it (called when a path's checkpoints are first asked: ``touching``, ``wrote``)."""
 MARK_PREFIX = "mark:"
 """``mark:NAME`` names the newest mark called NAME wherever an entry or a checkpoint is named
 (``resolve``; ``restore mark:NAME`` goes back to it)."""
@@ -107,6 +108,7 @@ class Entries:
         self._by_path: dict[str, list[str]] = {}
         self._by_oid: dict[str, list[str]] = {}
         self._unindexed: list[str] = []
+        self._kept_paths: list[Callable[[], dict[str, Touched]]] = []  # the pages' per-path index, not read yet
         self._newest_operation: str | None = None  # the loaded operation done latest in log order (``newest_operation``)
 
     # ------------------------------------------------------------------ the older entries
@@ -135,17 +137,20 @@ class Entries:
         self.take_in(*load())
         self._older_marks, self._older_last, self._older_position = set(), 0, -1
 
-    def take_in(self, older: list[FoldedEntry], positions: dict[str, int], touched: dict[str, Touched]) -> None:
+    def take_in(
+        self, older: list[FoldedEntry], positions: dict[str, int], touched: Callable[[], dict[str, Touched]] | None,
+    ) -> None:
         """Put ``older`` (entries older than every loaded one, in log order, their checkpoints at
-        ``positions`` in log order, the paths each changed in ``touched`` where known) in memory,
-        before the loaded ones."""
+        ``positions`` in log order, ``touched`` reading what each changed where it was kept) in
+        memory, before the loaded ones; their checkpoints wait to be indexed until a path's are
+        asked."""
         entries = {state.begun.entry: state for state in older}
         numbered: dict[int, str] = {}
         for state in older:
             numbered.setdefault(state.begun.number, state.begun.entry)
             for cp in state.checkpoints:
                 self._owner[cp.id] = state.begun.entry
-                self._index(cp, touched.get(cp.id))
+                self._index(cp, None)
         for number, entry_id in self._numbered.items():
             numbered.setdefault(number, entry_id)
         entries.update(self._entries)
@@ -153,6 +158,8 @@ class Entries:
         self._order = [state.begun.entry for state in older] + self._order
         self._position.update(positions)
         self._seq = sorted(self._owner, key=self._position.__getitem__)
+        if touched is not None:
+            self._kept_paths.append(touched)
         if self._newest_operation is None:
             self._newest_operation = next((s.begun.entry for s in reversed(older) if _is_operation(s)), None)
 
@@ -226,16 +233,36 @@ class Entries:
                 self._unindexed.append(cp.id)
                 return
             touched = touched_by(cp)
-        self._touched[cp.id] = touched
+        self._add_index(cp.id, touched)
+
+    def _add_index(self, cp_id: str, touched: Touched) -> None:
+        self._touched[cp_id] = touched
         for path, oid in touched:
-            self._by_path.setdefault(path, []).append(cp.id)
+            self._by_path.setdefault(path, []).append(cp_id)
             if oid:
-                self._by_oid.setdefault(oid, []).append(cp.id)
+                self._by_oid.setdefault(oid, []).append(cp_id)
+
+    def _take_kept(self) -> None:
+        """Index the waiting checkpoints whose paths the pages read so far kept."""
+        if not self._kept_paths:
+            return
+        kept: dict[str, Touched] = {}
+        for read in self._kept_paths:
+            kept.update(read())
+        self._kept_paths, waiting, self._unindexed = [], self._unindexed, []
+        for cp_id in waiting:
+            if cp_id in kept and cp_id not in self._touched:
+                self._add_index(cp_id, kept[cp_id])
+            else:
+                self._unindexed.append(cp_id)
 
     def touched(self, cp: CheckpointRecorded) -> Touched:
         """The (path, after's oid or "") of each change of ``cp`` (its file list read if the
         index does not hold it): what the cache's pages keep of it."""
         found = self._touched.get(cp.id)
+        if found is None and self._kept_paths:
+            self._take_kept()
+            found = self._touched.get(cp.id)
         return found if found is not None else touched_by(cp)
 
     def _indexed(self, ids: list[str]) -> list[tuple[FoldedEntry, CheckpointRecorded]]:
@@ -246,8 +273,10 @@ class Entries:
                 for state in (self._entries[self._owner[cp_id]],)]
 
     def _settle(self) -> None:
-        """Every entry in memory, and the checkpoints that waited indexed (their file lists read)."""
+        """Every entry in memory, and the checkpoints that waited indexed (from the pages' per-path
+        index, else their file lists read)."""
         self.whole()
+        self._take_kept()
         waiting, self._unindexed = self._unindexed, []
         for cp_id in waiting:
             owner = self._owner.get(cp_id)

@@ -32,7 +32,7 @@ import contextlib
 import gc
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 
@@ -53,6 +53,9 @@ log = logging.getLogger("takeback.engine")
 _OLD_CACHE_FILE = "timeline.pickle"  # older versions' cache: removed, never read
 CACHE_AFTER_RECORDS = 50  # rewrite the cache once this many records (or file changes) were folded since
 CACHE_ON_PUBLISH = 1000  # ... or once a publish brings what is folded past this many (a big turn)
+PageIndex = tuple[bytes, list[str], str]
+"""A page's per-path index as read, unchecked (``PageRead.touched``), its checkpoints' ids, and
+the page named for a message (``_touched_of``)."""
 
 
 class History:
@@ -131,24 +134,15 @@ class History:
             if not cp.changes:
                 cp.defer(partial(self._file_list, commit, cp.id))
             self.sources[cp.id] = commit
-        if cached.touched is not None:
-            if len(cached.touched) != len(cached.checkpoints):
-                raise StoreError(f"{where} does not name the paths of each checkpoint")
-            for path, _oid in (pair for touched in cached.touched for pair in touched):
-                if not is_recorded_path(path):
-                    raise StoreError(f"{where} names the path {path!r}, which is outside the workspace or inside .git")
         return FoldedEntry(
             begun=cached.begun, checkpoints=cached.checkpoints, applied=cached.applied, ended=cached.ended,
             checks=cached.checks, operation=cached.operation, state=cached.state, reverted_by=cached.reverted_by,
             summary=cached.summary,
         )
 
-    def _cached(self, state: FoldedEntry, positions: dict[str, int], paged: bool = False) -> pages.CachedEntry:
-        """``state`` as the cache keeps it (its summary worked out now if it is not known); in a
-        page (``paged``) with what each checkpoint changed (the per-path index's part of it, its
-        file list read if the index lacks it), never in the tail: opening reads the tail."""
-        touched = [list(self.timeline.touched(cp)) for cp in state.checkpoints] if paged else None
-        return pages.CachedEntry.model_construct(touched=touched,
+    def _cached(self, state: FoldedEntry, positions: dict[str, int]) -> pages.CachedEntry:
+        """``state`` as the cache keeps it (its summary worked out now if it is not known)."""
+        return pages.CachedEntry.model_construct(
             begun=state.begun, checkpoints=[cp.model_copy(update={"changes": []}) for cp in state.checkpoints],
             commits=[self.sources[cp.id] for cp in state.checkpoints],
             positions=[positions[cp.id] for cp in state.checkpoints], applied=dict(state.applied),
@@ -156,21 +150,30 @@ class History:
             reverted_by=state.reverted_by, summary=self.timeline.summary(state),
         )
 
+    def _paged(self, read: pages.PageRead, name: str, positions: dict[str, int]) -> tuple[list[FoldedEntry], PageIndex]:
+        """A page's entries folded again (their checkpoints' places noted in ``positions``), and
+        its per-path index, left to be checked when something asks it (``_touched_of``)."""
+        where = f"the timeline page {name}"
+        states = [self._state_of(cached, where) for cached in read.entries]
+        for cached in read.entries:
+            positions.update(zip((cp.id for cp in cached.checkpoints), cached.positions, strict=True))
+        return states, (read.touched, [cp.id for state in states for cp in state.checkpoints], where)
+
     def _older(self, head: str, refs: list[pages.PageRef]) -> Older:
         """The entries the cache's pages hold (``Timeline.whole``). A page that is missing, torn or
         not what the index says is refused: the cache is removed (the next save writes it
         again) and those entries are folded from the log up to the cache's head instead."""
         states: list[FoldedEntry] = []
         positions: dict[str, int] = {}
-        touched: dict[str, Touched] = {}
+        kept: list[PageIndex] = []
         try:
             with collector_paused():
                 for ref in refs:
                     self.pages_read += 1
-                    for cached in pages.read_page(self.store.path, ref):
-                        states.append(self._state_of(cached, f"the timeline page {ref.name}"))
-                        _note_paged(cached, positions, touched)
-            return states, positions, touched
+                    paged, index = self._paged(pages.read_page(self.store.path, ref), ref.name, positions)
+                    states.extend(paged)
+                    kept.append(index)
+            return states, positions, partial(_touched_of, self.store.path, kept)
         except StoreError as exc:
             log.warning("the timeline cache's pages are not used: %s", exc)
             pages.remove(self.store.path)
@@ -193,7 +196,7 @@ class History:
             for cp in state.checkpoints:
                 self.sources[cp.id] = sources[cp.id]
         ids = [cp.id for state in older for cp in state.checkpoints]
-        return older, {cp: folded.position(cp) for cp in ids}, {}
+        return older, {cp: folded.position(cp) for cp in ids}, None
 
     def _file_list(self, commit: str, checkpoint: str) -> list[PathChange]:
         """The file list of a checkpoint the cache deferred, read from its log commit and checked
@@ -258,13 +261,12 @@ class History:
         kept = [] if timeline.is_whole else list(self._pages)
         carried: list[FoldedEntry] = []
         positions: dict[str, int] = {}
-        touched: dict[str, Touched] = {}
+        touched: Callable[[], dict[str, Touched]] | None = None
         if kept and kept[-1].count < pages.PAGE_ENTRIES:
             last = kept.pop()
             self.pages_read += 1
-            for cached in pages.read_page(self.store.path, last):
-                carried.append(self._state_of(cached, f"the timeline page {last.name}"))
-                _note_paged(cached, positions, touched)
+            carried, index = self._paged(pages.read_page(self.store.path, last), last.name, positions)
+            touched = partial(_touched_of, self.store.path, [index])
         loaded = timeline.loaded()
         for state in loaded:
             positions.update((cp.id, timeline.position(cp.id)) for cp in state.checkpoints)
@@ -274,7 +276,8 @@ class History:
         for start in range(0, len(spill), pages.PAGE_ENTRIES):
             chunk = spill[start : start + pages.PAGE_ENTRIES]
             marks = set().union(*(timeline_marks(state) for state in chunk))
-            refs.append(pages.write_page(self.store.path, [self._cached(s, positions, paged=True) for s in chunk], marks))
+            kept_paths = {cp.id: list(timeline.touched(cp)) for state in chunk for cp in state.checkpoints}
+            refs.append(pages.write_page(self.store.path, [self._cached(s, positions) for s in chunk], kept_paths, marks))
         tail = [self._cached(state, positions) for state in loaded[cut:]]
         ids = [cp.id for state in carried for cp in state.checkpoints]
         return refs, tail, kept, (carried, {cp: positions[cp] for cp in ids}, touched)
@@ -451,11 +454,26 @@ class History:
         return head if not begins else (head or "") + "".join(f"+{begun.entry}" for _name, begun in begins)
 
 
-def _note_paged(cached: pages.CachedEntry, positions: dict[str, int], touched: dict[str, Touched]) -> None:
-    """Note a paged entry's checkpoints' places in log order and what each changed (if kept)."""
-    positions.update(zip((cp.id for cp in cached.checkpoints), cached.positions, strict=True))
-    if cached.touched is not None:
-        touched.update((cp.id, tuple(t)) for cp, t in zip(cached.checkpoints, cached.touched, strict=True))
+def _touched_of(store: Path, kept: list[PageIndex]) -> dict[str, Touched]:
+    """What the checkpoints of pages read (``History._paged``) changed, from their per-path
+    index, checked like any record read back: every checkpoint of the page, clean paths. A page
+    whose index is not valid is left out (its checkpoints' file lists are read instead, the
+    truth) and the cache removed from ``store``: the next save writes it again."""
+    found: dict[str, Touched] = {}
+    for data, ids, where in kept:
+        try:
+            index = pages.touched_of(data)
+            if index.keys() != set(ids):
+                raise StoreError(f"{where} does not name the paths of each checkpoint")
+            for path, _oid in (pair for pairs in index.values() for pair in pairs):
+                if not is_recorded_path(path):
+                    raise StoreError(f"{where} names the path {path!r}, which is outside the workspace or inside .git")
+        except (ValueError, StoreError) as exc:
+            log.warning("the timeline cache's per-path index is not used: %s", exc)
+            pages.remove(store)
+            continue
+        found.update((cp_id, tuple(pairs)) for cp_id, pairs in index.items())
+    return found
 
 
 def check_record(record: Record, where: str) -> None:

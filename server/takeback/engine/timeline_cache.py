@@ -4,16 +4,20 @@
 counts (``Timeline``'s scalars: numbers, records, entries, turns, checkpoints, open turns,
 what retention dropped), the newest entries' folded state inline (the tail, at most
 ``TAIL_ENTRIES``), and the list of pages that hold the older entries in log order. A page
-(``timeline-pages/<sha256>.json``) holds ``PAGE_ENTRIES`` entries' folded state (the last page
+(``timeline-pages/<sha256>.page``) holds ``PAGE_ENTRIES`` entries' folded state (the last page
 may hold fewer) and is named by the SHA-256 of its bytes: a page is never rewritten, a changed
 one is a new file, and a page whose bytes do not hash to its name, or whose entries are not
 the ones the index says (count, first and last numbers), is refused (``PageRefused``).
 
 Each entry is kept as ``CachedEntry``: its begin, its checkpoints without their file lists
 (with the log commit that holds each, and its place in log order), the applied flags, its end,
-checks, operation, state, who reverted it, and the (files, additions, deletions) of its view;
-in a page, also what each checkpoint changed (path and after's oid: the per-path index blame
-reads, ``Timeline.touching``).
+checks, operation, state, who reverted it, and the (files, additions, deletions) of its view.
+A page also keeps what each of its checkpoints changed (path and after's oid: the per-path
+index blame and a revert's later notices read, ``Timeline.touching``), apart from its entries:
+a page's file is zlib-compressed ``<entries JSON>\n<per-path index JSON>`` (compact JSON holds
+no raw newline), so reading a page validates its entries and leaves the index as bytes, checked
+only when something asks a path's checkpoints (``touched_of``): an unlimited ``log`` reads
+every page and needs none of it. Compressed, a page takes a sixth of its JSON's bytes on disk.
 
 Writing puts the pages first, then the index (``storage/atomic.py``), then removes the pages no
 index names any more: a crash in between leaves the old index and its pages, or the new ones.
@@ -25,10 +29,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import zlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Final, Literal
+from typing import Final, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from ..core.models import Check, CheckpointRecorded, DroppedSpan, EntryBegun, EntryState, OperationDone, TurnEnded
 from ..errors import StoreError
@@ -36,7 +42,9 @@ from ..storage import atomic, repair
 
 CACHE_FILE = "timeline.json"
 PAGES_DIR = "timeline-pages"
-FORMAT: Final = 6  # bump when the shape changes (and the models' ``format`` with it); 5 held every record
+FORMAT: Final = 7  # bump when the shape changes (and the models' ``format`` with it); 6's pages were plain
+# JSON holding the per-path index in each entry; 5 held every record
+PAGE_SUFFIX = ".page"  # (6's pages ended in ``.json``: the first sweep removes them)
 PAGE_ENTRIES = 200  # entries in a full page
 TAIL_ENTRIES = 20  # the newest entries, kept inline in the index (what opening reads)
 
@@ -61,9 +69,6 @@ class CachedEntry(BaseModel):
     state: EntryState
     reverted_by: str | None
     summary: tuple[int, int, int] | None
-    # in a page (never in the tail, which opening reads): what each checkpoint changed, as the
-    # per-path index keeps it (``timeline.Touched``: path, after's oid or ""); None: not kept
-    touched: list[list[tuple[str, str]]] | None = None
 
 
 class PageRef(BaseModel):
@@ -82,15 +87,28 @@ class PageRef(BaseModel):
 
 class Page(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    format: Literal[6]
+    format: Literal[7]
     entries: list[CachedEntry]
+
+
+TouchedKept = dict[str, list[tuple[str, str]]]
+"""A page's per-path index: checkpoint id: what it changed (path, after's oid or "" when the
+change left no file), as ``timeline.Touched`` holds it."""
+_TOUCHED: TypeAdapter[TouchedKept] = TypeAdapter(TouchedKept)
+
+
+class PageRead(NamedTuple):
+    """A page as read: its entries, validated, and its per-path index still as bytes."""
+
+    entries: list[CachedEntry]
+    touched: bytes
 
 
 class Index(BaseModel):
     """What ``timeline.json`` holds (see the module's docstring)."""
 
     model_config = ConfigDict(extra="forbid")
-    format: Literal[6]
+    format: Literal[7]
     head: str
     max_number: int
     record_count: int
@@ -112,10 +130,11 @@ def read_index(data: bytes) -> Index:
     return index
 
 
-def read_page(store: Path, ref: PageRef) -> list[CachedEntry]:
-    """A page's entries, refused (``PageRefused``: the file is then set aside when torn, else
-    removed) unless its bytes hash to its name and it holds the entries the index says."""
-    path = store / PAGES_DIR / f"{ref.name}.json"
+def read_page(store: Path, ref: PageRef) -> PageRead:
+    """A page's entries, and its per-path index unread, refused (``PageRefused``: the file is
+    then set aside when torn, else removed) unless its bytes hash to its name and it holds the
+    entries the index says."""
+    path = store / PAGES_DIR / f"{ref.name}{PAGE_SUFFIX}"
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -123,24 +142,45 @@ def read_page(store: Path, ref: PageRef) -> list[CachedEntry]:
     try:
         if hashlib.sha256(data).hexdigest() != ref.name:
             raise ValueError("its content does not match its name")
-        entries = Page.model_validate_json(data, strict=True).entries
+        entries_json, touched = _parts(data)
+        entries = Page.model_validate_json(entries_json, strict=True).entries
         if len(entries) != ref.count or not entries or (entries[0].begun.number, entries[-1].begun.number) != (
             ref.first, ref.last
         ):
             raise ValueError("it does not hold the entries the index names")
     except ValueError as exc:
-        discard(store, path, "a timeline page")
+        discard(store, path, "a timeline page", parse=lambda data: json.loads(_parts(data)[0]))
         raise PageRefused(f"the timeline page {ref.name} is refused: {exc}") from exc
-    return entries
+    return PageRead(entries, touched)
 
 
-def write_page(store: Path, entries: list[CachedEntry], marks: set[str]) -> PageRef:
-    """Write a page of ``entries`` (unless a page with these bytes is there already)."""
-    data = Page(format=FORMAT, entries=entries).model_dump_json().encode("utf-8")
+def touched_of(data: bytes) -> TouchedKept:
+    """A page's per-path index (``PageRead.touched``), validated (strict): pydantic's
+    ``ValidationError`` (a ``ValueError``) when it is not valid."""
+    return _TOUCHED.validate_json(data, strict=True)
+
+
+def _parts(data: bytes) -> tuple[bytes, bytes]:
+    """A page file's entries JSON and per-path index JSON (``ValueError`` when it is not one)."""
+    try:
+        body = zlib.decompress(data)
+    except zlib.error as exc:
+        raise ValueError(f"it is not compressed as a page is ({exc})") from exc
+    entries, newline, touched = body.partition(b"\n")
+    if not newline:
+        raise ValueError("it lacks its per-path index")
+    return entries, touched
+
+
+def write_page(store: Path, entries: list[CachedEntry], touched: TouchedKept, marks: set[str]) -> PageRef:
+    """Write a page of ``entries`` and what their checkpoints changed (unless a page with these
+    bytes is there already)."""
+    body = Page(format=FORMAT, entries=entries).model_dump_json().encode("utf-8") + b"\n" + _TOUCHED.dump_json(touched)
+    data = zlib.compress(body, 6)
     name = hashlib.sha256(data).hexdigest()
     folder = store / PAGES_DIR
     folder.mkdir(mode=0o700, exist_ok=True)
-    path = folder / f"{name}.json"
+    path = folder / f"{name}{PAGE_SUFFIX}"
     if not path.is_file() or path.stat().st_size != len(data):
         atomic.write(path, data)
     return PageRef(name=name, count=len(entries), first=entries[0].begun.number, last=entries[-1].begun.number,
@@ -161,7 +201,7 @@ def sweep(store: Path, kept: set[str]) -> None:
     except OSError:
         return
     for path in found:
-        if path.name.removesuffix(".json") not in kept:
+        if path.name.removesuffix(PAGE_SUFFIX) not in kept:
             try:
                 path.unlink(missing_ok=True)
             except OSError:
@@ -174,13 +214,13 @@ def remove(store: Path) -> None:
     sweep(store, set())
 
 
-def discard(store: Path, path: Path, what: str = "the timeline cache") -> None:
-    """Drop a cache file that is not valid: one that is not even JSON (empty or cut short: a
-    crash or power cut tore it), or a folder in its place, is set aside (``repair.py``); one of
-    an older format, or one that cannot be read (a symlink loop), is removed."""
+def discard(store: Path, path: Path, what: str = "the timeline cache", parse: Callable[[bytes], object] = json.loads) -> None:
+    """Drop a cache file that is not valid: one that ``parse`` cannot even read (empty or cut
+    short: a crash or power cut tore it), or a folder in its place, is set aside (``repair.py``);
+    one of an older format, or one that cannot be read (a symlink loop), is removed."""
     problem = None
     try:
-        json.loads(path.read_bytes())
+        parse(path.read_bytes())
     except ValueError:
         problem = f"{what} is empty or cut short (it is rebuilt from the log)"
     except IsADirectoryError:
