@@ -24,7 +24,10 @@ every path sees the same load, all on the same workspace:
   engine         in-process through the Engine API with one long-lived engine, as the language
                  server holds it: its upkeep (a big operation's cache write, pack merges, the
                  watch) deferred and run after each operation, untimed, as the server runs it
-                 once its answer is out (lsp/folders.py ``upkeep_soon``);
+                 once its answer is out (lsp/folders.py ``upkeep_soon``), and before each of
+                 its rounds, when the other paths' rounds have written the store: the server's
+                 poller sees another process's records within a second and its upkeep folds
+                 them (``Folders.changed``, reason ``external``);
   cli-resident   the CLI, one process per command (`sys.executable -m takeback`, this checkout's
                  code), as a person whose agent's hooks are installed types it: the resident
                  process runs for these settings (started before the rounds as a hook starts
@@ -206,6 +209,7 @@ def one_round(tb: Takeback, peer: Peer, paths: list[Path], tag: int, samples: di
     after = {p: formatted(before[p], tag) for p in paths}
     peer.sync()
     base_commit = peer.head()
+    tb.upkeep()  # (the engine path: the other paths' records folded, as the server's poller has them folded)
 
     def end() -> None:  # begin + end, the formatter's writes not counted
         nonlocal end_ms

@@ -231,3 +231,24 @@ def test_the_resident_s_threads_allocate_from_one_heap(tmp_path: Path, monkeypat
     started = threading.active_count()
     assert resident.serve(os.open(os.devnull, os.O_RDONLY)) == 0
     assert calls == [(server.M_ARENA_MAX, 1)] and threading.active_count() == started
+
+
+def test_the_upkeep_folds_what_another_process_published(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A long-lived engine's upkeep folds the records another process published since its last
+    call (the language server runs it when its poller sees them), so the next request folds
+    none of them; the cache they make due is written there too."""
+    ws = make_repo(tmp_path / "ws")
+    engine = open_engine(ws)
+    engine.defer_upkeep()
+    engine.status()
+    other = open_engine(ws)  # another process's engine (its own lock file description)
+    _record(other, 3)
+    caplog.set_level("INFO", logger="takeback.engine")
+    engine.upkeep()
+    assert engine.history.head == other.store.head() and engine.history.replayed == 3
+    assert "folded 3 log commit(s) another process published" in caplog.text
+    engine.begin_turn(label="next")
+    assert engine.history.replayed == 0  # the request folded nothing
+    caplog.clear()
+    engine.upkeep()  # its own records: nothing to say
+    assert "folded" not in caplog.text

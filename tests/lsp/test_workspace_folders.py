@@ -167,3 +167,19 @@ def test_a_hook_failure_log_that_goes_away_is_announced_without_a_second_warning
     assert server.request("takeback/status", {})["result"]["hookFailures"] == 0
     time.sleep(0.5)
     assert len([m for m in server.messages if m.get("method") == "window/showMessage"]) == 1
+
+
+def test_another_process_s_records_are_folded_once_the_poller_sees_them(raw: RawServer, repo: Path) -> None:
+    """When the poller finds another process's records, the folder's engine folds them in its
+    upkeep, after the announcement: the person's next request does not pay for them (the
+    server says so in its log, which the client gets as ``window/logMessage``)."""
+    raw.request("takeback/status", {})  # the folder's engine is open
+    env = dict(os.environ)
+    for args in (["begin", "--label", "from the CLI"], ["end"]):
+        subprocess.run([sys.executable, "-m", "takeback", *args], cwd=repo, check=True, capture_output=True, env=env, timeout=60)
+        (repo / "from_the_cli.txt").write_text("a shell command wrote this\n")
+    wait_for(raw, changed("external"))
+    (said,) = wait_for(raw, lambda m: m["method"] == "window/logMessage" and "another process published" in m["params"]["message"])
+    assert "folded 1 log commit(s)" in said["params"]["message"]  # the begin and end, published as one
+    timeline = raw.request("takeback/timeline", {})["result"]
+    assert timeline["entries"][0]["label"] == "from the CLI"

@@ -216,11 +216,14 @@ class Engine(Turns, Batches, Reading, Operations, Steps, Unsaved, Marks):
         self._scan_cache.defer_watch = True
 
     def upkeep(self) -> None:
-        """The work ``defer_upkeep`` left: write the timeline cache if a big operation left it
-        due; merge the store's small packs if a merge is due; set up the work tree's watch with
-        a first listing if it is not yet."""
-        if self.history.save_due:
-            with self.transaction():
+        """The work ``defer_upkeep`` left: fold what other processes published since (the
+        transaction's refresh: the next request does not pay for it); write the timeline cache if
+        a big operation, or that fold, left it due; merge the store's small packs if a merge is
+        due; set up the work tree's watch with a first listing if it is not yet."""
+        with self.transaction():
+            if self.history.replayed:
+                log.info("%s: folded %d log commit(s) another process published", self.workspace.root, self.history.replayed)
+            if self.history.save_due:
                 self.history.save_cache()
         store_module.merge_due(self.store)
         if self._scan_cache.cold:

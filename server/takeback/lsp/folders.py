@@ -193,7 +193,8 @@ class Folders:
 
     async def changed(self, folder: Folder, reason: str = "request") -> None:
         """Tell the client when the folder's timeline changed (``reason`` says who changed it);
-        after this server's own writing request (``request``), its engine's upkeep follows."""
+        after this server's own writing request (``request``), or when the poller found another
+        process's records (``external``), its engine's upkeep follows."""
         if folder.engine is None:
             return
         if reason == "request":
@@ -207,16 +208,19 @@ class Folders:
             if version == folder.version:
                 return
             folder.version = version
+        if reason == "external":  # another process wrote: its records are folded now, not in the next request
+            self.upkeep_soon(folder)
         self.server.invalidate(folder)
         self.server.protocol.notify(
             TIMELINE_CHANGED, TimelineChangedParams(folder=folder.uri, head=version, reason=reason)
         )
 
     def upkeep_soon(self, folder: Folder) -> None:
-        """Run the work the folder's engine leaves for after an answer (``Engine.upkeep``: the
-        work tree's watch with its first listing, merging small packs, the timeline cache after a
-        big operation) once the answer to the request that left it is out, as the resident
-        process does: in a worker thread, under the store's lock as any engine call. One at a
+        """Run the work the folder's engine leaves for after an answer (``Engine.upkeep``: other
+        processes' records folded, the work tree's watch with its first listing, merging small
+        packs, the timeline cache after a big operation) once the answer to the request that left
+        it is out, or once the poller announced another process's records, as the resident
+        process does after its answers: in a worker thread, under the store's lock as any engine call. One at a
         time per folder; a failure is logged (the next request's upkeep tries again)."""
         engine = folder.engine
         if folder.upkeep_due or engine is None:
