@@ -110,3 +110,20 @@ def test_an_index_that_is_not_valid_is_never_used(tmp_path: Path, damage: str, c
     again.history.save_cache()
     assert from_log(ws) == expected
     assert {name: _blamed(_saved(ws), ws, name) for name in truth} == truth
+
+
+def test_a_save_reads_the_file_lists_of_the_entries_leaving_the_tail_only(tmp_path: Path) -> None:
+    """A last page not full is written again with the entries that leave the tail: its own
+    entries' paths come from its index, only the leaving entry's file list is read."""
+    ws = make_repo(tmp_path / "ws")
+    engine = open_engine(ws, retention=BIG)
+    for i in range(7):  # 5 paged (3 + 2), 2 in the tail
+        _turn(engine, ws, i, f"f{i % 5}.txt")
+    engine = _saved(ws)
+    _turn(engine, ws, 7, "f2.txt")
+    lists = engine.history.lists_read
+    engine.history.save_cache()  # the last page (2 entries) written again with #6, which leaves the tail
+    assert engine.history.lists_read - lists == 1
+    fresh = _saved(ws)
+    assert {name: _blamed(fresh, ws, name) for name in ("f1.txt", "f2.txt")} == {
+        name: _blamed(open_engine(ws, retention=BIG), ws, name) for name in ("f1.txt", "f2.txt")}

@@ -32,7 +32,7 @@ import contextlib
 import gc
 import logging
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 
@@ -261,12 +261,12 @@ class History:
         kept = [] if timeline.is_whole else list(self._pages)
         carried: list[FoldedEntry] = []
         positions: dict[str, int] = {}
-        touched: Callable[[], dict[str, Touched]] | None = None
+        carried_paths: dict[str, Touched] = {}  # (its index, not the carried checkpoints' file lists)
         if kept and kept[-1].count < pages.PAGE_ENTRIES:
             last = kept.pop()
             self.pages_read += 1
             carried, index = self._paged(pages.read_page(self.store.path, last), last.name, positions)
-            touched = partial(_touched_of, self.store.path, [index])
+            carried_paths = _touched_of(self.store.path, [index])
         loaded = timeline.loaded()
         for state in loaded:
             positions.update((cp.id, timeline.position(cp.id)) for cp in state.checkpoints)
@@ -276,11 +276,12 @@ class History:
         for start in range(0, len(spill), pages.PAGE_ENTRIES):
             chunk = spill[start : start + pages.PAGE_ENTRIES]
             marks = set().union(*(timeline_marks(state) for state in chunk))
-            kept_paths = {cp.id: list(timeline.touched(cp)) for state in chunk for cp in state.checkpoints}
+            kept_paths = {cp.id: list(carried_paths[cp.id] if cp.id in carried_paths else timeline.touched(cp))
+                          for state in chunk for cp in state.checkpoints}
             refs.append(pages.write_page(self.store.path, [self._cached(s, positions) for s in chunk], kept_paths, marks))
         tail = [self._cached(state, positions) for state in loaded[cut:]]
         ids = [cp.id for state in carried for cp in state.checkpoints]
-        return refs, tail, kept, (carried, {cp: positions[cp] for cp in ids}, touched)
+        return refs, tail, kept, (carried, {cp: positions[cp] for cp in ids}, lambda: carried_paths)
 
     def _defer_older(self, head: str, refs: list[pages.PageRef]) -> None:
         """Leave the entries of the pages ``refs`` (the cache's at ``head``) outside memory until
