@@ -26,7 +26,8 @@ ALLOWED: dict[str, set[str]] = {
     "lsp": {"engine", "core", "errors", "config", "__version__"},
     "mcp": {"engine", "core", "errors", "workspace", "__version__"},
     "hooks": {"engine", "core", "errors", "install", "resident", "workspace", "guard"},
-    "resident": {"engine", "hooks", "storage", "config", "cli", "pager", "__version__"},
+    # (scanning: its tree watch, which also watches the process's own code, ``resident/staleness.py``)
+    "resident": {"engine", "hooks", "storage", "config", "cli", "pager", "scanning", "__version__"},
     "install": {"config", "errors", "storage"},
     "tui": {"engine", "core", "errors"},
     "demo": {"engine", "core", "config", "hooks"},

@@ -3,8 +3,8 @@
 Started in the background by the first hook that finds none (``client.start``), it listens on
 a socket in the user's private folder (``address.py``), answers one JSON request per
 connection, and exits after ``TAKEBACK_RESIDENT_IDLE`` seconds (default 600) without a request,
-when its own code changed on disk (it answers "stale" and the caller works in-process, then
-starts a fresh one), when its socket was taken away, or on ``takeback resident stop``. A process
+when its own code changed on disk (``staleness.py``; it answers "stale" and the caller works
+in-process, then starts a fresh one), when its socket was taken away, or on ``takeback resident stop``. A process
 that is leaving takes its socket away at once (the next caller starts a fresh process) and exits
 once the requests in flight are answered.
 
@@ -59,7 +59,6 @@ import os
 import signal
 import socket
 import struct
-import sys
 import threading
 import time
 from collections import OrderedDict
@@ -72,7 +71,7 @@ from ..hooks.events import Event
 from ..hooks.handle import handle
 from ..hooks.record import record_logged
 from ..hooks.where import workspace_for
-from . import address, wire
+from . import address, staleness, wire
 from . import cli as cli_requests  # imported now: its code (and the CLI's) is watched for staleness
 
 log = logging.getLogger("takeback.resident")
@@ -87,18 +86,6 @@ def idle_seconds() -> float:
         return max(1.0, float(os.environ.get("TAKEBACK_RESIDENT_IDLE", _DEFAULT_IDLE_SECONDS)))
     except ValueError:
         return _DEFAULT_IDLE_SECONDS
-
-
-def _stamp(paths: list[Path]) -> tuple:
-    """What changes when any of ``paths`` is written, made, removed or replaced."""
-    out: list[tuple[int, int, int] | None] = []
-    for path in paths:
-        try:
-            info = os.stat(path)
-            out.append((info.st_ino, info.st_size, info.st_mtime_ns))
-        except OSError:
-            out.append(None)
-    return tuple(out)
 
 
 def _folder_id(path: Path) -> tuple[int, int] | None:
@@ -135,14 +122,14 @@ class _Held:
         was removed (the person reclaiming disk): a fresh engine makes the store anew, as a
         hook working in-process would."""
         if self.engine is not None and (
-            _stamp(config_module.config_files(self.engine.workspace.root)) != self.stamp
+            staleness.stamp(config_module.config_files(self.engine.workspace.root)) != self.stamp
             or _folder_id(self.engine.store.path) != self.store
         ):
             self.close()
         if self.engine is None:
             engine = Engine(self.workspace, long_lived=True)
             engine.defer_upkeep()  # pack merges wait until the answer is out (``Resident._upkeep``)
-            self.stamp = _stamp(config_module.config_files(engine.workspace.root))
+            self.stamp = staleness.stamp(config_module.config_files(engine.workspace.root))
             self.store = _folder_id(engine.store.path)
             self.engine = engine
             self.opened += 1
@@ -230,8 +217,7 @@ class Resident:
         self.stopping = False
         self._state = threading.Lock()
         self._held: OrderedDict[str, _Held] = OrderedDict()
-        self._sources = self._source_files()
-        self._sources_stamp = _stamp(self._sources)
+        self._code = staleness.Code()
         self.guard_loaded: float | None = None  # seconds the guard's import and first parse took (``status``)
         self._sock: socket.socket | None = None
         self._sock_id: tuple[int, int] | None = None
@@ -548,10 +534,7 @@ class Resident:
             log.exception("loading the guard")
             return
         self.guard_loaded = time.monotonic() - began
-        known = set(self._sources)
-        more = [p for p in self._source_files() if p not in known]
-        with self._state:
-            self._sources, self._sources_stamp = self._sources + more, self._sources_stamp + _stamp(more)
+        self._code.add_loaded()
         log.info("guard loaded in %.1f ms", 1000 * self.guard_loaded)
 
     def _give_back(self, alone_at: int = 1) -> None:
@@ -590,23 +573,10 @@ class Resident:
                 "guard_loaded_ms": None if self.guard_loaded is None else round(1000 * self.guard_loaded, 1),
             }
 
-    # ------------------------------------------------------------------ its own code
-
-    @staticmethod
-    def _source_files() -> list[Path]:
-        package = Path(__file__).resolve().parent.parent
-        files = []
-        for module in list(sys.modules.values()):
-            name = getattr(module, "__file__", None)
-            if name and Path(name).resolve().is_relative_to(package):
-                files.append(Path(name))
-        return sorted(files)
-
     def _stale(self) -> bool:
         """Whether Takeback's code changed on disk since this process loaded it (an upgrade,
         an edit of a development checkout): then a fresh process must take over."""
-        sources, stamp = self._sources, self._sources_stamp  # (replaced together: ``load_guard``)
-        return _stamp(sources) != stamp
+        return self._code.changed()
 
 
 def serve(folder: str, print_: str, lock: int, warm: list[str] | None = None, sock: socket.socket | None = None) -> int:
