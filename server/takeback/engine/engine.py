@@ -91,7 +91,7 @@ class Engine(Turns, Batches, Reading, Operations, Steps, Unsaved, Marks):
         self.journal = Journal(self.store, self.workspace, self.config.fsync, self.capture.matches)
         self._user_repo: pygit2.Repository | None | Literal[False] = False
         self._git_dir: str | None | Literal[False] = False  # the person's git folder, found on first use
-        self._scan_cache = ScanCache(watch_tree=long_lived and self.config.watch_tree)
+        self._scan_cache = ScanCache(watch_tree=long_lived and self.config.watch_tree, has=self.store.has)
         self._brackets = self.store.path / "brackets"
         self.history = History(self.store, self._brackets)
         self._local = threading.local()  # this thread's transaction
