@@ -111,3 +111,25 @@ def test_a_version_whose_content_the_store_lost_is_captured_again(tmp_path: Path
 def test_a_short_lived_engine_keeps_none(tmp_path: Path) -> None:
     engine = open_engine(make_repo(tmp_path / "ws"))
     assert engine._scan_cache.known is None
+
+
+def test_a_file_gone_is_captured_as_gone_and_the_kept_versions_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scan, "_RACY_NS", 0)
+    root = tmp_path / "tree"
+    root.mkdir()
+    captured: list[str] = []
+
+    def capture(rel: str):  # type: ignore[no-untyped-def]
+        captured.append(rel)
+        path = root / rel
+        return scan.FileVersion(oid="1" * 40, mode=0o100644, size=path.stat().st_size) if path.exists() else None
+
+    known = scan.KnownVersions(lambda oid: True)
+    assert known.version(root, "gone.txt", capture) is None and captured == ["gone.txt"]
+    monkeypatch.setattr(scan.KnownVersions, "MAX", 2)
+    for name in ("a", "b", "c"):
+        (root / name).write_text(name)
+        assert known.version(root, name, capture) is not None
+    captured.clear()
+    assert known.version(root, "c", capture) is not None and captured == []  # kept
+    assert known.version(root, "a", capture) is not None and captured == ["a"]  # forgotten when the third came

@@ -127,3 +127,25 @@ def test_a_save_reads_the_file_lists_of_the_entries_leaving_the_tail_only(tmp_pa
     fresh = _saved(ws)
     assert {name: _blamed(fresh, ws, name) for name in ("f1.txt", "f2.txt")} == {
         name: _blamed(open_engine(ws, retention=BIG), ws, name) for name in ("f1.txt", "f2.txt")}
+
+
+def test_a_page_without_its_index_is_refused_and_set_aside(tmp_path: Path) -> None:
+    """A page whose bytes hash to its name but hold only entries (no per-path index after them,
+    as no Takeback writes one) is refused like a torn one: its entries are folded from the log."""
+    ws, engine = _store(tmp_path)
+    expected = from_log(ws)  # (which removes the cache: written again below)
+    engine = _saved(ws)
+    cache = engine.store.path / pages.CACHE_FILE
+    index = json.loads(cache.read_text())
+    ref = index["pages"][0]
+    folder = engine.store.path / pages.PAGES_DIR
+    old = folder / f"{ref['name']}{pages.PAGE_SUFFIX}"
+    entries = zlib.decompress(old.read_bytes()).partition(b"\n")[0]
+    data = zlib.compress(entries)
+    ref["name"] = hashlib.sha256(data).hexdigest()
+    (folder / f"{ref['name']}{pages.PAGE_SUFFIX}").write_bytes(data)
+    old.unlink()
+    cache.write_text(json.dumps(index))
+    again = open_engine(ws, retention=BIG)
+    assert [e.number for e in again.entries(files=False)] == [e["number"] for e in expected["entries"]]
+    assert len(again.status().repairs) == 1  # set aside, as a page that cannot be read

@@ -88,3 +88,26 @@ def test_modules_loaded_later_are_stamped_too(tmp_path: Path, monkeypatch: pytes
     files[1].write_text("x = 3\n")
     assert code.changed()
     code.close()
+
+
+def test_without_a_watch_or_once_it_stops_the_stamps_decide(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            stats: list[str]) -> None:
+    package, files = _package(tmp_path)
+
+    def unavailable(*_args: object) -> None:
+        raise staleness.Unavailable("a file system that raises no events")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(staleness, "TreeWatch", unavailable)
+        code = staleness.Code(package, files)  # no watch: every call stamps
+    stats.clear()
+    assert not code.changed() and len(stats) == len(files)
+    code.close()
+    watched = staleness.Code(package, files)
+    assert not watched.changed()
+    watched._watch.close()  # type: ignore[union-attr]  # as a watch that stopped working
+    stats.clear()
+    assert not watched.changed() and len(stats) == len(files)  # the stamps decided, the watch dropped
+    assert watched._watch is None
+    files[0].write_text("x = 4\n")
+    assert watched.changed()

@@ -982,9 +982,6 @@ class KnownVersions:
         self._kept[rel] = (sig, version, when)
         return version
 
-    def forget(self) -> None:
-        self._kept.clear()
-
 
 def _index_trailer(index_file: str) -> bytes | None:
     try:
