@@ -220,11 +220,15 @@ class Engine(Turns, Batches, Reading, Operations, Steps, Unsaved, Marks):
         transaction's refresh: the next request does not pay for it); write the timeline cache if
         a big operation, or that fold, left it due; merge the store's small packs if a merge is
         due; set up the work tree's watch with a first listing if it is not yet."""
-        with self.transaction():
-            if self.history.replayed:
-                log.info("%s: folded %d log commit(s) another process published", self.workspace.root, self.history.replayed)
-            if self.history.save_due:
-                self.history.save_cache()
+        # a transaction only when there is something to fold or to save: the resident runs this
+        # after every hook's answer, and its own records are folded already (the ref is a hint;
+        # the transaction's refresh reads the log under the lock)
+        if self.history.save_due or self.store.head() != self.history.head:
+            with self.transaction():
+                if self.history.replayed:
+                    log.info("%s: folded %d log commit(s) another process published", self.workspace.root, self.history.replayed)
+                if self.history.save_due:
+                    self.history.save_cache()
         store_module.merge_due(self.store)
         if self._scan_cache.cold:
             with self.store.locked():
