@@ -101,6 +101,21 @@ def write_user_config(config_home: str | os.PathLike[str], text: str) -> Path:
     return path
 
 
+@contextlib.contextmanager
+def environment(env: dict[str, str]) -> Iterator[None]:
+    """This process's environment made exactly ``env`` for the block, then put back: what the
+    resident process's address is worked out from (``oslite`` reads the process's environment
+    itself, not whatever ``os.environ`` is bound to)."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
 def unmeasured(env: dict[str, str]) -> dict[str, str]:
     """``env`` without coverage's variables: a process traced or faulted system call by system
     call (strace) is not measured, so the calls counted and failed are Takeback's own, never

@@ -15,7 +15,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "server" / "takeback"
 # the top). The same table is drawn in docs/architecture.md.
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
-    "gitenv": set(),
+    "oslite": set(),  # ``os`` for the hook's client, from ``posix`` (imports nothing of Takeback)
+    "gitenv": {"oslite"},
     "core": {"errors"},
     "config": {"core", "errors"},
     "storage": {"errors", "gitenv"},
@@ -25,9 +26,9 @@ ALLOWED: dict[str, set[str]] = {
     # adapters: the engine, the core's records and the errors; what else each needs is named
     "lsp": {"engine", "core", "errors", "config", "__version__"},
     "mcp": {"engine", "core", "errors", "workspace", "__version__"},
-    "hooks": {"engine", "core", "errors", "install", "resident", "workspace", "guard"},
+    "hooks": {"engine", "core", "errors", "install", "resident", "workspace", "guard", "oslite"},
     # (scanning: its tree watch, which also watches the process's own code, ``resident/staleness.py``)
-    "resident": {"engine", "hooks", "storage", "config", "cli", "pager", "scanning", "__version__"},
+    "resident": {"engine", "hooks", "storage", "config", "cli", "pager", "scanning", "oslite", "__version__"},
     "install": {"config", "errors", "storage"},
     "tui": {"engine", "core", "errors"},
     "demo": {"engine", "core", "config", "hooks"},

@@ -9,18 +9,21 @@ than the standard library is needed: any command but a hook (here), a hook worke
 (``hooks/run.py``), or a coverage run (its ``.pth`` file starts the measurement).
 """
 
+import posix
 import sys
 
 if not __package__:  # run as a file: ``python -S …/takeback/__main__.py`` (-P or not)
-    import os
+    here = __file__  # absolute: Python makes a script's so, but not normal
+    if {"", ".", ".."} & set(here.split("/")[1:]):  # (``os`` costs a hook a millisecond: ``oslite.py``)
+        import os
 
-    home = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    if sys.path and sys.path[0] == os.path.dirname(os.path.abspath(__file__)):
-        del sys.path[0]  # the package's own folder: its modules are not top-level ones
-    sys.path.insert(0, home)
+        here = os.path.abspath(here)
+    if not sys.flags.safe_path:
+        del sys.path[0]  # the package's own folder, which Python put first: its modules are not top-level ones
+    sys.path.insert(0, here.rpartition("/")[0].rpartition("/")[0] or "/")
     if sys.flags.no_site and (
         sys.argv[1:2] != ["hook"] or "-h" in sys.argv or "--help" in sys.argv
-        or "COVERAGE_PROCESS_START" in os.environ or "COVERAGE_PROCESS_CONFIG" in os.environ
+        or b"COVERAGE_PROCESS_START" in posix.environ or b"COVERAGE_PROCESS_CONFIG" in posix.environ
     ):
         import site
 

@@ -10,9 +10,7 @@ without an explicit environment can inherit them either. libgit2, used in-proces
 them for the repositories Takeback opens by path.
 """
 
-from __future__ import annotations
-
-import os
+from . import oslite  # not ``os``: a hook's path (``launch.py``) imports this module
 
 TYPE_CHECKING = False  # typing's (and collections') own import costs milliseconds on every command's path
 if TYPE_CHECKING:
@@ -30,21 +28,23 @@ REDIRECTING = (
 )
 
 
-def clean(env: Mapping[str, str] | None = None) -> dict[str, str]:
+def clean(env: "Mapping[str, str] | None" = None) -> dict[str, str]:
     """A copy of ``env`` (default: this process's) without the variables that redirect git."""
-    source = os.environ if env is None else env
+    source = oslite.environ() if env is None else env
     return {k: v for k, v in source.items() if k not in REDIRECTING}
 
 
 def scrub_process() -> None:
     """Remove the redirecting variables from this process's own environment."""
     for name in REDIRECTING:
-        os.environ.pop(name, None)
+        oslite.unsetenv(name)
 
 
 def common_dir(git_dir: str) -> str:
     """The folder holding a repository's configuration, ``info/`` and objects: ``git_dir``
     itself, or for a linked worktree the main repository's git folder its ``commondir`` names."""
+    import os  # (not at the top: see above)
+
     try:
         with open(os.path.join(git_dir, "commondir")) as handle:
             return os.path.realpath(os.path.join(git_dir, handle.read().strip()))

@@ -9,8 +9,6 @@ accept, goes to the full command line (``cli/``), which imports much more. A lon
 terminal goes through a pager either way (``pager.py``), started before both.
 """
 
-from __future__ import annotations
-
 import sys
 
 from . import gitenv

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import make_repo
+from helpers import environment, make_repo
 from takeback.resident import address, wire
 
 from .conftest import Takeback
@@ -171,8 +171,7 @@ def test_other_settings_or_time_zone_are_never_served(warm: Takeback) -> None:
 def _ask(tb: Takeback, *argv: str, umask: bytes | None = None) -> list[bytes]:
     """A ``cli`` request sent by hand, with this test's fingerprint (and ``umask``, if given:
     without it nothing that writes is served)."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(os, "environ", dict(tb.env))
+    with environment(tb.env):
         print_ = address.fingerprint().encode()
     with socket.socket(socket.AF_UNIX) as conn:
         conn.connect(resident(tb)["socket"])

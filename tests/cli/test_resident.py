@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import environment
+from takeback import oslite
 from takeback.resident import address, wire
 
 from .conftest import Takeback, expect_error, expect_ok
@@ -219,7 +221,7 @@ def test_a_runtime_folder_others_can_enter_is_not_used(tmp_path: Path, monkeypat
     assert folder is None or not folder.startswith(str(shared))
     link = tmp_path / "link-runtime"
     link.symlink_to(shared)
-    assert not address._private(str(link), os.getuid())
+    assert not oslite.is_private_folder(str(link), os.getuid())
 
 
 def serving(tb: Takeback, idle: str) -> tuple[subprocess.Popen, str]:
@@ -227,8 +229,7 @@ def serving(tb: Takeback, idle: str) -> tuple[subprocess.Popen, str]:
     socket is there (watched from here: a status command each time would come too late for a
     process that leaves after one idle second), and that socket."""
     env = {**tb.env, "TAKEBACK_RESIDENT_IDLE": idle}
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(os, "environ", env)
+    with environment(env):
         path = address.socket_path(address.folder_path(), address.fingerprint())
     proc = subprocess.Popen([sys.executable, "-m", "takeback", "resident", "run"], cwd="/", env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import make_repo
+from helpers import environment, make_repo
 from takeback.resident import address, wire
 
 from .conftest import Takeback, expect_error
@@ -274,8 +274,7 @@ def test_a_store_removed_between_turns_is_made_anew_by_the_process(tb: Takeback)
 def test_a_socket_taken_by_another_program_is_not_trusted(tb: Takeback, monkeypatch: pytest.MonkeyPatch) -> None:
     """Something else listens at the process's socket and streams more than any answer: the hook
     stops reading, takes no answer from it, and records the step itself."""
-    with monkeypatch.context() as patch:
-        patch.setattr(os, "environ", dict(tb.env))
+    with environment(tb.env):
         path = address.socket_path(address.private_folder(create=True) or "", address.fingerprint())
     taker = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     taker.bind(path)
@@ -307,8 +306,7 @@ def test_a_socket_taken_by_another_program_is_not_trusted(tb: Takeback, monkeypa
 def test_a_start_marker_that_cannot_be_written_keeps_hooks_in_process(tb: Takeback, monkeypatch: pytest.MonkeyPatch) -> None:
     """A folder where the hook's start marker goes: no process is started, the hooks record
     in-process; once it is gone, the next hook starts one."""
-    with monkeypatch.context() as patch:
-        patch.setattr(os, "environ", dict(tb.env))
+    with environment(tb.env):
         path = address.socket_path(address.private_folder(create=True) or "", address.fingerprint())
     marker = Path(address.sibling(path, ".start"))
     marker.mkdir()
@@ -333,8 +331,7 @@ def test_a_runtime_folder_with_no_room_for_the_socket_is_said_and_hooks_record(t
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,nr_inodes=16,mode=0700", "tmpfs", str(runtime)], check=True)
     try:
         full = Takeback(tb.cwd, {**tb.env, "XDG_RUNTIME_DIR": str(runtime)})
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(os, "environ", dict(full.env))
+        with environment(full.env):
             path = address.socket_path(address.private_folder(create=True) or "", address.fingerprint())
         for suffix in (".lock", ".log"):
             Path(address.sibling(path, suffix)).touch(mode=0o600)

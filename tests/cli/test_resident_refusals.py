@@ -12,6 +12,7 @@ import socket
 
 import pytest
 
+from helpers import environment
 from takeback.resident import address, wire
 
 from .conftest import Takeback
@@ -32,8 +33,7 @@ def ask(path: str, data: bytes) -> list[bytes]:
 
 def its_fingerprint(tb: Takeback, monkeypatch: pytest.MonkeyPatch) -> bytes:
     """The fingerprint the resident process serving ``tb`` holds (computed under ``tb``'s env)."""
-    with monkeypatch.context() as patch:
-        patch.setattr(os, "environ", dict(tb.env))
+    with environment(tb.env):
         return address.fingerprint().encode("utf-8", "surrogateescape")
 
 

@@ -26,11 +26,10 @@ status`` shows; when not even the store can be found it goes to stderr (which ag
 the model's context).
 """
 
-from __future__ import annotations
-
-import os
+import posix
 import sys
 
+from .. import oslite  # not ``os`` (a millisecond of every hook: ``oslite.py``)
 from ..resident import address, client, wire
 
 TYPE_CHECKING = False  # typing's own costs milliseconds on a hook's path
@@ -47,16 +46,16 @@ def run(agent: str, event_name: str | None) -> int:
     except OSError:
         data = b""
     try:
-        cwd = os.getcwd()
+        cwd = posix.getcwd()
     except OSError:  # the folder the agent runs in is gone: the payload may still name one
         cwd = "/"
     from .via import checked_environment
 
-    env = checked_environment(os.environ, os.getpid())
+    env = checked_environment(oslite.environ(), posix.getpid())
     answer = None
     if address.enabled():
         answer = client.call(
-            b"hook", agent.encode(), (event_name or "").encode(), os.fsencode(cwd), wire.environment(env), data,
+            b"hook", agent.encode(), (event_name or "").encode(), oslite.fsencode(cwd), wire.environment(env), data,
         )
     stdout, status = b"", 0
     if answer is not None:
@@ -72,7 +71,7 @@ def run(agent: str, event_name: str | None) -> int:
 
         started: list[str] = []
 
-        def record_here(workspace: str, event: Event, event_name: str | None) -> str | None:
+        def record_here(workspace: str, event: "Event", event_name: str | None) -> str | None:
             if address.enabled():  # started before the work, naming the workspace the session goes on in
                 client.start(None if event.kind in _LAST_EVENTS else workspace)
                 started.append(workspace)
@@ -94,7 +93,7 @@ def run(agent: str, event_name: str | None) -> int:
     return status
 
 
-def _record_here(workspace: str, event: Event, event_name: str | None) -> str | None:
+def _record_here(workspace: str, event: "Event", event_name: str | None) -> str | None:
     """Record in this process (the engine is imported only for an event to record)."""
     from .record import record_logged
 

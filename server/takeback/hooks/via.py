@@ -8,8 +8,6 @@ step aside for itself (``plugin.py``), recording nothing. Checked once, where th
 starts (``run.py``), before its environment is handed on; nothing imported (every hook's path).
 """
 
-from __future__ import annotations
-
 TYPE_CHECKING = False  # typing's own costs milliseconds on a hook's path
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -18,12 +16,12 @@ VIA = "TAKEBACK_VIA"
 PLUGIN = "claude-plugin"
 
 
-def via_plugin(env: Mapping[str, str]) -> bool:
+def via_plugin(env: "Mapping[str, str]") -> bool:
     """Whether a checked environment (``checked_environment``) says the plugin started the hook."""
     return env.get(VIA) == PLUGIN
 
 
-def checked_environment(env: Mapping[str, str], pid: int) -> dict[str, str]:
+def checked_environment(env: "Mapping[str, str]", pid: int) -> dict[str, str]:
     """The hook's environment, holding ``TAKEBACK_VIA=claude-plugin`` only when the plugin's
     launcher started process ``pid`` (this one)."""
     checked = {k: v for k, v in env.items() if k != VIA}

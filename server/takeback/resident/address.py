@@ -13,19 +13,25 @@ where stores live (``TAKEBACK_*``, ``HOME``, ``XDG_CONFIG_HOME``, ``XDG_STATE_HO
 ``GIT_CONFIG_*``). A caller with other settings reaches another process. The process compares
 the whole fingerprint on every request, so a checksum collision costs only in-process work.
 
-Standard library only, and cheap to import: ``takeback hook`` runs this on every agent event.
+Standard library only, and cheap to import: ``takeback hook`` runs this on every agent event, so
+what a served hook calls here reaches the system through ``oslite`` (not ``os``, a millisecond of
+every hook), and the name's checksum is worked out here (not ``zlib``'s crc32: loading that
+module cost a hook 0.5 ms).
 """
 
-from __future__ import annotations
-
-import os
-import stat
+import posix
 import sys
-import zlib
+
+from .. import oslite
 
 TYPE_CHECKING = False  # typing's own import costs a hook milliseconds
 if TYPE_CHECKING:
     import socket
+
+# The socket name's checksum: the fingerprint's bytes read as one number, modulo this prime (the
+# largest below 2^32: eight hex digits, as long as a crc32's, for a socket's path is at most 107
+# bytes). Not a guard against a chosen collision, which only costs in-process work (above).
+_MODULUS = 4_294_967_291
 
 # Variables that never change what a request does (so they do not split processes).
 _NOT_SETTINGS = ("TAKEBACK_DEBUG", "TAKEBACK_RESIDENT", "TAKEBACK_RESIDENT_IDLE", "TAKEBACK_VIA", "TAKEBACK_BIN")
@@ -35,16 +41,16 @@ _SETTINGS = ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "GIT_CONFIG_NOSYSTEM",
 
 def enabled() -> bool:
     """``TAKEBACK_RESIDENT=0`` (or ``off``, ``false``, ``no``) keeps every call in-process."""
-    return os.environ.get("TAKEBACK_RESIDENT", "").strip().lower() not in ("0", "off", "false", "no")
+    return (oslite.getenv("TAKEBACK_RESIDENT") or "").strip().lower() not in ("0", "off", "false", "no")
 
 
 def fingerprint() -> str:
     """What a resident process must share with its caller (see the module docstring)."""
     from .. import __version__
 
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    package = oslite.dirname(oslite.dirname(oslite.abspath(__file__)))
     env = sorted(
-        (name, value) for name, value in os.environ.items()
+        (name, value) for name, value in oslite.environ().items()
         if (name.startswith("TAKEBACK_") and name not in _NOT_SETTINGS) or name in _SETTINGS
     )
     lines = [f"takeback {__version__} {package}", f"python {sys.executable}"]
@@ -54,11 +60,11 @@ def fingerprint() -> str:
 
 def folder_path() -> str:
     """Where the sockets' folder is (whether or not it exists or can be used)."""
-    uid = os.getuid()
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime and _private(runtime, uid):
-        return os.path.join(runtime, "takeback")
-    return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"takeback-{uid}")
+    uid = posix.getuid()
+    runtime = oslite.getenv("XDG_RUNTIME_DIR")
+    if runtime and oslite.is_private_folder(runtime, uid):
+        return oslite.join(runtime, "takeback")
+    return oslite.join(oslite.getenv("TMPDIR") or "/tmp", f"takeback-{uid}")
 
 
 def private_folder(create: bool = True) -> str | None:
@@ -67,17 +73,20 @@ def private_folder(create: bool = True) -> str | None:
     folder = folder_path()
     if create:
         try:
-            os.mkdir(folder, 0o700)
+            posix.mkdir(folder, 0o700)
         except FileExistsError:
             pass
         except OSError:
             return None
-    return folder if _private(folder, os.getuid()) else None
+    return folder if oslite.is_private_folder(folder, posix.getuid()) else None
 
 
 def problem() -> str | None:
     """Why the sockets' folder cannot be used, and what to do, in one line; None when it can
     be (or does not exist yet and can be made: the first hook makes it)."""
+    import os
+    import stat
+
     folder = folder_path()
     uid = os.getuid()
     try:
@@ -105,17 +114,10 @@ def problem() -> str | None:
             "administrator can) or set XDG_RUNTIME_DIR to a folder only you can enter")
 
 
-def _private(folder: str, uid: int) -> bool:
-    try:
-        info = os.lstat(folder)
-    except OSError:
-        return False
-    return stat.S_ISDIR(info.st_mode) and info.st_uid == uid and not info.st_mode & 0o077
-
-
 def socket_path(folder: str, print_: str) -> str:
     """The socket of the process serving fingerprint ``print_``."""
-    return os.path.join(folder, f"r-{zlib.crc32(print_.encode('utf-8', 'surrogateescape')):08x}.sock")
+    number = int.from_bytes(print_.encode("utf-8", "surrogateescape"), "big") % _MODULUS
+    return oslite.join(folder, f"r-{number:08x}.sock")
 
 
 def sibling(socket: str, suffix: str) -> str:
@@ -126,6 +128,8 @@ def sibling(socket: str, suffix: str) -> str:
 def take_lock(socket: str, wait_seconds: float) -> int | None:
     """Hold the lock of the process serving ``socket`` (its pid written in it), waiting up to
     ``wait_seconds`` for a process that is leaving; None when another one holds it."""
+    import os
+
     from ..storage.lock import flock_within  # not on a hook's path: only ``takeback resident run`` locks
 
     fd = os.open(sibling(socket, ".lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
@@ -137,11 +141,12 @@ def take_lock(socket: str, wait_seconds: float) -> int | None:
     return fd
 
 
-def listen(path: str) -> socket.socket:
+def listen(path: str) -> "socket.socket":
     """Listen at ``path`` (made readable by the user only; a socket left there by a process that
     died is replaced: the caller holds the lock). Done as soon as the process holds the lock,
     before it imports the engine: a hook made meanwhile connects and waits in the queue instead
     of doing its work in-process (which would cost it that same import)."""
+    import os
     import socket  # not at the top: a hook never listens
 
     try:
@@ -165,6 +170,7 @@ def listen(path: str) -> socket.socket:
 def lock_held(socket: str) -> bool:
     """Whether a process holds the lock of ``socket`` (it is starting up, serving or leaving)."""
     import fcntl
+    import os
 
     try:
         fd = os.open(sibling(socket, ".lock"), os.O_RDONLY | os.O_NOFOLLOW)

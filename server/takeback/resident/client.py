@@ -10,19 +10,18 @@ the caller must never do it itself (``forward.py``). ``start`` launches the proc
 in the background for the calls that follow; two callers starting it at once are fine (the
 second process finds the first one's lock and leaves).
 
-Standard library only, and cheap to import (see ``address.py``).
+Standard library only, and cheap to import (see ``address.py``): ``os`` only where a served
+hook never goes (``start``).
 """
 
-from __future__ import annotations
-
 import _socket  # the C module: ``socket`` would import ``enum`` and ``selectors``, a third of a hook's budget
-import os
 import sys
 import time
 
+from .. import oslite
 from . import address, wire
 
-_ENTRY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "__main__.py")  # this Takeback
+_ENTRY = oslite.join(oslite.dirname(oslite.dirname(oslite.abspath(__file__))), "__main__.py")  # this Takeback
 
 # How long a caller waits for an answer. A request that waits for the store's lock (which an
 # editor's dialog can hold) may take long; the engine's own lock timeout ends it first.
@@ -89,6 +88,8 @@ def start(warm: str | None = None) -> None:
     agent works in can be imported by it; and as this package's ``__main__.py`` file, so it is
     this very Takeback (the one whose socket the callers look for, ``address.fingerprint``) even
     when this process found it without ``site`` (a hook line, ``install/command.py``)."""
+    import os
+
     folder = address.private_folder(create=True)
     if folder is None:
         return

@@ -20,8 +20,6 @@ everything that could refuse it; from then on the command is that process's, wha
 the connection (the caller never runs it again: ``forward.py``). Nothing else is ever sent ahead.
 """
 
-from __future__ import annotations
-
 MAX_BYTES = 32 << 20
 ACCEPTED = b"accepted"
 ACCEPTED_FRAME = b"8:accepted,"  # ``pack([ACCEPTED])``
