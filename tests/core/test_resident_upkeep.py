@@ -252,3 +252,39 @@ def test_the_upkeep_folds_what_another_process_published(tmp_path: Path, caplog:
     caplog.clear()
     engine.upkeep()  # its own records: nothing to say
     assert "folded" not in caplog.text
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux only")
+def test_the_upkeep_brings_the_listing_up_to_date_once_no_step_is_open(tmp_path: Path) -> None:
+    """An edit step's end asks git nothing (the watch saw only the file it named), so the listing
+    it leaves is behind by that file: the upkeep after the answer catches up, and the next shell
+    step's begin asks about no file; while a step is open the upkeep leaves the listing alone, so
+    that step's end can still tell by the watch alone that nothing else changed."""
+    ws = make_repo(tmp_path / "ws")
+    engine = open_engine(ws, long_lived=True)
+    engine.defer_upkeep()
+    cache = engine._scan_cache
+    engine.upkeep()  # the watch and its first listing
+    engine.begin_step("edit", [str(ws / "README.md")], session="s")
+    (ws / "README.md").write_text("edited\n")
+    engine.upkeep()  # the step is open: the listing stays as it was
+    assert cache.behind()
+    relisted = cache.relisted
+    entry = engine.end_step("edit", "Edit README.md")
+    assert entry is not None and [f.path for f in engine.entry(entry.id).files] == ["README.md"]
+    assert cache.relisted == relisted and cache.behind()  # its end scanned nothing
+    engine.upkeep()
+    assert cache.relisted == relisted + 1 and not cache.behind()
+    reused = cache.reused
+    engine.begin_step("quiet", session="s")  # a shell step that changes nothing
+    assert cache.reused == reused + 1 and cache.relisted == relisted + 1  # the listing as the upkeep left it
+    assert engine.end_step("quiet", "Bash pytest") is None
+    (ws / "src" / "app.py").write_text("the person's, between two steps\n")
+    engine.upkeep()
+    assert cache.relisted == relisted + 2 and not cache.behind()
+    engine.begin_step("shell", session="s")
+    (ws / "src" / "new.py").write_text("new\n")
+    entry = engine.end_step("shell", "Bash make")
+    # the begin's snapshot held app.py as the person left it: the step claims only its own file
+    assert entry is not None and [f.path for f in engine.entry(entry.id).files] == ["src/new.py"]
+    engine.close()

@@ -90,6 +90,7 @@ class OpenTurn:
     config: dict | None = None  # the settings in force at begin (None in older files)
     git: dict | None = None  # the person's git state at begin (``scanning/gitstate.read``; None in older files)
     at_risk: dict | None = None  # a guarded step's kept ignored files (``lost.keep``); None: none named
+    checked: list[Path] = field(default_factory=list)  # the files its reading checked: the same again, it reads the same
 
     def remove(self) -> None:
         for path in self.files:
@@ -240,9 +241,10 @@ def _read_file(path: Path, with_scan: bool) -> OpenTurn | None:
             if not line.endswith(b"\n"):
                 raise ValueError("the file is cut short")
             if not with_scan:
+                linked = None
                 if len(line) < _CHECK_BELOW:  # a git bracket's header: cheap to check the copies' sizes too
-                    _check_size(handle, json.loads(line))
-                return OpenTurn(begun, None, None, [path])
+                    linked = _check_size(handle, json.loads(line))
+                return OpenTurn(begun, None, None, [path], checked=[path, *([linked.path] if linked else [])])
             header = json.loads(line)
             _check_size(handle, header)
             size = header.get("index_size")
@@ -269,13 +271,13 @@ def _read_file(path: Path, with_scan: bool) -> OpenTurn | None:
 _CHECK_BELOW = 64 << 10
 
 
-def _check_size(handle: BinaryIO, header: dict) -> None:
+def _check_size(handle: BinaryIO, header: dict) -> IndexCopy | None:
     """Refuse a file shorter than the index copies its header announces (cut short), or whose
-    linked index copy is gone or not whole."""
+    linked index copy is gone or not whole; answers that linked copy."""
     sizes = [header.get("index_size") or 0, *header.get("nested_index_sizes", {}).values()]
     if os.fstat(handle.fileno()).st_size < handle.tell() + sum(sizes):
         raise ValueError("the file is cut short (its index copy is not whole)")
-    _linked(Path(handle.name), header)
+    return _linked(Path(handle.name), header)
 
 
 def _linked(path: Path, header: dict) -> IndexCopy | None:
@@ -304,7 +306,7 @@ def read_named(directory: Path, name: str) -> OpenTurn | None:
 
 def step_names(directory: Path) -> list[str]:
     """The names of the step files waiting in ``directory``."""
-    return sorted(p.name for p in directory.glob(STEP_PREFIX + "*") if not p.name.endswith(".tmp")) if directory.exists() else []
+    return _names(directory, STEP_PREFIX)
 
 
 def session_name(entry: str) -> str:
@@ -314,9 +316,17 @@ def session_name(entry: str) -> str:
 
 def session_names(directory: Path) -> list[str]:
     """The names of the session turns' files in ``directory``."""
-    if not directory.exists():
+    return _names(directory, SESSION_PREFIX)
+
+
+def _names(directory: Path, prefix: str) -> list[str]:
+    """The names in ``directory`` that start with ``prefix`` (not a temporary file's), sorted;
+    none when there is no such folder or it cannot be read."""
+    try:
+        names = os.listdir(directory)
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
         return []
-    return sorted(p.name for p in directory.glob(SESSION_PREFIX + "*") if not p.name.endswith(".tmp"))
+    return sorted(name for name in names if name.startswith(prefix) and not name.endswith(".tmp"))
 
 
 def is_session_turn(directory: Path, entry: str) -> bool:
@@ -330,14 +340,68 @@ def read_begun(directory: Path) -> EntryBegun | None:
     return opened.begun if opened is not None else None
 
 
-def read_begins(directory: Path) -> list[tuple[str, EntryBegun]]:
-    """Every open turn's file and its ``EntryBegun`` (two lines each), by turn number."""
+def read_begins(directory: Path, kept: BeginsKept | None = None) -> list[tuple[str, EntryBegun]]:
+    """Every open turn's file and its ``EntryBegun`` (two lines each), by turn number; with
+    ``kept``, a file read before is not read again while it and the index copy it links to are
+    the same files, unchanged (``BeginsKept``)."""
     found = []
-    for name in [FILE_NAME, *session_names(directory)]:
-        opened = _read_file(directory / name, with_scan=False)
-        if opened is not None and opened.begun is not None:
-            found.append((name, opened.begun))
+    names = [FILE_NAME, *session_names(directory)]
+    if kept is not None:
+        kept.retain({directory / name for name in names})
+    for name in names:
+        path = directory / name
+        begun = kept.get(path) if kept is not None else None
+        if begun is None:
+            stamp = _stamp(path)  # before the read: a file replaced meanwhile is not kept under its new stamp
+            opened = _read_file(path, with_scan=False)
+            begun = opened.begun if opened is not None else None
+            if kept is not None and opened is not None and begun is not None:
+                kept.keep(opened.checked, begun, stamp)
+        if begun is not None:
+            found.append((name, begun))
     return sorted(found, key=lambda item: item[1].number)
+
+
+class BeginsKept:
+    """The open turns' begins a long-lived engine read, each with the stamps (inode, size,
+    change time) of the files its read checked. Every transaction asks for the open turns'
+    begins (``History.refresh``); reading and checking each file again cost a hook about 0.4 ms
+    (issue 18). A file is only ever replaced whole (written aside, then renamed into place: a
+    new inode) or removed, and a change in place moves its change time; so the same stamps mean
+    the same bytes, which were checked when they were read."""
+
+    def __init__(self) -> None:
+        self._kept: dict[Path, tuple[tuple, EntryBegun]] = {}
+
+    def get(self, path: Path) -> EntryBegun | None:
+        found = self._kept.get(path)
+        if found is None:
+            return None
+        stamps, begun = found
+        if tuple(_stamp(p) for p in stamps[0]) != stamps[1]:
+            del self._kept[path]
+            return None
+        return begun
+
+    def keep(self, checked: list[Path], begun: EntryBegun, stamp: tuple | None) -> None:
+        """Keep ``begun``, read from ``checked[0]`` (whose stamp was ``stamp`` before the read)
+        after checking the files ``checked``."""
+        stamps = tuple(_stamp(p) for p in checked)
+        if stamps[0] == stamp and None not in stamps:
+            self._kept[checked[0]] = ((tuple(checked), stamps), begun)
+
+    def retain(self, paths: set[Path]) -> None:
+        """Forget the files not in ``paths`` (turns that ended)."""
+        for path in [p for p in self._kept if p not in paths]:
+            del self._kept[path]
+
+
+def _stamp(path: Path) -> tuple[int, int, int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 def torn(directory: Path) -> list[tuple[Path, str]]:

@@ -53,6 +53,7 @@ from ..storage.store import Store
 from ..workspace.capture import Capturer
 from ..workspace.files import Workspace, is_recorded_path
 from ..workspace.journal import Journal, JournalDoc
+from . import brackets
 from .batches import Batches
 from .history import History, collector_paused
 from .marks import Marks
@@ -219,7 +220,8 @@ class Engine(Turns, Batches, Reading, Operations, Steps, Unsaved, Marks):
         """The work ``defer_upkeep`` left: fold what other processes published since (the
         transaction's refresh: the next request does not pay for it); write the timeline cache if
         a big operation, or that fold, left it due; merge the store's small packs if a merge is
-        due; set up the work tree's watch with a first listing if it is not yet."""
+        due; set up the work tree's watch with a first listing if it is not yet, or bring that
+        listing up to date with the files touched since (``GitScanner.warm``)."""
         # a transaction only when there is something to fold or to save: the resident runs this
         # after every hook's answer, and its own records are folded already (the ref is a hint;
         # the transaction's refresh reads the log under the lock)
@@ -230,7 +232,10 @@ class Engine(Turns, Batches, Reading, Operations, Steps, Unsaved, Marks):
                 if self.history.save_due:
                     self.history.save_cache()
         store_module.merge_due(self.store)
-        if self._scan_cache.cold:
+        # the watch set up, or the listing it keeps brought up to date, but never while a step is
+        # open: its end tells by the watch alone whether the tool touched other files than it named
+        # (``Steps._as_seen_on_disk``), which a listing made meanwhile would stop it from telling
+        if self._scan_cache.cold or (self._scan_cache.behind() and not brackets.step_names(self._brackets)):
             with self.store.locked():
                 scanner = self._scanner()
                 if isinstance(scanner, GitScanner):

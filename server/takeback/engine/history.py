@@ -79,6 +79,7 @@ class History:
         self._refolded = False  # what was folded was thrown away and the log read again since then
         self._last_meta: tuple[str, list[Record]] | None = None
         self.save_later = False  # a publish leaves a due cache to the engine's ``upkeep``
+        self._begins_kept = brackets.BeginsKept()  # the open turns' begins as read (again when a file changes)
 
     # ------------------------------------------------------------------ cache
 
@@ -348,13 +349,13 @@ class History:
         """The open turns' begins; an open turn's file a crash or power cut left torn (empty, cut
         short) is set aside (``repair.py``), never left to block every command."""
         try:
-            return brackets.read_begins(self.brackets_dir)
+            return brackets.read_begins(self.brackets_dir, self._begins_kept)
         except StoreError:
             aside = repair.Quarantine(self.store.path)
             for path, problem in brackets.torn(self.brackets_dir):
                 aside.set_aside(path, problem)
             aside.save()
-            return brackets.read_begins(self.brackets_dir)
+            return brackets.read_begins(self.brackets_dir, self._begins_kept)
 
     def _fold(self, head: str | None) -> int:
         """Fold the log up to ``head``. A commit that cannot be read (a pack a power cut tore

@@ -346,12 +346,13 @@ class GitScanner:
         return (paths - touched) | found, {k: v for k, v in unreadable.items() if k not in touched} | unread
 
     def warm(self) -> None:
-        """Set up the tree's watch and keep a listing made under it (a long-lived engine's
-        upkeep after an answer, so the next bracket asks only about the files touched since),
-        and make the look-ups ready (``Lister.ready``: the index file's table of entries, which
-        the first question about touched files would otherwise build: about 60 ms at 100,000
-        entries)."""
+        """Set up the tree's watch and keep a listing made under it (and make the look-ups ready:
+        ``Lister.ready``), or bring that listing up to date with the files touched since
+        (``ScanCache.behind``: an edit step's end asks git nothing about the file it named). A
+        long-lived engine's upkeep after an answer: the next bracket asks git about no file."""
         if self.cache is None or not self.cache.cold:
+            if self.cache is not None and self.cache.behind():
+                self._list()
             return
         deferred, self.cache.defer_watch = self.cache.defer_watch, False
         try:
@@ -1077,6 +1078,14 @@ class ScanCache:
     def after_listing(self, key: tuple, paths: set[str], unreadable: dict[str, str]) -> None:
         if self._watch is not None:
             self._listed = (key, frozenset(paths), dict(unreadable))
+
+    def behind(self) -> bool:
+        """Whether the watch saw files touched since the kept listing was made, or cannot tell
+        which (``GitScanner.warm`` then lists them)."""
+        if self._watch is None or self._listed is None:
+            return False
+        touched = self._watch.touched()
+        return touched is None or bool(touched)
 
     @property
     def cold(self) -> bool:
