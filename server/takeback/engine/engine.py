@@ -234,14 +234,18 @@ class Engine(Turns, Batches, Reading, Operations, Steps, Unsaved, Marks):
         store_module.merge_due(self.store)
         # the watch set up, or the listing it keeps brought up to date, but never while a step is
         # open: its end tells by the watch alone whether the tool touched other files than it named
-        # (``Steps._as_seen_on_disk``), which a listing made meanwhile would stop it from telling
-        if self._scan_cache.cold or (self._scan_cache.behind() and not brackets.step_names(self._brackets)):
-            with self.store.locked():
+        # (``Steps._as_seen_on_disk``), which a listing made meanwhile would stop it from telling.
+        # The watch is read under the lock (a language server's upkeep runs beside its requests).
+        if not (self._scan_cache.cold or self._scan_cache.watching):
+            return
+        with self.store.locked():
+            cache = self._scan_cache
+            if cache.cold or (cache.behind() and not brackets.step_names(self._brackets)):
                 scanner = self._scanner()
                 if isinstance(scanner, GitScanner):
                     scanner.warm()
                 else:
-                    self._scan_cache.stop_watching()  # a walked folder: its scanner keeps a stat cache instead
+                    cache.stop_watching()  # a walked folder: its scanner keeps a stat cache instead
 
     @property
     def ready(self) -> bool:
