@@ -49,9 +49,8 @@ def _apply(folder: Path, index: Path, op: tuple[str, int, int]) -> None:
         brackets.write(folder, _begun(ENTRIES[which], n), None, None, fsync=False, name=name)
     elif what == "remove":
         (folder / name).unlink(missing_ok=True)
-    elif what == "cut" and (folder / name).exists():
-        size = (folder / name).stat().st_size
-        os.truncate(folder / name, min(n, size - 1))  # in place, as a torn write leaves it
+    elif what == "cut" and (folder / name).exists() and (folder / name).stat().st_size > 0:
+        os.truncate(folder / name, min(n, (folder / name).stat().st_size - 1))  # in place, as a torn write leaves it
     elif what == "bracket":  # a whole-disk turn: its index copy shared through a hard link
         brackets.write(folder, _begun(ENTRIES[2], n), {"kind": "git", "dirty": {}}, index, fsync=False,
                        index_copies=folder.parent / brackets.INDEX_COPIES)

@@ -67,6 +67,7 @@ from ..core.models import EntryBegun
 from ..errors import StoreError
 from ..scanning.indexcopy import IndexCopy, copy_range
 from ..storage import atomic
+from ..workspace.files import file_stamp
 from . import lost
 
 FILE_NAME = "open-turn"
@@ -352,7 +353,7 @@ def read_begins(directory: Path, kept: BeginsKept | None = None) -> list[tuple[s
         path = directory / name
         begun = kept.get(path) if kept is not None else None
         if begun is None:
-            stamp = _stamp(path)  # before the read: a file replaced meanwhile is not kept under its new stamp
+            stamp = file_stamp(path)  # before the read: a file replaced meanwhile is not kept under its new stamp
             opened = _read_file(path, with_scan=False)
             begun = opened.begun if opened is not None else None
             if kept is not None and opened is not None and begun is not None:
@@ -371,14 +372,14 @@ class BeginsKept:
     the same bytes, which were checked when they were read."""
 
     def __init__(self) -> None:
-        self._kept: dict[Path, tuple[tuple, EntryBegun]] = {}
+        self._kept: dict[Path, tuple[list[Path], list[tuple | None], EntryBegun]] = {}  # file: (checked, their stamps, begun)
 
     def get(self, path: Path) -> EntryBegun | None:
         found = self._kept.get(path)
         if found is None:
             return None
-        stamps, begun = found
-        if tuple(_stamp(p) for p in stamps[0]) != stamps[1]:
+        checked, stamps, begun = found
+        if [file_stamp(p) for p in checked] != stamps:
             del self._kept[path]
             return None
         return begun
@@ -386,22 +387,14 @@ class BeginsKept:
     def keep(self, checked: list[Path], begun: EntryBegun, stamp: tuple | None) -> None:
         """Keep ``begun``, read from ``checked[0]`` (whose stamp was ``stamp`` before the read)
         after checking the files ``checked``."""
-        stamps = tuple(_stamp(p) for p in checked)
+        stamps = [file_stamp(p) for p in checked]
         if stamps[0] == stamp and None not in stamps:
-            self._kept[checked[0]] = ((tuple(checked), stamps), begun)
+            self._kept[checked[0]] = (checked, stamps, begun)
 
     def retain(self, paths: set[Path]) -> None:
         """Forget the files not in ``paths`` (turns that ended)."""
         for path in [p for p in self._kept if p not in paths]:
             del self._kept[path]
-
-
-def _stamp(path: Path) -> tuple[int, int, int, int] | None:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 def torn(directory: Path) -> list[tuple[Path, str]]:
