@@ -1,18 +1,21 @@
 """``takeback ui`` driven headless (Textual's ``App.run_test`` and its ``Pilot``) over a real
 repository and store: the tree, the diff beside it, each key's plan before any write, the
 verdict after, a refusal that writes nothing, the refresh when another process records, the
-narrow layout, and a prompt's markup shown as typed."""
+narrow layout, a prompt's markup shown as typed, and an engine call that comes back after the
+app closed."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 from rich.text import Text
 from textual.widgets import Static, Tree
+from textual.worker import WorkerState
 
 from helpers import git_state, tree_state
 from takeback.engine.engine import Engine
@@ -204,6 +207,64 @@ async def test_markup_in_a_prompt_is_shown_as_typed(engine: Engine) -> None:
         tree = app.query_one(Tree)
         rows = ["".join(s.text for s in tree.render_line(y)) for y in range(tree.size.height)]
         assert any(PROMPT in row for row in rows), rows  # on screen, as typed (the session row: the turn row is cut at the tree's width)
+
+
+class Held:
+    """An engine method that, once armed, waits in its worker thread until released: the app's
+    panes can then be torn down while the call runs, as closing the app does at any moment."""
+
+    def __init__(self, engine: Engine, name: str) -> None:
+        self.real = getattr(engine, name)
+        self.armed = False
+        self.entered, self.released = threading.Event(), threading.Event()
+        setattr(engine, name, self)
+
+    def __call__(self, *args, **kwargs):
+        if self.armed:
+            self.entered.set()
+            assert self.released.wait(10), "the test never released the call"
+        return self.real(*args, **kwargs)
+
+
+async def tear_down_while_held(pilot, app: TimelineApp, held: Held) -> list:
+    """Wait until ``held`` runs, remove the panes, let the call answer, and wait for the app to
+    have taken the answer (the worker done, or the poll's next look); the workers that were
+    running meanwhile."""
+    await until(pilot, held.entered.is_set)
+    running = list(app.workers)
+    await app.query_one("#body").remove()
+    app.query_one("#where").remove()
+    held.released.set()
+    await pilot.pause(0.3)
+    await app.workers.wait_for_complete()
+    return running
+
+
+async def test_a_diff_that_comes_back_after_the_panes_are_gone_is_let_go(engine: Engine) -> None:
+    held = Held(engine, "diff")
+    app = TimelineApp(engine)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, app)
+        held.armed = True
+        app.query_one(Tree).move_cursor(node(app, "#2 "))  # the diff of turn #2, read in a worker
+        shows = [w for w in await tear_down_while_held(pilot, app, held) if w.group == "detail"]
+        assert shows and all(w.state == WorkerState.SUCCESS for w in shows), [(w.state, w.error) for w in shows]
+        assert app.is_running
+
+
+async def test_a_timeline_read_that_comes_back_after_the_panes_are_gone_is_let_go(engine: Engine, repo: Path) -> None:
+    held = Held(engine, "entries")
+    app = TimelineApp(engine, poll=0.1)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, app)
+        held.armed = True
+        record = Engine(repo)
+        try:
+            record.begin_turn(label="meanwhile", session="s2", agent="claude", source="hook", bracket=False)
+        finally:
+            record.close()  # the version moved: the next look reads the entries, and is held there
+        await tear_down_while_held(pilot, app, held)
+        assert app.is_running
 
 
 async def test_the_screenshots_in_the_docs(engine: Engine, tmp_path: Path) -> None:

@@ -6,12 +6,14 @@ The refresh asks the engine every ``POLL`` seconds for ``Engine.timeline_version
 head and the open turns' files, read under the store's lock without folding anything: what the
 language server asks every second) and reads the timeline again only when it changed, keeping
 the cursor and the open nodes by their keys. Every engine call runs in a worker thread, one at
-a time, so a hook holding the store's lock never freezes the screen."""
+a time, so a hook holding the store's lock never freezes the screen. A worker whose engine call
+comes back after the app closed (its panes torn down) lets its answer go (``_shown``)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from rich.text import Text
@@ -19,6 +21,7 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.css.query import NoMatches
 from textual.events import Resize
 from textual.widgets import Footer, Static, Tree
 from textual.widgets.tree import TreeNode
@@ -102,27 +105,40 @@ class TimelineApp(App[None]):
 
     # ------------------------------------------------------------------ refresh
 
+    @contextlib.contextmanager
+    def _shown(self) -> Iterator[None]:
+        """Around what shows an engine call's answer: if the app closed while the call ran in its
+        thread (the panes torn down before the worker resumed), the answer is let go. Any other
+        missing widget is a fault, and raises."""
+        try:
+            yield
+        except NoMatches:
+            if self.query("#body"):
+                raise
+
     async def look(self) -> None:
         """Read the timeline again if its version moved (a hook recorded, another process
         took a turn back)."""
         try:
             version = await self.call(self.engine.timeline_version)
         except TakebackError as exc:
-            self._where(f"cannot read the timeline: {exc.message}")
+            with self._shown():
+                self._where(f"cannot read the timeline: {exc.message}")
             return
         if version != self.version:
             await self.reload()
 
     async def reload(self) -> None:
-        try:
-            version = await self.call(self.engine.timeline_version)
-            entries = await self.call(self.engine.entries, files=False)
-        except TakebackError as exc:
-            self._where(f"cannot read the timeline: {exc.message}")
-            return
-        self.version, self.entries = version, entries
-        self._full.clear()
-        await self._rebuild(entries)
+        with self._shown():
+            try:
+                version = await self.call(self.engine.timeline_version)
+                entries = await self.call(self.engine.entries, files=False)
+            except TakebackError as exc:
+                self._where(f"cannot read the timeline: {exc.message}")
+                return
+            self.version, self.entries = version, entries
+            self._full.clear()
+            await self._rebuild(entries)
 
     def _where(self, note: str) -> None:
         line = Text(f"takeback · {quote_path(str(self.engine.workspace.root))}")
@@ -196,8 +212,9 @@ class TimelineApp(App[None]):
             text = await self._detail(item)
         except TakebackError as exc:
             text = Text(exc.message, style="red")
-        self.query_one("#diff", Static).update(text)
-        self.query_one("#detail", VerticalScroll).scroll_home(animate=False)
+        with self._shown():
+            self.query_one("#diff", Static).update(text)
+            self.query_one("#detail", VerticalScroll).scroll_home(animate=False)
 
     async def _detail(self, item: Item) -> Text:
         if item.entry is None:
