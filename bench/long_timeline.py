@@ -30,10 +30,13 @@ not touched by any later turn and reverting it is clean. When the timeline reach
 
 plus the per-turn cost of the last stretch of turns (median of record_batch against add+commit)
 and the disk each turn adds (store against shadow repository: from the start, and over the last
-stretch between two lengths. From the start, the store pays for each first-touched file's
-before-image, which the shadow repository holds in its initial snapshot, not counted; over the
-last stretch, with ``--entries`` past 1,000, every before-image is an earlier turn's after-image
-on both sides). A second store holds ``--huge``
+stretch between two lengths). From the start, each side's whole footprint is judged: the store
+from its creation, which pays for each first-touched file's before-image, and the shadow
+repository from its ``git init``, whose initial snapshot of the whole tree is what a shadow tool
+writes before its first turn (the before-images it restores from); the figure without that
+snapshot is printed beside it, not judged (it charged the store for its before-images and the
+shadow for none). Over the last stretch, with ``--entries`` past 1,000, every before-image is an
+earlier turn's after-image on both sides. A second store holds ``--huge``
 turns of ``--huge-files`` files each (every file of a workspace that size rewritten): open,
 status and log there against the 10-entry figures.
 
@@ -111,6 +114,7 @@ class Bench:
         self.sgit = ["git", f"--git-dir={self.shadow}", f"--work-tree={self.ws}"]
         self.git("init", "-q")
         self.git("config", "gc.auto", "0")
+        self.shadow_empty = dir_bytes(self.shadow)  # git's own files: the footprint counts from here
         self.git("add", "-A")
         self.git("commit", "-q", "-m", "initial snapshot")
         self.shadow_start = dir_bytes(self.shadow)
@@ -205,6 +209,7 @@ class Bench:
             add_commit=summarise(self.commit_ms[tail]) if self.commit_ms else None,
             store_bytes=dir_bytes(self.store) - self.store_start,
             shadow_bytes=dir_bytes(self.shadow) - self.shadow_start,
+            shadow_whole=dir_bytes(self.shadow) - self.shadow_empty,
         )
         return out
 
@@ -340,8 +345,8 @@ def verdicts(points: list[dict], side: dict[str, dict]) -> list[tuple[str, str, 
     grown = points[-1]
     ratio = grown["record"]["median"] / grown["add_commit"]["median"]
     out.append((f"per-turn cost < shadow add+commit at {n1}", f"{ratio:.2f}×", ratio < 1))
-    ratio = grown["store_bytes"] / max(1, grown["shadow_bytes"])
-    out.append((f"disk < shadow repository at {n1}", f"{ratio:.2f}×", ratio < 1))
+    ratio = grown["store_bytes"] / max(1, grown["shadow_whole"])
+    out.append((f"disk < shadow repository at {n1} (each side's whole footprint)", f"{ratio:.2f}×", ratio < 1))
     if len(points) > 1:  # where every before-image is an earlier turn's after-image on both sides
         prev = points[-2]
         ratio = (grown["store_bytes"] - prev["store_bytes"]) / max(1, grown["shadow_bytes"] - prev["shadow_bytes"])
@@ -361,7 +366,8 @@ def _figures(lines: list[str], title: str, r: dict) -> None:
             lines.append(_row(label, r, key))
     turns = max(1, r["entries"])
     lines.append(f"  disk per turn: store {r['store_bytes'] / turns / 1024:.1f} KiB, "
-                 f"shadow {r['shadow_bytes'] / turns / 1024:.1f} KiB")
+                 f"shadow {r['shadow_whole'] / turns / 1024:.1f} KiB with its initial snapshot, "
+                 f"{r['shadow_bytes'] / turns / 1024:.1f} KiB without")
 
 
 def report(points: list[dict], side: dict[str, dict], meta: dict) -> str:
