@@ -1,8 +1,11 @@
-"""The store's pack merge when every pack outweighs the smaller ones, and its lock's contract.
+"""The store's pack merge when every pack outweighs the smaller ones, what the store knows after
+its own merge, and its lock's contract.
 
 On a real store in a temp folder: packs whose sizes grow geometrically (each more than twice
 all the smaller ones together) are still merged once there are more than ``MAX_PACKS``, all into
-one, every commit readable after; and letting go of a lock that is not held is refused, leaving
+one, every commit readable after; after its own merge the store still knows which objects it
+holds without reading the packs' name tables again, and still follows another process's packs;
+and letting go of a lock that is not held is refused, leaving
 the store's lock free for other processes.
 """
 
@@ -14,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from takeback.storage import packs
 from takeback.storage.lock import flock_within
-from takeback.storage.store import MAX_PACKS, Store
+from takeback.storage.store import MAX_PACKS, Store, merge_due
 
 
 def _pack_sizes(store: Store) -> list[int]:
@@ -49,3 +53,30 @@ def test_letting_go_of_a_lock_not_held_is_refused_and_takes_nothing(tmp_path: Pa
         os.close(fd)
     with store.locked():
         assert store.head() is None
+
+
+def test_after_its_own_merge_the_store_knows_its_objects_and_still_follows_other_writers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A merge keeps the objects, so the ids known to be stored stay known: the next lock reads
+    no pack's name table again (it read every one, a cost that grew with the store). Packs another
+    process writes are still followed."""
+    store = Store(tmp_path / "store", tmp_path)
+    store.merge_later = True
+    contents = [os.urandom(64) for _ in range(MAX_PACKS + 2)]
+    for content in contents:
+        with store.locked():
+            store.write_blob(content)
+    assert merge_due(store) and len(_pack_sizes(store)) == 1
+    read: list[str] = []
+    real = packs.index_ids
+    monkeypatch.setattr(packs, "index_ids", lambda path: read.append(path.name) or real(path))
+    with store.locked():
+        assert store.write_blob(contents[0]) and not store._pending  # known stored: not queued again
+    assert read == []
+    other = Store(tmp_path / "store", tmp_path)
+    with other.locked():
+        oid = other.write_blob(b"written by another process")
+    with store.locked():
+        assert store._probably_stored(oid) and store.read_blob(oid) == b"written by another process"
+    assert read  # the other process's pack was read

@@ -124,10 +124,9 @@ class Store:
         self._lock = StoreLock(path / "lock", lock_timeout, self._follow_other_writers)
         self._pending: dict[str, tuple[str, bytes]] = {}  # hex id: (kind, data), not yet on disk
         self._recent = _RecentBlobs()
-        # The ids the packs hold, read from their indexes on first need: whether the store holds
-        # an object is then a set lookup. libgit2 answers "absent" (every new blob) only after
-        # searching every pack and rescanning the pack folder, 30-100 µs here. Read again when
-        # the set of packs changed under another process's hand, or after gc.
+        # The ids the packs hold, read from their indexes on first need: a set lookup, where libgit2 answers
+        # "absent" (every new blob) only after searching every pack and rescanning the pack folder, 30-100 µs
+        # here. Read again when another process changed the packs (not after this one's merge), or after gc.
         self._packed: set[bytes] | None = None
         self._durable = 0  # depth of ``durable()`` blocks: publish with fsync whatever the setting
         self.merge_later = False  # a due merge waits for ``merge_due`` (up to MAX_PACKS_WAITING packs)
@@ -471,6 +470,7 @@ class Store:
         merged = packs.write_entries(self._pack_dir, entries, fsync=True)
         _remove_packs(self._pack_dir, (n for n in merge if n != merged))
         self.repo = _open_bare(self._git_dir)  # forget the packs just removed
+        self._packs_seen = self._packs_stamp()  # its own change (same objects): ``_packed`` holds, no index is read again
 
     def reachable(self, extra: set[str] | None = None) -> set[str]:
         """Every object id reachable from the log head, plus ``extra`` blob ids."""
