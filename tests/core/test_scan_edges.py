@@ -386,7 +386,7 @@ def test_rule_files_without_home_or_xdg(tmp_path: Path, monkeypatch: pytest.Monk
     scanner = git_scanner(ws)
     monkeypatch.delenv("HOME")
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    files = scanner._rule_files()
+    files = scanner._rule_files
     assert str(ws / ".git" / "info" / "exclude") in files
     assert not [f for f in files if f.endswith("/ignore")]
 

@@ -486,7 +486,7 @@ class Lister:
 
     def __init__(self, git_dir: str, workdir: str) -> None:
         self.git_dir = git_dir
-        self.workdir = workdir  # as git finds it (``scan._work_tree``): not always the git folder's parent
+        self.workdir = workdir  # as git finds it (``discovery.work_tree``): not always the git folder's parent
         self.common_dir = gitenv.common_dir(git_dir)  # a linked worktree: its index here, its configuration there
         self._config = _ConfigCheck()
         self._repos: list[pygit2.Repository] = []

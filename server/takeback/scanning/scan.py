@@ -17,9 +17,9 @@ Two scanners share one interface:
   the index file is unchanged). A process that answers first (the resident) sets the watch up
   after an answer (``GitScanner.warm``), never on a bracket's path.
   The repository and its work tree are found from the workspace as git finds them (a ``.git``
-  file or symlink, ``core.worktree``); clean files' before-images are converted as checkout
-  writes them (``checkout.py``); nested repositories and submodules get scanners of their own
-  (``nested.py``).
+  file or symlink, ``core.worktree``; ``discovery.py``, which keeps the answer between
+  brackets); clean files' before-images are converted as checkout writes them
+  (``checkout.py``); nested repositories and submodules get scanners of their own (``nested.py``).
 * ``WalkScanner`` for any other folder (or one its enclosing repository ignores): walks the
   tree, nested repositories included, honouring ``.gitignore`` at every level and
   ``info/exclude``, and keeps a stat cache in the store so unchanged files are not read again.
@@ -40,6 +40,7 @@ Nothing is ever read through a symlinked folder: a file behind one is absent, as
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import logging
 import os
@@ -62,7 +63,7 @@ from ..errors import cannot_read
 from ..storage import atomic
 from ..workspace import birth
 from ..workspace.files import Workspace, file_stamp, mode_of
-from . import checkout, nested, watch
+from . import checkout, discovery, nested, watch
 from .indexcopy import IndexCopy
 
 if TYPE_CHECKING:
@@ -375,13 +376,14 @@ class GitScanner:
         """What a listing depends on besides the work tree itself."""
         index = os.path.join(self.repo.path, "index")
         env = tuple(os.environ.get(n) for n in ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"))
-        files = [index, *self._rule_files()]
+        files = [index, *self._rule_files]
         return (self.workdir, self.prefix, LISTING, env, tuple(map(file_stamp, files)), _index_trailer(index))
 
+    @functools.cached_property
     def _rule_files(self) -> list[str]:
-        """The files that decide what git ignores, besides the ``.gitignore`` files a listing
-        shows: ``info/exclude``, the configuration files, the global excludes file, and the
-        workspace's top ``.gitignore`` (which a listing does not show once it ignores itself)."""
+        """The files that decide what git ignores, besides the ``.gitignore`` files a listing shows:
+        ``info/exclude``, the configuration files, the global excludes file, and the workspace's top
+        ``.gitignore`` (unlisted once it ignores itself). Once a scanner (a begin or end stamps them twice)."""
         git_dir = self.repo.path
         files = [os.path.join(git_dir, "info", "exclude"), os.path.join(git_dir, "config"),
                  os.path.join(git_dir, "config.worktree"), str(self.workspace.abs(".gitignore"))]
@@ -476,7 +478,7 @@ class GitScanner:
         """The snapshot ``end`` compares with: the content of every dirty or untracked file
         (and when, under which ignore rules, it was taken), and what could not be recorded
         (``skipped``)."""
-        rules = _RuleStamp.now(self._rule_files())
+        rules = _RuleStamp.now(self._rule_files)
         self.skipped = Skipped()
         dirty, folders = self._list_split()
         look = _Look(self.workspace, capture, self.skipped, self.cache.known if self.cache is not None else None)
@@ -557,7 +559,7 @@ class GitScanner:
         # A path absent from the index at begin, untracked and not listed then, yet listed now:
         # created during the turn, or ignored then and shown now by new ignore rules (or the
         # agent's `git add -f`). Only a file born after begin is the turn's.
-        rules_moved = _RuleStamp.load(snapshot).moved(self._rule_files(), changes)
+        rules_moved = _RuleStamp.load(snapshot).moved(self._rule_files, changes)
         changes = _older_files_left_out(
             self.workspace, changes, snapshot,
             lambda rel: rules_moved or (rel in staged and self._ignored(rel)), self.notices,
@@ -698,8 +700,8 @@ def _changed_ns(path: Path) -> int:
 
 def exclude_file(root: Path) -> Path | None:
     """``info/exclude`` of the repository whose work tree is ``root`` (its git folder found as
-    git finds it, ``_work_tree``; a linked worktree's is in the common git folder), or None."""
-    found = _work_tree(root)
+    git finds it, ``discovery.work_tree``; a linked worktree's is in the common git folder), or None."""
+    found = discovery.work_tree(root)
     if found is None or found[1] != str(root):
         return None
     return Path(gitenv.common_dir(found[0])) / "info" / "exclude"
@@ -1025,6 +1027,7 @@ class ScanCache:
         # ``GitScanner.warm`` after the answer; until then each listing is made afresh.
         self.defer_watch = False
         self._listed: tuple[tuple, frozenset[str], dict[str, str]] | None = None
+        self.found = discovery.KeptWorkTree()  # the repository and work tree, kept while their stamps hold
         self.reused = 0  # listings answered from the last one (for the benchmark's report)
         self.relisted = 0  # listings made from the last one and the files touched since
 
@@ -1112,22 +1115,6 @@ class ScanCache:
         return self._lister
 
 
-def _work_tree(root: Path) -> tuple[str, str] | None:
-    """The git folder and the work tree git itself uses for ``root``, or None when ``root`` is
-    in no work tree. The work tree is found from ``root`` as git finds it, not guessed from the
-    git folder's place: a ``.git`` file (``git init --separate-git-dir``, ``git worktree add``,
-    submodules), a ``.git`` symlink (Android's ``repo``) and ``core.worktree`` all name it."""
-    try:
-        repo = pygit2.Repository(str(root))
-    except pygit2.GitError:
-        return None
-    if repo.is_bare or not repo.workdir:
-        return None
-    workdir = os.path.realpath(repo.workdir)
-    inside = str(root) == workdir or str(root).startswith(workdir.rstrip(os.sep) + os.sep)
-    return (repo.path, workdir) if inside else None  # core.worktree elsewhere: root is not in it
-
-
 #: A file name no rule names, only a rule that ignores every file (``*``) matches.
 _PROBE = "takeback-probe-3f9c1e"
 
@@ -1156,7 +1143,9 @@ def make_scanner(
     """The git scanner when the workspace is in a git work tree that does not ignore it and git
     is installed; else the walk scanner."""
     git = _git_executable() if use_git else None
-    found = _work_tree(workspace.root) if git else None
+    found = None
+    if git:
+        found = cache.found.get(workspace.root) if cache is not None else discovery.work_tree(workspace.root)
     if git and found:
         git_dir, workdir = found
         lister = None
