@@ -31,6 +31,7 @@ from pathlib import Path
 import pygit2
 
 from .. import gitenv
+from ..workspace.files import file_stamp
 
 RACY_NS = 50_000_000  # a file system's clock ticks every few ms; a change this recent is not trusted yet
 
@@ -61,21 +62,20 @@ class KeptWorkTree:
 
     def get(self, root: Path) -> tuple[str, str] | None:
         kept = self._kept
-        if kept is not None and kept[0] == root and _stamps(root, kept[2]) == kept[1]:
+        if kept is not None and kept[0] == root and (now := _stamps(root, kept[2])) is not None and now[0] == kept[1]:
             return kept[2]
         self._kept = None
         self.asked += 1
         found = work_tree(root)
-        if found is not None:
-            stamps = _stamps(root, found)
-            if stamps is not None and not _racy(stamps):
-                self._kept = (root, stamps, found)
+        if found is not None and (now := _stamps(root, found)) is not None and time.time_ns() - now[1] >= RACY_NS:
+            self._kept = (root, now[0], found)
         return found
 
 
-def _stamps(root: Path, found: tuple[str, str]) -> tuple | None:
-    """The stamps of what decides ``found`` for ``root`` (None: a folder on the way is gone):
-    (the folders, their identities, the ``.git`` entry's stamp, the git files' stamps)."""
+def _stamps(root: Path, found: tuple[str, str]) -> tuple[tuple, int] | None:
+    """The stamps of what decides ``found`` for ``root`` (the folders, their identities, the
+    ``.git`` entry's stamp, the git files' ``file_stamp``), and the newest change time among
+    them; None when a folder on the way is gone."""
     git_dir, workdir = found
     folders: list[str] = []
     folder = str(root)
@@ -97,26 +97,13 @@ def _stamps(root: Path, found: tuple[str, str]) -> tuple | None:
         entry = os.lstat(os.path.join(holder, ".git"))
     except OSError:
         return None
-    entry_stamp = (entry.st_mode, entry.st_ino) if stat.S_ISDIR(entry.st_mode) else _stat(entry)
     common = gitenv.common_dir(git_dir)
-    files = [os.path.join(git_dir, n) for n in ("config", "config.worktree", "commondir")]
-    files.append(os.path.join(common, "config"))
-    return (tuple(folders), identities, entry_stamp, tuple(_file(f) for f in files))
-
-
-def _stat(st: os.stat_result) -> tuple[int, int, int, int, int]:
-    return (st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
-def _file(path: str) -> tuple[int, int, int, int, int] | None:
-    try:
-        return _stat(os.stat(path))
-    except OSError:
-        return None
-
-
-def _racy(stamps: tuple) -> bool:
-    """Whether a stamp changed so recently that a second change in the same tick would not show."""
-    now = time.time_ns()
-    timed = [s for s in (stamps[2], *stamps[3]) if s is not None and len(s) == 5]
-    return any(now - max(s[3], s[4]) < RACY_NS for s in timed)
+    files = [file_stamp(os.path.join(git_dir, n)) for n in ("config", "config.worktree", "commondir")]
+    files.append(file_stamp(os.path.join(common, "config")))
+    times = [t for stamp in files if stamp is not None for t in stamp[2:]]  # (inode, size, mtime, ctime)
+    if stat.S_ISDIR(entry.st_mode):
+        entry_stamp: tuple = (entry.st_mode, entry.st_ino)
+    else:
+        entry_stamp = (entry.st_mode, entry.st_ino, entry.st_size, entry.st_mtime_ns, entry.st_ctime_ns)
+        times += [entry.st_mtime_ns, entry.st_ctime_ns]
+    return (tuple(folders), identities, entry_stamp, tuple(files)), max(times, default=0)

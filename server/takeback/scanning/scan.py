@@ -1027,7 +1027,7 @@ class ScanCache:
         # ``GitScanner.warm`` after the answer; until then each listing is made afresh.
         self.defer_watch = False
         self._listed: tuple[tuple, frozenset[str], dict[str, str]] | None = None
-        self.found = discovery.KeptWorkTree()  # the repository and work tree, kept while their stamps hold
+        self.work_tree = discovery.KeptWorkTree()  # the repository and work tree, kept while their stamps hold
         self.reused = 0  # listings answered from the last one (for the benchmark's report)
         self.relisted = 0  # listings made from the last one and the files touched since
 
@@ -1145,7 +1145,7 @@ def make_scanner(
     git = _git_executable() if use_git else None
     found = None
     if git:
-        found = cache.found.get(workspace.root) if cache is not None else discovery.work_tree(workspace.root)
+        found = cache.work_tree.get(workspace.root) if cache is not None else discovery.work_tree(workspace.root)
     if git and found:
         git_dir, workdir = found
         lister = None
