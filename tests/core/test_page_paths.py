@@ -50,8 +50,8 @@ def _store(tmp_path: Path) -> tuple[Path, Engine]:
 
 def test_log_leaves_the_index_unread_and_blame_reads_only_its_file(tmp_path: Path, index_reads: list[bytes]) -> None:
     ws, engine = _store(tmp_path)
-    assert [e.number for e in engine.entries(files=False)][-1] == 1  # every page read
-    assert engine.history.pages_read == 4 and index_reads == []
+    assert [e.number for e in engine.entries(files=False)][-1] == 1  # every page's headers read
+    assert (engine.history.headers_read, engine.history.pages_read) == (4, 0) and index_reads == []
     lists = engine.history.lists_read
     blamed = _blamed(engine, ws, "f1.txt")
     assert len(index_reads) == 4  # each page's index, once
@@ -62,6 +62,15 @@ def test_log_leaves_the_index_unread_and_blame_reads_only_its_file(tmp_path: Pat
     assert len(index_reads) == 4  # kept in memory
 
 
+def _split(data: bytes) -> tuple[bytes, bytes, bytes]:
+    """A page file's headers stream (still compressed), its entries JSON and its index JSON."""
+    stream = zlib.decompressobj()
+    stream.decompress(data)
+    headers = data[: len(data) - len(stream.unused_data)]
+    entries, _newline, touched = zlib.decompress(stream.unused_data).partition(b"\n")
+    return headers, entries, touched
+
+
 def _rewrite_index(engine: Engine, page: int, touched: bytes) -> None:
     """Put ``touched`` in place of page ``page``'s per-path index, the page renamed for its new
     bytes and the cache's index naming it (as a store not written by Takeback could)."""
@@ -70,8 +79,8 @@ def _rewrite_index(engine: Engine, page: int, touched: bytes) -> None:
     ref = index["pages"][page]
     folder = engine.store.path / pages.PAGES_DIR
     old = folder / f"{ref['name']}{pages.PAGE_SUFFIX}"
-    entries, _newline, _touched = zlib.decompress(old.read_bytes()).partition(b"\n")
-    data = zlib.compress(entries + b"\n" + touched)
+    headers, entries, _touched = _split(old.read_bytes())
+    data = headers + zlib.compress(entries + b"\n" + touched)
     ref["name"] = hashlib.sha256(data).hexdigest()
     (folder / f"{ref['name']}{pages.PAGE_SUFFIX}").write_bytes(data)
     old.unlink()
@@ -81,7 +90,7 @@ def _rewrite_index(engine: Engine, page: int, touched: bytes) -> None:
 def _kept(engine: Engine, page: int) -> dict:
     ref = json.loads((engine.store.path / pages.CACHE_FILE).read_text())["pages"][page]
     data = (engine.store.path / pages.PAGES_DIR / f"{ref['name']}{pages.PAGE_SUFFIX}").read_bytes()
-    return json.loads(zlib.decompress(data).partition(b"\n")[2])
+    return json.loads(_split(data)[2])
 
 
 @pytest.mark.parametrize("damage", ["outside", "left out", "not json", "not pairs"])
@@ -140,12 +149,14 @@ def test_a_page_without_its_index_is_refused_and_set_aside(tmp_path: Path) -> No
     ref = index["pages"][0]
     folder = engine.store.path / pages.PAGES_DIR
     old = folder / f"{ref['name']}{pages.PAGE_SUFFIX}"
-    entries = zlib.decompress(old.read_bytes()).partition(b"\n")[0]
-    data = zlib.compress(entries)
+    headers, entries, _touched = _split(old.read_bytes())
+    data = headers + zlib.compress(entries)
     ref["name"] = hashlib.sha256(data).hexdigest()
     (folder / f"{ref['name']}{pages.PAGE_SUFFIX}").write_bytes(data)
     old.unlink()
     cache.write_text(json.dumps(index))
     again = open_engine(ws, retention=BIG)
     assert [e.number for e in again.entries(files=False)] == [e["number"] for e in expected["entries"]]
+    assert again.status().repairs == []  # (its headers are whole: ``log`` reads nothing else)
+    assert [e.model_dump() for e in again.entries()] == expected["entries"]  # its records: refused
     assert len(again.status().repairs) == 1  # set aside, as a page that cannot be read

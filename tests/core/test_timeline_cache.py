@@ -2,12 +2,14 @@
 whose turns are huge, its printed ``status`` and its ``log`` lines read no file list from the log
 (counted), an entry's full view reads its own and nothing else; the cache is written after one
 big turn (file changes count, not log commits); a header's counts are the full view's, and follow
-a checkpoint the editor later refused; a cache of the older format (5, every record) still
-opens, from the log, and is written again as format 6."""
+a checkpoint the editor later refused; a cache of an older format (5, every record; 6; 7, pages
+without headers) still opens, from the log, and is written again in this one."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import zlib
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ import pytest
 from helpers import make_repo
 from takeback.core import render
 from takeback.core.models import BatchChange, CheckpointRecorded, RecordEnvelope
+from takeback.engine import timeline_cache as pages
 from takeback.engine.engine import Engine
 from takeback.engine.history import CACHE_AFTER_RECORDS, CACHE_ON_PUBLISH
 from takeback.storage.store import Store
@@ -182,14 +185,24 @@ def test_a_cache_of_the_older_format_still_opens_and_is_written_again(tmp_path: 
     again = Engine(ws)
     assert [len(e.files) for e in again.entries()] == [20, 20, 20]
     written = json.loads(cache.read_text())
-    assert written["format"] == 7 and written["head"] == engine.store.head()
+    assert written["format"] == pages.FORMAT and written["head"] == engine.store.head()
     assert [len(e.files) for e in Engine(ws).entries()] == [20, 20, 20]
 
 
-def test_a_cache_of_format_6_is_replaced_and_its_plain_pages_removed(tmp_path: Path) -> None:
-    """Format 6 kept its pages as plain JSON (``<sha256>.json``), the per-path index in each
-    entry: its index is refused as any older format is, the cache written again from the log,
-    and the old pages swept away with it."""
+def _older_page(old: int) -> tuple[str, bytes]:
+    """A page of format ``old``, named as that format named its pages: format 6 kept plain JSON
+    pages (``<sha256>.json``, the per-path index in each entry); format 7 one zlib stream (the
+    entries, then the per-path index) with no headers, under this format's suffix."""
+    if old == 6:
+        return f"{'0' * 64}.json", json.dumps({"format": 6, "entries": []}).encode()
+    data = zlib.compress(json.dumps({"format": 7, "entries": []}).encode() + b"\n{}")
+    return f"{hashlib.sha256(data).hexdigest()}.page", data
+
+
+@pytest.mark.parametrize("old", [6, 7])
+def test_a_cache_of_an_older_format_with_pages_is_replaced_and_its_pages_removed(tmp_path: Path, old: int) -> None:
+    """Its index is refused as any older format is (its pages never read as this format's), the
+    cache written again from the log, and the old pages swept away with it."""
     ws = make_repo(tmp_path / "ws")
     engine = Engine(ws)
     for i in range(3):
@@ -197,15 +210,17 @@ def test_a_cache_of_format_6_is_replaced_and_its_plain_pages_removed(tmp_path: P
     cache = engine.store.path / "timeline.json"
     engine.history.save_cache()
     index = json.loads(cache.read_text())
-    old_page = engine.store.path / "timeline-pages" / f"{'0' * 64}.json"
+    file_name, data = _older_page(old)
+    old_page = engine.store.path / "timeline-pages" / file_name
     old_page.parent.mkdir(exist_ok=True)
-    old_page.write_text(json.dumps({"format": 6, "entries": []}))
-    cache.write_text(json.dumps({**index, "format": 6, "pages": [
-        {"name": "0" * 64, "count": 0, "first": 1, "last": 1, "marks": [], "last_position": -1}]}))
+    old_page.write_bytes(data)
+    cache.write_text(json.dumps({**index, "format": old, "pages": [
+        {"name": file_name.split(".")[0], "count": 0, "first": 1, "last": 1, "marks": [], "last_position": -1}]}))
     again = Engine(ws)
+    assert [e.file_count for e in again.entries(files=False)] == [2, 2, 2]
     assert [len(e.files) for e in again.entries()] == [2, 2, 2]
     again.history.save_cache()
-    assert json.loads(cache.read_text())["format"] == 7 and not old_page.exists()
+    assert json.loads(cache.read_text())["format"] == pages.FORMAT == 8 and not old_page.exists()
     assert again.status().repairs == []  # an older format is not damage: nothing set aside
 
 

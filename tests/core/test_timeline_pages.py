@@ -71,19 +71,23 @@ def _try(call: Any) -> Any:
 def _head(entry: Entry) -> dict[str, Any]:
     """An entry as a header shows it (a header read from the cache has no file list)."""
     shown = entry.model_dump(exclude={"files", "state_hash", "checkpoints"})
-    return {**shown, "file_count": entry.file_count, "checkpoints": [cp.id for cp in entry.checkpoints]}
+    return {**shown, "file_count": entry.file_count,
+            "checkpoints": [cp.model_dump(exclude={"paths"}) for cp in entry.checkpoints]}
 
 
 def answers(engine: Engine) -> dict[str, Any]:
     """What every reader of the timeline answers (each through the engine, as the CLI asks)."""
     timeline = engine.timeline
+    out: dict[str, Any] = {}  # first, while a paged store's older entries are not loaded: their pages' headers
+    out["headers"] = [_head(e) for e in engine.entries(files=False)]
+    out["log"] = [e.number for e in engine.entries(files=False, empty=False)]
+    out["log before"] = [e.number for e in engine.entries(files=False, before=timeline.max_number - 3, limit=4)]
     printed = engine.status(files=False)
     status = printed.model_dump(exclude={"store_bytes", "last_recovery", "repairs", "last_entry", "open_turn", "open_turns"})
     status["entries shown"] = [_head(e) for e in (printed.last_entry, printed.open_turn, *printed.open_turns) if e]
-    out: dict[str, Any] = {"status": status, "targets": _try(lambda: [e and e.number for e in engine.targets(False)[:2]])}
+    out["status"] = status
+    out["targets"] = _try(lambda: [e and e.number for e in engine.targets(False)[:2]])
     out["log 2"] = [_head(e) for e in engine.entries(limit=2, files=False)]
-    out["headers"] = [(e.number, e.id, e.state, e.file_count, e.additions, e.deletions, e.reverted_by, e.target_number)
-                      for e in engine.entries(files=False)]
     out["undo"] = _try(lambda: engine.undo(dry_run=True).model_dump(exclude={"duration_ms"}))
     out["redo"] = _try(lambda: engine.redo(dry_run=True).model_dump(exclude={"duration_ms"}))
     out["last green"] = _try(lambda: timeline.last_green().begun.number)

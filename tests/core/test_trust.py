@@ -218,7 +218,7 @@ def test_the_timeline_cache_is_data_and_is_thrown_away_when_wrong(ws: Path, engi
     cache = engine.store.path / "timeline.json"
     assert open_engine(ws).entries()[0].number == 55 and cache.exists()
     data = json.loads(cache.read_text())
-    assert data["format"] == 7 and data["entry_count"] == 55 and len(data["tail"]) == TAIL_ENTRIES
+    assert data["format"] == 8 and data["entry_count"] == 55 and len(data["tail"]) == TAIL_ENTRIES
     first = data["tail"][0]
     assert first["checkpoints"][0]["changes"] == [] and first["commits"]  # its file list stays in the log
 

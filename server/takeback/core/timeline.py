@@ -98,6 +98,7 @@ class Entries:
         self.tentatives: list[EntryBegun] = []  # open turns' begins not yet in the log, oldest first
         self._before_tentative: tuple[int, int, int, int, list[str]] | None = None
         self._older: Callable[[], Older] | None = None
+        self._older_headers: Callable[[], list[Entry] | None] | None = None  # their headers, newest first
         self._older_marks: set[str] = set()
         self._older_last = 0  # the highest number an older entry has
         self._older_position = -1  # the latest place in log order an older entry's checkpoint has
@@ -115,14 +116,15 @@ class Entries:
 
     def defer_older(
         self, load: Callable[[], Older] | None, marks: set[str],
-        last_number: int, last_position: int,
+        last_number: int, last_position: int, headers: Callable[[], list[Entry] | None] | None = None,
     ) -> None:
         """The entries before the loaded ones wait outside memory: ``load`` answers them in log
         order, with their checkpoints' places in log order; ``marks`` is what any of them may
         answer (``marks``), ``last_number`` the highest number among them, ``last_position`` the
-        latest place in log order among their checkpoints (-1: none). ``load`` None: none waits."""
+        latest place in log order among their checkpoints (-1: none); ``headers`` answers their
+        headers newest first, without loading them (None: it cannot). ``load`` None: none waits."""
         self._older, self._older_marks, self._older_last = load, set(marks), last_number
-        self._older_position = last_position
+        self._older_position, self._older_headers = last_position, headers
 
     @property
     def is_whole(self) -> bool:
@@ -133,7 +135,7 @@ class Entries:
         """Load the older entries, if they wait outside memory: every question can be answered."""
         if self._older is None:
             return
-        load, self._older = self._older, None
+        load, self._older, self._older_headers = self._older, None, None
         self.take_in(*load())
         self._older_marks, self._older_last, self._older_position = set(), 0, -1
 
@@ -382,6 +384,21 @@ class Entries:
         if older is not loaded:
             for entry_id in reversed(older):
                 yield self._entries[entry_id]
+
+    def session_starts(self, sessions: set[str]) -> dict[str, tuple[FoldedEntry, str | None]]:
+        """The first agent turn of each of ``sessions`` with the session's first prompt (the
+        oldest turn's label that is not blank): what titles a session in the panel. Walks every
+        entry's begin record (no file list), older pages included."""
+        found: dict[str, tuple[FoldedEntry, str | None]] = {}
+        for state in self.newest_first():
+            begun = state.begun
+            if begun.kind != "turn" or begun.session is None or begun.session not in sessions:
+                continue
+            label = (begun.label or "").strip() or None
+            earlier = found.get(begun.session)
+            found[begun.session] = (state, label or (earlier[1] if earlier else None))
+        return found
+
 
 class Timeline(Entries):
     """Every entry of one workspace, in log order.
@@ -671,27 +688,38 @@ class Timeline(Entries):
         if state._view is not None or state.summary is None or all(cp.loaded() for cp in state.checkpoints):
             return self.view(state)
         if state._header is None:  # kept: a long-lived engine's next ``log`` prints it again
-            state._header = self._build_view(state, None)
-            state._header._file_count = state.summary[0]
+            state._header = self.bare_header(state)
         return state._header
+
+    def bare_header(self, state: FoldedEntry) -> Entry:
+        """The header ``header`` answers for ``state`` once its file lists are not in memory
+        (its summary worked out now if it is not known): what the cache's pages keep for each
+        entry, so ``log`` reads an older page's headers and none of its records."""
+        header = self._build_view(state, None)
+        header._file_count = self.summary(state)[0]
+        return header
+
+    def headers_newest_first(self) -> Iterator[Entry]:
+        """Every entry's header (``header``), newest first: the loaded ones', then the older
+        ones' as their pages keep them, none of their records read (when the pages can give
+        them, else the older entries are loaded)."""
+        loaded = self._order
+        for entry_id in reversed(loaded):
+            yield self.header(self._entries[entry_id])
+        if self._older is not None and self._older_headers is not None:
+            older = self._older_headers()
+            if older is not None:
+                yield from older
+                return
+        self.whole()
+        older_ids = self._order[: self._order.index(loaded[0])] if loaded else self._order
+        if older_ids is not loaded:
+            for entry_id in reversed(older_ids):
+                yield self.header(self._entries[entry_id])
 
     def empty(self, state: FoldedEntry) -> bool:
         """Whether ``state`` is an empty turn (``Entry.empty_turn``, the rule's one place)."""
         return self.header(state).empty_turn
-
-    def session_starts(self, sessions: set[str]) -> dict[str, tuple[FoldedEntry, str | None]]:
-        """The first agent turn of each of ``sessions`` with the session's first prompt (the
-        oldest turn's label that is not blank): what titles a session in the panel. Walks every
-        entry's begin record (no file list), older pages included."""
-        found: dict[str, tuple[FoldedEntry, str | None]] = {}
-        for state in self.newest_first():
-            begun = state.begun
-            if begun.kind != "turn" or begun.session is None or begun.session not in sessions:
-                continue
-            label = (begun.label or "").strip() or None
-            earlier = found.get(begun.session)
-            found[begun.session] = (state, label or (earlier[1] if earlier else None))
-        return found
 
     def summary(self, state: FoldedEntry) -> tuple[int, int, int]:
         """(files, additions, deletions) of ``state``'s view (reading its file lists if needed),

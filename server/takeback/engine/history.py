@@ -10,7 +10,8 @@ publishes back in here (``published``).
 The cache (``timeline_cache.py``) holds the timeline already folded: an index with its counts
 and newest entries, and pages of the older entries. Opening reads the index only; the older
 entries are read from their pages when something needs one (``Timeline.whole`` calls
-``_older``), or folded from the log when a page is refused. A checkpoint read from the cache
+``_older``), or folded from the log when a page is refused; a listing of headers (``log``)
+reads only the pages' headers (``_headers_of``, kept while the pages wait). A checkpoint read from the cache
 keeps its file list in the log (``CheckpointRecorded.defer``), read back from its commit the
 first time something needs it (``_file_list``), so opening, ``status`` and ``log`` cost the
 newest entries, not the timeline's length nor its files. It is written when opening (or a
@@ -29,6 +30,7 @@ with the store's lock held.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import logging
 import os
@@ -38,7 +40,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..core.models import CheckpointRecorded, EntryBegun, PathChange, Record, RecordEnvelope
+from ..core.models import CheckpointRecorded, Entry, EntryBegun, PathChange, Record, RecordEnvelope
 from ..core.timeline import FoldedEntry, Older, Timeline, Touched
 from ..core.timeline import marks as timeline_marks
 from ..errors import StoreError
@@ -72,6 +74,7 @@ class History:
         self.uncached = 0  # records (a file change counting as one) folded since the cache was written
         self.lists_read = 0  # file lists read back from the log for checkpoints the cache deferred
         self.pages_read = 0  # the cache's pages read (opening reads none: only the index)
+        self.headers_read = 0  # the cache's pages whose headers only were read (an unlimited ``log``)
         self._pages: list[pages.PageRef] = []  # the pages of the cache that hold only entries not in memory
         self._base: tuple[bytes, str] | None = None  # the cache this timeline started from, and its head
         self._cache_read = False
@@ -263,11 +266,13 @@ class History:
         carried: list[FoldedEntry] = []
         positions: dict[str, int] = {}
         carried_paths: dict[str, Touched] = {}  # (its index, not the carried checkpoints' file lists)
+        carried_headers: list[Entry] = []  # (its headers: one built again may need an older page)
         if kept and kept[-1].count < pages.PAGE_ENTRIES:
             last = kept.pop()
             self.pages_read += 1
             carried, index = self._paged(pages.read_page(self.store.path, last), last.name, positions)
             carried_paths = _touched_of(self.store.path, [index])
+            carried_headers = pages.read_headers(self.store.path, last)
         loaded = timeline.loaded()
         for state in loaded:
             positions.update((cp.id, timeline.position(cp.id)) for cp in state.checkpoints)
@@ -279,27 +284,28 @@ class History:
             marks = set().union(*(timeline_marks(state) for state in chunk))
             kept_paths = {cp.id: list(carried_paths[cp.id] if cp.id in carried_paths else timeline.touched(cp))
                           for state in chunk for cp in state.checkpoints}
-            refs.append(pages.write_page(self.store.path, [self._cached(s, positions) for s in chunk], kept_paths, marks))
+            cached = [self._cached(s, positions) for s in chunk]
+            headers = [carried_headers[start + i] if start + i < len(carried) else timeline.bare_header(state)
+                       for i, state in enumerate(chunk)]
+            refs.append(pages.write_page(self.store.path, cached, headers, kept_paths, marks))
         tail = [self._cached(state, positions) for state in loaded[cut:]]
         ids = [cp.id for state in carried for cp in state.checkpoints]
         return refs, tail, kept, (carried, {cp: positions[cp] for cp in ids}, lambda: carried_paths)
 
     def _defer_older(self, head: str, refs: list[pages.PageRef]) -> None:
         """Leave the entries of the pages ``refs`` (the cache's at ``head``) outside memory until
-        something needs them (``Timeline.whole``)."""
+        something needs them (``Timeline.whole``); their headers are read from the pages once
+        something lists them (``_headers_of``), and kept."""
         if not refs:
             self.timeline.defer_older(None, set(), 0, -1)
             return
         marks = {mark for ref in refs for mark in ref.marks}
         last_position = max(ref.last_position for ref in refs)
-        self.timeline.defer_older(partial(self._older, head, refs), marks, refs[-1].last, last_position)
+        headers = functools.cache(partial(_headers_of, self, refs))  # (read once: a resident's next ``log`` too)
+        self.timeline.defer_older(partial(self._older, head, refs), marks, refs[-1].last, last_position, headers)
 
     def _stamp_of_cache(self) -> tuple[int, int, int] | None:
-        try:
-            info = os.stat(self.store.path / pages.CACHE_FILE)
-        except OSError:
-            return None
-        return (info.st_ino, info.st_size, info.st_mtime_ns)
+        return _stamp(self.store.path / pages.CACHE_FILE)
 
     def cache_unchanged(self) -> bool:
         """Whether the cache file is the one this history last read or wrote (or still none),
@@ -454,6 +460,37 @@ class History:
         head = self.store.head()
         begins = self._begins()
         return head if not begins else (head or "") + "".join(f"+{begun.entry}" for _name, begun in begins)
+
+
+def _headers_of(history: History, refs: list[pages.PageRef]) -> list[Entry] | None:
+    """The headers the pages ``refs`` of ``history``'s store keep, newest first; None when a page
+    is refused or names a path no recorded change can have (``check_record``'s rule, for the
+    files its entries' steps lost): the older entries are then loaded (``History._older``), a
+    refused page's from the log."""
+    found: list[Entry] = []
+    try:
+        with collector_paused():
+            for ref in reversed(refs):
+                history.headers_read += 1
+                headers = pages.read_headers(history.store.path, ref)
+                for header in headers:
+                    for lost in (*header.lost, *(lost for cp in header.checkpoints for lost in cp.lost)):
+                        if not is_recorded_path(lost.path):
+                            raise StoreError(f"the timeline page {ref.name} names the path {lost.path!r}, "
+                                             "which is outside the workspace or inside .git")
+                found.extend(reversed(headers))
+    except StoreError as exc:
+        log.warning("the timeline cache's headers are not used: %s", exc)
+        return None
+    return found
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_ino, info.st_size, info.st_mtime_ns)
 
 
 def _touched_of(store: Path, kept: list[PageIndex]) -> dict[str, Touched]:

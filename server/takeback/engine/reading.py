@@ -43,18 +43,24 @@ class Reading(EngineParts):
         empty: bool = True,
     ) -> list[Entry]:
         """Timeline entries, newest first; ``before`` pages by entry number. ``files=False``: each
-        as a header where its file lists are not in memory (``Timeline.header``: counts, no list).
+        as a header where its file lists are not in memory (``Timeline.header``: counts, no list;
+        an older page's entries as the page keeps them, ``Timeline.headers_newest_first``).
         ``empty=False`` leaves out empty turns (``Timeline.empty``)."""
         with self.transaction(), collector_paused():
             out = []
-            for state in self.timeline.newest_first():  # (the older pages read only if it gets there)
-                if session is not None and state.begun.session != session:
-                    continue
-                if before is not None and state.begun.number >= before:
-                    continue
-                if not empty and self.timeline.empty(state):
-                    continue
-                out.append(self.timeline.view(state) if files else self.timeline.header(state))
+
+            def listed(entry_session: str | None, number: int) -> bool:
+                return (session is None or entry_session == session) and (before is None or number < before)
+
+            timeline = self.timeline  # (the older pages read only if the walk gets there; for headers, their headers)
+            found = (
+                map(timeline.view, (s for s in timeline.newest_first() if listed(s.begun.session, s.begun.number)
+                                    and (empty or not timeline.empty(s))))
+                if files else
+                (h for h in timeline.headers_newest_first() if listed(h.session, h.number) and (empty or not h.empty_turn))
+            )
+            for entry in found:
+                out.append(entry)
                 if limit is not None and len(out) >= limit:
                     break
             return out

@@ -13,11 +13,16 @@ Each entry is kept as ``CachedEntry``: its begin, its checkpoints without their 
 (with the log commit that holds each, and its place in log order), the applied flags, its end,
 checks, operation, state, who reverted it, and the (files, additions, deletions) of its view.
 A page also keeps what each of its checkpoints changed (path and after's oid: the per-path
-index blame and a revert's later notices read, ``Timeline.touching``), apart from its entries:
-a page's file is zlib-compressed ``<entries JSON>\n<per-path index JSON>`` (compact JSON holds
-no raw newline), so reading a page validates its entries and leaves the index as bytes, checked
-only when something asks a path's checkpoints (``touched_of``): an unlimited ``log`` reads
-every page and needs none of it. Compressed, a page takes a sixth of its JSON's bytes on disk.
+index blame and a revert's later notices read, ``Timeline.touching``), apart from its entries,
+and each entry's header (``Timeline.bare_header``: what ``log`` prints, the entry without its
+file lists), apart from both. A page's file is two zlib streams, one after the other: the
+headers' JSON (``Headers``), then ``<entries JSON>\n<per-path index JSON>`` (compact JSON holds
+no raw newline). An unlimited ``log`` reads the headers only
+(``read_headers``: a fifth of the page's JSON, validated straight into ``Entry``, with no
+entry folded again nor header built; it was most of ``log``'s work at 1,000 entries); an
+operation that needs an older entry reads its records (``read_page``), which validates the
+entries and leaves the per-path index as bytes, checked only when something asks a path's
+checkpoints (``touched_of``). Compressed, a page takes a sixth of its JSON's bytes on disk.
 
 Writing puts the pages first, then the index (``storage/atomic.py``), then removes the pages no
 index names any more: a crash in between leaves the old index and its pages, or the new ones.
@@ -32,21 +37,24 @@ import json
 import zlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final, Literal, NamedTuple
+from typing import Final, Literal, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
-from ..core.models import Check, CheckpointRecorded, DroppedSpan, EntryBegun, EntryState, OperationDone, TurnEnded
+from ..core.models import Check, CheckpointRecorded, DroppedSpan, Entry, EntryBegun, EntryState, OperationDone, TurnEnded
 from ..errors import StoreError
 from ..storage import atomic, repair
 
 CACHE_FILE = "timeline.json"
 PAGES_DIR = "timeline-pages"
-FORMAT: Final = 7  # bump when the shape changes (and the models' ``format`` with it); 6's pages were plain
-# JSON holding the per-path index in each entry; 5 held every record
+FORMAT: Final = 8  # bump when the shape changes (and the models' ``format`` with it); 7's pages held no
+# headers; 6's were plain JSON holding the per-path index in each entry; 5 held every record
 PAGE_SUFFIX = ".page"  # (6's pages ended in ``.json``: the first sweep removes them)
 PAGE_ENTRIES = 200  # entries in a full page
 TAIL_ENTRIES = 20  # the newest entries, kept inline in the index (what opening reads)
+
+
+_T = TypeVar("_T")
 
 
 class PageRefused(StoreError):
@@ -73,7 +81,7 @@ class CachedEntry(BaseModel):
 
 class PageRef(BaseModel):
     """A page as the index names it: its SHA-256 (also its file name), how many entries, the
-    first and last entry's numbers, what its entries may answer (``timeline.marks``) and the
+    first and last entry's numbers, what its entries may answer (``timeline.marks``), the
     latest place in log order of their checkpoints (-1: none)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -87,8 +95,23 @@ class PageRef(BaseModel):
 
 class Page(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    format: Literal[7]
+    format: Literal[8]
     entries: list[CachedEntry]
+
+
+class Headers(BaseModel):
+    """A page's headers: each entry as ``log`` shows it without its file lists (``entries``,
+    their computed fields left out: ``HEADER_DUMP``), and how many files each changed (the
+    header's ``file_count``, which no field of ``Entry`` holds)."""
+
+    model_config = ConfigDict(extra="forbid")
+    format: Literal[8]
+    entries: list[Entry]
+    file_counts: list[int]
+
+
+HEADER_DUMP: Final = {"entries": {"__all__": {name for name in Entry.model_computed_fields}}}
+"""What of ``Headers`` is not written: the entries' computed fields (worked out again when read)."""
 
 
 TouchedKept = dict[str, list[tuple[str, str]]]
@@ -108,7 +131,7 @@ class Index(BaseModel):
     """What ``timeline.json`` holds (see the module's docstring)."""
 
     model_config = ConfigDict(extra="forbid")
-    format: Literal[7]
+    format: Literal[8]
     head: str
     max_number: int
     record_count: int
@@ -134,6 +157,36 @@ def read_page(store: Path, ref: PageRef) -> PageRead:
     """A page's entries, and its per-path index unread, refused (``PageRefused``: the file is
     then set aside when torn, else removed) unless its bytes hash to its name and it holds the
     entries the index says."""
+
+    def parse(data: bytes) -> PageRead:
+        entries_json, touched = _parts(_streams(data)[1])
+        entries = Page.model_validate_json(entries_json, strict=True).entries
+        _check_numbers(ref, [entry.begun.number for entry in entries])
+        return PageRead(entries, touched)
+
+    return _read(store, ref, parse)
+
+
+def read_headers(store: Path, ref: PageRef) -> list[Entry]:
+    """A page's entries as headers (``Headers``: each with its ``file_count``), in log order,
+    refused as ``read_page`` refuses a page."""
+
+    def parse(data: bytes) -> list[Entry]:
+        headers = Headers.model_validate_json(_streams(data)[0], strict=True)
+        if len(headers.file_counts) != len(headers.entries):
+            raise ValueError("it does not count the files of each header")
+        _check_numbers(ref, [entry.number for entry in headers.entries])
+        for entry, count in zip(headers.entries, headers.file_counts, strict=True):
+            entry._file_count = count
+        return headers.entries
+
+    return _read(store, ref, parse)
+
+
+def _read(store: Path, ref: PageRef, parse: Callable[[bytes], _T]) -> _T:
+    """What ``parse`` reads from a page's bytes once they hash to its name; a ``ValueError`` it
+    raises (not what a page holds) refuses the page: ``PageRefused``, the file set aside when
+    torn (its entries' JSON cannot be read), else removed."""
     path = store / PAGES_DIR / f"{ref.name}{PAGE_SUFFIX}"
     try:
         data = path.read_bytes()
@@ -142,16 +195,15 @@ def read_page(store: Path, ref: PageRef) -> PageRead:
     try:
         if hashlib.sha256(data).hexdigest() != ref.name:
             raise ValueError("its content does not match its name")
-        entries_json, touched = _parts(data)
-        entries = Page.model_validate_json(entries_json, strict=True).entries
-        if len(entries) != ref.count or not entries or (entries[0].begun.number, entries[-1].begun.number) != (
-            ref.first, ref.last
-        ):
-            raise ValueError("it does not hold the entries the index names")
+        return parse(data)
     except ValueError as exc:
-        discard(store, path, "a timeline page", parse=lambda data: json.loads(_parts(data)[0]))
+        discard(store, path, "a timeline page", parse=lambda data: json.loads(_parts(_streams(data)[1])[0]))
         raise PageRefused(f"the timeline page {ref.name} is refused: {exc}") from exc
-    return PageRead(entries, touched)
+
+
+def _check_numbers(ref: PageRef, numbers: list[int]) -> None:
+    if len(numbers) != ref.count or not numbers or (numbers[0], numbers[-1]) != (ref.first, ref.last):
+        raise ValueError("it does not hold the entries the index names")
 
 
 def touched_of(data: bytes) -> TouchedKept:
@@ -160,8 +212,22 @@ def touched_of(data: bytes) -> TouchedKept:
     return _TOUCHED.validate_json(data, strict=True)
 
 
+def _streams(data: bytes) -> tuple[bytes, bytes]:
+    """A page file's headers JSON, and its second stream still compressed (``_parts``): only the
+    first stream is decompressed (``ValueError`` when it is not one)."""
+    stream = zlib.decompressobj()
+    try:
+        headers = stream.decompress(data)
+    except zlib.error as exc:
+        raise ValueError(f"it is not compressed as a page is ({exc})") from exc
+    if not stream.eof:
+        raise ValueError("its headers are cut short")
+    return headers, stream.unused_data
+
+
 def _parts(data: bytes) -> tuple[bytes, bytes]:
-    """A page file's entries JSON and per-path index JSON (``ValueError`` when it is not one)."""
+    """A page's second stream (``_streams``) as its entries JSON and per-path index JSON
+    (``ValueError`` when it is not one)."""
     try:
         body = zlib.decompress(data)
     except zlib.error as exc:
@@ -172,19 +238,24 @@ def _parts(data: bytes) -> tuple[bytes, bytes]:
     return entries, touched
 
 
-def write_page(store: Path, entries: list[CachedEntry], touched: TouchedKept, marks: set[str]) -> PageRef:
-    """Write a page of ``entries`` and what their checkpoints changed (unless a page with these
-    bytes is there already)."""
+def write_page(
+    store: Path, entries: list[CachedEntry], headers: list[Entry], touched: TouchedKept, marks: set[str],
+) -> PageRef:
+    """Write a page of ``entries``, their ``headers`` (``Timeline.bare_header``) and what their
+    checkpoints changed (unless a page with these bytes is there already)."""
+    shown = Headers(format=FORMAT, entries=headers, file_counts=[header.file_count for header in headers])
+    head = zlib.compress(shown.model_dump_json(exclude=HEADER_DUMP).encode("utf-8"), 6)
     body = Page(format=FORMAT, entries=entries).model_dump_json().encode("utf-8") + b"\n" + _TOUCHED.dump_json(touched)
-    data = zlib.compress(body, 6)
+    data = head + zlib.compress(body, 6)
     name = hashlib.sha256(data).hexdigest()
     folder = store / PAGES_DIR
     folder.mkdir(mode=0o700, exist_ok=True)
     path = folder / f"{name}{PAGE_SUFFIX}"
     if not path.is_file() or path.stat().st_size != len(data):
         atomic.write(path, data)
-    return PageRef(name=name, count=len(entries), first=entries[0].begun.number, last=entries[-1].begun.number,
-                   marks=sorted(marks), last_position=max((p for e in entries for p in e.positions), default=-1))
+    return PageRef(name=name, count=len(entries), first=entries[0].begun.number,
+                   last=entries[-1].begun.number, marks=sorted(marks),
+                   last_position=max((p for e in entries for p in e.positions), default=-1))
 
 
 def write_index(store: Path, data: bytes, named: set[str]) -> None:
