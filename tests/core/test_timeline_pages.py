@@ -290,3 +290,22 @@ def test_a_crash_between_the_pages_and_the_index_leaves_a_store_that_opens(
     assert again.history.pages_read == len(json.loads(index)["pages"])
     assert (engine.store.path / pages.CACHE_FILE).read_bytes() == index  # no page was refused
     assert answers(again) == from_log(ws)
+
+
+def test_log_of_a_store_whose_newest_entry_reverted_a_paged_turn_reads_no_page(
+    tmp_path: Path, page_reads: list[str],
+) -> None:
+    """An operation's header names its target's number: for a target in an older page it comes
+    from the pages' headers (``Timeline.number_of``), so ``log`` still reads no page's records."""
+    ws = make_repo(tmp_path / "ws")
+    engine = open_engine(ws, retention=BIG)
+    for i in range(12):
+        _turn(engine, ws, i, f"g{i}.txt")
+    assert engine.revert("#2").verdict == "safe"
+    engine = _saved(ws)
+    page_reads.clear()
+    headers = engine.entries(files=False)
+    assert page_reads == [] and engine.history.pages_read == 0
+    assert [(e.number, e.kind, e.target_number) for e in headers[:2]] == [(13, "revert", 2), (12, "turn", None)]
+    assert next(e for e in headers if e.number == 2).state == "reverted"
+    assert [_head(e) for e in headers] == [_head(e) for e in open_engine(ws, retention=BIG).entries()]

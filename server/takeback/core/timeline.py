@@ -99,6 +99,7 @@ class Entries:
         self._before_tentative: tuple[int, int, int, int, list[str]] | None = None
         self._older: Callable[[], Older] | None = None
         self._older_headers: Callable[[], list[Entry] | None] | None = None  # their headers, newest first
+        self._older_numbers: dict[str, int] | None = None  # their numbers by id, from their headers (``number_of``)
         self._older_marks: set[str] = set()
         self._older_last = 0  # the highest number an older entry has
         self._older_position = -1  # the latest place in log order an older entry's checkpoint has
@@ -124,7 +125,7 @@ class Entries:
         latest place in log order among their checkpoints (-1: none); ``headers`` answers their
         headers newest first, without loading them (None: it cannot). ``load`` None: none waits."""
         self._older, self._older_marks, self._older_last = load, set(marks), last_number
-        self._older_position, self._older_headers = last_position, headers
+        self._older_position, self._older_headers, self._older_numbers = last_position, headers, None
 
     @property
     def is_whole(self) -> bool:
@@ -135,7 +136,7 @@ class Entries:
         """Load the older entries, if they wait outside memory: every question can be answered."""
         if self._older is None:
             return
-        load, self._older, self._older_headers = self._older, None, None
+        load, self._older, self._older_headers, self._older_numbers = self._older, None, None, None
         self.take_in(*load())
         self._older_marks, self._older_last, self._older_position = set(), 0, -1
 
@@ -308,6 +309,20 @@ class Entries:
     def position(self, checkpoint_id: str) -> int:
         """A loaded checkpoint's place in log order."""
         return self._position[checkpoint_id]
+
+    def number_of(self, entry_id: str) -> int | None:
+        """Entry ``entry_id``'s number (None: the timeline does not hold it), from the older pages'
+        headers when they can say it (``defer_older``), not loading them: a header of an undo
+        of an old turn names that turn's number, and ``log`` reads no page for it."""
+        state = self._entries.get(entry_id)
+        if state is not None or self._older is None or self._older_headers is None:
+            return state.begun.number if state is not None else None
+        if self._older_numbers is None and (older := self._older_headers()) is not None:
+            self._older_numbers = {header.id: header.number for header in older}
+        if self._older_numbers is not None:
+            return self._older_numbers.get(entry_id)
+        found = self.find(entry_id)
+        return found.begun.number if found is not None else None
 
     def find(self, entry_id: str, number: int | None = None) -> FoldedEntry | None:
         """Entry ``entry_id``, if the timeline holds it; an older page is loaded only when it may
@@ -746,8 +761,8 @@ class Timeline(Entries):
         if state.operation is not None:
             target = state.operation.target
             verdict = state.operation.verdict
-            if target and (target_state := self.find(target)) is not None:
-                target_number = target_state.begun.number
+            if target:
+                target_number = self.number_of(target)
             notices.extend(_file_fates(state.operation))
         ended_by = state.ended.ended_by if state.ended else None
         if (why := _ENDED_WITHOUT_STOP.get(ended_by or "")) and (ended_by != "end_command" or begun.source == "hook"):
