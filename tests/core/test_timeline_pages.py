@@ -40,9 +40,9 @@ def page_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     reads: list[str] = []
     original = pages.read_page
 
-    def read_page(store: Path, ref: pages.PageRef) -> pages.PageRead:
+    def read_page(store: Path, ref: pages.PageRef, headers: bool = False) -> pages.PageRead:
         reads.append(ref.name)
-        return original(store, ref)
+        return original(store, ref, headers)
 
     monkeypatch.setattr(pages, "read_page", read_page)
     return reads

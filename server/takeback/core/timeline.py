@@ -10,6 +10,7 @@ memory until a question needs them (``Timeline.whole``). It never writes anythin
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
@@ -315,14 +316,13 @@ class Entries:
         headers when they can say it (``defer_older``), not loading them: a header of an undo
         of an old turn names that turn's number, and ``log`` reads no page for it."""
         state = self._entries.get(entry_id)
-        if state is not None or self._older is None or self._older_headers is None:
-            return state.begun.number if state is not None else None
-        if self._older_numbers is None and (older := self._older_headers()) is not None:
-            self._older_numbers = {header.id: header.number for header in older}
-        if self._older_numbers is not None:
-            return self._older_numbers.get(entry_id)
-        found = self.find(entry_id)
-        return found.begun.number if found is not None else None
+        if state is None and self._older is not None:
+            if self._older_numbers is None and self._older_headers is not None and (older := self._older_headers()) is not None:
+                self._older_numbers = {header.id: header.number for header in older}
+            if self._older_numbers is not None:
+                return self._older_numbers.get(entry_id)
+            state = self.find(entry_id)  # (the pages cannot give their headers: loaded)
+        return state.begun.number if state is not None else None
 
     def find(self, entry_id: str, number: int | None = None) -> FoldedEntry | None:
         """Entry ``entry_id``, if the timeline holds it; an older page is loaded only when it may
@@ -710,27 +710,23 @@ class Timeline(Entries):
         """The header ``header`` answers for ``state`` once its file lists are not in memory
         (its summary worked out now if it is not known): what the cache's pages keep for each
         entry, so ``log`` reads an older page's headers and none of its records."""
+        files = self.summary(state)[0]  # (first: the header's line counts are the summary's)
         header = self._build_view(state, None)
-        header._file_count = self.summary(state)[0]
+        header._file_count = files
         return header
 
     def headers_newest_first(self) -> Iterator[Entry]:
         """Every entry's header (``header``), newest first: the loaded ones', then the older
         ones' as their pages keep them, none of their records read (when the pages can give
         them, else the older entries are loaded)."""
-        loaded = self._order
-        for entry_id in reversed(loaded):
+        loaded = len(self._order)
+        for entry_id in reversed(self._order):
             yield self.header(self._entries[entry_id])
-        if self._older is not None and self._older_headers is not None:
-            older = self._older_headers()
-            if older is not None:
-                yield from older
-                return
-        self.whole()
-        older_ids = self._order[: self._order.index(loaded[0])] if loaded else self._order
-        if older_ids is not loaded:
-            for entry_id in reversed(older_ids):
-                yield self.header(self._entries[entry_id])
+        older = self._older_headers() if self._older is not None and self._older_headers is not None else None
+        if older is not None:
+            yield from older
+        else:  # (past the ones given: the older entries, loaded if they still wait)
+            yield from map(self.header, itertools.islice(self.newest_first(), loaded, None))
 
     def empty(self, state: FoldedEntry) -> bool:
         """Whether ``state`` is an empty turn (``Entry.empty_turn``, the rule's one place)."""

@@ -34,7 +34,7 @@ import functools
 import gc
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import partial
 from pathlib import Path
 
@@ -270,14 +270,16 @@ class History:
         if kept and kept[-1].count < pages.PAGE_ENTRIES:
             last = kept.pop()
             self.pages_read += 1
-            carried, index = self._paged(pages.read_page(self.store.path, last), last.name, positions)
+            read = pages.read_page(self.store.path, last, headers=True)
+            carried, index = self._paged(read, last.name, positions)
             carried_paths = _touched_of(self.store.path, [index])
-            carried_headers = pages.read_headers(self.store.path, last)
+            carried_headers = read.headers or []
         loaded = timeline.loaded()
         for state in loaded:
             positions.update((cp.id, timeline.position(cp.id)) for cp in state.checkpoints)
         cut = max(0, len(loaded) - pages.TAIL_ENTRIES)
         spill = carried + loaded[:cut]
+        headers = carried_headers + [timeline.bare_header(state) for state in loaded[:cut]]
         refs = list(kept)
         for start in range(0, len(spill), pages.PAGE_ENTRIES):
             chunk = spill[start : start + pages.PAGE_ENTRIES]
@@ -285,9 +287,7 @@ class History:
             kept_paths = {cp.id: list(carried_paths[cp.id] if cp.id in carried_paths else timeline.touched(cp))
                           for state in chunk for cp in state.checkpoints}
             cached = [self._cached(s, positions) for s in chunk]
-            headers = [carried_headers[start + i] if start + i < len(carried) else timeline.bare_header(state)
-                       for i, state in enumerate(chunk)]
-            refs.append(pages.write_page(self.store.path, cached, headers, kept_paths, marks))
+            refs.append(pages.write_page(self.store.path, cached, headers[start : start + pages.PAGE_ENTRIES], kept_paths, marks))
         tail = [self._cached(state, positions) for state in loaded[cut:]]
         ids = [cp.id for state in carried for cp in state.checkpoints]
         return refs, tail, kept, (carried, {cp: positions[cp] for cp in ids}, lambda: carried_paths)
@@ -473,11 +473,8 @@ def _headers_of(history: History, refs: list[pages.PageRef]) -> list[Entry] | No
             for ref in reversed(refs):
                 history.headers_read += 1
                 headers = pages.read_headers(history.store.path, ref)
-                for header in headers:
-                    for lost in (*header.lost, *(lost for cp in header.checkpoints for lost in cp.lost)):
-                        if not is_recorded_path(lost.path):
-                            raise StoreError(f"the timeline page {ref.name} names the path {lost.path!r}, "
-                                             "which is outside the workspace or inside .git")
+                lost = (lost.path for h in headers for lost in (*h.lost, *(lost for cp in h.checkpoints for lost in cp.lost)))
+                check_paths(lost, f"the timeline page {ref.name}")
                 found.extend(reversed(headers))
     except StoreError as exc:
         log.warning("the timeline cache's headers are not used: %s", exc)
@@ -504,9 +501,7 @@ def _touched_of(store: Path, kept: list[PageIndex]) -> dict[str, Touched]:
             index = pages.touched_of(data)
             if index.keys() != set(ids):
                 raise StoreError(f"{where} does not name the paths of each checkpoint")
-            for path, _oid in (pair for pairs in index.values() for pair in pairs):
-                if not is_recorded_path(path):
-                    raise StoreError(f"{where} names the path {path!r}, which is outside the workspace or inside .git")
+            check_paths((path for pairs in index.values() for path, _oid in pairs), where)
         except (ValueError, StoreError) as exc:
             log.warning("the timeline cache's per-path index is not used: %s", exc)
             pages.remove(store)
@@ -523,12 +518,15 @@ def check_record(record: Record, where: str) -> None:
         return
     named = [path for change in record.changes for path in (change.path, change.renamed_from, *change.new_folders)]
     named += [lost.path for lost in record.lost]  # (a command is built from it: never one naming a path elsewhere)
-    for path in named:
+    check_paths(named, where, ": Takeback did not write it, and will not act on it")
+
+
+def check_paths(paths: Iterable[str | None], where: str, then: str = "") -> None:
+    """Refuse (``StoreError``) the first of ``paths`` that no recorded change can have
+    (``is_recorded_path``), read back from what ``where`` names; ``then`` ends the message."""
+    for path in paths:
         if path is not None and not is_recorded_path(path):
-            raise StoreError(
-                f"{where} names the path {path!r}, which is outside the "
-                "workspace or inside .git: Takeback did not write it, and will not act on it"
-            )
+            raise StoreError(f"{where} names the path {path!r}, which is outside the workspace or inside .git{then}")
 
 
 @contextlib.contextmanager

@@ -81,7 +81,7 @@ class CachedEntry(BaseModel):
 
 class PageRef(BaseModel):
     """A page as the index names it: its SHA-256 (also its file name), how many entries, the
-    first and last entry's numbers, what its entries may answer (``timeline.marks``), the
+    first and last entry's numbers, what its entries may answer (``timeline.marks``) and the
     latest place in log order of their checkpoints (-1: none)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -121,10 +121,12 @@ _TOUCHED: TypeAdapter[TouchedKept] = TypeAdapter(TouchedKept)
 
 
 class PageRead(NamedTuple):
-    """A page as read: its entries, validated, and its per-path index still as bytes."""
+    """A page as read: its entries, validated, its per-path index still as bytes, and its
+    headers when they were asked for (``read_page``)."""
 
     entries: list[CachedEntry]
     touched: bytes
+    headers: list[Entry] | None = None
 
 
 class Index(BaseModel):
@@ -153,16 +155,17 @@ def read_index(data: bytes) -> Index:
     return index
 
 
-def read_page(store: Path, ref: PageRef) -> PageRead:
-    """A page's entries, and its per-path index unread, refused (``PageRefused``: the file is
-    then set aside when torn, else removed) unless its bytes hash to its name and it holds the
-    entries the index says."""
+def read_page(store: Path, ref: PageRef, headers: bool = False) -> PageRead:
+    """A page's entries, and its per-path index unread (and, with ``headers``, its headers:
+    ``read_headers``), refused (``PageRefused``: the file is then set aside when torn, else
+    removed) unless its bytes hash to its name and it holds the entries the index says."""
 
     def parse(data: bytes) -> PageRead:
-        entries_json, touched = _parts(_streams(data)[1])
+        shown, records = _streams(data)
+        entries_json, touched = _parts(records)
         entries = Page.model_validate_json(entries_json, strict=True).entries
         _check_numbers(ref, [entry.begun.number for entry in entries])
-        return PageRead(entries, touched)
+        return PageRead(entries, touched, _headers_in(ref, shown) if headers else None)
 
     return _read(store, ref, parse)
 
@@ -170,17 +173,18 @@ def read_page(store: Path, ref: PageRef) -> PageRead:
 def read_headers(store: Path, ref: PageRef) -> list[Entry]:
     """A page's entries as headers (``Headers``: each with its ``file_count``), in log order,
     refused as ``read_page`` refuses a page."""
+    return _read(store, ref, lambda data: _headers_in(ref, _streams(data)[0]))
 
-    def parse(data: bytes) -> list[Entry]:
-        headers = Headers.model_validate_json(_streams(data)[0], strict=True)
-        if len(headers.file_counts) != len(headers.entries):
-            raise ValueError("it does not count the files of each header")
-        _check_numbers(ref, [entry.number for entry in headers.entries])
-        for entry, count in zip(headers.entries, headers.file_counts, strict=True):
-            entry._file_count = count
-        return headers.entries
 
-    return _read(store, ref, parse)
+def _headers_in(ref: PageRef, data: bytes) -> list[Entry]:
+    """The headers in a page's first stream (``_streams``), validated (``ValueError`` when not)."""
+    headers = Headers.model_validate_json(data, strict=True)
+    if len(headers.file_counts) != len(headers.entries):
+        raise ValueError("it does not count the files of each header")
+    _check_numbers(ref, [entry.number for entry in headers.entries])
+    for entry, count in zip(headers.entries, headers.file_counts, strict=True):
+        entry._file_count = count
+    return headers.entries
 
 
 def _read(store: Path, ref: PageRef, parse: Callable[[bytes], _T]) -> _T:
@@ -253,9 +257,8 @@ def write_page(
     path = folder / f"{name}{PAGE_SUFFIX}"
     if not path.is_file() or path.stat().st_size != len(data):
         atomic.write(path, data)
-    return PageRef(name=name, count=len(entries), first=entries[0].begun.number,
-                   last=entries[-1].begun.number, marks=sorted(marks),
-                   last_position=max((p for e in entries for p in e.positions), default=-1))
+    return PageRef(name=name, count=len(entries), first=entries[0].begun.number, last=entries[-1].begun.number,
+                   marks=sorted(marks), last_position=max((p for e in entries for p in e.positions), default=-1))
 
 
 def write_index(store: Path, data: bytes, named: set[str]) -> None:
