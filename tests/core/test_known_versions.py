@@ -125,11 +125,11 @@ def test_a_file_gone_is_captured_as_gone_and_the_kept_versions_are_bounded(tmp_p
         return scan.FileVersion(oid="1" * 40, mode=0o100644, size=path.stat().st_size) if path.exists() else None
 
     known = scan.KnownVersions(lambda oid: True)
-    assert known.version(root, "gone.txt", capture) is None and captured == ["gone.txt"]
+    assert known.version(str(root / "gone.txt"), "gone.txt", capture) is None and captured == ["gone.txt"]
     monkeypatch.setattr(scan.KnownVersions, "MAX", 2)
     for name in ("a", "b", "c"):
         (root / name).write_text(name)
-        assert known.version(root, name, capture) is not None
+        assert known.version(str(root / name), name, capture) is not None
     captured.clear()
-    assert known.version(root, "c", capture) is not None and captured == []  # kept
-    assert known.version(root, "a", capture) is not None and captured == ["a"]  # forgotten when the third came
+    assert known.version(str(root / "c"), "c", capture) is not None and captured == []  # kept
+    assert known.version(str(root / "a"), "a", capture) is not None and captured == ["a"]  # forgotten when the third came

@@ -56,6 +56,32 @@ def test_write_blob_ids_match_git_and_content_already_held_is_not_written_again(
         assert oid == str(pygit2.hash(content)) and store.read_blob(oid) == content
 
 
+def test_what_one_hold_of_the_lock_stored_or_read_stays_in_memory_until_it_ends(tmp_path: Path) -> None:
+    """A big turn's end describes each file from the bytes its scan stored moments before: the
+    whole hold keeps them in memory (up to ``HELD_BUDGET``), past the 4 MB kept between calls.
+    Seen with the packs moved away: what memory holds reads, the rest is missing."""
+    store = Store(tmp_path / "store", tmp_path)
+    contents = [b"%05d\n" % i + os.urandom(2000) for i in range(3000)]  # 6 MB, past BUDGET
+    pack_dir = Path(store.repo.path) / "objects" / "pack"
+    aside = tmp_path / "aside"
+    with store.locked():
+        oids = [store.write_blob(c) for c in contents]
+        store.flush()  # on disk, no longer waiting in memory
+        pack_dir.rename(aside)
+        try:
+            assert [store.read_blob(o) for o in oids] == contents
+        finally:
+            aside.rename(pack_dir)
+    pack_dir.rename(aside)
+    try:
+        assert store.read_blob(oids[-1]) == contents[-1]  # the newest stay, within BUDGET
+        with pytest.raises(StoreError, match="missing"):
+            store.read_blob(oids[0])  # the oldest went when the hold ended
+    finally:
+        aside.rename(pack_dir)
+    assert store.read_blob(oids[0]) == contents[0]
+
+
 def test_one_published_call_writes_one_pack_that_git_reads(tmp_path: Path) -> None:
     store = Store(tmp_path / "store", tmp_path)
     contents = [b"a\n" * 500, b"b\r\n" * 500, os.urandom(5000)]
@@ -137,6 +163,25 @@ def test_a_failed_call_writes_nothing(tmp_path: Path) -> None:
         oid = store.write_blob(b"half-done\n")
         raise RuntimeError("the call failed")
     assert not store.has(oid) and _files(store) == []
+
+
+def test_a_big_call_s_entries_made_on_the_worker_thread_are_the_pack_git_reads(tmp_path: Path) -> None:
+    """From ``EntriesAhead.BATCH`` objects on, a call's entries are compressed on a worker
+    thread as they come; the pack is the same valid git whichever made them, and a call that
+    fails after handing batches over writes none of them."""
+    store = Store(tmp_path / "store", tmp_path)
+    batch = packs.EntriesAhead.BATCH
+    with pytest.raises(RuntimeError), store.locked():
+        dropped = [store.write_blob(b"dropped %d\n" % i) for i in range(2 * batch)]
+        raise RuntimeError("the call failed")
+    assert not any(store.has(o) for o in dropped) and _files(store) == []
+    contents = [b"%d\n" % i + os.urandom(i % 3000) for i in range(3 * batch + 5)]  # three batches and a rest
+    tip = _publish(store, contents, "big")
+    _git(store, "fsck", "--full", "--strict", "--no-dangling")
+    fresh = Store(tmp_path / "store", tmp_path)
+    assert [fresh.read_blob(store.hash_blob(c)) for c in contents] == contents
+    assert {e.name for e in fresh.repo[tip].tree} == {"meta.json", *(store.hash_blob(c) for c in contents)}
+    assert not any(fresh.has(o) for o in dropped)
 
 
 def test_a_stale_ref_lock_of_a_dead_writer_does_not_block_and_cas_holds(tmp_path: Path) -> None:

@@ -174,7 +174,9 @@ class _Look:
         if self.behind_link(rel):
             return None
         try:
-            version = self.capture(rel) if self.known is None else self.known.version(self.root, rel, self.capture)
+            version = (
+                self.capture(rel) if self.known is None else self.known.version(self.workspace.at(rel), rel, self.capture)
+            )
         except OSError as exc:
             self.skipped[rel] = cannot_read(exc)
             return None
@@ -965,10 +967,11 @@ class KnownVersions:
         self.has = has
         self._kept: dict[str, tuple[list[int], FileVersion, int]] = {}
 
-    def version(self, root: Path, rel: str, capture: Capture) -> FileVersion | None:
-        """``capture(rel)``, or the version kept for ``rel`` when it still holds (see above)."""
+    def version(self, path: str, rel: str, capture: Capture) -> FileVersion | None:
+        """``capture(rel)``, or the version kept for ``rel`` (at ``path``) when it still holds
+        (see above)."""
         try:
-            sig = _sig(os.lstat(root / rel))
+            sig = _sig(os.lstat(path))
         except OSError:
             self._kept.pop(rel, None)
             return capture(rel)

@@ -53,6 +53,16 @@ _MANY_OBJECTS = 256  # from this many, checking objects against the pack indexes
 _fsync_setting: bool | None = None
 
 
+# libgit2 hashes every object it reads again to check it against its id ("strict hash
+# verification", on by default): about half of each read, and a big undo or redo reads every
+# file's blob (5,000 objects: 100-150 ms here, issue 18). git itself does not (``cat-file``,
+# ``checkout`` trust the id), and this store's ids are computed by ``packs.object_id`` from the
+# bytes they name as they are written; zlib's checksum over each object's bytes still refuses
+# a damaged one. It is libgit2's setting for the whole process: the person's repository's
+# objects (``scanning/checkout.py``) are read as git reads them.
+pygit2.settings.enable_strict_hash_verification(False)
+
+
 def _set_fsync(enabled: bool) -> None:
     global _fsync_setting
     if _fsync_setting != enabled:
@@ -84,15 +94,40 @@ class _RecentBlobs:
 
     A bracket's end reads back what its begin stored, an undo what the turn recorded; a blob id
     names its content, so a remembered copy is never stale. Only reads use it: whether the store
-    holds an object is always asked of the store itself."""
+    holds an object is always asked of the store itself.
+
+    While the store's lock is held (``hold``: one operation), the budget is ``HELD_BUDGET``:
+    a big turn's end describes each file from the bytes its scan just read or stored (5,000
+    files of 1.3 KB: 13 MB both sides), which a 4 MB budget had dropped, so every one was read
+    back from the packs (issue 18). When the hold ends the oldest go, down to ``BUDGET``."""
 
     BUDGET = 4 << 20
+    HELD_BUDGET = 64 << 20
     LARGEST = 1 << 20
 
     def __init__(self) -> None:
         self._items: OrderedDict[str, bytes] = OrderedDict()
         self._bytes = 0
+        self._held = 0  # depth of ``hold`` (one per thread holding the store's lock)
         self._lock = threading.Lock()  # the language server reads from worker threads
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        """Keep up to ``HELD_BUDGET`` while the block runs."""
+        with self._lock:
+            self._held += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._held -= 1
+                self._trim()
+
+    def _trim(self) -> None:
+        budget = self.HELD_BUDGET if self._held else self.BUDGET
+        while self._bytes > budget:
+            _, dropped = self._items.popitem(last=False)
+            self._bytes -= len(dropped)
 
     def get(self, oid: str) -> bytes | None:
         with self._lock:
@@ -109,9 +144,7 @@ class _RecentBlobs:
                 return
             self._items[oid] = data
             self._bytes += len(data)
-            while self._bytes > self.BUDGET:
-                _, dropped = self._items.popitem(last=False)
-                self._bytes -= len(dropped)
+            self._trim()
 
 
 class Store:
@@ -123,6 +156,7 @@ class Store:
         self.lock_timeout = lock_timeout
         self._lock = StoreLock(path / "lock", lock_timeout, self._follow_other_writers)
         self._pending: dict[str, tuple[str, bytes]] = {}  # hex id: (kind, data), not yet on disk
+        self._ahead = packs.EntriesAhead()  # their pack entries, made beside the caller's work
         self._recent = _RecentBlobs()
         # The ids the packs hold, read from their indexes on first need: a set lookup, where libgit2 answers
         # "absent" (every new blob) only after searching every pack and rescanning the pack folder, 30-100 µs
@@ -157,9 +191,10 @@ class Store:
         ``lock.py``).
 
         When the outermost hold ends, objects still waiting in memory are written, or dropped
-        if the block failed (nothing published can name them).
+        if the block failed (nothing published can name them). While it lasts, the blobs read
+        and stored stay in memory up to a larger budget (``_RecentBlobs.hold``).
         """
-        with self._lock.locked() as outermost:
+        with self._lock.locked() as outermost, (self._recent.hold() if outermost else contextlib.nullcontext()):
             try:
                 yield
                 if outermost and self._pending:
@@ -167,6 +202,7 @@ class Store:
             finally:
                 if outermost:
                     self._pending.clear()  # written above, or dropped because the block failed
+                    self._ahead.clear()
 
     @contextlib.contextmanager
     def released(self) -> Iterator[None]:
@@ -223,10 +259,11 @@ class Store:
 
     def _write_pending(self) -> None:
         objects = [(kind, oid, data) for oid, (kind, data) in self._pending.items()]
-        packs.write_pack(self._pack_dir, objects, self.fsync or self._durable > 0)
+        packs.write_pack(self._pack_dir, objects, self.fsync or self._durable > 0, self._ahead)
         if self._packed is not None:
             self._packed.update(bytes.fromhex(oid) for oid in self._pending)
         self._pending.clear()
+        self._ahead.clear()
         if not self.merge_later or len(self._packs()) > MAX_PACKS_WAITING:
             self._merge_small_packs()
 
@@ -274,6 +311,7 @@ class Store:
         hexid = packs.object_id(kind, data)
         if new or not self._probably_stored(hexid):
             self._pending[hexid] = (kind, data)
+            self._ahead.add(kind, hexid, data)
         return hexid
 
     def _read(self, hexid: str) -> tuple[str, bytes]:
