@@ -155,17 +155,30 @@ STEP = st.one_of(
 STEPS = st.lists(STEP, min_size=8, max_size=30)
 
 
+def _opened(ws: Path, long_lived: bool) -> Engine:
+    """An engine on ``ws``; ``long_lived``: as the resident and the language server hold one (its
+    saves start its timeline again from the cache written, ``History.save_cache``)."""
+    engine = open_engine(ws, retention=BIG)
+    if long_lived:
+        engine.defer_upkeep()
+    return engine
+
+
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(steps=STEPS)
-def test_a_paged_store_answers_what_the_log_answers(tmp_path_factory: pytest.TempPathFactory, steps: list) -> None:
+@given(steps=STEPS, long_lived=st.booleans())
+def test_a_paged_store_answers_what_the_log_answers(
+    tmp_path_factory: pytest.TempPathFactory, steps: list, long_lived: bool,
+) -> None:
     ws = make_repo(tmp_path_factory.mktemp("ws"))
     engine = open_engine(ws, retention=BIG)
     for i in range(8):  # a few pages to begin with
         _turn(engine, ws, i)
     engine.history.save_cache()
-    engine = open_engine(ws, retention=BIG)
+    engine = _opened(ws, long_lived)
     for i, (step, arg) in enumerate(steps, 8):
         engine = _step(engine, ws, i, step, arg)
+        if engine.history.save_later != long_lived:  # opened again by the step
+            engine = _opened(ws, long_lived)
     # the engine that did it all, one opened from its cache, and one opened from the log agree
     engine.history.save_cache()
     paged = answers(_saved(ws))
@@ -219,6 +232,76 @@ def test_a_full_last_page_is_not_read_again_when_the_tail_moves_on(tmp_path: Pat
     assert page_reads == [] and engine.timeline.entry_count == 9
     index = json.loads((engine.store.path / pages.CACHE_FILE).read_text())
     assert [ref["count"] for ref in index["pages"]] == [3, 3, 1] and len(index["tail"]) == 2
+
+
+def test_pages_of_big_turns_are_full_by_the_paths_they_changed(
+    tmp_path: Path, page_reads: list[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A page is full at ``PAGE_PATHS`` paths changed, before ``PAGE_ENTRIES`` entries: a save
+    writes the last page again only while it is not full, so big turns do not make every save
+    read and write a page that grows with them. The same answers as from the log."""
+    monkeypatch.setattr(pages, "PAGE_PATHS", 5)
+    ws = make_repo(tmp_path / "ws")
+    engine = open_engine(ws, retention=BIG)
+    for i in range(7):  # three files a turn: two turns fill a page (6 paths), not three
+        engine.record_batch(
+            [BatchChange(path=str(ws / f"d{i}" / f"{n}.txt"), after=f"turn {i}\n".encode()) for n in range(3)],
+            label=f"big turn {i}",
+        )
+    engine = _saved(ws)
+    index = json.loads((engine.store.path / pages.CACHE_FILE).read_text())
+    assert [(ref["count"], ref["paths"]) for ref in index["pages"]] == [(2, 6), (2, 6), (1, 3)]
+    page_reads.clear()
+    _turn(engine, ws, 7)  # one file: the tail's oldest (3 paths) joins the last page
+    engine.history.save_cache()
+    assert page_reads == [index["pages"][-1]["name"]]  # the last page was not full: read to be written again
+    index = json.loads((engine.store.path / pages.CACHE_FILE).read_text())
+    assert [(ref["count"], ref["paths"]) for ref in index["pages"]] == [(2, 6), (2, 6), (2, 6)]
+    page_reads.clear()
+    _turn(engine, ws, 8)
+    engine.history.save_cache()
+    assert page_reads == []  # full by its paths: kept as it is
+    index = json.loads((engine.store.path / pages.CACHE_FILE).read_text())
+    assert [ref["count"] for ref in index["pages"]] == [2, 2, 2, 1]
+    assert answers(_saved(ws)) == answers(engine) == from_log(ws)
+
+
+def test_a_long_lived_engine_writes_again_only_the_pages_that_change(
+    tmp_path: Path, page_reads: list[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Once a save filled a page, a long-lived engine holds what an engine opening then would
+    (the tail): the next saves write the entries leaving the tail, not every entry it folded
+    since it opened. Until a page is full, it keeps what it wrote there (no page read)."""
+    written: list[int] = []
+    original = pages.write_page
+
+    def write_page(*args: Any) -> pages.PageRef:
+        ref = original(*args)
+        written.append(ref.count)
+        return ref
+
+    monkeypatch.setattr(pages, "write_page", write_page)
+    ws = make_repo(tmp_path / "ws")
+    engine = _opened(ws, long_lived=True)
+    for i in range(11):
+        _turn(engine, ws, i)
+    engine.history.save_cache()
+    assert written == [3, 3, 3] and len(engine.timeline.loaded()) == 2  # 9 paged, 2 in the tail
+    written.clear()
+    page_reads.clear()
+    for i in range(11, 13):
+        _turn(engine, ws, i)
+    engine.history.save_cache()
+    assert written == [2] and len(engine.timeline.loaded()) == 4  # the two leaving the tail: no page full
+    written.clear()
+    _turn(engine, ws, 13)
+    engine.history.save_cache()
+    assert written == [3] and len(engine.timeline.loaded()) == 2 and page_reads == []  # full: the tail only
+    written.clear()
+    _turn(engine, ws, 14)
+    engine.history.save_cache()
+    assert written == [1] and page_reads == []
+    assert answers(engine) == answers(_saved(ws)) == from_log(ws)
 
 
 @pytest.mark.parametrize("damage", ["torn", "other", "missing"])

@@ -369,8 +369,8 @@ def already_reverted(target: FoldedEntry, by: FoldedEntry | None) -> str:
 def operation_label(kind: str, target: FoldedEntry, timeline: Timeline) -> str:
     """'undo turn #4: add login', 'redo turn #4: add login' (for a redo of that undo) …"""
     subject = target
-    if kind == "redo" and target.operation is not None and target.operation.target in timeline.entries:
-        subject = timeline.entries[target.operation.target]
+    if kind == "redo" and target.operation is not None:
+        subject = (timeline.find(target.operation.target) if target.operation.target else None) or target
     what = "turn" if subject.begun.kind == "turn" else subject.begun.kind
     text = f"{kind} {what} #{subject.begun.number}"
     if subject.begun.kind in ("turn", "mark") and subject.begun.label:

@@ -106,15 +106,16 @@ class History:
             self.timeline, self.head, self.sources, self._base = Timeline(), None, {}, None
             self._cache_stamp = self._stamp_of_cache()
 
-    def _start_from(self, data: bytes) -> None:
+    def _start_from(self, data: bytes, lists: dict[str, list[PathChange]] | None = None) -> None:
         """The timeline the cache ``data`` holds: its counts, its tail's entries, its pages left
-        to be read when something needs an older entry (``_older``)."""
+        to be read when something needs an older entry (``_older``). ``lists``: file lists in
+        memory already, by checkpoint (those the cache was written from), not read again."""
         with collector_paused():
             cache = pages.read_index(data)
             timeline = Timeline()
             self.sources = {}
             for cached in cache.tail:
-                timeline.add_folded(self._state_of(cached, "the timeline cache"), cached.positions)
+                timeline.add_folded(self._state_of(cached, "the timeline cache", lists or {}), cached.positions)
         timeline.max_number, timeline.record_count = cache.max_number, cache.record_count
         timeline.entry_count, timeline.turn_count = cache.entry_count, cache.turn_count
         timeline.checkpoint_count, timeline.open_ids = cache.checkpoint_count, list(cache.open_ids)
@@ -125,9 +126,11 @@ class History:
         self.head, self._pages, self._base = cache.head, list(cache.pages), (data, cache.head)
         self.folded = []
 
-    def _state_of(self, cached: pages.CachedEntry, where: str) -> FoldedEntry:
+    def _state_of(
+        self, cached: pages.CachedEntry, where: str, lists: dict[str, list[PathChange]],
+    ) -> FoldedEntry:
         """A cached entry folded again: checked like any record read back, each checkpoint's file
-        list left to be read from the log commit the cache names for it."""
+        list taken from ``lists`` or left to be read from the log commit the cache names for it."""
         if not len(cached.checkpoints) == len(cached.commits) == len(cached.positions):
             raise StoreError(f"{where} does not name a log commit and a place for each checkpoint")
         self.check_record(cached.begun, where)
@@ -135,7 +138,9 @@ class History:
             if cp.entry != cached.begun.entry:
                 raise StoreError(f"{where} holds the checkpoint {cp.id} under another entry")
             self.check_record(cp, where)
-            if not cp.changes:
+            if cp.id in lists:
+                cp.changes = lists[cp.id]  # (a record's file list never changes)
+            elif not cp.changes:
                 cp.defer(partial(self._file_list, commit, cp.id))
             self.sources[cp.id] = commit
         return FoldedEntry(
@@ -158,7 +163,7 @@ class History:
         """A page's entries folded again (their checkpoints' places noted in ``positions``), and
         its per-path index, left to be checked when something asks it (``_touched_of``)."""
         where = f"the timeline page {name}"
-        states = [self._state_of(cached, where) for cached in read.entries]
+        states = [self._state_of(cached, where, {}) for cached in read.entries]
         for cached in read.entries:
             positions.update(zip((cp.id for cp in cached.checkpoints), cached.positions, strict=True))
         return states, (read.touched, [cp.id for state in states for cp in state.checkpoints], where)
@@ -182,25 +187,7 @@ class History:
             log.warning("the timeline cache's pages are not used: %s", exc)
             pages.remove(self.store.path)
             self._pages = []  # (``_base`` stays: ``rebuild`` reads its pages, or the log, again)
-            return self._older_from_log(head, sum(ref.count for ref in refs))
-
-    def _older_from_log(self, head: str, count: int) -> Older:
-        """The oldest ``count`` entries as the log up to ``head`` folds them."""
-        folded = Timeline()
-        sources: dict[str, str] = {}
-        with collector_paused():
-            for oid in self.store.commit_chain(head, None):
-                for record in self._records_of(oid):
-                    self.check_record(record, f"the record {oid}")
-                    folded.apply(record)
-                    if isinstance(record, CheckpointRecorded):
-                        sources[record.id] = oid
-        older = folded.ordered()[:count]
-        for state in older:
-            for cp in state.checkpoints:
-                self.sources[cp.id] = sources[cp.id]
-        ids = [cp.id for state in older for cp in state.checkpoints]
-        return older, {cp: folded.position(cp) for cp in ids}, None
+            return _older_from_log(self, head, sum(ref.count for ref in refs))
 
     def _file_list(self, commit: str, checkpoint: str) -> list[PathChange]:
         """The file list of a checkpoint the cache deferred, read from its log commit and checked
@@ -225,7 +212,15 @@ class History:
     def save_cache(self) -> None:
         """Write the cache (``timeline_cache.py``): the pages of the older entries that changed or
         are new (all of them when the whole timeline is in memory), then the index with the
-        newest entries inline. Each entry's summary is worked out now if it is not known."""
+        newest entries inline. Each entry's summary is worked out now if it is not known.
+
+        Then, once a save filled a page, a long-lived engine's timeline (``save_later``: its
+        saves are the engine's upkeep, between calls) starts again from the cache just written,
+        as an engine opening now would: the tail in memory (with the file lists it held), every
+        page waiting. Kept in memory, what was written to pages is written again at every save
+        (all the engine folded since it opened: 3 s a save after a few dozen big turns, issue
+        18), and its memory grows with it. A short-lived one keeps what it folded (it may go on
+        to need it; its saves can come in the middle of a transaction)."""
         if self.timeline.tentatives or self.head is None:
             return  # the cache holds what the log holds; the next open saves it
         try:  # a file list that cannot be read back (StoreError) leaves the cache as it was
@@ -244,10 +239,14 @@ class History:
             )
             data = index.model_dump_json().encode("utf-8")
             pages.write_index(self.store.path, data, {ref.name for ref in refs})
-            self._pages, self._base, self.folded = kept, (data, self.head), []
-            if not self.timeline.is_whole:  # in memory now: what follows the pages kept as they were
-                self.timeline.take_in(*carried)
-                self._defer_older(self.head, kept)
+            if self.save_later and any(ref.full for ref in refs[len(kept):]):
+                self._start_from(data, {cp.id: cp.changes for state in self.timeline.loaded()[-pages.TAIL_ENTRIES:]
+                                        for cp in state.checkpoints if cp.loaded()})
+            else:
+                self._pages, self._base, self.folded = kept, (data, self.head), []
+                if not self.timeline.is_whole:  # in memory now: what follows the pages kept as they were
+                    self.timeline.take_in(*carried)
+                    self._defer_older(self.head, kept)
             self.uncached = 0
             self._cache_stamp, self._refolded = self._stamp_of_cache(), False
         except (OSError, StoreError, KeyError) as exc:  # (KeyError: a checkpoint whose log commit is not known)
@@ -267,7 +266,7 @@ class History:
         positions: dict[str, int] = {}
         carried_paths: dict[str, Touched] = {}  # (its index, not the carried checkpoints' file lists)
         carried_headers: list[Entry] = []  # (its headers: one built again may need an older page)
-        if kept and kept[-1].count < pages.PAGE_ENTRIES:
+        if kept and not kept[-1].full:
             last = kept.pop()
             self.pages_read += 1
             read = pages.read_page(self.store.path, last, headers=True)
@@ -281,13 +280,14 @@ class History:
         spill = carried + loaded[:cut]
         headers = carried_headers + [timeline.bare_header(state) for state in loaded[:cut]]
         refs = list(kept)
-        for start in range(0, len(spill), pages.PAGE_ENTRIES):
-            chunk = spill[start : start + pages.PAGE_ENTRIES]
+        touched = [{cp.id: list(carried_paths[cp.id] if cp.id in carried_paths else timeline.touched(cp))
+                    for cp in state.checkpoints} for state in spill]
+        for start, end in pages.page_spans([sum(map(len, paths.values())) for paths in touched]):
+            chunk = spill[start:end]
             marks = set().union(*(timeline_marks(state) for state in chunk))
-            kept_paths = {cp.id: list(carried_paths[cp.id] if cp.id in carried_paths else timeline.touched(cp))
-                          for state in chunk for cp in state.checkpoints}
+            kept_paths = {cp_id: paths for each in touched[start:end] for cp_id, paths in each.items()}
             cached = [self._cached(s, positions) for s in chunk]
-            refs.append(pages.write_page(self.store.path, cached, headers[start : start + pages.PAGE_ENTRIES], kept_paths, marks))
+            refs.append(pages.write_page(self.store.path, cached, headers[start:end], kept_paths, marks))
         tail = [self._cached(state, positions) for state in loaded[cut:]]
         ids = [cp.id for state in carried for cp in state.checkpoints]
         return refs, tail, kept, (carried, {cp: positions[cp] for cp in ids}, lambda: carried_paths)
@@ -460,6 +460,26 @@ class History:
         head = self.store.head()
         begins = self._begins()
         return head if not begins else (head or "") + "".join(f"+{begun.entry}" for _name, begun in begins)
+
+
+def _older_from_log(history: History, head: str, count: int) -> Older:
+    """The oldest ``count`` entries as ``history``'s log up to ``head`` folds them (its pages
+    refused: ``History._older``)."""
+    folded = Timeline()
+    sources: dict[str, str] = {}
+    with collector_paused():
+        for oid in history.store.commit_chain(head, None):
+            for record in history._records_of(oid):
+                history.check_record(record, f"the record {oid}")
+                folded.apply(record)
+                if isinstance(record, CheckpointRecorded):
+                    sources[record.id] = oid
+    older = folded.ordered()[:count]
+    for state in older:
+        for cp in state.checkpoints:
+            history.sources[cp.id] = sources[cp.id]
+    ids = [cp.id for state in older for cp in state.checkpoints]
+    return older, {cp: folded.position(cp) for cp in ids}, None
 
 
 def _headers_of(history: History, refs: list[pages.PageRef]) -> list[Entry] | None:

@@ -252,7 +252,7 @@ class Operations(EngineParts):
     ) -> OperationResult:
         number = target.begun.number
         if target.state in ("reverted",):
-            raise NothingToDo(wording.already_reverted(target, self.timeline.entries.get(target.reverted_by or "")))
+            raise NothingToDo(wording.already_reverted(target, self.timeline.find(target.reverted_by or "")))
         if target.state == "not-applied":
             raise NothingToDo(f"turn #{number} was never applied to the workspace")
         checkpoints = [cp for cp in target.checkpoints if target.applied.get(cp.id, True)]
@@ -260,9 +260,9 @@ class Operations(EngineParts):
         previous = {target.begun.entry: target.state if target.state != "open" else "applied"}
         effects = {target.begun.entry: "reverted"}
         if target.operation is not None:
-            for entry_id, old in target.operation.previous.items():
-                if entry_id != target.begun.entry and entry_id in self.timeline.entries:
-                    previous[entry_id] = self.timeline.entries[entry_id].state
+            for entry_id, old in target.operation.previous.items():  # (``find``: no page read for a turn in memory)
+                if (state := self.timeline.find(entry_id) if entry_id != target.begun.entry else None) is not None:
+                    previous[entry_id] = state.state
                     effects[entry_id] = old
         label = wording.operation_label(kind, target, self.timeline)
         narrowed = narrow.Narrowed(steps, effects, previous, label)

@@ -4,8 +4,9 @@
 counts (``Timeline``'s scalars: numbers, records, entries, turns, checkpoints, open turns,
 what retention dropped), the newest entries' folded state inline (the tail, at most
 ``TAIL_ENTRIES``), and the list of pages that hold the older entries in log order. A page
-(``timeline-pages/<sha256>.page``) holds ``PAGE_ENTRIES`` entries' folded state (the last page
-may hold fewer) and is named by the SHA-256 of its bytes: a page is never rewritten, a changed
+(``timeline-pages/<sha256>.page``) holds ``PAGE_ENTRIES`` entries' folded state, or fewer whose
+checkpoints changed ``PAGE_PATHS`` paths between them (the last page may hold fewer still; the
+rule is ``full`` and ``page_spans``) and is named by the SHA-256 of its bytes: a page is never rewritten, a changed
 one is a new file, and a page whose bytes do not hash to its name, or whose entries are not
 the ones the index says (count, first and last numbers), is refused (``PageRefused``).
 
@@ -51,6 +52,11 @@ FORMAT: Final = 8  # bump when the shape changes (and the models' ``format`` wit
 # headers; 6's were plain JSON holding the per-path index in each entry; 5 held every record
 PAGE_SUFFIX = ".page"  # (6's pages ended in ``.json``: the first sweep removes them)
 PAGE_ENTRIES = 200  # entries in a full page
+# Paths changed in a full page (its per-path index: about 1 MB of JSON). A save writes the last
+# page again while it is not full; counted in entries alone, a page of big turns (5,000 files
+# each, and their undos and redos) grew to 70 MB of index and every save after an operation
+# read, decompressed and compressed all of it again: 2.5-4.5 s a save at 130 entries (issue 18).
+PAGE_PATHS = 20_000
 TAIL_ENTRIES = 20  # the newest entries, kept inline in the index (what opening reads)
 
 
@@ -91,6 +97,32 @@ class PageRef(BaseModel):
     last: int
     marks: list[str]
     last_position: int
+    paths: int = 0  # paths its checkpoints changed (0 in a cache written before: judged by its count)
+
+    @property
+    def full(self) -> bool:
+        return full(self.count, self.paths)
+
+
+def full(count: int, paths: int) -> bool:
+    """Whether a page of ``count`` entries whose checkpoints changed ``paths`` paths is full
+    (a save writes it again while it is not)."""
+    return count >= PAGE_ENTRIES or paths >= PAGE_PATHS
+
+
+def page_spans(paths: list[int]) -> list[tuple[int, int]]:
+    """Where entries that changed ``paths`` paths each, in log order, are cut into pages:
+    (start, end) of each, every page but the last ``full``."""
+    spans: list[tuple[int, int]] = []
+    start = total = 0
+    for i, count in enumerate(paths):
+        total += count
+        if full(i + 1 - start, total):
+            spans.append((start, i + 1))
+            start, total = i + 1, 0
+    if start < len(paths):
+        spans.append((start, len(paths)))
+    return spans
 
 
 class Page(BaseModel):
@@ -258,7 +290,8 @@ def write_page(
     if not path.is_file() or path.stat().st_size != len(data):
         atomic.write(path, data)
     return PageRef(name=name, count=len(entries), first=entries[0].begun.number, last=entries[-1].begun.number,
-                   marks=sorted(marks), last_position=max((p for e in entries for p in e.positions), default=-1))
+                   marks=sorted(marks), last_position=max((p for e in entries for p in e.positions), default=-1),
+                   paths=sum(map(len, touched.values())))
 
 
 def write_index(store: Path, data: bytes, named: set[str]) -> None:

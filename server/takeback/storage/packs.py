@@ -187,11 +187,11 @@ def sync_all(pack_dir: Path) -> None:
 
 
 def write_pack(
-    pack_dir: Path, objects: list[tuple[str, str, bytes]], fsync: bool = False, ahead: EntriesAhead | None = None,
+    pack_dir: Path, objects: list[tuple[str, str, bytes]], fsync: bool = False, ahead: dict[str, bytes] | None = None,
 ) -> str:
     """Write ``objects`` (``(kind, hex id, data)``, ids unique) as one pack; answers its name.
-    ``ahead``: entries made for some of them already (``EntriesAhead``)."""
-    made = ahead.made() if ahead is not None else {}
+    ``ahead``: entries made for some of them already (``EntriesAhead.take``)."""
+    made = ahead or {}
     return _write(
         pack_dir, len(objects),
         ((bytes.fromhex(oid), made.get(oid) or pack_entry(kind, data)) for kind, oid, data in objects), fsync,
@@ -223,13 +223,14 @@ class EntriesAhead:
             batch, self._batch = self._batch, []
             self._jobs.append(_worker().submit(_make_entries, batch, self._made))
 
-    def made(self) -> dict[str, bytes]:
-        """The entries made so far, once the batches handed over are done (those still waiting
-        in ``add`` are made by the caller)."""
+    def take(self) -> dict[str, bytes]:
+        """The entries made so far, by object id, once the batches handed over are done (those
+        still waiting in ``add`` are the caller's to make); then nothing is held."""
         for job in self._jobs:
             job.result()
-        self._jobs = []
-        return self._made
+        made = self._made
+        self.clear()
+        return made
 
     def clear(self) -> None:
         self._batch, self._made, self._jobs = [], {}, []

@@ -158,9 +158,8 @@ class Store:
         self._pending: dict[str, tuple[str, bytes]] = {}  # hex id: (kind, data), not yet on disk
         self._ahead = packs.EntriesAhead()  # their pack entries, made beside the caller's work
         self._recent = _RecentBlobs()
-        # The ids the packs hold, read from their indexes on first need: a set lookup, where libgit2 answers
-        # "absent" (every new blob) only after searching every pack and rescanning the pack folder, 30-100 µs
-        # here. Read again when another process changed the packs (not after this one's merge), or after gc.
+        # The ids the packs hold, read from their indexes on first need: libgit2 answers "absent" (every new blob) only
+        # after searching every pack and the pack folder, 30-100 µs. Read again when another process changed the packs.
         self._packed: set[bytes] | None = None
         self._durable = 0  # depth of ``durable()`` blocks: publish with fsync whatever the setting
         self.merge_later = False  # a due merge waits for ``merge_due`` (up to MAX_PACKS_WAITING packs)
@@ -187,8 +186,7 @@ class Store:
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
-        """Hold the store's lock (re-entrant in this process, exclusive across processes;
-        ``lock.py``).
+        """Hold the store's lock (re-entrant in this process, exclusive across processes; ``lock.py``).
 
         When the outermost hold ends, objects still waiting in memory are written, or dropped
         if the block failed (nothing published can name them). While it lasts, the blobs read
@@ -259,22 +257,19 @@ class Store:
 
     def _write_pending(self) -> None:
         objects = [(kind, oid, data) for oid, (kind, data) in self._pending.items()]
-        packs.write_pack(self._pack_dir, objects, self.fsync or self._durable > 0, self._ahead)
+        packs.write_pack(self._pack_dir, objects, self.fsync or self._durable > 0, self._ahead.take())
         if self._packed is not None:
             self._packed.update(bytes.fromhex(oid) for oid in self._pending)
         self._pending.clear()
-        self._ahead.clear()
         if not self.merge_later or len(self._packs()) > MAX_PACKS_WAITING:
             self._merge_small_packs()
 
     def _packs_stamp(self) -> tuple[str, ...]:
-        """The packs there are now, by name. A pack is named by its checksum, so the same names mean the same
-        objects; unlike the folder's time stamp, this cannot miss a change made within one clock tick."""
+        """The packs there are now, by name (by checksum: unlike a time stamp, no change within a tick is missed)."""
         return tuple(self._packs())
 
     def _follow_other_writers(self) -> None:
-        """Open the repository afresh when another process changed the packs since this one
-        last looked: libgit2 keeps trying packs that were merged away, at a cost on every lookup."""
+        """Open the repository afresh when another process changed the packs (libgit2 keeps trying merged ones)."""
         if getattr(self, "_git_dir", None) is None:
             return  # still opening
         if self._packs_stamp() != self._packs_seen:
