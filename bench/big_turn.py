@@ -23,8 +23,9 @@ every path sees the same load, all on the same workspace:
 
   engine         in-process through the Engine API with one long-lived engine, as the language
                  server holds it: its upkeep (a big operation's cache write, pack merges, the
-                 watch) deferred and run after each operation, untimed, as the server runs it
-                 once its answer is out (lsp/folders.py ``upkeep_soon``), and before each of
+                 watch) deferred and run after each operation, as the server runs it once its
+                 answer is out (lsp/folders.py ``upkeep_soon``), timed apart (``upkeep``: after
+                 a round's end, undo and redo, summed: what a next request waits for), and before each of
                  its rounds, when the other paths' rounds have written the store: the server's
                  poller sees another process's records within a second and its upkeep folds
                  them (``Folders.changed``, reason ``external``);
@@ -44,8 +45,8 @@ The floor also has a durable variant (plain writes, then one `syncfs`), printed 
 The goals (issue 18), judged on the engine and cli-resident paths against the baselines pooled
 over every path's rounds (the same work at the same moments): undo and redo <= 1.3x the floor,
 and faster than the peers' reset --hard; begin + end <= the peers' add -A + commit; no
-operation grows with the rounds (the history's length): the last round's / the first round's
-< 1.5. Medians of the rounds, p10-p90 and every sample in --json; load average and run.py's
+operation, nor the engine's upkeep after them, grows with the rounds (the history's length):
+the last round's / the first round's < 1.5. Medians of the rounds, p10-p90 and every sample in --json; load average and run.py's
 speed probe before and after. Exit 0 unless it crashed.
 """
 
@@ -71,7 +72,7 @@ RATIO_FLOOR = 1.3
 GROWTH = 1.5
 PATHS = ("engine", "cli-resident", "cli-inprocess")
 JUDGED = ("engine", "cli-resident")
-OPS = ("end", "peer_add", "undo", "floor", "redo", "peer_undo", "peer_redo", "floor_sync")
+OPS = ("end", "peer_add", "undo", "floor", "redo", "peer_undo", "peer_redo", "floor_sync", "upkeep")
 
 
 def changed_paths(ws: Path, changed: int) -> list[Path]:
@@ -186,10 +187,10 @@ class Takeback:
     def redo(self) -> None:
         self.operate("redo")
 
-    def upkeep(self) -> None:
-        """What the language server runs after an answer (untimed; the resident runs its own)."""
-        if not self.cli:
-            self.engine.upkeep()
+    def upkeep(self) -> float:
+        """What the language server runs after an answer (timed apart, in ms: the next request
+        waits for it; the resident runs its own, not seen here)."""
+        return 0.0 if self.cli else timed(self.engine.upkeep)
 
     def close(self) -> None:
         if not self.cli:
@@ -221,18 +222,20 @@ def one_round(tb: Takeback, peer: Peer, paths: list[Path], tag: int, samples: di
     end_ms = 0.0
     end()
     samples["end"].append(end_ms)
-    tb.upkeep()
+    upkeep = tb.upkeep()
     samples["peer_add"].append(timed(lambda: peer.record(tag)))
     turn_commit = peer.head()
     samples["undo"].append(timed(tb.undo))
-    tb.upkeep()
+    upkeep += tb.upkeep()
     check(before, "undo")
     samples["floor"].append(timed(lambda: plain_write(after)))
     samples["floor"].append(timed(lambda: plain_write(before)))
     samples["floor_sync"].append(timed(lambda: (plain_write(after), syncfs(tb.ws))))
     plain_write(before)
     samples["redo"].append(timed(tb.redo))
-    tb.upkeep()
+    upkeep += tb.upkeep()
+    if not tb.cli:
+        samples["upkeep"].append(upkeep)
     check(after, "redo")
     samples["peer_undo"].append(timed(lambda: peer.reset(base_commit)))
     check(before, "peer undo")
@@ -312,8 +315,8 @@ def verdicts(results: dict) -> list[tuple[str, str, bool]]:
         m = r["end"]["median"]
         rows.append((f"{path}: begin+end <= the peers' add -A + commit", f"{m:.0f} vs {base['peer_add']['median']:.0f} ms",
                      m <= base["peer_add"]["median"]))
-        for op in ("end", "undo", "redo"):
-            s = r[op]["samples"]
+        for op in ("end", "undo", "redo", "upkeep"):
+            s = r[op]["samples"] if op in r else []
             if len(s) >= 2:
                 g = s[-1] / s[0]
                 rows.append((f"{path}: {op} flat over the rounds (last / first < {GROWTH})", f"{g:.2f}", g < GROWTH))
@@ -332,7 +335,7 @@ def report(results: dict, meta: dict) -> str:
         "|---|" + "---:|" * (len(OPS) + 1),
     ]
     for path, r in results.items():
-        cells = [f"{r[op]['median']:.0f} ({r[op]['p10']:.0f} - {r[op]['p90']:.0f})" for op in OPS]
+        cells = [f"{r[op]['median']:.0f} ({r[op]['p10']:.0f} - {r[op]['p90']:.0f})" if op in r else "-" for op in OPS]
         cells.append(f"{r['open']['median']:.0f}" if "open" in r else "-")
         lines.append(f"| {path} | " + " | ".join(cells) + " |")
     base = pooled(results)
