@@ -12,6 +12,7 @@ import pytest
 from helpers import make_repo
 from takeback.engine.engine import Engine
 from takeback.storage import checked, packs, repair
+from takeback.storage import store as store_module
 from takeback.storage.store import Store
 
 from .test_timeline_cache import _big_turn  # (engine, ws, count, tag): a turn recorded, then its files written
@@ -155,3 +156,38 @@ def test_a_pack_added_or_resized_is_not_vouched_for(tmp_path: Path, reads: list[
     assert not checked.vouches(path, chain[-1], lambda: {**sizes, "pack-" + "0" * 40: [32, 1100]})
     assert not checked.vouches(path, chain[0], lambda: sizes)
     assert not checked.vouches(path, chain[-1], lambda: None)
+
+
+def test_a_store_kept_open_checks_again_only_what_another_process_wrote(tmp_path: Path, reads: list[str]) -> None:
+    """A long-lived process (the resident, the language server: ``check_again`` before each
+    command) does not read again, nor stamp, a head it published itself: no power cut can have
+    torn it while the process lives. A head another process published, or a ref moved under it,
+    it checks as an open would, and repairs."""
+    ws = make_repo(tmp_path / "ws")
+    engine = Engine(ws, long_lived=True)
+    _big_turn(engine, ws, BIG, "one")
+    path = engine.store.path
+    (path / checked.FILE).unlink(missing_ok=True)
+    reads.clear()
+    assert not store_module.check_again(engine.store, ws)
+    assert reads == [] and not (path / checked.FILE).exists(), "its own head was read again"
+    other = Engine(ws)  # another process's engine: its store's writes are not this one's
+    _big_turn(other, ws, BIG, "two")
+    first, second = other.store.commit_chain(other.store.head() or "")
+    other.close()
+    reads.clear()
+    assert not store_module.check_again(engine.store, ws)
+    assert reads.count("tree") == 1 and engine.store.head() == second, "another process's head was trusted"
+    reads.clear()
+    assert not store_module.check_again(engine.store, ws)
+    assert reads == []  # checked once: vouched for until the packs or the ref change
+    (path / "objects.git" / "refs" / "takeback" / "oplog").write_text(first + "\n")  # moved under it, no pack added
+    reads.clear()
+    assert not store_module.check_again(engine.store, ws)
+    assert reads.count("tree") == 1 and engine.store.head() == first
+    for idx in _packs_holding(path, first):  # the head's pack lost under the open store
+        idx.unlink()
+        idx.with_suffix(".pack").unlink()
+    assert store_module.check_again(engine.store, ws), "a head whose pack is gone was not repaired"
+    assert engine.store.head() != first
+    engine.close()

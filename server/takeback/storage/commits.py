@@ -1,16 +1,41 @@
-"""Reading the store's raw git commits and trees: their header lines, parent, message, entries.
+"""The store's raw git commits and trees: their bytes made, and read back (header lines, parent,
+message, entries).
 
-The store writes its commits and flat trees itself (``store.py``) and reads them back here,
-without libgit2's object classes: a raw object's bytes are all these need.
+The store writes its commits and flat trees itself (``store.py``) with the bytes made here, and
+reads them back here, without libgit2's object classes: a raw object's bytes are all these need.
 """
 
 from __future__ import annotations
 
 import re
+import time
 
 from ..errors import StoreError
 
+_SIGNATURE = "takeback <takeback@localhost>"
+
 _TREE_ENTRY = re.compile(rb"([^ \x00]*) ([^\x00]*)\x00(.{20})", re.DOTALL)  # mode, name, raw id
+
+
+def flat_tree(entries: list[tuple[str, str]]) -> bytes:
+    """A raw git tree of regular files (name, blob id), sorted as git sorts them."""
+    entries = sorted(entries, key=lambda e: e[0].encode())
+    return b"".join(b"100644 %s\x00%s" % (name.encode(), bytes.fromhex(oid)) for name, oid in entries)
+
+
+def commit_bytes(tree: str, parent: str | None, message: str, author: bytes | None = None) -> bytes:
+    """A raw git commit of ``tree`` on ``parent``; ``author`` (also its committer) is Takeback
+    now, in the local time zone, unless given (a copy keeps the original's)."""
+    if author is None:
+        offset = -time.timezone if not time.localtime().tm_isdst else -time.altzone
+        sign = "+" if offset >= 0 else "-"
+        stamp = f"{int(time.time())} {sign}{abs(offset) // 3600:02d}{abs(offset) % 3600 // 60:02d}"
+        author = f"{_SIGNATURE} {stamp}".encode()
+    lines = [b"tree " + tree.encode()]
+    if parent:
+        lines.append(b"parent " + parent.encode())
+    lines += [b"author " + author, b"committer " + author, b"", message.encode()]
+    return b"\n".join(lines)
 
 
 def parse_tree(data: bytes) -> dict[str, str]:

@@ -32,7 +32,6 @@ import hmac
 import json
 import os
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
@@ -47,8 +46,6 @@ from .lock import StoreLock
 
 OPLOG_REF = "refs/takeback/oplog"
 
-_SIGNATURE_NAME = "takeback"
-_SIGNATURE_MAIL = "takeback@localhost"
 _MANY_OBJECTS = 256  # from this many, checking objects against the pack indexes read whole beats libgit2 one by one
 _fsync_setting: bool | None = None
 
@@ -163,6 +160,9 @@ class Store:
         self._packed: set[bytes] | None = None
         self._durable = 0  # depth of ``durable()`` blocks: publish with fsync whatever the setting
         self.merge_later = False  # a due merge waits for ``merge_due`` (up to MAX_PACKS_WAITING packs)
+        # A log head known whole as ``repair`` checks it while no other process changed the packs: checked, or published
+        # here (``append``). No power cut tore it while this process lives: ``check_again`` reads only what others wrote.
+        self._vouched: str | None = None
         _set_fsync(fsync)
         aside = repair.Quarantine(path)
         try:
@@ -238,7 +238,10 @@ class Store:
             if repair.set_aside_torn(aside, self._pack_dir, self._ref_file, deep):
                 self._reopen()
             head = self.head()
+            if not (deep or aside) and head is not None and head == self._vouched:
+                return False  # checked or written by this very process, which no power cut stopped since
             if not (deep or aside) and head is not None and checked.vouches(self.path, head, partial(_pack_sizes, self)):
+                self._vouched = head
                 return False  # checked before against these very packs, flushed since
             walk = repair.LogWalk(lambda oid: self._read(oid)[1], partial(all_stored, self), partial(_commits, self))
             if head is not None and not deep and not walk.readable(head, whole=False):
@@ -248,11 +251,13 @@ class Store:
                     self._reopen()
             _stamp_checked(self, head, walk.objects(head) if head is not None and not (deep or aside) else [])
             aside.save()
+            self._vouched = None if aside else head
         return bool(aside)
 
     def _reopen(self) -> None:  # the packs changed: open afresh, forget what was known of them
         self.repo = _open_bare(self._git_dir)
         self._packed = None
+        self._vouched = None
         self._packs_seen = self._packs_stamp()
 
     def _write_pending(self) -> None:
@@ -398,21 +403,10 @@ class Store:
             if not self._exists(oid):
                 raise StoreError(f"a record names content {oid} that the store does not hold")
             entries.append((oid, oid))
-        entries.sort(key=lambda e: e[0].encode())
-        data = b"".join(b"100644 %s\x00%s" % (name.encode(), bytes.fromhex(oid)) for name, oid in entries)
-        return self._add("tree", data, new=True)
+        return self._add("tree", commits.flat_tree(entries), new=True)
 
     def _commit(self, tree: str, parent: str | None, message: str, author: bytes | None = None) -> str:
-        if author is None:
-            offset = -time.timezone if not time.localtime().tm_isdst else -time.altzone
-            sign = "+" if offset >= 0 else "-"
-            stamp = f"{int(time.time())} {sign}{abs(offset) // 3600:02d}{abs(offset) % 3600 // 60:02d}"
-            author = f"{_SIGNATURE_NAME} <{_SIGNATURE_MAIL}> {stamp}".encode()
-        lines = [b"tree " + tree.encode()]
-        if parent:
-            lines.append(b"parent " + parent.encode())
-        lines += [b"author " + author, b"committer " + author, b"", message.encode()]
-        return self._add("commit", b"\n".join(lines), new=True)
+        return self._add("commit", commits.commit_bytes(tree, parent, message, author), new=True)
 
     def _set_ref(self, new: str) -> None:
         """Point the log ref at ``new`` (``refs.move``; callers compared it with what they built
@@ -435,6 +429,7 @@ class Store:
             tip = self.stack(meta, parent, message, blobs)
             self.flush()
             self._set_ref(tip)
+            self._vouched = tip  # built here on blobs found stored, its objects written by this process
             repair.note_published(self.path, tip, message)
             return tip
 
@@ -464,6 +459,7 @@ class Store:
                 raise StoreError("the operation log moved during garbage collection")
             self.flush()
             self._set_ref(new)
+            self._vouched = None  # a chain of copies: the next check reads it
             repair.note_published(self.path, new, "the log as retention rewrote it")
 
     def stack(self, meta: bytes, parent: str | None, message: str, blobs: Iterable[str] = ()) -> str:
