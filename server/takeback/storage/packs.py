@@ -18,6 +18,7 @@ import hashlib
 import mmap
 import os
 import struct
+import threading
 import zlib
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -242,14 +243,16 @@ def _make_entries(batch: list[tuple[str, str, bytes]], into: dict[str, bytes]) -
 
 
 _pool: ThreadPoolExecutor | None = None
+_pool_made = threading.Lock()  # two stores' first big calls at once (the language server's folders) make one
 
 
 def _worker() -> ThreadPoolExecutor:
     """One thread for the whole process, made when a call first stores a batch of objects."""
     global _pool
-    if _pool is None:
-        _pool = ThreadPoolExecutor(1, thread_name_prefix="takeback-deflate")
-    return _pool
+    with _pool_made:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(1, thread_name_prefix="takeback-deflate")
+        return _pool
 
 
 def index_ids(idx_path: Path) -> list[bytes]:
