@@ -27,6 +27,7 @@ from takeback.core.models import BatchChange
 from takeback.engine.engine import Engine
 from takeback.resident import server, wire
 from takeback.scanning import listing
+from takeback.storage import packs
 from takeback.storage import store as store_module
 
 from .support import open_engine
@@ -83,6 +84,49 @@ def test_the_resident_merges_after_the_answer_is_out(tmp_path: Path, monkeypatch
         assert theirs.recv(100)  # the answer came, and the connection was closed before the merge
     assert order == ["answer", "merge, closed: True"]
     assert _packs(engine) <= store_module.MAX_PACKS
+    held.close()
+
+
+def test_a_hook_that_comes_while_the_upkeep_merges_is_answered_beside_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The merge copies without the workspace's lock or the store's (``store.merge_due``): a
+    large store's copy took seconds, and every hook waited for it."""
+    ws = make_repo(tmp_path / "ws")
+    resident = server.Resident(str(tmp_path / "run"), "print", 60.0)
+    held = resident._held_for(str(ws))
+    held.recording = True
+    engine = held.engine_now()
+    _record(engine, store_module.MAX_PACKS + 3)
+    copying, go = threading.Event(), threading.Event()
+    stage = packs.stage_entries
+
+    def paused(pack_dir: Path, entries: dict, prefix: str) -> packs.StagedPack:
+        staged = stage(pack_dir, entries, prefix)
+        if prefix == packs.MERGING:
+            copying.set()
+            go.wait(30)
+        return staged
+
+    monkeypatch.setattr(packs, "stage_entries", paused)
+    mine, theirs = socket.socketpair()
+    payload = {"session_id": "sess", "cwd": str(ws), "hook_event_name": "UserPromptSubmit", "prompt": "go on"}
+    request = [b"hook", b"print", b"claude", b"UserPromptSubmit", str(ws).encode(), wire.environment({"CLAUDECODE": "1"}),
+               json.dumps(payload).encode()]
+    with theirs:
+        theirs.sendall(wire.pack(request))
+        theirs.shutdown(socket.SHUT_WR)
+        resident.active += 1
+        first = threading.Thread(target=resident._serve_one, args=(mine,))
+        first.start()
+        assert theirs.recv(100) and copying.wait(30)  # answered; its upkeep's merge is copying
+    answered = threading.Event()
+    second = threading.Thread(target=lambda: (_hook(resident, ws, "Stop"), answered.set()))
+    second.start()
+    assert answered.wait(30), "a hook waited for the merge's copy"
+    go.set()
+    first.join(30)
+    second.join(30)
+    assert _packs(engine) <= store_module.MAX_PACKS
+    assert [e.label for e in engine.entries()][:1] == ["go on"]
     held.close()
 
 

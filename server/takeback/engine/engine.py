@@ -216,12 +216,13 @@ class Engine(Turns, Batches, Reading, Operations, Steps, Unsaved, Marks):
         self.history.save_later = True
         self._scan_cache.defer_watch = True
 
-    def upkeep(self) -> None:
+    def upkeep(self, merge: bool = True) -> None:
         """The work ``defer_upkeep`` left: fold what other processes published since (the
         transaction's refresh: the next request does not pay for it); write the timeline cache if
         a big operation, or that fold, left it due; merge the store's small packs if a merge is
-        due; set up the work tree's watch with a first listing if it is not yet, or bring that
-        listing up to date with the files touched since (``GitScanner.warm``)."""
+        due (unless ``merge`` is False: the caller runs ``merge_packs`` where it holds nothing
+        a request waits for); set up the work tree's watch with a first listing if it is not
+        yet, or bring that listing up to date with the files touched since (``GitScanner.warm``)."""
         # a transaction only when there is something to fold or to save: the resident runs this
         # after every hook's answer, and its own records are folded already (the ref is a hint;
         # the transaction's refresh reads the log under the lock)
@@ -231,7 +232,8 @@ class Engine(Turns, Batches, Reading, Operations, Steps, Unsaved, Marks):
                     log.info("%s: folded %d log commit(s) another process published", self.workspace.root, self.history.replayed)
                 if self.history.save_due:
                     self.history.save_cache()
-        store_module.merge_due(self.store)
+        if merge:
+            self.merge_packs()
         # the watch set up, or the listing it keeps brought up to date, but never while a step is
         # open: its end tells by the watch alone whether the tool touched other files than it named
         # (``Steps._as_seen_on_disk``), which a listing made meanwhile would stop it from telling.
@@ -246,6 +248,11 @@ class Engine(Turns, Batches, Reading, Operations, Steps, Unsaved, Marks):
                     scanner.warm()
                 else:
                     cache.stop_watching()  # a walked folder: its scanner keeps a stat cache instead
+
+    def merge_packs(self) -> bool:
+        """Merge the store's small packs if a merge is due, copying without the store's lock
+        (``store.merge_due``); answers whether it merged."""
+        return store_module.merge_due(self.store)
 
     @property
     def ready(self) -> bool:

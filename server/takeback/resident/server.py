@@ -443,13 +443,17 @@ class Resident:
     def _upkeep(self) -> None:
         """The engines' deferred work (pack merges, the work tree's watch), after an answer, one
         workspace at a time; none for an engine only the command line read with (it writes
-        nothing, and a watch is worth its memory only for hooks)."""
+        nothing, and a watch is worth its memory only for hooks). A merge runs without the
+        workspace's lock: a request that comes meanwhile is served beside it."""
         with self._state:
             held = list(self._held.values())
         for one in held:
             with one.lock:
-                if one.engine is not None and one.recording:
-                    one.engine.upkeep()
+                engine = one.engine if one.recording else None
+                if engine is not None:
+                    engine.upkeep(merge=False)
+            if engine is not None:
+                engine.merge_packs()  # the workspace's next request need not wait for the copy (``store.merge_due``)
 
     def _warm_in_background(self, folders: list[str]) -> threading.Thread | None:
         """Make the workspaces of ``folders`` ready (``warm_up``) on a thread (answered; None

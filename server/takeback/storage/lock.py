@@ -6,6 +6,10 @@ up to ``timeout`` seconds, then ``Busy``. ``locked`` holds both, nested holds co
 ``released`` lets both go for a while from inside a hold (an editor's answer can take minutes)
 and takes them again at the same depth. ``after_acquire`` runs each time the file lock is taken
 anew: the store uses it to notice what other processes changed meanwhile.
+
+``merging`` is the other lock: held by a merge of packs while it copies them without the store's
+lock (``store.merge_due``), so one merge runs at a time and a check for leftovers
+(``repair.torn_packs``) tells a merge at work from one a crash stopped (``merging_elsewhere``).
 """
 
 from __future__ import annotations
@@ -97,3 +101,26 @@ def flock_within(fd: int, seconds: float) -> bool:
                 return False
             time.sleep(delay)
             delay = min(delay * 2, 0.05)
+
+
+@contextlib.contextmanager
+def merging(file: Path) -> Iterator[bool]:
+    """Hold the merge lock ``file`` if no one holds it (never waits); answers whether it is held
+    here. Released by the kernel if the process dies."""
+    fd = os.open(file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)  # (the lock goes with the descriptor)
+
+
+def merging_elsewhere(file: Path) -> bool:
+    """Whether a merge holds the merge lock ``file`` now (in this process too: the lock belongs
+    to an open descriptor, not to the process)."""
+    with merging(file) as alone:
+        return not alone

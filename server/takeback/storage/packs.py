@@ -76,28 +76,17 @@ def _entry_header(type_number: int, size: int) -> bytes:
     return bytes(out)
 
 
-def _temporary(path: Path) -> Path:
-    return path.with_name(f"tmp_{path.name}_{os.getpid()}_{os.urandom(4).hex()}")
+TEMPORARY = "tmp_"  # a file being written, renamed into place once whole (a leftover after a crash: ``repair.py``)
+MERGING = "merging_"  # the same, of a merge that copies without the store's lock (``store.merge_due``)
+
+
+def _temporary(path: Path, prefix: str = TEMPORARY) -> Path:
+    return path.with_name(f"{prefix}{path.name}_{os.getpid()}_{os.urandom(4).hex()}")
 
 
 def _create(path: Path, buffering: int = -1) -> BinaryIO:
     """A new file, read-only from the start as git keeps pack files (no chmod afterwards)."""
     return open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444), "wb", buffering=buffering)
-
-
-def _put(path: Path, data: bytes, fsync: bool) -> None:
-    """Write ``data`` to ``path`` through a temporary file renamed into place."""
-    tmp = _temporary(path)
-    try:
-        with _create(tmp) as handle:
-            handle.write(data)
-            if fsync:
-                handle.flush()
-                os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def _index_bytes(entries: list[PackEntry], pack_checksum: bytes) -> bytes:
@@ -133,11 +122,29 @@ def _index_bytes(entries: list[PackEntry], pack_checksum: bytes) -> bytes:
     return body + hashlib.sha1(body, usedforsecurity=False).digest()
 
 
+@dataclass
+class StagedPack:
+    """A pack and its index written whole under temporary names (``stage``): not seen by any
+    reader until ``place`` renames them into place."""
+
+    name: str
+    pack: Path
+    index: Path
+
+
 def _write(pack_dir: Path, count: int, chunks: Iterable[tuple[bytes, bytes | memoryview]], fsync: bool) -> str:
+    """Write a pack from ready-made entries (``(oid, entry bytes)``); answers the pack's name."""
+    return place(pack_dir, stage(pack_dir, count, chunks, fsync), fsync)
+
+
+def stage(
+    pack_dir: Path, count: int, chunks: Iterable[tuple[bytes, bytes | memoryview]], fsync: bool, prefix: str = TEMPORARY,
+) -> StagedPack:
     """Write a pack from ready-made entries (``(oid, entry bytes)``), streamed to a temporary
-    file (a merge of large packs never holds them in memory); answers the pack's name."""
+    file (a merge of large packs never holds them in memory), and its index, both under
+    temporary names starting with ``prefix`` (flushed with ``fsync``)."""
     pack_dir.mkdir(parents=True, exist_ok=True)
-    tmp = _temporary(pack_dir / "pack.pack")
+    tmp = _temporary(pack_dir / "pack.pack", prefix)
     digest = hashlib.sha1(usedforsecurity=False)
     entries: list[PackEntry] = []
     try:
@@ -156,20 +163,45 @@ def _write(pack_dir: Path, count: int, chunks: Iterable[tuple[bytes, bytes | mem
             if fsync:
                 handle.flush()
                 os.fsync(handle.fileno())
-        name = f"pack-{checksum.hex()}"
-        os.replace(tmp, pack_dir / f"{name}.pack")
+        index = _temporary(pack_dir / "pack.idx", prefix)
+        try:
+            with _create(index) as handle:
+                handle.write(_index_bytes(entries, checksum))
+                if fsync:
+                    handle.flush()
+                    os.fsync(handle.fileno())
+        except BaseException:
+            index.unlink(missing_ok=True)
+            raise
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    return StagedPack(f"pack-{checksum.hex()}", tmp, index)
+
+
+def place(pack_dir: Path, staged: StagedPack, fsync: bool) -> str:
+    """Rename a staged pack, then its index, into place (the index makes it visible); answers
+    its name. A failure leaves neither the staged files nor a pack without its index."""
+    name = staged.name
     try:
-        _put(pack_dir / f"{name}.idx", _index_bytes(entries, checksum), fsync)
-    except BaseException:  # a pack without its index is invisible: remove it rather than leave it
-        if not (pack_dir / f"{name}.idx").exists():  # (the same pack, already whole, stays)
-            (pack_dir / f"{name}.pack").unlink(missing_ok=True)
-        raise
+        os.replace(staged.pack, pack_dir / f"{name}.pack")
+        try:
+            os.replace(staged.index, pack_dir / f"{name}.idx")
+        except BaseException:  # a pack without its index is invisible: remove it rather than leave it
+            if not (pack_dir / f"{name}.idx").exists():  # (the same pack, already whole, stays)
+                (pack_dir / f"{name}.pack").unlink(missing_ok=True)
+            raise
+    finally:
+        discard(staged)
     if fsync:
         atomic.sync_dir(pack_dir)
     return name
+
+
+def discard(staged: StagedPack) -> None:
+    """Remove what is left of a staged pack (nothing once placed)."""
+    staged.pack.unlink(missing_ok=True)
+    staged.index.unlink(missing_ok=True)
 
 
 def sync_all(pack_dir: Path) -> None:
@@ -417,3 +449,8 @@ def commit_ids(pack_dir: Path, name: str) -> list[str]:
 def write_entries(pack_dir: Path, entries: dict[bytes, bytes | memoryview], fsync: bool = False) -> str:
     """Write ready-made entries (binary id: entry bytes) as one pack; answers its name."""
     return _write(pack_dir, len(entries), entries.items(), fsync)
+
+
+def stage_entries(pack_dir: Path, entries: dict[bytes, bytes | memoryview], prefix: str) -> StagedPack:
+    """Ready-made entries written as one pack under temporary names, flushed, not yet in place."""
+    return stage(pack_dir, len(entries), entries.items(), True, prefix)

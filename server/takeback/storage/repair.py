@@ -102,18 +102,21 @@ def reports(store: Path) -> list[dict]:
     return found
 
 
-def torn_packs(pack_dir: Path, deep: bool) -> list[tuple[list[Path], str]]:
+def torn_packs(pack_dir: Path, deep: bool, merging: Callable[[], bool] = lambda: False) -> list[tuple[list[Path], str]]:
     """The files of the pack folder a crash or power cut left torn, each group with its problem:
     temporary files whose rename did not happen, packs without an index (or the reverse), and
-    packs whose index or ends do not hold together (``packs.problem``)."""
+    packs whose index or ends do not hold together (``packs.problem``). A merge's files
+    (``packs.MERGING``) are written without the store's lock: leftovers only when no merge is at
+    work (``merging()``, asked once, only when there are such files)."""
     try:
         names = sorted(os.listdir(pack_dir))
     except FileNotFoundError:
         return []
     found: list[tuple[list[Path], str]] = []
     stems = {n.rsplit(".", 1)[0] for n in names if n.startswith("pack-")}
+    merge_at_work = any(n.startswith(packs.MERGING) for n in names) and merging()
     for name in names:
-        if name.startswith("tmp_"):
+        if name.startswith(packs.TEMPORARY) or (name.startswith(packs.MERGING) and not merge_at_work):
             found.append(([pack_dir / name], "a temporary file a writer left: its rename into place did not happen"))
     for stem in sorted(stems):
         files = [pack_dir / n for n in names if n.rsplit(".", 1)[0] == stem]
@@ -245,10 +248,12 @@ def leftovers(store: Path) -> list[tuple[list[Path], str]]:
     return found
 
 
-def set_aside_torn(aside: Quarantine, pack_dir: Path, ref_file: Path, deep: bool) -> bool:
+def set_aside_torn(
+    aside: Quarantine, pack_dir: Path, ref_file: Path, deep: bool, merging: Callable[[], bool] = lambda: False,
+) -> bool:
     """Set aside every torn file of the pack folder, the store's leftovers and the ref's
     (``torn_packs``, ``leftovers``, ``refs.problems``); answers whether one was."""
-    found = [*torn_packs(pack_dir, deep), *leftovers(aside.store), *(([f], why) for f, why in refs.problems(ref_file))]
+    found = [*torn_packs(pack_dir, deep, merging), *leftovers(aside.store), *(([f], why) for f, why in refs.problems(ref_file))]
     for files, problem in found:
         for file in files:
             aside.set_aside(file, problem)

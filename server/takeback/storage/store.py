@@ -33,7 +33,7 @@ import json
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -42,7 +42,7 @@ import pygit2
 
 from ..errors import StoreError
 from . import atomic, checked, commits, packs, refs, repair
-from .lock import StoreLock
+from .lock import StoreLock, merging, merging_elsewhere
 
 OPLOG_REF = "refs/takeback/oplog"
 
@@ -235,7 +235,7 @@ class Store:
         answers whether anything was repaired. ``deep`` (a read failed) reads every pack and the whole chain."""
         aside = found or repair.Quarantine(self.path)
         with self.locked():
-            if repair.set_aside_torn(aside, self._pack_dir, self._ref_file, deep):
+            if repair.set_aside_torn(aside, self._pack_dir, self._ref_file, deep, partial(merging_elsewhere, self.path / MERGE_LOCK)):
                 self._reopen()
             head = self.head()
             if not (deep or aside) and head is not None and head == self._vouched:
@@ -489,17 +489,10 @@ class Store:
         return _pack_names(self._pack_dir)
 
     def _merge_small_packs(self) -> None:
-        """Merge packs once there are more than ``MAX_PACKS`` (``_packs_to_merge``)."""
-        merge = _packs_to_merge(self._pack_dir, self._packs())
-        if not merge:
-            return
-        entries = packs.collect_entries(self._pack_dir, merge, None, self._read)
-        # Synced whatever the setting: the packs it replaces, old entries among them, are
-        # removed next, and a power cut must not take the merged copy with them.
-        merged = packs.write_entries(self._pack_dir, entries, fsync=True)
-        _remove_packs(self._pack_dir, (n for n in merge if n != merged))
-        self.repo = _open_bare(self._git_dir)  # forget the packs just removed
-        self._packs_seen = self._packs_stamp()  # its own change (same objects): ``_packed`` holds, no index is read again
+        """Merge packs once there are more than ``MAX_PACKS`` (``_packs_to_merge``), holding the lock."""
+        if merge := _packs_to_merge(self._pack_dir, self._packs()):
+            _put_merged(self, merge, packs.stage_entries(self._pack_dir, packs.collect_entries(
+                self._pack_dir, merge, None, self._read), packs.TEMPORARY))
 
     def reachable(self, extra: set[str] | None = None) -> set[str]:
         """Every object id reachable from the log head, plus ``extra`` blob ids."""
@@ -547,6 +540,7 @@ class Store:
 
 MAX_PACKS = 8  # a lookup of an absent object costs ~20 µs plus ~2 µs per pack (libgit2 1.9)
 MAX_PACKS_WAITING = 4 * MAX_PACKS  # packs a ``merge_later`` store lets wait for its upkeep
+MERGE_LOCK = "merge.lock"  # held by a merge copying without the store's lock (``merge_due``)
 
 
 def _open_bare(git_dir: Path) -> pygit2.Repository:
@@ -696,13 +690,54 @@ def check_again(store: Store, workspace: Path) -> bool:
 
 def merge_due(store: Store) -> bool:
     """Merge ``store``'s small packs if a merge is due (``Store.merge_later``: the upkeep a
-    process that answers first does after its answer), under the store's lock. Cheap when none
-    is due: one listing of the pack folder. Answers whether it merged."""
+    process that answers first does after its answer). Cheap when none is due: one listing of
+    the pack folder. Answers whether it merged.
+
+    The copy is made without the store's lock: packs never change once in place, so the ones
+    chosen (under the lock) are read, and the merged pack written and flushed under temporary
+    names (``packs.MERGING``), while hooks and commands of every process go on; the lock is
+    taken again only to put it in their place (``_put_merged``). Geometric merging copies
+    the largest pack now and then (a store of 600 MB: 5 s), which held every hook that long.
+    One merge at a time (``lock.merging``: a merge already at work elsewhere is left to it);
+    a pack that went away meanwhile (another process's gc) drops the copy."""
     if len(store._packs()) <= MAX_PACKS:
         return False
-    with store.locked():
-        store._merge_small_packs()
+    with merging(store.path / MERGE_LOCK) as alone:
+        if not alone:
+            return False
+        with store.locked():
+            merge = _packs_to_merge(store._pack_dir, store._packs())
+        if not merge:
+            return False
+        read = _open_bare(store._git_dir).odb.read  # a handle of its own: the store's may be reopened meanwhile
+        try:
+            entries = packs.collect_entries(store._pack_dir, merge, None, lambda oid: _raw(read, oid))
+            staged = packs.stage_entries(store._pack_dir, entries, packs.MERGING)
+        except (OSError, ValueError, KeyError, pygit2.GitError):
+            return False  # a pack went away meanwhile (merged or collected by another process)
+        try:
+            with store.locked():
+                _put_merged(store, merge, staged)
+        finally:
+            packs.discard(staged)  # (nothing left once placed)
     return True
+
+
+def _put_merged(store: Store, merged: list[str], staged: packs.StagedPack) -> None:
+    """Put the pack a merge staged (flushed whatever the setting: a power cut must not take it
+    with the packs it replaces) in the place of the packs it ``merged``, under the store's lock;
+    if one went (merged or collected by another process meanwhile), the copy goes instead."""
+    if not set(merged) <= set(store._packs()):
+        return packs.discard(staged)
+    name = packs.place(store._pack_dir, staged, fsync=True)
+    _remove_packs(store._pack_dir, (n for n in merged if n != name))
+    store.repo = _open_bare(store._git_dir)  # forget the packs just removed
+    store._packs_seen = store._packs_stamp()  # its own change (same objects): ``_packed`` holds, no index is read again
+
+
+def _raw(read: Callable[[str], tuple], oid: str) -> tuple[str, bytes]:
+    kind, data = read(oid)[:2]
+    return packs.TYPE_NAMES[int(kind)], data
 
 
 def _pack_names(pack_dir: Path) -> list[str]:
