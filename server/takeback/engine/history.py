@@ -195,7 +195,7 @@ class History:
         reads the log) and the store refused for this call."""
         try:
             if self._last_meta is None or self._last_meta[0] != commit:
-                self._last_meta = (commit, self._records_of(commit))
+                self._last_meta = (commit, _records_of(self.store, commit))
             for record in self._last_meta[1]:
                 if isinstance(record, CheckpointRecorded) and record.id == checkpoint:
                     self.check_record(record, f"the record {commit}")
@@ -390,16 +390,9 @@ class History:
             self.sources, self._last_meta, self._base, self._pages = {}, None, None, []
         with collector_paused():
             for oid in chain:
-                self._fold_records(oid, self._records_of(oid))
+                self._fold_records(oid, _records_of(self.store, oid))
         self.head = head
         return len(chain)
-
-    def _records_of(self, commit: str) -> list[Record]:
-        """The records the log commit ``commit`` holds, as written (checked by the caller)."""
-        try:
-            return RecordEnvelope.model_validate_json(self.store.read_meta(commit)).records
-        except ValueError as exc:
-            raise StoreError(f"unreadable record {commit} in {self.store.path}: {exc}") from exc
 
     def _fold_records(self, commit: str, records: list[Record]) -> None:
         for record in records:
@@ -462,6 +455,14 @@ class History:
         return head if not begins else (head or "") + "".join(f"+{begun.entry}" for _name, begun in begins)
 
 
+def _records_of(store: Store, commit: str) -> list[Record]:
+    """The records the log commit ``commit`` holds, as written (checked by the caller)."""
+    try:
+        return RecordEnvelope.model_validate_json(store.read_meta(commit)).records
+    except ValueError as exc:
+        raise StoreError(f"unreadable record {commit} in {store.path}: {exc}") from exc
+
+
 def _older_from_log(history: History, head: str, count: int) -> Older:
     """The oldest ``count`` entries as ``history``'s log up to ``head`` folds them (its pages
     refused: ``History._older``)."""
@@ -469,7 +470,7 @@ def _older_from_log(history: History, head: str, count: int) -> Older:
     sources: dict[str, str] = {}
     with collector_paused():
         for oid in history.store.commit_chain(head, None):
-            for record in history._records_of(oid):
+            for record in _records_of(history.store, oid):
                 history.check_record(record, f"the record {oid}")
                 folded.apply(record)
                 if isinstance(record, CheckpointRecorded):
