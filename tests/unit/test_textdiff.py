@@ -58,6 +58,18 @@ def test_line_counts_without_a_diff_are_the_differs(base, middle, cut, tail, edi
         assert shortcut is None or shortcut == expected
 
 
+_SCATTERED = st.lists(st.sampled_from([b"a\n", b"b\n", b"a  \n", b"\n", b"c\r\n", b"a b\n", b"x"]), max_size=40)
+
+
+@settings(max_examples=600, deadline=None)
+@given(before=_SCATTERED, after=_SCATTERED)
+def test_line_counts_of_changes_all_over_a_file_are_the_differs(before: list[bytes], after: list[bytes]) -> None:
+    """Changes in many places (a formatter's): the counts, taken without context lines, are
+    those of the differ's patch with git's three."""
+    old, new = b"".join(before), b"".join(after)
+    assert textdiff._line_stats(old, new) == pygit2.Patch.create_from(old, new).line_stats[1:], (old, new)
+
+
 def test_a_formatters_appended_line_and_a_removed_block_are_counted_without_a_diff() -> None:
     body = b"".join(b"line %d\n" % n for n in range(50))
     assert textdiff._one_sided(body, body + b"# formatted\n") == (1, 0)

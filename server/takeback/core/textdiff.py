@@ -18,7 +18,7 @@ _BINARY_SNIFF = 8000
 
 def is_binary(content: bytes | None) -> bool:
     """git's rule: a NUL byte in the first 8000 bytes means binary."""
-    return content is not None and b"\x00" in content[:_BINARY_SNIFF]
+    return content is not None and content.find(b"\x00", 0, _BINARY_SNIFF) != -1  # (no copy of the first 8000 bytes)
 
 
 def line_stats(before: bytes | None, after: bytes | None) -> tuple[int, int]:
@@ -38,7 +38,10 @@ _REMEMBER_BYTES = 256 * 1024
 def _line_stats(before: bytes | None, after: bytes | None) -> tuple[int, int]:
     if before is not None and after is not None and (found := _one_sided(before, after)) is not None:
         return found
-    patch = pygit2.Patch.create_from(before, after)
+    # No context lines: the counts come from the differ's edit script, which the context does not
+    # change, and libgit2 makes no lines of context to count past (a formatter's 80-line file with
+    # a header added and trailing spaces stripped: ~4x faster; 5,000 such files a big turn's end).
+    patch = pygit2.Patch.create_from(before, after, context_lines=0)
     _context, additions, deletions = patch.line_stats
     return additions, deletions
 
