@@ -26,9 +26,10 @@ from helpers import make_repo
 from takeback.core.models import BatchChange
 from takeback.engine.engine import Engine
 from takeback.resident import server, wire
-from takeback.scanning import listing
+from takeback.scanning import listing, scan
 from takeback.storage import packs
 from takeback.storage import store as store_module
+from takeback.workspace.capture import Capturer
 
 from .support import open_engine
 from .test_scan_big_index import spawned  # noqa: F401 - fixture: every process started
@@ -332,3 +333,45 @@ def test_the_upkeep_brings_the_listing_up_to_date_once_no_step_is_open(tmp_path:
     # the begin's snapshot held app.py as the person left it: the step claims only its own file
     assert entry is not None and [f.path for f in engine.entry(entry.id).files] == ["src/new.py"]
     engine.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux only")
+def test_an_engine_opened_anew_for_a_command_keeps_the_work_tree_s_watch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the held engine cannot answer as a fresh one would (another process rewrote the
+    timeline cache), the command gets a new engine, which keeps the watch, the listing and the
+    known versions the old one kept (``Engine.adopt_tree``): its begin lists nothing and reads no
+    file the old one knew; closing the old engine closes nothing of them."""
+    monkeypatch.setattr(scan, "_RACY_NS", 0)
+    ws = make_repo(tmp_path / "ws")
+    notes = [f"notes/n{i}.md" for i in range(3)]
+    resident = server.Resident(str(tmp_path / "run"), "print", 60.0)
+    held = resident._held_for(str(ws))
+    old = held.engine_now()
+    old.upkeep()
+    old.begin_turn(label="notes")
+    (ws / "notes").mkdir()
+    for rel in notes:
+        (ws / rel).write_text(f"{rel}\n")
+    old.end_turn()  # their content stored, their versions known
+    old.upkeep()
+    other = Engine(ws)  # another process writes the timeline cache
+    with other.transaction():
+        other.history.save_cache()
+    other.close()
+    assert not old.history.cache_unchanged()
+    cache = old._scan_cache
+    captured: list[str] = []
+    from_disk = Capturer.from_disk
+    monkeypatch.setattr(Capturer, "from_disk", lambda self, rel: (captured.append(rel), from_disk(self, rel))[1])
+    with held.lent() as engine:
+        assert engine is not None and engine is not old and held.opened == 2
+        assert engine._scan_cache is cache and cache.watching and old._scan_cache is not cache
+        reused = cache.reused
+        entry = engine.begin_turn(label="next")
+        assert cache.reused == reused + 1 and captured == []
+        (ws / notes[0]).write_text("the agent's\n")
+        engine.end_turn()
+        assert [f.path for f in engine.entry(entry.id).files] == [notes[0]]
+    assert cache.watching
+    held.close()
+    assert not cache.watching

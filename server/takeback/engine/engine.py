@@ -249,6 +249,19 @@ class Engine(Turns, Batches, Reading, Operations, Steps, Unsaved, Marks):
                 else:
                     cache.stop_watching()  # a walked folder: its scanner keeps a stat cache instead
 
+    def adopt_tree(self, older: Engine) -> None:
+        """Keep on with the work tree's watch, listing and known versions that ``older`` (an
+        engine of this workspace and settings, opened before this one, closed after) kept: a
+        process that opens a new engine where a fresh one must answer (``as_if_opened``) loses
+        none of what it knew of the tree; the watch vouches for it, as it did for ``older``.
+        The caller uses both engines alone meanwhile (their stores' locks are not taken: two
+        handles on one store's lock file would wait for each other)."""
+        cache, older._scan_cache = older._scan_cache, ScanCache()
+        if cache.known is not None:
+            cache.known.has = self.store.has
+        self._scan_cache.close()
+        self._scan_cache = cache
+
     def merge_packs(self) -> bool:
         """Merge the store's small packs if a merge is due, copying without the store's lock
         (``store.merge_due``); answers whether it merged."""

@@ -162,18 +162,27 @@ class _Held:
         if self.opened != opened or engine.as_if_opened():
             return engine
         store_held.close()
-        self.close()
-        engine = self.engine_now()
+        older, self.engine = self.engine, None
+        try:
+            engine = self.engine_now()
+            if older is not None:
+                engine.adopt_tree(older)  # (the watch and what it vouches for: the next begin lists nothing)
+        finally:
+            _close(older, self.workspace)
         store_held.enter_context(engine.store.locked())
         return engine
 
     def close(self) -> None:
         engine, self.engine = self.engine, None
-        if engine is not None:
-            try:
-                engine.close()
-            except Exception:  # a store that went away cannot be closed any better
-                log.exception("closing the engine of %s", self.workspace)
+        _close(engine, self.workspace)
+
+
+def _close(engine: Engine | None, workspace: str) -> None:
+    if engine is not None:
+        try:
+            engine.close()
+        except Exception:  # a store that went away cannot be closed any better
+            log.exception("closing the engine of %s", workspace)
 
 
 def _malloc_trim() -> Callable[[int], object] | None:
