@@ -68,12 +68,13 @@ def batch(engine: Engine, ws: Path, files: dict[str, bytes | str | None], **kwar
 
 
 def store_files(engine: Engine) -> dict[str, bytes]:
-    """Every file of the store folder with its bytes (the lock file excluded)."""
+    """Every file of the store folder with its bytes (the lock files excluded: the store's and
+    the merges', empty, made by whoever first takes them)."""
     out = {}
     for folder, _dirs, files in os.walk(engine.store.path):
         for name in files:
             p = Path(folder) / name
-            if name == "lock":
+            if name in ("lock", "merge.lock"):
                 continue
             out[p.relative_to(engine.store.path).as_posix()] = p.read_bytes()
     return out

@@ -145,6 +145,7 @@ def stage(
     temporary names starting with ``prefix`` (flushed with ``fsync``)."""
     pack_dir.mkdir(parents=True, exist_ok=True)
     tmp = _temporary(pack_dir / "pack.pack", prefix)
+    index = _temporary(pack_dir / "pack.idx", prefix)
     digest = hashlib.sha1(usedforsecurity=False)
     entries: list[PackEntry] = []
     try:
@@ -163,18 +164,14 @@ def stage(
             if fsync:
                 handle.flush()
                 os.fsync(handle.fileno())
-        index = _temporary(pack_dir / "pack.idx", prefix)
-        try:
-            with _create(index) as handle:
-                handle.write(_index_bytes(entries, checksum))
-                if fsync:
-                    handle.flush()
-                    os.fsync(handle.fileno())
-        except BaseException:
-            index.unlink(missing_ok=True)
-            raise
-    except BaseException:
+        with _create(index) as handle:
+            handle.write(_index_bytes(entries, checksum))
+            if fsync:
+                handle.flush()
+                os.fsync(handle.fileno())
+    except BaseException:  # (both names are this call's own: random, made with O_EXCL)
         tmp.unlink(missing_ok=True)
+        index.unlink(missing_ok=True)
         raise
     return StagedPack(f"pack-{checksum.hex()}", tmp, index)
 

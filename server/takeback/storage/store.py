@@ -320,16 +320,15 @@ class Store:
         if pending is not None:
             return pending
         try:
-            kind, data = self.repo.odb.read(hexid)[:2]
+            return _raw(self.repo.odb.read, hexid)
         except (KeyError, ValueError, pygit2.GitError):
             # Another process may have merged the packs this handle knew: look again afresh.
             self.repo = _open_bare(self._git_dir)
             self._packed = None
             try:
-                kind, data = self.repo.odb.read(hexid)[:2]
+                return _raw(self.repo.odb.read, hexid)
             except (KeyError, ValueError, pygit2.GitError) as exc:
                 raise StoreError(f"object {hexid} is missing from the store {self.path}") from exc
-        return packs.TYPE_NAMES[int(kind)], data
 
     def flush(self) -> None:
         """Write the objects waiting in memory as one pack; inside ``durable()`` flush every pack
@@ -736,6 +735,7 @@ def _put_merged(store: Store, merged: list[str], staged: packs.StagedPack) -> No
 
 
 def _raw(read: Callable[[str], tuple], oid: str) -> tuple[str, bytes]:
+    """An object's kind name and data from a libgit2 object database's ``read``."""
     kind, data = read(oid)[:2]
     return packs.TYPE_NAMES[int(kind)], data
 
