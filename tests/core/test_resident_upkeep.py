@@ -375,3 +375,18 @@ def test_an_engine_opened_anew_for_a_command_keeps_the_work_tree_s_watch(tmp_pat
     assert cache.watching
     held.close()
     assert not cache.watching
+
+
+def test_an_engine_with_other_settings_takes_over_no_watch(tmp_path: Path) -> None:
+    """``Engine.adopt_tree`` between engines that read other settings (the watch turned off
+    since) takes nothing over: the new engine keeps its own, and the old one's is left to close."""
+    ws = make_repo(tmp_path / "ws")
+    old = open_engine(ws, long_lived=True)
+    old.upkeep()
+    new = open_engine(ws, long_lived=True)
+    new.config = new.config.model_copy(update={"watch_tree": False})
+    kept, own = old._scan_cache, new._scan_cache
+    new.adopt_tree(old)
+    assert new._scan_cache is own and old._scan_cache is kept and kept.watching
+    old.close()
+    new.close()

@@ -255,7 +255,11 @@ class Engine(Turns, Batches, Reading, Operations, Steps, Unsaved, Marks):
         process that opens a new engine where a fresh one must answer (``as_if_opened``) loses
         none of what it knew of the tree; the watch vouches for it, as it did for ``older``.
         The caller uses both engines alone meanwhile (their stores' locks are not taken: two
-        handles on one store's lock file would wait for each other)."""
+        handles on one store's lock file would wait for each other). Nothing is taken over
+        when the two read other settings (a watch the settings now turn off is not used) or
+        another folder: the new engine lists afresh."""
+        if older.config != self.config or older.workspace.root != self.workspace.root:
+            return
         cache, older._scan_cache = older._scan_cache, ScanCache()
         if cache.known is not None:
             cache.known.has = self.store.has
