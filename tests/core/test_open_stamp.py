@@ -191,3 +191,23 @@ def test_a_store_kept_open_checks_again_only_what_another_process_wrote(tmp_path
     assert store_module.check_again(engine.store, ws), "a head whose pack is gone was not repaired"
     assert engine.store.head() != first
     engine.close()
+
+
+def test_a_big_operation_stamps_its_head_and_another_process_reads_nothing_of_it(tmp_path: Path, reads: list[str]) -> None:
+    """An operation publishes with every pack and the ref flushed: the process that publishes a
+    big one stamps its head as a check would, and the next open elsewhere (the resident after
+    the language server's undo) reads nothing of it. A turn's head, published unflushed under
+    the default settings, is not stamped by its writer."""
+    ws, path, _chain = _two_big_turns(tmp_path)
+    (path / checked.FILE).unlink(missing_ok=True)
+    engine = Engine(ws, long_lived=True)
+    (path / checked.FILE).unlink(missing_ok=True)  # (the open's own check stamped the turn's head)
+    _big_turn(engine, ws, BIG, "three")
+    assert not (path / checked.FILE).exists(), "an unflushed turn's head was stamped"
+    result = engine.undo()
+    assert result.applied and all((ws / "big" / f"f{i}.txt").read_text() == f"two {i}\n" for i in range(BIG))
+    head = engine.store.head()
+    assert head is not None and checked.vouches(path, head, lambda: checked.packs_now(engine.store._pack_dir, engine.store._packs()))
+    reads.clear()
+    store = Store(path, ws)
+    assert reads == [] and store.head() == head, "another process's open read the operation's head again"

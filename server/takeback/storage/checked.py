@@ -6,8 +6,10 @@ its tree, its ``meta.json`` and every blob it names. That costs the size of the 
 after a turn that rewrote 5,000 files, ~10,000 objects at every open. When such a check passes,
 the store flushes every pack (data and folder), then writes this stamp: the head it vouched for
 and the exact packs (names, which are their checksums, and the sizes of each ``.pack`` and
-``.idx``). An open whose ref names that head, whose pack folder holds exactly those packs at
-those sizes, and where nothing was found torn (``repair.set_aside_torn``) skips the walk.
+``.idx``); a process that publishes a big head with every pack and the ref flushed (an
+operation, ``Store.durable``) stamps it so at once (``Store.append``). An open whose ref
+names that head, whose pack folder holds exactly those packs at those sizes, and where nothing
+was found torn (``repair.set_aside_torn``) skips the walk.
 
 Why that is sound: a pack's file is never changed once in place (read-only, named by its
 checksum; merges and gc write new packs and remove old ones), and the stamp is written only

@@ -429,6 +429,8 @@ class Store:
             self.flush()
             self._set_ref(tip)
             self._vouched = tip  # built here on blobs found stored, its objects written by this process
+            if self._durable:  # every pack and the ref flushed: what another process's open would check
+                _stamp_checked(self, tip, [tip, *blobs])
             repair.note_published(self.path, tip, message)
             return tip
 
@@ -657,10 +659,11 @@ def _pack_sizes(store: Store) -> dict[str, list[int]] | None:
 
 
 def _stamp_checked(store: Store, head: str | None, objects: list[str]) -> None:
-    """After ``head`` was checked whole (``Store.repair``): when it is big (``checked.BIG``
-    objects, all in the packs), flush every pack and stamp it (``checked.py``), so the next open
-    need not check it again. Best effort: a stamp that cannot be written costs the next open the
-    check."""
+    """After ``head`` was checked whole (``Store.repair``), or published inside ``durable()``
+    by this process (``Store.append``: its objects written or found in the packs, every pack
+    and the ref flushed): when it is big (``checked.BIG`` objects, all in the packs), flush every
+    pack and stamp it (``checked.py``), so the next open, in any process, need not check it again.
+    Best effort: a stamp that cannot be written costs the next open the check."""
     if head is None or len(objects) < checked.BIG:
         return
     try:
