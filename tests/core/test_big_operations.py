@@ -126,6 +126,29 @@ def test_a_flush_that_fails_writes_nothing_and_the_undo_can_run_again(
     assert engine.undo().applied and _contents(ws, before) == before
 
 
+def test_files_rewritten_in_place_are_flushed_with_one_syncfs_and_no_folder_flush(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big undo whose every file may be rewritten in place changes no folder: one ``syncfs``
+    flushes the files, and no folder is flushed after (it was a second ``syncfs``); a file
+    written through a rename (a second hard link) still has its folder flushed."""
+    monkeypatch.setenv("TAKEBACK_SYNCFS_FROM", "1")
+    ws, before, _after = _big_turn(tmp_path)
+    engine = open_engine(ws)
+    real = files.syncfs
+    flushed: list[str] = []
+    folders: list[str] = []
+    monkeypatch.setattr(files, "syncfs", lambda folder: flushed.append(folder) or real(folder))
+    monkeypatch.setattr(files, "sync_dir", lambda folder: folders.append(str(folder)))
+    assert engine.undo().applied and _contents(ws, before) == before
+    assert len(flushed) == 1 and folders == [], (flushed, folders)
+    assert engine.redo().applied
+    os.link(ws / "pkg/core/src/f1.py", tmp_path / "other-link")
+    flushed.clear()
+    assert engine.undo().applied and _contents(ws, before) == before
+    assert len(flushed) == 2, "the renamed file's folder was not flushed"
+
+
 @pytest.mark.skipif(crashpoints.strace_usable() is not None, reason=str(crashpoints.strace_usable()))
 @pytest.mark.parametrize("name", ["undo", "redo", "merged-undo"])
 def test_an_undo_written_all_at_once_killed_at_every_call_is_all_or_nothing(

@@ -143,6 +143,12 @@ def _naming_kept(error: BaseException, kept: list[str]) -> BaseException:
     return error
 
 
+def _rewrote_in_place(item: JournalFile) -> bool:
+    """Whether ``forward`` rewrites ``item``'s file in place (``rewrite_in_place``): marked so by
+    ``start``, its bits known. Such a write changes no folder's entries."""
+    return item.in_place and item.perm is not None and item.after is not None
+
+
 def _touched(files: Iterable[JournalFile], folders: Iterable[str]) -> list[str]:
     """Every path whose folder an operation changes: its files, the folders they made, the
     folders it removed (``Workspace.sync_folders`` flushes the folders holding them)."""
@@ -239,8 +245,8 @@ class Journal:
         (``FolderLook.steady``)."""
         with self.workspace.folders.steady():
             self._forward(files, folders, written, content_after)
-        try:
-            self.workspace.sync_folders(_touched(files, folders))
+        try:  # (a file rewritten in place changed no folder: 5,000 of them, a second ``syncfs`` for nothing)
+            self.workspace.sync_folders(_touched([f for f in files if not _rewrote_in_place(f)], folders))
         except OSError as exc:
             raise CannotWrite(f"cannot flush the folders of {files[0].path} and the rest to disk: {wording_of(exc)}; "
                               "nothing was written (files already written were put back)") from exc
@@ -281,7 +287,8 @@ class Journal:
             for item in writes:
                 assert item.after is not None
                 with _at(item):
-                    if item.in_place and item.perm is not None:
+                    if _rewrote_in_place(item):
+                        assert item.perm is not None
                         written.append(item)
                         self.workspace.check(item.path)
                         rewritten.append(rewrite_in_place(
