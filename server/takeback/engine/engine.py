@@ -36,6 +36,7 @@ import pygit2
 from ..config import Config, default_store_dir, load_config
 from ..core.models import (
     GcReport,
+    RecoveryReport,
     StoreStatus,
 )
 from ..core.timeline import Timeline
@@ -90,6 +91,7 @@ class Engine(Turns, Batches, Reading, Operations, Steps, Unsaved, Marks):
         self.store = Store(Path(store_dir), self.workspace.root, self.config.fsync, self.config.lock_timeout)
         self.capture = Capturer(self.store, self.workspace, self.config)
         self.journal = Journal(self.store, self.workspace, self.config.fsync, self.capture.matches)
+        self.journal.recover_other = self._recover
         self._user_repo: pygit2.Repository | None | Literal[False] = False
         self._git_dir: str | None | Literal[False] = False  # the person's git folder, found on first use
         self._scan_cache = ScanCache(watch_tree=long_lived and self.config.watch_tree, has=self.store.has)
@@ -102,19 +104,22 @@ class Engine(Turns, Batches, Reading, Operations, Steps, Unsaved, Marks):
         with self.transaction():
             if self.history.wants_cache():
                 self.history.save_cache()
-            self._check_journal()
-            self.last_recovery = self.journal.recover(self._committed, self.capture.matches)
-            if self.last_recovery and self.last_recovery.action == "set-aside":
-                log.warning("%s", " ".join(self.last_recovery.problems))  # which journal, where it went, what to check
-            elif self.last_recovery:
-                log.warning(
-                    "recovered an interrupted %s: %s %d files; %d left as they were (changed since): %s",
-                    self.last_recovery.operation,
-                    self.last_recovery.action,
-                    len(self.last_recovery.paths),
-                    len(self.last_recovery.left),
-                    ", ".join(self.last_recovery.left) or "-",
-                )
+            self.last_recovery = self._recover()
+
+    def _recover(self) -> RecoveryReport | None:
+        """Recover the journal there is (opening; an operation's start that finds one another
+        process left): refused if crafted, then rolled (``Journal.recover``), and said in the
+        log; its report is kept in the store (``status`` shows it)."""
+        self._check_journal()
+        report = self.journal.recover(self._committed, self.capture.matches)
+        if report and report.action == "set-aside":
+            log.warning("%s", " ".join(report.problems))  # which journal, where it went, what to check
+        elif report:
+            log.warning(
+                "recovered an interrupted %s: %s %d files; %d left as they were (changed since): %s",
+                report.operation, report.action, len(report.paths), len(report.left), ", ".join(report.left) or "-",
+            )
+        return report
 
     @property
     def timeline(self) -> Timeline:
@@ -192,6 +197,7 @@ class Engine(Turns, Batches, Reading, Operations, Steps, Unsaved, Marks):
         the timeline cache is not the one this engine read or wrote, or it read the whole log
         again since (a rewritten log: a new one counts from another point what the cache lacks,
         ``History.cache_unchanged``), or the repair changed the store."""
+        self.journal.settle()  # (its own last operation's journal: not one to recover)
         try:
             if self.journal.pending() is not None:
                 return False
@@ -210,19 +216,23 @@ class Engine(Turns, Batches, Reading, Operations, Steps, Unsaved, Marks):
 
     def defer_upkeep(self) -> None:
         """Leave work that no answer needs (merging the store's small packs, writing the
-        timeline cache after a big operation, setting up the work tree's watch) for ``upkeep``,
-        which the caller runs once its answer is out."""
+        timeline cache after a big operation, flushing the files a big operation rewrote in
+        place, setting up the work tree's watch) for ``upkeep``, which the caller runs once its
+        answer is out."""
         self.store.merge_later = True
         self.history.save_later = True
+        self.journal.flush_later = True
         self._scan_cache.defer_watch = True
 
     def upkeep(self, merge: bool = True) -> None:
-        """The work ``defer_upkeep`` left: fold what other processes published since (the
+        """The work ``defer_upkeep`` left: flush the files the last operation rewrote in place
+        and let its journal go (``Journal.settle``); fold what other processes published since (the
         transaction's refresh: the next request does not pay for it); write the timeline cache if
         a big operation, or that fold, left it due; merge the store's small packs if a merge is
         due (unless ``merge`` is False: the caller runs ``merge_packs`` where it holds nothing
         a request waits for); set up the work tree's watch with a first listing if it is not
         yet, or bring that listing up to date with the files touched since (``GitScanner.warm``)."""
+        self.journal.settle()
         # a transaction only when there is something to fold or to save: the resident runs this
         # after every hook's answer, and its own records are folded already (the ref is a hint;
         # the transaction's refresh reads the log under the lock)
@@ -278,8 +288,10 @@ class Engine(Turns, Batches, Reading, Operations, Steps, Unsaved, Marks):
         return not self._scan_cache.cold
 
     def close(self) -> None:
-        """Let go of what a long-lived engine holds besides its store (the work tree's watch).
-        Needs the lock (a scan may use the watch) but not the timeline: no transaction."""
+        """Let go of what a long-lived engine holds besides its store (the work tree's watch), once
+        the files its last operation rewrote are flushed (``Journal.settle``). Needs the lock (a
+        scan may use the watch) but not the timeline: no transaction."""
+        self.journal.settle()
         with self.store.locked():
             self._scan_cache.close()
 

@@ -41,6 +41,7 @@ import stat
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
+from pathlib import Path
 
 from pydantic import BaseModel
 
@@ -61,6 +62,7 @@ from .files import (
     syncfs_from,
     torn_between,
 )
+from .settling import Settling
 
 log = logging.getLogger("takeback.journal")
 
@@ -100,6 +102,7 @@ PUT_THREADS = 4
 PUT_IN_PARALLEL_FROM = 256  # files renamed into place by PUT_THREADS threads from this many on
 
 CHANGED = "changed since (not overwritten)"  # why a path is left that holds neither side
+ROLLED = "rolled"  # (``Journal._needs_roll``: the path was put to the side asked)
 
 
 def wording_of(exc: BaseException) -> str:
@@ -155,6 +158,83 @@ def _touched(files: Iterable[JournalFile], folders: Iterable[str]) -> list[str]:
     return [p for f in files for p in (f.path, *f.new_folders)] + list(folders)
 
 
+def _put_all(workspace: Workspace, staged: list[tuple[JournalFile, Staged | None]], written: list[JournalFile]) -> None:
+    """Rename the staged files into place, from ``PUT_IN_PARALLEL_FROM`` files on by
+    ``PUT_THREADS`` threads (a rename over a file waits on the file system's journal to free
+    the old one; several overlap those waits), each path added to ``written`` (and marked
+    put in ``staged``) once in place. The first failure stops every thread; it is raised."""
+    done = [False] * len(staged)
+    failed: list[TakebackError] = []
+    threads = PUT_THREADS if len(staged) >= PUT_IN_PARALLEL_FROM else 1
+
+    def put_share(first: int) -> None:
+        for i in range(first, len(staged), threads):
+            if failed:
+                return
+            item, one = staged[i]
+            assert one is not None
+            try:
+                with _at(item):
+                    workspace.put(one)
+            except TakebackError as exc:  # stops the other threads; raised once they are done
+                failed.append(exc)
+                return
+            done[i] = True
+
+    try:
+        if threads == 1:
+            put_share(0)
+        else:
+            with ThreadPoolExecutor(threads) as pool:
+                list(pool.map(put_share, range(threads)))
+    finally:
+        for i, (item, _one) in enumerate(staged):
+            if done[i]:
+                written.append(item)
+                staged[i] = (item, None)  # in place: nothing to discard
+    if failed:
+        raise failed[0]
+
+
+def _write_backups(backup_dir: Path, backups: dict[str, bytes]) -> None:
+    """The withheld before-contents in ``backup_dir`` (the store's ``journal-backup/``), each
+    flushed, and their folder (and its entry in the store)."""
+    made = not backup_dir.is_dir()
+    backup_dir.mkdir(mode=0o700, exist_ok=True)
+    for name, content in backups.items():
+        fd = os.open(backup_dir / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)
+            handle.flush()
+            os.fsync(handle.fileno())
+    atomic.sync_dir(backup_dir)
+    if made:
+        atomic.sync_dir(backup_dir.parent)
+
+
+def _flush_in_place(workspace: Workspace, doc: JournalDoc, journal_file: Path) -> None:
+    """Flush the files ``doc`` names as rewritten in place (one ``syncfs``), which an
+    operation that answered first may have left unflushed; a failure is logged (the disk
+    fails: the journal goes all the same, as every recovery's does)."""
+    pending = []
+    for item in doc.files:
+        if item.in_place:
+            with contextlib.suppress(OSError):
+                pending.append((os.stat(workspace.at(item.path)).st_dev, str(workspace.at(item.path))))
+    try:
+        flush_staged([], pending)
+    except OSError as exc:
+        log.warning("could not flush the files the journal %s names: %s", journal_file, wording_of(exc))
+
+
+def _keep_report(report_file: Path, report: RecoveryReport) -> None:
+    """Keep ``report`` where ``takeback status`` reads it (flushed; a failure is logged)."""
+    try:
+        atomic.write(report_file, report.model_dump_json(indent=2).encode("utf-8"), fsync=True)
+    except OSError as exc:
+        log.warning("could not keep the recovery report %s: %s", report_file, wording_of(exc))
+
+
 class Journal:
     def __init__(self, store: Store, workspace: Workspace, fsync: bool, matches: Matches) -> None:
         self.store = store
@@ -164,13 +244,29 @@ class Journal:
         self.file = store.path / "journal.json"
         self.backup_dir = store.path / "journal-backup"
         self.report_file = store.path / "last-recovery.json"
+        # Leave the flush of files rewritten in place for after the answer (``settling.py``; a
+        # process that answers first: ``Engine.defer_upkeep``), and what this one left so.
+        self.flush_later = False
+        self.settling = Settling(self.file)
+        self._entry: str | None = None  # the operation whose journal this process wrote last
+        self._unflushed: list[tuple[int, str]] = []
+        # recovers a journal another process left (the engine's checks, then ``recover``):
+        # ``start`` runs it on one it finds (that operation answered and left its flush, or a
+        # crash cut it short), never writing its own over it
+        self.recover_other: Callable[[], object] | None = None
 
     def start(
         self, entry: str, operation: str, files: list[JournalFile], backups: dict[str, bytes], folders: Iterable[str] = ()
     ) -> None:
         """Write the journal for ``files`` (and the ``folders`` to remove) before any of them,
         once every object it names is on disk. A disk error is ``StoreError`` naming the
-        journal; nothing was written to the workspace then."""
+        journal; nothing was written to the workspace then. This process's last operation's
+        files are flushed first (``settle``), and a journal another process left is recovered
+        (its operation answered and left its flush, or a crash cut it short)."""
+        self.settle()
+        if self.recover_other is not None and self._readable():
+            self.recover_other()
+        self._entry = entry
         in_place = IN_PLACE and sum(1 for f in files if f.after is not None) >= syncfs_from()
         for item in files:
             st = regular_file(self.workspace.at(item.path))
@@ -183,25 +279,19 @@ class Journal:
             with self.store.durable():
                 self.store.flush()  # the contents it names: in packs, flushed, before it
             if backups:
-                self._write_backups(backups)
+                _write_backups(self.backup_dir, backups)
             atomic.write(self.file, doc.model_dump_json().encode("utf-8"), fsync=True)
         except (OSError, StoreError) as exc:
             self._discard()
             raise StoreError(f"cannot write the journal {self.file}: {wording_of(exc)}; nothing was written") from exc
 
-    def _write_backups(self, backups: dict[str, bytes]) -> None:
-        """The withheld before-contents, each flushed, and their folder (and its entry in the store)."""
-        made = not self.backup_dir.is_dir()
-        self.backup_dir.mkdir(mode=0o700, exist_ok=True)
-        for name, content in backups.items():
-            fd = os.open(self.backup_dir / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(content)
-                handle.flush()
-                os.fsync(handle.fileno())
-        atomic.sync_dir(self.backup_dir)
-        if made:
-            atomic.sync_dir(self.store.path)
+    def _readable(self) -> bool:
+        """Whether there is a journal that can be read (one that cannot, the open set aside or
+        said it could not)."""
+        try:
+            return self.pending() is not None
+        except (OSError, ValueError):
+            return False
 
     def _discard(self) -> None:
         """Remove what a failed ``start`` may have left (never raises: the disk may be failing)."""
@@ -211,8 +301,21 @@ class Journal:
 
     def finish(self) -> None:
         """Remove the journal once the operation is in the log (or wholly rolled back), and
-        flush that. A failure here loses nothing: the next open finds the journal and rolls
-        every path to the side it already holds."""
+        flush that; but while files it rewrote in place wait for their flush (``flush_later``)
+        it stays, named answered, until ``settle``. A failure here loses nothing: the next open
+        finds the journal and rolls every path to the side it already holds."""
+        if self._unflushed and self._entry is not None:
+            self.settling.leave(self._entry, self._unflushed)
+            self._unflushed = []
+            return
+        self._remove()
+
+    def settle(self) -> None:
+        """Flush the files this process's last operation left unflushed, then remove its
+        journal (``settling.py``); nothing when there are none. Never raises."""
+        self.settling.settle(self.store.locked, self._remove)
+
+    def _remove(self) -> None:
         try:
             self.file.unlink(missing_ok=True)
             shutil.rmtree(self.backup_dir, ignore_errors=True)
@@ -296,52 +399,18 @@ class Journal:
                     else:
                         staged.append((item, self.workspace.stage(item.path, content(item), item.after.mode)))
             try:
-                flush_staged([s for _, s in staged if s is not None], rewritten)
+                if self.flush_later and not staged:
+                    self._unflushed = rewritten  # flushed after the answer (``finish``, ``settle``)
+                else:
+                    flush_staged([s for _, s in staged if s is not None], rewritten)
             except OSError as exc:
                 raise CannotWrite(f"cannot flush {writes[0].path} and the rest to disk: {wording_of(exc)}; "
                                   "nothing was written") from exc
-            self._put_all(staged, written)
+            _put_all(self.workspace, staged, written)
         finally:
             for _item, left in staged:
                 if left is not None:
                     discard(left)
-
-    def _put_all(self, staged: list[tuple[JournalFile, Staged | None]], written: list[JournalFile]) -> None:
-        """Rename the staged files into place, from ``PUT_IN_PARALLEL_FROM`` files on by
-        ``PUT_THREADS`` threads (a rename over a file waits on the file system's journal to free
-        the old one; several overlap those waits), each path added to ``written`` (and marked
-        put in ``staged``) once in place. The first failure stops every thread; it is raised."""
-        done = [False] * len(staged)
-        failed: list[TakebackError] = []
-        threads = PUT_THREADS if len(staged) >= PUT_IN_PARALLEL_FROM else 1
-
-        def put_share(first: int) -> None:
-            for i in range(first, len(staged), threads):
-                if failed:
-                    return
-                item, one = staged[i]
-                assert one is not None
-                try:
-                    with _at(item):
-                        self.workspace.put(one)
-                except TakebackError as exc:  # stops the other threads; raised once they are done
-                    failed.append(exc)
-                    return
-                done[i] = True
-
-        try:
-            if threads == 1:
-                put_share(0)
-            else:
-                with ThreadPoolExecutor(threads) as pool:
-                    list(pool.map(put_share, range(threads)))
-        finally:
-            for i, (item, _one) in enumerate(staged):
-                if done[i]:
-                    written.append(item)
-                    staged[i] = (item, None)  # in place: nothing to discard
-        if failed:
-            raise failed[0]
 
     def _in_order(
         self, files: list[JournalFile], folders: list[str], step: Callable[[JournalFile], None],
@@ -418,6 +487,7 @@ class Journal:
         the answer names it."""
         failed: list[tuple[str, str]] = []
         kept: list[str] = []
+        self._unflushed = []  # (each path put back is flushed before its rename)
         for item in reversed(written):
             try:
                 if self._needs_roll(item, "before", self.matches) == CHANGED:
@@ -444,7 +514,10 @@ class Journal:
         """Finish or undo an operation a dead process left half-done, path by path: a path
         that holds exactly the side it started from or the side it was to get is rolled; one
         that holds anything else was changed since, and one whose content cannot be read or
-        written is left (``RecoveryReport.left``, with why in ``problems``). Never raises."""
+        written is left (``RecoveryReport.left``, with why in ``problems``). Files it names as
+        rewritten in place are flushed before the journal goes (their writer may not have: an
+        operation that answered first, ``settling.py``). Nothing is reported (None) for such an
+        answered operation when every path held its after-side or an edit made since. Never raises."""
         try:
             doc = self.pending()
         except (OSError, ValueError) as exc:
@@ -457,10 +530,13 @@ class Journal:
             with contextlib.suppress(OSError):
                 self.workspace.remove_temporaries(folder)
         problems: dict[str, str] = {}
+        rolled: list[str] = []
 
         def roll(item: JournalFile) -> None:
             why = self._roll(item, "after" if forward else "before", matches)
-            if why is not None:
+            if why == ROLLED:
+                rolled.append(item.path)
+            elif why is not None:
                 problems[item.path] = why
 
         if forward:
@@ -470,6 +546,12 @@ class Journal:
                 roll(item)
         with contextlib.suppress(OSError):
             self.workspace.sync_folders(_touched(doc.files, doc.folders))
+        if forward:
+            _flush_in_place(self.workspace, doc, self.file)
+        if forward and not rolled and all(why == CHANGED for why in problems.values()) and self.settling.answered(doc.entry):
+            self._remove()  # an operation that answered, left for its flush: nothing to recover
+            self.settling.forget(doc.entry)
+            return None
         report = RecoveryReport(
             at=datetime.now(UTC),
             operation=doc.operation,
@@ -478,8 +560,9 @@ class Journal:
             left=sorted(problems),
             problems=[f"{path} left as it was: {why}" for path, why in sorted(problems.items()) if why != CHANGED],
         )
-        self._keep_report(report)
-        self.finish()
+        _keep_report(self.report_file, report)
+        self._remove()
+        self.settling.forget(doc.entry)
         return report
 
     def set_aside(self, why: str) -> RecoveryReport:
@@ -504,31 +587,26 @@ class Journal:
                       "the files of the interrupted operation may be half written, check them with 'git status' "
                       "or 'takeback diff'"],
         )
-        self._keep_report(report)
+        _keep_report(self.report_file, report)
         return report
-
-    def _keep_report(self, report: RecoveryReport) -> None:
-        try:
-            atomic.write(self.report_file, report.model_dump_json(indent=2).encode("utf-8"), fsync=True)
-        except OSError as exc:
-            log.warning("could not keep the recovery report %s: %s", self.report_file, wording_of(exc))
 
     def _roll(self, item: JournalFile, side: str, matches: Matches) -> str | None:
         """Put ``item``'s path to ``side`` if it holds exactly one side or the other; else (or
         when that fails) why it is left as it is."""
         try:
-            if self._needs_roll(item, side, matches) == CHANGED:
-                return CHANGED
+            done = self._needs_roll(item, side, matches)
+            if done is not None:
+                return done  # CHANGED or ROLLED
         except (OSError, TakebackError) as exc:
             log.warning("left %s as it is: %s", item.path, wording_of(exc))
             return f"it could not be {'read' if isinstance(exc, StoreError) else 'read or written'} ({wording_of(exc)})"
         return None
 
     def _needs_roll(self, item: JournalFile, side: str, matches: Matches) -> str | None:
-        """Put ``item``'s path to ``side`` when it holds the other side (or is ``torn``); one
-        that holds ``side`` already is left (a missing before-side's new folders removed), and
-        one that holds neither is left as it is: ``CHANGED``. Raises what reading or writing
-        raises (``OSError``, ``TakebackError``)."""
+        """Put ``item``'s path to ``side`` when it holds the other side (or is ``torn``):
+        ``ROLLED``; one that holds ``side`` already is left (a missing before-side's new folders
+        removed): None; one that holds neither is left as it is: ``CHANGED``. Raises what
+        reading or writing raises (``OSError``, ``TakebackError``)."""
         target = item.after if side == "after" else item.before
         other = item.before if side == "after" else item.after
         disk = self.workspace.read(item.path)
@@ -539,7 +617,7 @@ class Journal:
         if not matches(item.path, other, disk) and not self.torn(item, disk):
             return CHANGED
         self.write_side(item, side)
-        return None
+        return ROLLED
 
     def torn(self, item: JournalFile, disk: Version | None) -> bool:
         """Whether ``disk``, holding neither side of ``item``, is what a crash in the middle of
