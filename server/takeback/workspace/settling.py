@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -56,6 +57,10 @@ class Settling:
         self._entry: str | None = None
         self._journal: tuple[int, int, int] | None = None  # the journal file as this process left it
         self._files: list[tuple[int, str]] = []  # (device, absolute path) of each file to flush
+        # a second caller (an operation's start while the language server's upkeep settles on
+        # its worker thread) waits until the files are flushed, never writing a journal over
+        # this one before; the store's lock is not held meanwhile (that caller may hold it)
+        self._flushing = threading.Lock()
 
     @property
     def pending(self) -> bool:
@@ -64,8 +69,9 @@ class Settling:
     def leave(self, entry: str, rewritten: list[tuple[int, str]]) -> None:
         """The operation ``entry`` is in the log and its files ``rewritten`` in place are not
         flushed: keep its journal, name it answered."""
-        self._entry, self._files = entry, list(rewritten)
-        self._journal = _identity(self.journal_file)
+        with self._flushing:
+            self._entry, self._files = entry, list(rewritten)
+            self._journal = _identity(self.journal_file)
         try:
             self.marker.write_text(entry)
         except OSError as exc:  # only the recovery's words depend on it
@@ -77,16 +83,17 @@ class Settling:
         (``finish``) and its mark if they are still this operation's: another process may have
         recovered it since, or started its own. A flush that fails leaves both for the next
         open's recovery to finish (it flushes again)."""
-        if self._entry is None:
-            return
-        entry, files, journal = self._entry, self._files, self._journal
-        self._entry, self._files, self._journal = None, [], None
-        try:
-            flush_staged([], files)
-        except OSError as exc:
-            log.warning("could not flush the files the operation %s wrote (%s); the journal stays, and the next "
-                        "open finishes it", entry, exc)
-            return
+        with self._flushing:
+            if self._entry is None:
+                return
+            entry, files, journal = self._entry, self._files, self._journal
+            self._entry, self._files, self._journal = None, [], None
+            try:
+                flush_staged([], files)
+            except OSError as exc:
+                log.warning("could not flush the files the operation %s wrote (%s); the journal stays, and the next "
+                            "open finishes it", entry, exc)
+                return
         with locked():
             if journal is not None and _identity(self.journal_file) == journal:
                 finish()
