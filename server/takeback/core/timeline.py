@@ -934,19 +934,23 @@ def relevant_steps(checkpoints: list[CheckpointRecorded]) -> dict[str, list[Path
 def aggregate_files(checkpoints: list[CheckpointRecorded]) -> list[FileChange]:
     """Per path: first before, last after; renames paired when the content moved."""
     steps = relevant_steps(checkpoints)
-    firsts: dict[str, tuple[FileVersion | None, FileVersion | None, PathChange]] = {}
+    # per path: (first before, last after, last change, +lines, -lines, binary); a path changed
+    # once (each of a 5,000-file turn's) takes its one change's, no sum over a list of one
+    firsts: dict[str, tuple[FileVersion | None, FileVersion | None, PathChange, int, int, bool]] = {}
     for path, changes in steps.items():
-        firsts[path] = (changes[0].before, changes[-1].after, changes[-1])
+        last = changes[-1]
+        if len(changes) == 1:
+            firsts[path] = (last.before, last.after, last, last.additions, last.deletions, last.binary)
+        else:
+            firsts[path] = (changes[0].before, last.after, last, sum(c.additions for c in changes),
+                            sum(c.deletions for c in changes), any(c.binary for c in changes))
     files: list[FileChange] = []
-    deleted = {p: b for p, (b, a, _c) in firsts.items() if b is not None and a is None}
+    deleted = {p: first[0] for p, first in firsts.items() if first[0] is not None and first[1] is None}
     paired: set[str] = set()
     for path in sorted(firsts):
-        before, after, last = firsts[path]
+        before, after, last, additions, deletions, binary = firsts[path]
         if same_version(before, after):
             continue
-        additions = sum(c.additions for c in steps[path])
-        deletions = sum(c.deletions for c in steps[path])
-        binary = any(c.binary for c in steps[path])
         version = after or before
         withheld = version.withheld if version else None
         if before is None and after is not None:
@@ -969,7 +973,7 @@ def aggregate_files(checkpoints: list[CheckpointRecorded]) -> list[FileChange]:
             kind = "modified"
         files.append(FileChange(path=path, kind=kind, before=before, after=after, additions=additions,
                                 deletions=deletions, binary=binary, withheld=withheld))
-    return [f for f in files if not (f.kind == "deleted" and f.path in paired)]
+    return [f for f in files if not (f.kind == "deleted" and f.path in paired)] if paired else files
 
 
 def state_hash(files: list[FileChange]) -> str:
