@@ -218,3 +218,41 @@ def test_pack_index_with_large_offsets_is_read(tmp_path: Path) -> None:
     idx = tmp_path / "x.idx"
     idx.write_bytes(packs._index_bytes(entries, b"\x01" * 20))
     assert packs.read_index(idx) == entries
+
+
+def test_a_handle_reads_only_the_indexes_of_packs_added_since_and_all_after_a_gc(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ids a handle knows packed are brought up to date when another process changed the
+    packs: after its writes, only the new packs' indexes are read; after its gc (which drops
+    objects), every index is read again, and content the gc dropped is written anew. A store
+    opened anew on the same folder keeps what an older one read (``adopt_packed``)."""
+    ours = Store(tmp_path / "store", tmp_path)
+    theirs = Store(tmp_path / "store", tmp_path)
+    _publish(ours, [b"one\n", b"two\n"], "first")
+    with ours.locked():
+        dropped = ours.write_blob(b"named by nothing\n")
+    _publish(ours, [b"three\n"], "second")
+    read: list[str] = []
+    real = packs.index_ids
+    monkeypatch.setattr(packs, "index_ids", lambda idx: read.append(idx.name) or real(idx))
+    assert ours.has(ours.hash_blob(b"one\n")) and read == []  # known already
+    theirs_new = _publish(theirs, [b"four\n"], "theirs")
+    read.clear()  # (what the other handle read)
+    with ours.locked():
+        ours.write_blob(b"five\n")
+    assert len(read) == 1, f"read {read}: every index again for one new pack"
+    newest = {e.name for e in theirs.repo[theirs_new].tree} - {"meta.json"}
+    assert all(ours.has(oid) for oid in newest)
+    read.clear()
+    theirs.prune(theirs.reachable())
+    tip = _publish(ours, [b"named by nothing\n"], "again")  # dropped by the gc: written anew
+    assert len(read) == len(ours._packs()) - 1  # (all but the pack just written)
+    assert Store(tmp_path / "store", tmp_path).read_blob(dropped) == b"named by nothing\n"
+    fresh = Store(tmp_path / "store", tmp_path)
+    fresh.adopt_packed(ours)
+    _publish(theirs, [b"six\n"], "theirs again")
+    read.clear()
+    assert _publish(fresh, [b"seven\n"], "adopted") and len(read) == 1, f"read {read}"
+    assert fresh.head() is not None and fresh.commit_chain(fresh.head() or "", None)[-3] == tip
+    _git(fresh, "fsck", "--strict", "--no-dangling")

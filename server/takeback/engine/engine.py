@@ -267,7 +267,9 @@ class Engine(Turns, Batches, Reading, Operations, Steps, Unsaved, Marks):
         The caller uses both engines alone meanwhile (their stores' locks are not taken: two
         handles on one store's lock file would wait for each other). Nothing is taken over
         when the two read other settings (a watch the settings now turn off is not used) or
-        another folder: the new engine lists afresh."""
+        another folder: the new engine lists afresh. The ids its store read from the packs are
+        kept too (``Store.adopt_packed``: only packs added since are read)."""
+        self.store.adopt_packed(older.store)
         if older.config != self.config or older.workspace.root != self.workspace.root:
             return
         cache, older._scan_cache = older._scan_cache, ScanCache()
