@@ -46,3 +46,26 @@ def test_what_could_break_a_line_or_turn_the_text_is_escaped(
     assert counted.searched == 1
     assert json.loads(out) == value
     assert not any(c in out for c in "\x7f\x85\u2028\u202e")
+
+
+@pytest.mark.parametrize("odd", [None, "\x1b[31m", "\u202e", "caf\u00e9"])
+def test_through_the_terminal_guard_an_ascii_answer_is_not_searched_again(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], odd: str | None
+) -> None:
+    """The guard on stdout (``TerminalStream``, the CLI's and the resident's) would search the 4 MB
+    again: an ASCII answer, which holds nothing a terminal acts on (JSON escapes control
+    characters), goes past it; one that is not ASCII goes through it, escaped as before."""
+    searched: list[int] = []
+    real = output.escape
+    monkeypatch.setattr(output, "escape", lambda text: searched.append(len(text)) or real(text))
+    value = {"paths": [f"src/f{i}.py" for i in range(1000)], "label": odd}
+    guard = output.guard_terminal()
+    try:
+        output.print_json(value)
+    finally:
+        import sys
+
+        sys.stdout, sys.stderr = guard
+    out = capsys.readouterr().out
+    assert json.loads(out) == value and "\x1b" not in out and "\u202e" not in out
+    assert (searched == []) == (odd is None or odd.isascii()), searched
