@@ -78,3 +78,28 @@ def test_a_formatters_appended_line_and_a_removed_block_are_counted_without_a_di
     assert textdiff._one_sided(body, body[: cut[0]] + body[cut[1] :]) == (0, 10)
     assert textdiff._one_sided(body, body[:75] + body[140:]) is None  # cut mid-line: the differ
     assert textdiff._one_sided(body, body.replace(b"line 7\n", b"line seven\n")) is None  # a changed line: the differ
+
+
+@settings(max_examples=800, deadline=None)
+@given(lines=st.lists(st.sampled_from([b"a\n", b"b\n", b"a", b"\n", b"c\r\n", b"a b\n", b""]), max_size=12),
+       at=st.integers(0, 12), new=st.sampled_from([b"a\n", b"b\n", b"a", b"x\n", b"", b"\n", b"a b c\n", b"b"]))
+def test_one_line_replaced_is_counted_as_the_differ_counts_it(lines: list[bytes], at: int, new: bytes) -> None:
+    """A line replaced by another (or cut, or a line's end changed): the shortcut answers only
+    when one line on each side differs, and the counts are then the differ's; ``_line_stats``
+    always answers the differ's counts."""
+    i = min(at, len(lines))
+    before = b"".join(lines)
+    after = b"".join(lines[:i] + [new] + lines[i + 1:])
+    for old, changed in ((before, after), (after, before)):
+        expected = pygit2.Patch.create_from(old, changed).line_stats[1:]
+        assert textdiff._line_stats(old, changed) == expected, (old, changed)
+        if old != changed and textdiff._one_line_each(old, changed):
+            assert expected == (1, 1), (old, changed)
+
+
+def test_a_formatters_new_stamp_is_one_line_each_without_a_diff() -> None:
+    body = b"".join(b"line %d\n" % n for n in range(50))
+    assert textdiff._one_line_each(b"# formatted 1\n" + body, b"# formatted 2\n" + body)
+    assert textdiff._one_line_each(body, body.replace(b"line 7\n", b"line seven\n"))
+    assert not textdiff._one_line_each(body, body.replace(b"line 7\n", b"7\n").replace(b"line 9\n", b"9\n"))
+    assert not textdiff._one_line_each(body, body + b"tail")  # lines added at the end: the differ

@@ -3,8 +3,10 @@
 A change that only inserts lines in one place, or only removes them (a formatter's header or
 footer, an appended function, a deleted block), is counted without a diff (``_one_sided``):
 libgit2's differ trims the lines both sides share at the start and the end before it diffs,
-and then one side is empty, so the count is the other side's lines, whatever the differ. A
-property test holds the two to the same counts. A 5,000-file turn's end made 5,000 diffs.
+and then one side is empty, so the count is the other side's lines, whatever the differ. One
+that replaces a single line by another (the most common edit; a formatter's new stamp) leaves
+one line on each side: one added, one removed (``_one_line_each``). Property tests hold both
+to the differ's counts. A 5,000-file turn's end made 5,000 diffs.
 """
 
 from __future__ import annotations
@@ -36,8 +38,11 @@ _REMEMBER_BYTES = 256 * 1024
 
 
 def _line_stats(before: bytes | None, after: bytes | None) -> tuple[int, int]:
-    if before is not None and after is not None and (found := _one_sided(before, after)) is not None:
-        return found
+    if before is not None and after is not None:
+        if (found := _one_sided(before, after)) is not None:
+            return found
+        if _one_line_each(before, after):
+            return 1, 1
     # No context lines: the counts come from the differ's edit script, which the context does not
     # change, and libgit2 makes no lines of context to count past (a formatter's 80-line file with
     # a header added and trailing spaces stripped: ~4x faster; 5,000 such files a big turn's end).
@@ -71,6 +76,20 @@ def _inserted(short: bytes, long: bytes) -> int | None:
     if rest and not chunk.endswith(b"\n"):
         return None  # a line of ``short`` changed, not only lines added before it
     return chunk.count(b"\n") + (0 if chunk.endswith(b"\n") else 1)
+
+
+def _one_line_each(before: bytes, after: bytes) -> bool:
+    """Whether ``after`` is ``before`` with one line replaced by another (the most common edit, and
+    a formatter's new stamp on the first line): from the line where they part, each side's line
+    to its newline (or the end), and all that follows those two lines the same. Both then start
+    at a line start with the same lines before them, so the differ trims all but those two lines."""
+    p = _common_prefix(before, after)
+    if p == len(before) or p == len(after):
+        return False  # one is the other's start: lines added or cut at the end (the differ)
+    end_b, end_a = before.find(b"\n", p), after.find(b"\n", p)
+    end_b = len(before) if end_b < 0 else end_b + 1
+    end_a = len(after) if end_a < 0 else end_a + 1
+    return before[end_b:] == after[end_a:]
 
 
 def _common_prefix(a: bytes, b: bytes) -> int:
