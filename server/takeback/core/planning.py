@@ -193,7 +193,11 @@ class Planner:
         that file is skipped."""
         deleted = {p.path for p in plan.paths if p.writes and p.result is None}
         written = [p for p in plan.paths if p.writes and p.result is not None]
-        needed = {p.path.rsplit("/", depth)[0] for p in written for depth in range(1, p.path.count("/") + 1)}
+        needed: set[str] = set()  # every folder a written file is in, and theirs
+        for folder in {p.path.rpartition("/")[0] for p in written}:
+            while folder and folder not in needed:
+                needed.add(folder)
+                folder = folder.rpartition("/")[0]
         folders = {f for path in deleted for change in steps[path] for f in change.new_folders} - needed
         in_place = _made_in_place(plan, steps, {p.path for p in written}) - needed - folders
         kept = {f: left for f in in_place if (left := layout.left_in(f, frozenset(deleted)))}

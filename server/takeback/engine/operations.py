@@ -57,7 +57,7 @@ from ..errors import (
     StoreError,
     TakebackError,
 )
-from ..workspace.files import Workspace
+from ..workspace.files import Workspace, is_recorded_path
 from ..workspace.journal import JournalFile, wording_of
 from . import brackets, narrow, remote
 from .handoff import EditorApply, ask_editor, put_back_bits, set_exec_bits
@@ -505,6 +505,8 @@ def _out_of_reach(workspace: Workspace, steps: dict[str, list[PathChange]]) -> d
     refused: dict[str, tuple[str | None, str]] = {}
     for path in steps:
         link = workspace.link_above(path)
+        if link is None and path.isascii() and is_recorded_path(path):
+            continue  # what ``Workspace.rel`` answers for it: no link on the way, it stays inside
         try:
             workspace.rel(path)
             where = "now"
