@@ -154,31 +154,42 @@ class PackedIds:
     keeps them (``Store.adopt_packed``)."""
 
     def __init__(self) -> None:
-        self.ids: set[bytes] = set()
-        self._from: set[str] = set()  # the packs ``ids`` were read from
+        self._ids: set[bytes] = set()
+        self._from: set[str] = set()  # the packs ``_ids`` were read from
+        self._fresh = False  # whether ``_from`` is every pack there is; else the folder is looked at on next need
 
-    def now(self, pack_dir: Path, names: list[str]) -> set[bytes]:
-        """The ids the packs ``names`` (all the store holds now) hold."""
-        if not self._from <= set(names):
-            self.ids, self._from = set(), set()
-        for name in names:
-            if name not in self._from:
-                self.ids.update(packs.index_ids(pack_dir / f"{name}.idx"))
-                self._from.add(name)
-        return self.ids
+    def look_again(self) -> None:
+        """Packs may have come or gone since (another process's writes, merges or gc; a store
+        opened anew): compare with the pack folder on next need."""
+        self._fresh = False
 
-    def written(self, name: str) -> None:
-        """This process wrote pack ``name``, whose ids the caller added to ``ids``."""
-        self._from.add(name)
+    def ids(self, pack_dir: Path, names: Callable[[], list[str]]) -> set[bytes]:
+        """The ids the packs hold (``names``: the packs there are now, asked only when they may
+        have changed)."""
+        if not self._fresh:
+            now = names()
+            if not self._from <= set(now):
+                self._ids, self._from = set(), set()
+            for name in now:
+                if name not in self._from:
+                    self._ids.update(packs.index_ids(pack_dir / f"{name}.idx"))
+                    self._from.add(name)
+            self._fresh = True
+        return self._ids
 
-    def merged(self, merged: list[str], name: str) -> bool:
-        """This process merged the packs ``merged`` into ``name`` (the same objects); False when
-        the ids were not read from all of them: forgotten, read again on next need."""
+    def written(self, name: str, oids: Iterable[str]) -> None:
+        """This process wrote pack ``name`` holding ``oids`` (while the ids are not up to date
+        anyway, the next need reads its index with the others')."""
+        if self._fresh:
+            self._ids.update(bytes.fromhex(oid) for oid in oids)
+            self._from.add(name)
+
+    def merged(self, merged: list[str], name: str) -> None:
+        """This process merged the packs ``merged`` into ``name``: the same objects."""
         if set(merged) <= self._from:
             self._from = (self._from - set(merged)) | {name}
-            return True
-        self.ids, self._from = set(), set()
-        return False
+        else:
+            self.look_again()  # (those not read yet are gone: only ``name``'s index is read)
 
 
 class Store:
@@ -195,7 +206,6 @@ class Store:
         # The ids the packs hold, read from their indexes on first need: libgit2 answers "absent" (every new blob) only
         # after searching every pack and the pack folder, 30-100 µs. Brought up to date when another process changed
         # the packs (``PackedIds``: only new packs' indexes read).
-        self._packed: set[bytes] | None = None
         self._known_packs = PackedIds()
         self._durable = 0  # depth of ``durable()`` blocks: publish with fsync whatever the setting
         self.merge_later = False  # a due merge waits for ``merge_due`` (up to MAX_PACKS_WAITING packs)
@@ -295,16 +305,14 @@ class Store:
 
     def _reopen(self) -> None:  # the packs changed: open afresh, forget what was known of them
         self.repo = _open_bare(self._git_dir)
-        self._packed = None
+        self._known_packs.look_again()
         self._vouched = None
         self._packs_seen = self._packs_stamp()
 
     def _write_pending(self) -> None:
         objects = [(kind, oid, data) for oid, (kind, data) in self._pending.items()]
         name = packs.write_pack(self._pack_dir, objects, self.fsync or self._durable > 0, self._ahead.take())
-        if self._packed is not None:
-            self._packed.update(bytes.fromhex(oid) for oid in self._pending)
-            self._known_packs.written(name)
+        self._known_packs.written(name, self._pending)
         self._pending.clear()
         if not self.merge_later or len(self._packs()) > MAX_PACKS_WAITING:
             self._merge_small_packs()
@@ -323,9 +331,7 @@ class Store:
     # ------------------------------------------------------------------ objects
 
     def _packed_ids(self) -> set[bytes]:
-        if self._packed is None:  # under the lock: the packs there are now
-            self._packed = self._known_packs.now(self._pack_dir, self._packs())
-        return self._packed
+        return self._known_packs.ids(self._pack_dir, self._packs)  # (under the lock: the packs there are now)
 
     def _probably_stored(self, hexid: str) -> bool:
         """Whether the store holds ``hexid`` in memory or in a pack. A loose object (an older
@@ -335,7 +341,7 @@ class Store:
         try:
             return bytes.fromhex(hexid) in self._packed_ids()
         except (OSError, ValueError):  # a pack went away unlocked: ask libgit2
-            self._packed = None
+            self._known_packs.look_again()
             return pygit2.Oid(hex=hexid) in self.repo.odb
 
     def _exists(self, hexid: str) -> bool:
@@ -361,7 +367,7 @@ class Store:
         except (KeyError, ValueError, pygit2.GitError):
             # Another process may have merged the packs this handle knew: look again afresh.
             self.repo = _open_bare(self._git_dir)
-            self._packed = None
+            self._known_packs.look_again()
             try:
                 return _raw(self.repo.odb.read, hexid)
             except (KeyError, ValueError, pygit2.GitError) as exc:
@@ -469,7 +475,7 @@ class Store:
             self._set_ref(tip)
             self._vouched = tip  # built here on blobs found stored, its objects written by this process
             if self._durable:  # every pack and the ref flushed: what another process's open would check
-                _stamp_checked(self, tip, [tip, *blobs])
+                _stamp_checked(self, tip, [tip, *blobs], flushed=True)
             repair.note_published(self.path, tip, message)
             return tip
 
@@ -554,7 +560,7 @@ class Store:
         """Keep the pack ids ``older`` (a store of this folder, opened before this one) read."""
         if older.path == self.path:
             self._known_packs, older._known_packs = older._known_packs, PackedIds()
-            self._packed = older._packed = None
+            self._known_packs.look_again()
 
 
 MAX_PACKS = 8  # a lookup of an absent object costs ~20 µs plus ~2 µs per pack (libgit2 1.9)
@@ -707,12 +713,13 @@ def _pack_sizes(store: Store) -> dict[str, list[int]] | None:
     return checked.packs_now(store._pack_dir, store._packs())
 
 
-def _stamp_checked(store: Store, head: str | None, objects: list[str]) -> None:
+def _stamp_checked(store: Store, head: str | None, objects: list[str], flushed: bool = False) -> None:
     """After ``head`` was checked whole (``Store.repair``), or published inside ``durable()``
     by this process (``Store.append``: its objects written or found in the packs, every pack
     and the ref flushed): when it is big (``checked.BIG`` objects, all in the packs), flush every
-    pack and stamp it (``checked.py``), so the next open, in any process, need not check it again.
-    Best effort: a stamp that cannot be written costs the next open the check."""
+    pack (unless ``flushed``: ``durable()`` did) and stamp it (``checked.py``), so the next open,
+    in any process, need not check it again. Best effort: a stamp that cannot be written costs
+    the next open the check."""
     if head is None or len(objects) < checked.BIG:
         return
     try:
@@ -720,7 +727,8 @@ def _stamp_checked(store: Store, head: str | None, objects: list[str]) -> None:
         sizes = _pack_sizes(store)
         if sizes is None or not all(bytes.fromhex(oid) in packed for oid in objects):
             return  # a loose object (an older store) is not in a pack the stamp can name
-        packs.sync_all(store._pack_dir)
+        if not flushed:
+            packs.sync_all(store._pack_dir)
         checked.stamp(store.path, head, sizes)
     except (OSError, ValueError):
         pass
@@ -782,10 +790,9 @@ def _put_merged(store: Store, merged: list[str], staged: packs.StagedPack) -> No
         return packs.discard(staged)
     name = packs.place(store._pack_dir, staged, fsync=True)
     _remove_packs(store._pack_dir, (n for n in merged if n != name))
-    if not store._known_packs.merged(merged, name):
-        store._packed = None
+    store._known_packs.merged(merged, name)
     store.repo = _open_bare(store._git_dir)  # forget the packs just removed
-    store._packs_seen = store._packs_stamp()  # its own change (same objects): ``_packed`` holds, no index is read again
+    store._packs_seen = store._packs_stamp()  # its own change (same objects): no index is read again
 
 
 def _raw(read: Callable[[str], tuple], oid: str) -> tuple[str, bytes]:
