@@ -219,8 +219,9 @@ def _flush_in_place(workspace: Workspace, doc: JournalDoc, journal_file: Path) -
     pending = []
     for item in doc.files:
         if item.in_place:
+            path = workspace.at(item.path)
             with contextlib.suppress(OSError):
-                pending.append((os.stat(workspace.at(item.path)).st_dev, str(workspace.at(item.path))))
+                pending.append((os.stat(path).st_dev, path))
     try:
         flush_staged([], pending)
     except OSError as exc:
@@ -548,19 +549,20 @@ class Journal:
             self.workspace.sync_folders(_touched(doc.files, doc.folders))
         if forward:
             _flush_in_place(self.workspace, doc, self.file)
-        if forward and not rolled and all(why == CHANGED for why in problems.values()) and self.settling.answered(doc.entry):
-            self._remove()  # an operation that answered, left for its flush: nothing to recover
-            self.settling.forget(doc.entry)
-            return None
-        report = RecoveryReport(
-            at=datetime.now(UTC),
-            operation=doc.operation,
-            action="rolled-forward" if forward else "rolled-back",
-            paths=[f.path for f in doc.files],
-            left=sorted(problems),
-            problems=[f"{path} left as it was: {why}" for path, why in sorted(problems.items()) if why != CHANGED],
-        )
-        _keep_report(self.report_file, report)
+        # an operation that answered, left for its flush, whose files were all as it left them
+        # (or edited since): nothing was recovered, nothing is reported
+        settled_only = forward and not rolled and all(why == CHANGED for why in problems.values())
+        report = None
+        if not (settled_only and self.settling.answered(doc.entry)):
+            report = RecoveryReport(
+                at=datetime.now(UTC),
+                operation=doc.operation,
+                action="rolled-forward" if forward else "rolled-back",
+                paths=[f.path for f in doc.files],
+                left=sorted(problems),
+                problems=[f"{path} left as it was: {why}" for path, why in sorted(problems.items()) if why != CHANGED],
+            )
+            _keep_report(self.report_file, report)
         self._remove()
         self.settling.forget(doc.entry)
         return report

@@ -62,10 +62,6 @@ class Settling:
         # this one before; the store's lock is not held meanwhile (that caller may hold it)
         self._flushing = threading.Lock()
 
-    @property
-    def pending(self) -> bool:
-        return self._entry is not None
-
     def leave(self, entry: str, rewritten: list[tuple[int, str]]) -> None:
         """The operation ``entry`` is in the log and its files ``rewritten`` in place are not
         flushed: keep its journal, name it answered."""
@@ -106,8 +102,8 @@ class Settling:
         except OSError:
             return False
 
-    def forget(self, entry: str | None = None) -> None:
-        """Remove the mark (of ``entry`` only, when given): its journal is gone."""
-        if entry is None or self.answered(entry):
+    def forget(self, entry: str) -> None:
+        """Remove the mark if it names ``entry``: its journal is gone."""
+        if self.answered(entry):
             with contextlib.suppress(OSError):
                 self.marker.unlink()
