@@ -8,14 +8,20 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pygit2
 import pytest
 
+from takeback.config import Config
+from takeback.core.models import MODE_FILE, FileVersion
 from takeback.errors import StoreError
 from takeback.storage import packs
+from takeback.storage.recent import RecentBlobs
 from takeback.storage.store import MAX_PACKS, OPLOG_REF, Store
+from takeback.workspace.capture import Capturer
+from takeback.workspace.files import Version, Workspace
 
 
 def _files(store: Store) -> list[str]:
@@ -56,30 +62,64 @@ def test_write_blob_ids_match_git_and_content_already_held_is_not_written_again(
         assert oid == str(pygit2.hash(content)) and store.read_blob(oid) == content
 
 
-def test_what_one_hold_of_the_lock_stored_or_read_stays_in_memory_until_it_ends(tmp_path: Path) -> None:
+def test_what_one_hold_of_the_lock_stored_or_read_stays_in_memory_for_a_grace_after_it_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A big turn's end describes each file from the bytes its scan stored moments before: the
-    whole hold keeps them in memory (up to ``HELD_BUDGET``), past the 4 MB kept between calls.
-    Seen with the packs moved away: what memory holds reads, the rest is missing."""
+    whole hold keeps them in memory (up to ``HELD_BUDGET``), and so does the grace after it (a
+    redo that follows an undo puts back the bytes the undo read); then the oldest go, down to
+    the 4 MB kept between calls, by a timer. Seen with the packs moved away: what memory holds
+    reads, the rest is missing."""
+    monkeypatch.setattr(RecentBlobs, "GRACE", 1.0)
     store = Store(tmp_path / "store", tmp_path)
     contents = [b"%05d\n" % i + os.urandom(2000) for i in range(3000)]  # 6 MB, past BUDGET
     pack_dir = Path(store.repo.path) / "objects" / "pack"
     aside = tmp_path / "aside"
+
+    def read_aside(oid: str) -> bytes:
+        pack_dir.rename(aside)
+        try:
+            return store.read_blob(oid)
+        finally:
+            aside.rename(pack_dir)
+
     with store.locked():
         oids = [store.write_blob(c) for c in contents]
         store.flush()  # on disk, no longer waiting in memory
-        pack_dir.rename(aside)
-        try:
-            assert [store.read_blob(o) for o in oids] == contents
-        finally:
-            aside.rename(pack_dir)
-    pack_dir.rename(aside)
-    try:
-        assert store.read_blob(oids[-1]) == contents[-1]  # the newest stay, within BUDGET
-        with pytest.raises(StoreError, match="missing"):
-            store.read_blob(oids[0])  # the oldest went when the hold ended
-    finally:
-        aside.rename(pack_dir)
-    assert store.read_blob(oids[0]) == contents[0]
+        assert [read_aside(o) for o in oids] == contents
+    ended = time.monotonic()
+    assert read_aside(oids[0]) == contents[0]  # the grace after the hold
+    while time.monotonic() - ended < 30 and store._recent.size > RecentBlobs.BUDGET:
+        time.sleep(0.05)
+    assert time.monotonic() - ended >= 1.0
+    assert read_aside(oids[-1]) == contents[-1]  # the newest stay, within BUDGET
+    with pytest.raises(StoreError, match="missing"):
+        read_aside(oids[1])  # the oldest went when the grace ended
+    assert store.read_blob(oids[1]) == contents[1]
+
+
+def test_a_file_found_to_be_a_recorded_version_is_read_back_from_memory(tmp_path: Path) -> None:
+    """A redo writes back what the undo before it verified on disk: planning's comparison by id
+    remembers the bytes it hashed, so the redo reads no pack for them."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    store = Store(tmp_path / "store", ws)
+    content = b"kept\n" + os.urandom(500)
+    oid = store.write_blob(content)
+    store.flush()
+    fresh = Store(tmp_path / "store", ws)  # another process: nothing in memory
+    capture = Capturer(fresh, Workspace(ws), Config())
+    version = FileVersion(oid=oid, mode=MODE_FILE, size=len(content))
+    pack_dir = Path(fresh.repo.path) / "objects" / "pack"
+    pack_dir.rename(tmp_path / "aside")
+    with pytest.raises(StoreError, match="missing"):
+        fresh.read_blob(oid)
+    assert not capture.matches("f", version, Version(content + b"x", MODE_FILE))
+    assert not capture.matches("f", version, Version(content[:-1] + b"?", MODE_FILE))  # same size, other bytes
+    with pytest.raises(StoreError, match="missing"):
+        fresh.read_blob(oid)
+    assert capture.matches("f", version, Version(content, MODE_FILE))
+    assert fresh.read_blob(oid) == content
 
 
 def test_one_published_call_writes_one_pack_that_git_reads(tmp_path: Path) -> None:

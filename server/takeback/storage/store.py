@@ -31,8 +31,6 @@ import hashlib
 import hmac
 import json
 import os
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from functools import partial
@@ -43,6 +41,7 @@ import pygit2
 from ..errors import StoreError
 from . import atomic, checked, commits, packs, refs, repair
 from .lock import StoreLock, merging, merging_elsewhere
+from .recent import RecentBlobs
 
 OPLOG_REF = "refs/takeback/oplog"
 
@@ -84,64 +83,6 @@ def folder_bytes(path: Path) -> int:
             except FileNotFoundError:
                 pass
     return total
-
-
-class _RecentBlobs:
-    """The content of blobs this process stored or read lately, by id, within a byte budget.
-
-    A bracket's end reads back what its begin stored, an undo what the turn recorded; a blob id
-    names its content, so a remembered copy is never stale. Only reads use it: whether the store
-    holds an object is always asked of the store itself.
-
-    While the store's lock is held (``hold``: one operation), the budget is ``HELD_BUDGET``:
-    a big turn's end describes each file from the bytes its scan just read or stored (5,000
-    files of 1.3 KB: 13 MB both sides), which a 4 MB budget had dropped, so every one was read
-    back from the packs (issue 18). When the hold ends the oldest go, down to ``BUDGET``."""
-
-    BUDGET = 4 << 20
-    HELD_BUDGET = 64 << 20
-    LARGEST = 1 << 20
-
-    def __init__(self) -> None:
-        self._items: OrderedDict[str, bytes] = OrderedDict()
-        self._bytes = 0
-        self._held = 0  # depth of ``hold`` (one per thread holding the store's lock)
-        self._lock = threading.Lock()  # the language server reads from worker threads
-
-    @contextlib.contextmanager
-    def hold(self) -> Iterator[None]:
-        """Keep up to ``HELD_BUDGET`` while the block runs."""
-        with self._lock:
-            self._held += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._held -= 1
-                self._trim()
-
-    def _trim(self) -> None:
-        budget = self.HELD_BUDGET if self._held else self.BUDGET
-        while self._bytes > budget:
-            _, dropped = self._items.popitem(last=False)
-            self._bytes -= len(dropped)
-
-    def get(self, oid: str) -> bytes | None:
-        with self._lock:
-            data = self._items.get(oid)
-            if data is not None:
-                self._items.move_to_end(oid)
-            return data
-
-    def remember(self, oid: str, data: bytes) -> None:
-        if len(data) > self.LARGEST:
-            return
-        with self._lock:
-            if oid in self._items:
-                return
-            self._items[oid] = data
-            self._bytes += len(data)
-            self._trim()
 
 
 class PackedIds:
@@ -202,7 +143,7 @@ class Store:
         self._lock = StoreLock(path / "lock", lock_timeout, self._follow_other_writers)
         self._pending: dict[str, tuple[str, bytes]] = {}  # hex id: (kind, data), not yet on disk
         self._ahead = packs.EntriesAhead()  # their pack entries, made beside the caller's work
-        self._recent = _RecentBlobs()
+        self._recent = RecentBlobs()
         # The ids the packs hold, read from their indexes on first need: libgit2 answers "absent" (every new blob) only
         # after searching every pack and the pack folder, 30-100 µs. Brought up to date when another process changed
         # the packs (``PackedIds``: only new packs' indexes read).
@@ -239,7 +180,7 @@ class Store:
 
         When the outermost hold ends, objects still waiting in memory are written, or dropped
         if the block failed (nothing published can name them). While it lasts, the blobs read
-        and stored stay in memory up to a larger budget (``_RecentBlobs.hold``).
+        and stored stay in memory up to a larger budget (``RecentBlobs.hold``).
         """
         with self._lock.locked() as outermost, (self._recent.hold() if outermost else contextlib.nullcontext()):
             try:
@@ -412,6 +353,12 @@ class Store:
             raise StoreError(f"object {oid} in the store {self.path} is a {kind}, not file content")
         self._recent.remember(oid, data)
         return data
+
+    def verified_blob(self, oid: str, content: bytes) -> None:
+        """Note that ``content`` was just hashed to ``oid`` (a file found to be a recorded
+        version): the next read of ``oid`` needs no pack (a redo puts back what the undo before
+        it took away)."""
+        self._recent.remember(oid, content)
 
     def has(self, oid: str) -> bool:
         try:

@@ -119,7 +119,11 @@ class Capturer:
             return version is None and disk is None
         if version.mode != disk.mode or version.size != len(disk.content):
             return False
-        return self.identity(rel, disk, version) == version.oid
+        if self.identity(rel, disk, version) != version.oid:
+            return False
+        if not version.withheld:
+            self.store.verified_blob(version.oid, disk.content)
+        return True
 
     def content(self, version: FileVersion) -> bytes:
         if version.withheld:
