@@ -8,10 +8,13 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from helpers import tree_state, write_files
 from takeback.core.models import BatchChange
 from takeback.errors import OutsideWorkspace
+from takeback.workspace.files import Workspace
 
 from .support import batch, full_state, nothing_written
 
@@ -135,3 +138,31 @@ def test_bracket_ignores_dot_git_contents(ws: Path, engine, ws_kind: str) -> Non
     assert all(".git" not in f.path.split("/") for f in entry.files)
     assert "ok.txt" in [f.path for f in entry.files]
     assert full_state(ws)[0]["ok.txt"] == b"ok\n"
+
+
+_PARTS = ["a", "b", "in", "out", "inlink", "outlink", ".", "..", "", ".git", "é", "x y", "f.txt"]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(parts=st.lists(st.sampled_from(_PARTS), min_size=1, max_size=5))
+def test_reach_answers_what_rel_and_link_above_answer(tmp_path: Path, parts: list[str]) -> None:
+    """``Workspace.reach`` (asked of every path an operation plans) gives its first answer
+    without asking ``rel``: for any path, with folders, a link inside and one leading out on
+    the way, it agrees with ``rel`` (refused or not) and ``link_above``."""
+    ws = tmp_path / "reach"
+    if not ws.exists():
+        (ws / "in" / "a").mkdir(parents=True)
+        (ws / "in" / "f.txt").write_bytes(b"x\n")
+        (tmp_path / "away").mkdir()
+        os.symlink(ws / "in", ws / "inlink")
+        os.symlink(tmp_path / "away", ws / "outlink")
+    workspace = Workspace(ws)
+    path = "/".join(parts)
+    link, outside = workspace.reach(path)
+    try:
+        workspace.rel(path)
+        refused = None
+    except OutsideWorkspace as exc:
+        refused = str(exc)
+    assert (None if outside is None else str(outside)) == refused
+    assert link == workspace.link_above(path)

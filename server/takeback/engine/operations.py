@@ -52,12 +52,11 @@ from ..core.timeline import FoldedEntry, Timeline, git_moved, lost_of, outside_o
 from ..errors import (
     ChangedMeanwhile,
     NothingToDo,
-    OutsideWorkspace,
     StateError,
     StoreError,
     TakebackError,
 )
-from ..workspace.files import Workspace, is_recorded_path
+from ..workspace.files import Workspace
 from ..workspace.journal import JournalFile, wording_of
 from . import brackets, narrow, remote
 from .handoff import EditorApply, ask_editor, put_back_bits, set_exec_bits
@@ -504,20 +503,13 @@ def _out_of_reach(workspace: Workspace, steps: dict[str, list[PathChange]]) -> d
     why it is skipped unless the operation removes the link first)."""
     refused: dict[str, tuple[str | None, str]] = {}
     for path in steps:
-        link = workspace.link_above(path)
-        if link is None and path.isascii() and is_recorded_path(path):
-            continue  # what ``Workspace.rel`` answers for it: no link on the way, it stays inside
-        try:
-            workspace.rel(path)
-            where = "now"
-        except OutsideWorkspace as exc:
-            if link is None:
-                refused[path] = (None, str(exc))
-                continue
-            where = "that leads outside the workspace"
-        else:
-            if link is None or link not in steps:
-                continue  # a symlinked folder inside the workspace the operation leaves alone
+        link, outside = workspace.reach(path)
+        if outside is not None and link is None:
+            refused[path] = (None, str(outside))
+            continue
+        if outside is None and (link is None or link not in steps):
+            continue  # inside; a symlinked folder inside the workspace the operation leaves alone
+        where = "now" if outside is None else "that leads outside the workspace"
         refused[path] = (link, f"{link} is a symlink {where}, and Takeback never writes through it; "
                                "remove the link and run this again")
     return refused

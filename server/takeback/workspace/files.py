@@ -478,6 +478,20 @@ class Workspace:
         such a link is part of the workspace (git sees it so too): it is never read through."""
         return self.folders.link_above(rel)  # missing (so is the file) or unreadable (reading it says so): no link
 
+    def reach(self, rel: str) -> tuple[str | None, OutsideWorkspace | None]:
+        """Of a recorded path, one look at its folders (``FolderLook`` remembers them): the
+        first symlinked folder on the way (``link_above``), and why ``rel`` refuses it (None: it
+        stays inside). A path in recorded form with no link on the way is ``rel``'s own first
+        answer, given without asking it again: planning asks this of every path it plans."""
+        link = self.link_above(rel)
+        if link is None and rel.isascii() and os.sep == "/" and is_recorded_path(rel):
+            return None, None
+        try:
+            self.rel(rel)
+        except OutsideWorkspace as exc:
+            return link, exc
+        return link, None
+
     # ------------------------------------------------------------------ reading
 
     def read(self, rel: str) -> Version | None:
@@ -676,36 +690,8 @@ class Workspace:
             old = None
         if old is not None and stat.S_ISDIR(old.st_mode):
             raise OutsideWorkspace(f"cannot write {rel}: a folder is in the way")
-        tmp = os.path.join(parent, f"{TEMP_PREFIX}{os.getpid()}-{os.urandom(4).hex()}")
-        if mode == MODE_LINK:
-            os.symlink(content.decode("utf-8", "surrogateescape"), tmp)
-            return Staged(rel, tmp, None)
         kept = old if old is not None and stat.S_ISREG(old.st_mode) else None
-        if perm is None and kept is not None:
-            perm = with_exec_bit(stat.S_IMODE(kept.st_mode), mode == MODE_EXEC)
-        # Made private first when its bits are known (no moment where a 0600 file's new
-        # content is readable by others); otherwise the kernel applies the umask.
-        create = 0o600 if perm is not None else (0o777 if mode == MODE_EXEC else 0o666)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), create)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(content)
-                if kept is not None and (kept.st_uid, kept.st_gid) != (os.geteuid(), os.getegid()):
-                    try:
-                        os.fchown(handle.fileno(), kept.st_uid, kept.st_gid)
-                    except OSError:
-                        pass  # only root may give a file away; it is then the writer's
-                if perm is not None:
-                    os.fchmod(handle.fileno(), perm)  # after chown, which clears set-id bits
-                handle.flush()  # last: the owner and the permission bits are flushed with the bytes
-                if flush:
-                    os.fsync(handle.fileno())
-                device = os.fstat(handle.fileno()).st_dev
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
-        return Staged(rel, tmp, None if flush else device)
+        return _staged(rel, parent, content, mode, perm, kept, flush)
 
     def put(self, staged: Staged) -> None:
         """Rename a staged file into place (``discard`` it when this raises)."""
@@ -794,6 +780,43 @@ class Workspace:
                 os.rmdir(path)
             except OSError:
                 continue
+
+
+def _staged(
+    rel: str, parent: str, content: bytes, mode: int, perm: int | None, kept: os.stat_result | None, flush: bool,
+) -> Staged:
+    """``content`` in a new temporary file in ``parent`` (the folder of ``rel``), given the owner
+    of the file it replaces (``kept``: its ``lstat``) and ``perm`` (None: those of ``kept``
+    with ``mode``'s executable bit, or the umask's); flushed with ``flush``."""
+    tmp = os.path.join(parent, f"{TEMP_PREFIX}{os.getpid()}-{os.urandom(4).hex()}")
+    if mode == MODE_LINK:
+        os.symlink(content.decode("utf-8", "surrogateescape"), tmp)
+        return Staged(rel, tmp, None)
+    if perm is None and kept is not None:
+        perm = with_exec_bit(stat.S_IMODE(kept.st_mode), mode == MODE_EXEC)
+    # Made private first when its bits are known (no moment where a 0600 file's new
+    # content is readable by others); otherwise the kernel applies the umask.
+    create = 0o600 if perm is not None else (0o777 if mode == MODE_EXEC else 0o666)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), create)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)
+            if kept is not None and (kept.st_uid, kept.st_gid) != (os.geteuid(), os.getegid()):
+                try:
+                    os.fchown(handle.fileno(), kept.st_uid, kept.st_gid)
+                except OSError:
+                    pass  # only root may give a file away; it is then the writer's
+            if perm is not None:
+                os.fchmod(handle.fileno(), perm)  # after chown, which clears set-id bits
+            handle.flush()  # last: the owner and the permission bits are flushed with the bytes
+            if flush:
+                os.fsync(handle.fileno())
+            device = os.fstat(handle.fileno()).st_dev
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return Staged(rel, tmp, None if flush else device)
 
 
 # Inode flags (``chattr``), read with the FS_IOC_GETFLAGS ioctl: no library in the project's
