@@ -46,7 +46,7 @@ The goals (issue 18), judged on the engine and cli-resident paths against the ba
 over every path's rounds (the same work at the same moments): undo and redo <= 1.3x the floor,
 and faster than the peers' reset --hard; begin + end <= the peers' add -A + commit; no
 operation, nor the engine's upkeep after them, grows with the rounds (the history's length):
-the last round's / the first round's < 1.5. Medians of the rounds, p10-p90 and every sample in --json; load average and run.py's
+the faster of the last two rounds over the faster of the first two < 1.5 (``growth``). Medians of the rounds, p10-p90 and every sample in --json; load average and run.py's
 speed probe before and after. Exit 0 unless it crashed.
 """
 
@@ -318,9 +318,18 @@ def verdicts(results: dict) -> list[tuple[str, str, bool]]:
         for op in ("end", "undo", "redo", "upkeep"):
             s = r[op]["samples"] if op in r else []
             if len(s) >= 2:
-                g = s[-1] / s[0]
+                g = growth(s)
                 rows.append((f"{path}: {op} flat over the rounds (last / first < {GROWTH})", f"{g:.2f}", g < GROWTH))
     return rows
+
+
+def growth(samples: list[float]) -> float:
+    """How much the rounds grew: the faster of the last two rounds over the faster of the first
+    two (one round's spike, the disk or another process, is not growth: growth shows in both of
+    the last rounds); with fewer than four rounds, the last over the first."""
+    if len(samples) >= 4:
+        return min(samples[-2:]) / min(samples[:2])
+    return samples[-1] / samples[0]
 
 
 def report(results: dict, meta: dict) -> str:
