@@ -46,8 +46,9 @@ The goals (issue 18), judged on the engine and cli-resident paths against the ba
 over every path's rounds (the same work at the same moments): undo and redo <= 1.3x the floor,
 and faster than the peers' reset --hard; begin + end <= the peers' add -A + commit; no
 operation, nor the engine's upkeep after them, grows with the rounds (the history's length):
-the faster of the last two rounds over the faster of the first two < 1.5 (``growth``). Medians of the rounds, p10-p90 and every sample in --json; load average and run.py's
-speed probe before and after. Exit 0 unless it crashed.
+the faster of the last two rounds over the faster of the first two < 1.5 (``growth``).
+Medians of the rounds, p10-p90 and every sample in --json; load average and run.py's speed
+probe before and after. Exit 0 unless it crashed.
 """
 
 from __future__ import annotations
