@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import pickle
 import shutil
+import socket
 import stat
 import tempfile
 import time
@@ -265,6 +266,26 @@ def test_a_fifo_where_a_file_was_is_set_aside(ws: Path) -> None:
     assert undone.verdict == "safe"
     assert stat.S_ISFIFO(os.lstat(ws / "README.md").st_mode)  # never written over
     assert not (ws / "ok.txt").exists()
+
+
+def test_a_socket_where_a_changed_file_was_is_never_written_over(ws: Path) -> None:
+    """Reading opens the file with no ``lstat`` first: a socket found where a turn's file was
+    is something opening refuses (ENXIO), and reads as no file, as a FIFO does; an undo reports
+    it as changed since and leaves it."""
+    engine = open_engine(ws)
+    engine.begin_turn()
+    write_files(ws, {"README.md": "changed by the turn\n"})
+    engine.end_turn()
+    (ws / "README.md").unlink()
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        server.bind(str(ws / "README.md"))
+        assert engine.workspace.read("README.md") is None
+        undone = engine.undo(on_conflict="abort")
+        assert stat.S_ISSOCK(os.lstat(ws / "README.md").st_mode)  # never written over
+        assert undone.verdict == "refused" and not undone.applied and "changed since" in undone.message
+    finally:
+        server.close()
 
 
 # --------------------------------------------------------------------------- unreadable

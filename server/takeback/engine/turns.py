@@ -312,7 +312,7 @@ class Turns(EngineParts):
                 new = self.store.read_blob(after.oid)
             binary = is_binary(old) or is_binary(new)
             additions, deletions = stats if stats is not None else line_stats(old, new)
-        return PathChange(
+        return PathChange.assembled(  # (every value made or checked here: 5,000 validations were 15 ms of a big turn's end)
             path=path, before=before, after=after, renamed_from=renamed_from,
             additions=additions, deletions=deletions, binary=binary, new_folders=list(new_folders),
         )
